@@ -1,0 +1,355 @@
+"""The PrefDisco data model.
+
+Every artefact that crosses a stage boundary (benchmark folder, eval logs, results table) is one of these
+pydantic models, and every invariant the method relies on is enforced here, at construction time:
+
+* a preference profile is non-empty, its attribute names are unique, its weights are >= 0 and sum to 1;
+* a rubric criterion describes every score level 1..5;
+* a scenario has exactly one rubric criterion per profile attribute (and no other);
+* a multiple-choice problem's gold answer is one of its option letters.
+
+Invalid data raises ``pydantic.ValidationError`` (a ``ValueError``) naming the field and what was expected.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+WEIGHT_TOLERANCE = 1e-6
+"""Profile weights must sum to 1 within this tolerance (use ``PreferenceProfile.normalized`` to fix drift)."""
+
+SCORE_LEVELS = (1, 2, 3, 4, 5)
+
+NonEmptyStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Problems
+# ---------------------------------------------------------------------------------------------------------
+
+
+class AnswerType(StrEnum):
+    """How a problem's gold answer is compared with a model's answer."""
+
+    LETTER = "letter"  # multiple choice: gold is an option letter A, B, ...
+    INTEGER = "integer"  # AIME-style integer (possibly several accepted values)
+    LATEX = "latex"  # MATH-style expression, compared by symbolic equivalence
+    NUMERIC_RANGE = "numeric_range"  # MaScQA NUM: gold is "lo to hi"
+    FREE_TEXT = "free_text"  # short free text (SimpleQA): graded by a model, or normalized match
+
+
+def option_letters(n: int) -> list[str]:
+    if n > len(string.ascii_uppercase):
+        raise ValueError(f"at most 26 options are supported, got {n}")
+    return list(string.ascii_uppercase[:n])
+
+
+class Problem(_Model):
+    """One item of a static benchmark, normalized."""
+
+    id: NonEmptyStr
+    benchmark: NonEmptyStr
+    domain: NonEmptyStr = "general"
+    question: NonEmptyStr
+    choices: list[str] = Field(default_factory=list, description="option texts in letter order A, B, ...")
+    answer: NonEmptyStr = Field(description="gold answer; an option letter for multiple choice")
+    answer_type: AnswerType
+    solution: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check_answer(self) -> Problem:
+        if self.answer_type is AnswerType.LETTER:
+            if len(self.choices) < 2:
+                raise ValueError(f"problem {self.id}: a letter answer needs at least 2 choices")
+            letters = option_letters(len(self.choices))
+            if self.answer not in letters:
+                raise ValueError(
+                    f"problem {self.id}: answer {self.answer!r} is not one of the option letters {letters}"
+                )
+        return self
+
+    @property
+    def letters(self) -> list[str]:
+        return option_letters(len(self.choices))
+
+    def prompt_text(self) -> str:
+        """The problem as shown to the assistant: the question, then one ``X. text`` line per option."""
+        if not self.choices:
+            return self.question
+        options = "\n".join(
+            f"{letter}. {text}" for letter, text in zip(self.letters, self.choices, strict=True)
+        )
+        return f"{self.question}\n\n{options}"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Attributes, personas, profiles, rubrics
+# ---------------------------------------------------------------------------------------------------------
+
+AttributeCategory = Literal[
+    "knowledge", "misconceptions", "cognitive", "affective", "meta-cognitive", "communication"
+]
+ATTRIBUTE_CATEGORIES: tuple[str, ...] = (
+    "knowledge",
+    "misconceptions",
+    "cognitive",
+    "affective",
+    "meta-cognitive",
+    "communication",
+)
+
+
+class Attribute(_Model):
+    """A preference dimension of the attribute universe Θ."""
+
+    name: NonEmptyStr
+    category: AttributeCategory
+    description: NonEmptyStr
+    value_space: list[NonEmptyStr] = Field(min_length=2, description="ordered values or scale anchors")
+    aliases: list[str] = Field(default_factory=list)
+
+
+BigFiveTrait = Literal["openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism"]
+BIG_FIVE: tuple[str, ...] = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
+TraitLevel = Literal["low", "medium", "high"]
+
+
+class TraitScore(_Model):
+    level: TraitLevel
+    score: float = Field(ge=1, le=5, description="1-5 scale, as in IPIP-NEO scoring")
+    facets: dict[str, float] = Field(default_factory=dict, description="optional facet scores, 1-5")
+
+
+class Persona(_Model):
+    """A simulated user: Big Five, demographics, education, expertise."""
+
+    id: NonEmptyStr
+    name: NonEmptyStr
+    age: int = Field(ge=13, le=100)
+    occupation: NonEmptyStr
+    location: str = ""
+    education: str = ""
+    summary: NonEmptyStr = Field(description="one or two sentences: who this person is")
+    big_five: dict[BigFiveTrait, TraitScore]
+    expertise: dict[str, str] = Field(default_factory=dict, description="domain -> level (novice ... expert)")
+    backstory: str = ""
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("big_five")
+    @classmethod
+    def _all_traits(cls, v: dict[str, TraitScore]) -> dict[str, TraitScore]:
+        missing = [t for t in BIG_FIVE if t not in v]
+        if missing:
+            raise ValueError(f"big_five is missing traits: {', '.join(missing)}")
+        return v
+
+    def profile_text(self) -> str:
+        """A compact description of the person for the user simulator (not the preferences)."""
+        traits = ", ".join(f"{t} {self.big_five[t].level}" for t in BIG_FIVE)  # type: ignore[index]
+        lines = [
+            f"Name: {self.name}",
+            f"Age: {self.age}; occupation: {self.occupation}"
+            + (f"; location: {self.location}" if self.location else ""),
+        ]
+        if self.education:
+            lines.append(f"Education: {self.education}")
+        lines.append(f"About: {self.summary}")
+        lines.append(f"Personality (Big Five): {traits}")
+        if self.expertise:
+            lines.append("Expertise: " + "; ".join(f"{d}: {lvl}" for d, lvl in self.expertise.items()))
+        if self.backstory:
+            lines.append(f"Background: {self.backstory}")
+        return "\n".join(lines)
+
+
+class PreferenceItem(_Model):
+    """One attribute of a sparse preference profile: what this person wants on this problem, and how much."""
+
+    attribute: NonEmptyStr
+    value: NonEmptyStr
+    weight: float = Field(ge=0, le=1)
+    justification: str = ""
+    description: str = Field(default="", description="what the attribute means (copied from Θ)")
+    category: AttributeCategory | None = None
+
+    @field_validator("weight")
+    @classmethod
+    def _finite(cls, v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError("weight must be a finite number")
+        return v
+
+
+class PreferenceProfile(_Model):
+    """A sparse, weighted profile. Weights are >= 0 and sum to 1."""
+
+    items: list[PreferenceItem] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> PreferenceProfile:
+        names = [i.attribute for i in self.items]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"profile lists attribute(s) more than once: {', '.join(dupes)}")
+        total = math.fsum(i.weight for i in self.items)
+        if abs(total - 1.0) > WEIGHT_TOLERANCE:
+            raise ValueError(f"profile weights must sum to 1, got {total:.6g}")
+        return self
+
+    @classmethod
+    def normalized(cls, items: list[PreferenceItem], weights: list[float] | None = None) -> PreferenceProfile:
+        """Build a profile whose weights are rescaled to sum to exactly 1.
+
+        ``weights`` gives raw non-negative weights (e.g. importances 1-5) in item order; without it the items'
+        own weights are rescaled. The last weight absorbs floating-point drift so the sum is 1 to machine
+        precision. Returns new items; the caller's list and items are not modified.
+        """
+        raw = [i.weight for i in items] if weights is None else [float(w) for w in weights]
+        if len(raw) != len(items):
+            raise ValueError(f"got {len(raw)} weights for {len(items)} profile items")
+        if any(not math.isfinite(w) or w < 0 for w in raw):
+            raise ValueError("profile weights must be finite and >= 0")
+        total = math.fsum(raw)
+        if not items or total <= 0:
+            raise ValueError("cannot normalize a profile whose weights sum to 0")
+        scaled = [i.model_copy(update={"weight": w / total}) for i, w in zip(items, raw, strict=True)]
+        rest = math.fsum(i.weight for i in scaled[:-1])
+        scaled[-1] = scaled[-1].model_copy(update={"weight": max(0.0, 1.0 - rest)})
+        return cls(items=scaled)
+
+    def weight_of(self, attribute: str) -> float:
+        for item in self.items:
+            if item.attribute == attribute:
+                return item.weight
+        raise KeyError(attribute)
+
+    def item(self, attribute: str) -> PreferenceItem:
+        for item in self.items:
+            if item.attribute == attribute:
+                return item
+        raise KeyError(attribute)
+
+
+class RubricCriterion(_Model):
+    """How to score one profile attribute, with an anchor for every level 1..5."""
+
+    attribute: NonEmptyStr
+    preferred_value: NonEmptyStr
+    description: NonEmptyStr = Field(description="what the judge checks for on this problem")
+    levels: dict[int, NonEmptyStr]
+
+    @field_validator("levels")
+    @classmethod
+    def _five_levels(cls, v: dict[int, str]) -> dict[int, str]:
+        missing = [lvl for lvl in SCORE_LEVELS if lvl not in v]
+        extra = sorted(k for k in v if k not in SCORE_LEVELS)
+        if missing:
+            raise ValueError(f"rubric levels must describe every score 1..5; missing {missing}")
+        if extra:
+            raise ValueError(f"rubric levels must be 1..5; unexpected {extra}")
+        return dict(sorted(v.items()))
+
+
+class Scenario(_Model):
+    """A (problem, persona) pair with its sparse profile and rubric: one unit of evaluation."""
+
+    id: NonEmptyStr
+    problem: Problem
+    persona: Persona
+    profile: PreferenceProfile
+    rubric: list[RubricCriterion] = Field(min_length=1)
+    relevant_attributes: list[str] = Field(
+        default_factory=list, description="F(i): the attributes the builder judged relevant to this problem"
+    )
+    provenance: dict[str, Any] = Field(
+        default_factory=dict, description="which builder model wrote which part, seeds, source"
+    )
+
+    @model_validator(mode="after")
+    def _rubric_matches_profile(self) -> Scenario:
+        profile = [i.attribute for i in self.profile.items]
+        rubric = [c.attribute for c in self.rubric]
+        if len(set(rubric)) != len(rubric):
+            raise ValueError(f"scenario {self.id}: rubric has more than one criterion for an attribute")
+        missing = [a for a in profile if a not in rubric]
+        unknown = [a for a in rubric if a not in profile]
+        if missing:
+            raise ValueError(
+                f"scenario {self.id}: rubric has no criterion for profile attribute(s) {missing}"
+            )
+        if unknown:
+            raise ValueError(
+                f"scenario {self.id}: rubric criterion for attribute(s) {unknown} not in profile"
+            )
+        return self
+
+    def criterion(self, attribute: str) -> RubricCriterion:
+        for c in self.rubric:
+            if c.attribute == attribute:
+                return c
+        raise KeyError(attribute)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Dialogue and results
+# ---------------------------------------------------------------------------------------------------------
+
+
+class Mode(StrEnum):
+    BASELINE = "baseline"
+    DISCOVERY = "discovery"
+    ORACLE = "oracle"
+    FIXED_K = "fixed_k"
+
+
+class DialogueTurn(_Model):
+    """One message of a discovery dialogue, as the protocol parsed it."""
+
+    role: Literal["assistant", "user"]
+    kind: Literal["question", "answer", "reply"]
+    content: str
+
+
+class AttributeJudgement(_Model):
+    """The judge's verdict on one rubric criterion. ``score`` is None when the judgement was invalid."""
+
+    attribute: NonEmptyStr
+    weight: float = Field(ge=0, le=1)
+    score: float | None = Field(default=None, ge=1, le=5)
+    valid: bool
+    attempts: int = Field(default=1, ge=1)
+    rationale: str = ""
+    error: str | None = None
+
+    @model_validator(mode="after")
+    def _valid_iff_score(self) -> AttributeJudgement:
+        if self.valid != (self.score is not None):
+            raise ValueError("a judgement is valid exactly when it has a score")
+        return self
+
+
+class ScenarioResult(_Model):
+    """What one (model, scenario, mode) run produced. ``pref_align`` is None when no criterion was judged."""
+
+    scenario_id: NonEmptyStr
+    task: str
+    mode: Mode
+    fixed_k: int | None = None
+    model: str
+    pref_align: float | None
+    correct: bool | None
+    n_questions: int = Field(ge=0)
+    judge_invalid: int = Field(ge=0)
+    judgements: list[AttributeJudgement]
+    final_response: str = ""
+    error: str | None = None
