@@ -1,0 +1,16 @@
+"""inspect_ai extension entry point: registers the ``prefdisco`` model provider.
+
+Imported by inspect through ``[project.entry-points.inspect_ai]``; keep it import-light.
+"""
+
+from inspect_ai.model import modelapi
+
+
+@modelapi(name="prefdisco")
+def prefdisco_provider() -> type:
+    from prefdisco.models.llama_cpp import LlamaCppAPI
+
+    return LlamaCppAPI
+
+
+from prefdisco.dialogue.task import prefdisco  # noqa: E402,F401  (registers the task for `inspect eval`)
