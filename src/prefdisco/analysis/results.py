@@ -1,0 +1,203 @@
+"""The results table, read straight from inspect eval logs.
+
+``results_from_logs(folder)`` returns three tables:
+
+* results — one row per (model, task, scenario_id, mode, fixed_k): ``model, family, task, scenario_id, mode,
+  fixed_k, pref_align, correct, n_questions, judge_invalid, input_tokens, output_tokens`` plus per-role tokens
+  (``user_*``, ``grader_*``), ``failed`` and ``error``;
+* attributes — one row per judged criterion: ``model, task, scenario_id, mode, fixed_k, attribute, weight,
+  score`` (score empty when the judgement was invalid);
+* transcripts — one row per sample: the assistant-side messages, dialogue turns and final response.
+
+Which logs count: for every (model, task name, task arguments) only the newest log is read, preferring a
+successful one; logs a crash left behind (status ``started``) never shadow a newer or finished log.
+A sample that errored is kept as a row with ``failed=1`` and its error, never as a zero.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+RESULT_COLUMNS = [
+    "model",
+    "family",
+    "task",
+    "scenario_id",
+    "mode",
+    "fixed_k",
+    "pref_align",
+    "correct",
+    "n_questions",
+    "judge_invalid",
+    "input_tokens",
+    "output_tokens",
+    "user_input_tokens",
+    "user_output_tokens",
+    "grader_input_tokens",
+    "grader_output_tokens",
+    "failed",
+    "error",
+]
+ATTRIBUTE_COLUMNS = ["model", "task", "scenario_id", "mode", "fixed_k", "attribute", "weight", "score"]
+
+_FAMILIES = {
+    "openai": "openai",
+    "azureai": "openai",
+    "anthropic": "anthropic",
+    "bedrock": "anthropic",
+    "google": "google",
+    "vertex": "google",
+    "prefdisco": "local",
+    "llama-cpp-python": "local",
+    "ollama": "local",
+    "vllm": "local",
+    "sglang": "local",
+    "hf": "local",
+    "mockllm": "mock",
+}
+
+
+def model_family(model: str) -> str:
+    """Provider family of an inspect model name (``openai/gpt-4.1`` → ``openai``)."""
+    provider, _, name = model.partition("/")
+    if provider in ("openrouter", "together", "fireworks", "openai-api", "bedrock") and name:
+        vendor = name.split("/")[0].lower()
+        for family in ("openai", "anthropic", "google"):
+            if family in vendor or (family == "anthropic" and "claude" in vendor):
+                return family
+        if "gemini" in name.lower():
+            return "google"
+        if "claude" in name.lower():
+            return "anthropic"
+    return _FAMILIES.get(provider, provider or "unknown")
+
+
+@dataclass(frozen=True)
+class Tables:
+    results: pd.DataFrame
+    attributes: pd.DataFrame
+    transcripts: pd.DataFrame
+
+
+def _select_logs(folder: Path) -> list[Any]:
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    chosen: dict[tuple[str, str, str], tuple[tuple[int, str], Any]] = {}
+    for info in list_eval_logs(str(folder), recursive=True):
+        header = read_eval_log(info, header_only=True)
+        if header.eval.metadata is None or "prefdisco_mode" not in header.eval.metadata:
+            continue
+        key = (
+            header.eval.model,
+            header.eval.task,
+            json.dumps(header.eval.task_args, sort_keys=True, default=str),
+        )
+        rank = (1 if header.status == "success" else 0, header.eval.created)
+        if key not in chosen or rank > chosen[key][0]:
+            chosen[key] = (rank, info)
+    return [info for _, info in chosen.values()]
+
+
+def _usage(sample: Any, model: str) -> dict[str, int]:
+    roles = {role: usage for role, usage in (sample.role_usage or {}).items()}
+    total_in = sum(u.input_tokens for u in (sample.model_usage or {}).values())
+    total_out = sum(u.output_tokens for u in (sample.model_usage or {}).values())
+    row = {}
+    for role in ("user", "grader"):
+        usage = roles.get(role)
+        row[f"{role}_input_tokens"] = usage.input_tokens if usage else 0
+        row[f"{role}_output_tokens"] = usage.output_tokens if usage else 0
+    row["input_tokens"] = total_in - row["user_input_tokens"] - row["grader_input_tokens"]
+    row["output_tokens"] = total_out - row["user_output_tokens"] - row["grader_output_tokens"]
+    return row
+
+
+def results_from_logs(folder: str | Path) -> Tables:
+    from inspect_ai.log import read_eval_log_samples
+
+    results: list[dict[str, Any]] = []
+    attributes: list[dict[str, Any]] = []
+    transcripts: list[dict[str, Any]] = []
+    for info in _select_logs(Path(folder)):
+        from inspect_ai.log import read_eval_log
+
+        header = read_eval_log(info, header_only=True)
+        meta = header.eval.metadata or {}
+        model = header.eval.model
+        key = {"model": model, "mode": meta["prefdisco_mode"], "fixed_k": meta.get("prefdisco_fixed_k")}
+        for sample in read_eval_log_samples(info, all_samples_required=False, exclude_fields={"events"}):
+            score = (sample.scores or {}).get("prefdisco_scorer")
+            value = score.value if score is not None and isinstance(score.value, dict) else {}
+            task = (sample.metadata or {}).get("benchmark", header.eval.task)
+            failed = sample.error is not None or score is None
+            row = {
+                **key,
+                "family": model_family(model),
+                "task": task,
+                "scenario_id": str(sample.id),
+                "pref_align": value.get("pref_align"),
+                "correct": value.get("correct"),
+                "n_questions": value.get("n_questions"),
+                "judge_invalid": value.get("judge_invalid"),
+                "failed": int(failed),
+                "error": (sample.error.message.splitlines()[0][:300] if sample.error else None)
+                or ("not scored" if score is None else None),
+                **_usage(sample, model),
+            }
+            results.append(row)
+            if score is not None:
+                for j in (score.metadata or {}).get("judgements", []):
+                    attributes.append(
+                        {
+                            **key,
+                            "task": task,
+                            "scenario_id": str(sample.id),
+                            "attribute": j["attribute"],
+                            "weight": j["weight"],
+                            "score": j["score"],
+                        }
+                    )
+            transcripts.append(
+                {
+                    **key,
+                    "task": task,
+                    "scenario_id": str(sample.id),
+                    "messages": [{"role": m.role, "content": m.text} for m in sample.messages],
+                    "turns": (score.metadata or {}).get("turns", []) if score else [],
+                    "final_response": score.answer if score else None,
+                }
+            )
+    results_df = pd.DataFrame(results, columns=RESULT_COLUMNS)
+    results_df = results_df.sort_values(["model", "task", "mode", "fixed_k", "scenario_id"], kind="stable")
+    return Tables(
+        results=results_df.reset_index(drop=True),
+        attributes=pd.DataFrame(attributes, columns=ATTRIBUTE_COLUMNS),
+        transcripts=pd.DataFrame(transcripts),
+    )
+
+
+def write_tables(tables: Tables, folder: str | Path) -> dict[str, Path]:
+    """Write results.csv/.parquet, attributes.csv/.parquet and transcripts.jsonl atomically into ``folder``."""
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+
+    def atomic(path: Path, write: Any) -> None:
+        tmp = path.with_name(f".{path.name}.tmp")
+        write(tmp)
+        tmp.replace(path)
+        written[path.name] = path
+
+    for name, frame in (("results", tables.results), ("attributes", tables.attributes)):
+        atomic(out / f"{name}.csv", lambda p, f=frame: f.to_csv(p, index=False))
+        atomic(out / f"{name}.parquet", lambda p, f=frame: f.to_parquet(p, index=False))
+    atomic(
+        out / "transcripts.jsonl",
+        lambda p: tables.transcripts.to_json(p, orient="records", lines=True, force_ascii=False),
+    )
+    return written

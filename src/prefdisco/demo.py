@@ -1,0 +1,94 @@
+"""``prefdisco demo``: the packaged demo scenarios, all three conditions, the embedded model in every role.
+
+Writes inspect logs (``OUT/logs``; open them with ``inspect view --log-dir OUT/logs``), the results tables
+beside them, and ``OUT/summary.json``::
+
+    {"modes": {"baseline"|"discovery"|"oracle": {"pref_align_mean", "accuracy", "mean_questions", "n"}},
+     "norm_align": number | null, "norm_align_reason": str, "models": {"assistant", "user", "grader"}, ...}
+
+NormAlign here is computed over the per-mode means (the report computes it per model and task over the
+scenarios scored in all three modes).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from prefdisco.schema import Scenario
+from prefdisco.scoring.alignment import norm_align
+
+DEMO_MODEL = "prefdisco/smollm2"
+DEFAULT_OUT = Path("prefdisco-demo")
+# The embedded model is tiny and slow (~60 tokens/s on 2 cores): keep its turns short.
+DEMO_MAX_TOKENS = 200
+DEMO_USER_MAX_TOKENS = 60
+
+
+def demo_scenarios() -> list[Scenario]:
+    text = files("prefdisco").joinpath("data/demo_scenarios.jsonl").read_text(encoding="utf-8")
+    return [Scenario.model_validate_json(line) for line in text.splitlines() if line.strip()]
+
+
+def _mean(series: pd.Series) -> float | None:
+    values = pd.to_numeric(series, errors="coerce").dropna()
+    return None if values.empty else float(values.mean())
+
+
+def summarize(results: pd.DataFrame, models: dict[str, str]) -> dict[str, Any]:
+    modes: dict[str, dict[str, Any]] = {}
+    for mode in ("baseline", "discovery", "oracle"):
+        rows = results[(results["mode"] == mode) & (results["failed"] == 0)]
+        modes[mode] = {
+            "pref_align_mean": _mean(rows["pref_align"]),
+            "accuracy": _mean(rows["correct"]),
+            "mean_questions": _mean(rows["n_questions"]),
+            "n": len(rows),
+            "failed": int(((results["mode"] == mode) & (results["failed"] == 1)).sum()),
+            "judge_invalid": int(pd.to_numeric(rows["judge_invalid"], errors="coerce").fillna(0).sum()),
+        }
+    value, reason = norm_align(
+        modes["baseline"]["pref_align_mean"],
+        modes["discovery"]["pref_align_mean"],
+        modes["oracle"]["pref_align_mean"],
+    )
+    return {"modes": modes, "norm_align": value, "norm_align_reason": reason, "models": models}
+
+
+def run_demo(out: Path = DEFAULT_OUT, limit: int | None = None, display: str | None = None) -> dict[str, Any]:
+    from prefdisco.dialogue.run import RunConfig, run_conditions
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    scenarios = demo_scenarios()
+    config = RunConfig(
+        models=[DEMO_MODEL],
+        user_model=DEMO_MODEL,
+        grader_model=DEMO_MODEL,
+        log_dir=out / "logs",
+        limit=limit,
+        constrain_protocol=True,
+        max_tokens=DEMO_MAX_TOKENS,
+        user_max_tokens=DEMO_USER_MAX_TOKENS,
+        display=display,
+    )
+    tables = run_conditions(scenarios, config)
+    summary = summarize(tables.results, {"assistant": DEMO_MODEL, "user": DEMO_MODEL, "grader": DEMO_MODEL})
+    summary["n_scenarios"] = len(scenarios[:limit] if limit else scenarios)
+    summary["log_dir"] = str(out / "logs")
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / ".summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2, allow_nan=False))
+    tmp.replace(out / "summary.json")
+    return summary
+
+
+def format_number(value: float | None, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:.{digits}f}"

@@ -1,0 +1,173 @@
+"""Run a scenario set in several conditions as one resumable inspect eval-set, then tabulate it.
+
+``run_conditions`` builds one task per condition (baseline, discovery, oracle, fixed-K for each K), runs them as
+an inspect eval-set in ``log_dir`` (so a rerun after a crash only runs what is missing, and a rerun of a
+finished run makes no model calls), and returns the results tables read back from the logs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prefdisco.analysis.results import Tables, results_from_logs, write_tables
+from prefdisco.dialogue.task import build_task
+from prefdisco.dialogue.user import USER_TYPES
+from prefdisco.errors import UserError
+from prefdisco.schema import Mode, Scenario
+
+CONDITIONS = ("baseline", "discovery", "oracle")
+
+
+@dataclass
+class RunConfig:
+    models: list[str]
+    user_model: str
+    grader_model: str
+    log_dir: Path
+    modes: list[str] = field(default_factory=lambda: list(CONDITIONS))
+    fixed_k: list[int] = field(default_factory=list)
+    user_type: str = "passive"
+    judge: str = "per_criterion"
+    logprobs: bool = False
+    constrain_protocol: bool = False
+    max_questions: int = 5
+    limit: int | None = None
+    temperature: float | None = 0.7
+    max_tokens: int | None = None
+    user_max_tokens: int | None = None
+    grader_max_tokens: int | None = None
+    max_connections: int | None = None
+    max_samples: int | None = None
+    retry_attempts: int = 3
+    display: str | None = None
+    model_args: dict[str, Any] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        unknown = [m for m in self.modes if m not in CONDITIONS]
+        if unknown:
+            raise UserError(
+                f"--modes: unknown mode(s) {', '.join(unknown)}; expected {', '.join(CONDITIONS)}"
+            )
+        if any(k < 1 for k in self.fixed_k):
+            raise UserError("--fixed-k: every K must be >= 1")
+        if not self.modes and not self.fixed_k:
+            raise UserError("nothing to run: give --modes and/or --fixed-k")
+        if self.user_type not in USER_TYPES:
+            raise UserError(
+                f"--user-type: unknown {self.user_type!r}; expected one of {', '.join(USER_TYPES)}"
+            )
+        if not self.models:
+            raise UserError("--model: give at least one model to evaluate")
+
+
+def scenario_set_hash(scenarios: Sequence[Scenario]) -> str:
+    digest = hashlib.sha256()
+    for s in scenarios:
+        digest.update(s.model_dump_json().encode())
+    return digest.hexdigest()[:16]
+
+
+def build_tasks(scenarios: Sequence[Scenario], config: RunConfig) -> list[Any]:
+    selected = list(scenarios[: config.limit] if config.limit else scenarios)
+    common = dict(
+        user_type=config.user_type,
+        judge=config.judge,
+        logprobs=config.logprobs,
+        constrain_protocol=config.constrain_protocol,
+        max_questions=config.max_questions,
+    )
+    tasks = [build_task(selected, mode=m, **common) for m in config.modes]
+    tasks += [build_task(selected, mode=Mode.FIXED_K.value, k=k, **common) for k in config.fixed_k]
+    return tasks
+
+
+def _guard_log_dir(log_dir: Path, fingerprint: dict[str, Any]) -> None:
+    """Refuse to mix two different scenario sets or settings in one log folder (resume needs the same run)."""
+    run_file = log_dir / "run.json"
+    if run_file.exists():
+        try:
+            previous = json.loads(run_file.read_text())
+        except json.JSONDecodeError as e:
+            raise UserError(f"{run_file}: not valid JSON ({e.msg}); delete it or use a new --log-dir") from e
+        if previous.get("scenario_set") != fingerprint["scenario_set"]:
+            raise UserError(
+                f"{log_dir} holds a run of a different scenario set; use a new --log-dir to start another run"
+            )
+    tmp = run_file.with_name(".run.json.tmp")
+    tmp.write_text(json.dumps(fingerprint, indent=2))
+    tmp.replace(run_file)
+
+
+def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
+    from inspect_ai import eval_set
+    from inspect_ai.model import GenerateConfig, get_model
+
+    config.validate()
+    try:
+        config.log_dir.mkdir(parents=True, exist_ok=True)
+        probe = config.log_dir / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise UserError(f"--log-dir {config.log_dir}: cannot write there ({e.strerror})") from e
+
+    selected = list(scenarios[: config.limit] if config.limit else scenarios)
+    fingerprint = {
+        "scenario_set": scenario_set_hash(selected),
+        "n_scenarios": len(selected),
+        "models": config.models,
+        "user_model": config.user_model,
+        "grader_model": config.grader_model,
+        "modes": config.modes,
+        "fixed_k": config.fixed_k,
+        "user_type": config.user_type,
+        "judge": config.judge,
+        "logprobs": config.logprobs,
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+    }
+    _guard_log_dir(config.log_dir, fingerprint)
+
+    roles = {
+        "user": get_model(
+            config.user_model,
+            config=GenerateConfig(temperature=config.temperature, max_tokens=config.user_max_tokens),
+        ),
+        "grader": get_model(
+            config.grader_model,
+            config=GenerateConfig(temperature=0.0, max_tokens=config.grader_max_tokens),
+        ),
+    }
+    tasks = build_tasks(selected, config)
+    os.environ.setdefault("INSPECT_EVAL_LOG_FILE_PATTERN", "{task}_{model}_{id}")
+    success, _logs = eval_set(
+        tasks,
+        log_dir=str(config.log_dir),
+        model=config.models,
+        model_args=config.model_args,
+        model_roles=roles,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        max_connections=config.max_connections,
+        max_samples=config.max_samples,
+        retry_attempts=config.retry_attempts,
+        fail_on_error=False,
+        display=config.display,
+        log_realtime=False,
+        log_level="warning",
+    )
+    tables = results_from_logs(config.log_dir)
+    write_tables(tables, config.log_dir)
+    if not success:
+        failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
+        raise UserError(
+            f"the eval-set did not finish ({failed} failed sample(s) recorded in {config.log_dir}/results.csv); "
+            "rerun the same command to retry what is missing"
+        )
+    return tables

@@ -1,0 +1,197 @@
+"""The three conditions, the simulated user and the judge, run through inspect with scripted models."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from inspect_ai import eval as inspect_eval
+
+from prefdisco.dialogue.task import build_task
+from scripted import Scripted, constant, make_persona, make_scenario, replies
+
+
+def run(scenarios, mode, assistant, user=None, grader=None, tmp_path=None, **task_args):
+    user = user or Scripted(constant("I like short answers."))
+    grader = grader or Scripted(constant('{"score": 4}'))
+    task = build_task(scenarios, mode=mode, **task_args)
+    [log] = inspect_eval(
+        task,
+        model=assistant.model,
+        model_roles={"user": user.model, "grader": grader.model},
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    return log
+
+
+def score_of(sample):
+    return sample.scores["prefdisco_scorer"]
+
+
+def test_discovery_stops_at_five_questions(tmp_path):
+    assistant = Scripted(constant("QUESTION: How do you like explanations?"))
+    user = Scripted(constant("Short, please."))
+    log = run([make_scenario()], "discovery", assistant, user, tmp_path=tmp_path)
+    value = score_of(log.samples[0]).value
+    assert value["n_questions"] == 5
+    assert len(user.calls) == 5
+    # five questions, then one more assistant turn which is the final answer whatever it says
+    assert len(assistant.calls) == 6
+    assert "used all 5 of your questions" in assistant.calls[5].messages[-1].text
+    assert score_of(log.samples[0]).answer == "How do you like explanations?"
+
+
+def test_discovery_stops_on_answer(tmp_path):
+    assistant = Scripted(replies("QUESTION: Analogies?", "QUESTION: Depth?", "ANSWER: It takes 3 trips."))
+    log = run([make_scenario()], "discovery", assistant, tmp_path=tmp_path)
+    score = score_of(log.samples[0])
+    assert score.value["n_questions"] == 2
+    assert len(assistant.calls) == 3
+    assert score.answer == "It takes 3 trips."
+    turns = score.metadata["turns"]
+    assert [t["kind"] for t in turns] == ["question", "reply", "question", "reply", "answer"]
+
+
+def test_model_that_just_answers_is_scored_on_its_answer(tmp_path):
+    assistant = Scripted(constant("The answer is B: 3 trips."))
+    log = run([make_scenario()], "discovery", assistant, tmp_path=tmp_path)
+    score = score_of(log.samples[0])
+    assert score.value["n_questions"] == 0
+    assert score.value["correct"] == 1
+    assert score.metadata["unmarked_turns"] == 1
+
+
+def test_fixed_k_asks_exactly_k(tmp_path):
+    # the model tries to answer early; in fixed-K its first K turns are questions regardless
+    assistant = Scripted(replies("ANSWER: 3", "QUESTION: Depth?", "QUESTION: Tone?", "ANSWER: 3 trips"))
+    user = Scripted(constant("Fine."))
+    log = run([make_scenario()], "fixed_k", assistant, user, tmp_path=tmp_path, k=3)
+    assert score_of(log.samples[0]).value["n_questions"] == 3
+    assert len(user.calls) == 3
+    assert len(assistant.calls) == 4
+    assert "question 1 of 3" in assistant.calls[1].messages[-1].text
+
+
+def test_user_simulator_receives_only_what_it_should(tmp_path):
+    scenario = make_scenario()
+    assistant = Scripted(replies("QUESTION: How detailed should I be?", "QUESTION: Analogies?", "ANSWER: 3"))
+    user = Scripted(replies("Very detailed.", "Yes, machines."))
+    run([scenario], "discovery", assistant, user, tmp_path=tmp_path)
+    first, second = user.calls
+    system = first.system
+    # persona, problem and preference values are there ...
+    assert scenario.persona.name in system
+    assert scenario.problem.question in system
+    for item in scenario.profile.items:
+        assert item.value in system and item.justification in system
+    # ... but never weights, the rubric, or the assistant's instructions
+    assert "RUBRIC" not in first.text and "0.5" not in system and "importance" not in system.lower()
+    assert "QUESTION:" not in first.text
+    # the simulator sees only the questions and its own replies
+    assert [m.role for m in second.messages] == ["system", "user", "assistant", "user"]
+    assert [m.text for m in second.messages[1:]] == [
+        "How detailed should I be?",
+        "Very detailed.",
+        "Analogies?",
+    ]
+
+
+def test_oracle_prompt_has_profile_but_never_rubric(tmp_path):
+    scenario = make_scenario()
+    assistant = Scripted(constant("It takes 3 trips (B)."))
+    run([scenario], "oracle", assistant, tmp_path=tmp_path)
+    [call] = assistant.calls
+    for item in scenario.profile.items:
+        assert item.attribute in call.system and item.value in call.system
+    assert "RUBRIC" not in call.text
+
+
+def test_baseline_sees_only_the_problem(tmp_path):
+    scenario = make_scenario()
+    assistant = Scripted(constant("B"))
+    run([scenario], "baseline", assistant, tmp_path=tmp_path)
+    [call] = assistant.calls
+    assert [m.role for m in call.messages] == ["user"]
+    assert scenario.problem.question in call.text and "B. 3" in call.text
+    assert not any(item.value in call.text for item in scenario.profile.items)
+
+
+def test_two_personas_on_one_problem_are_two_calls(tmp_path):
+    a = make_scenario("s-a", persona=make_persona("p-a", "Ada Okoye"))
+    b = make_scenario("s-b", persona=make_persona("p-b", "Ben Lund"), values=("brief", "none", "jargon ok"))
+    assistant = Scripted(constant("B"))
+    log = run([a, b], "baseline", assistant, tmp_path=tmp_path)
+    assert len(assistant.calls) == 2
+    assert {s.id for s in log.samples} == {"s-a", "s-b"}
+
+
+def test_judge_sees_one_criterion_and_computes_pref_align(tmp_path):
+    scenario = make_scenario()
+
+    def grade(call, i):
+        # score by attribute so PrefAlign is checkable: depth 5, analogies 2, vocabulary 3
+        for name, score in (("Explanation depth", 5), ("Use of analogies", 2), ("Technical vocabulary", 3)):
+            if f"The preference: {name}" in call.text:
+                return json.dumps({"score": score})
+        raise AssertionError("judge prompt names no criterion")
+
+    grader = Scripted(grade)
+    log = run([scenario], "baseline", Scripted(constant("ANSWER: B")), grader=grader, tmp_path=tmp_path)
+    score = score_of(log.samples[0])
+    assert score.value["pref_align"] == pytest.approx(0.5 * 5 + 0.3 * 2 + 0.2 * 3)
+    assert score.value["judge_invalid"] == 0
+    judge_calls = [c for c in grader.calls if "The preference:" in c.text]
+    assert len(judge_calls) == 3
+    for call in judge_calls:
+        named = [c.attribute for c in scenario.rubric if f"The preference: {c.attribute}" in call.text]
+        assert len(named) == 1
+        others = [c for c in scenario.rubric if c.attribute != named[0]]
+        assert not any(f"RUBRIC-LEVEL-1 for {o.attribute}" in call.text for o in others)
+        assert scenario.persona.name not in call.text
+        assert "SECRET-JUSTIFICATION" not in call.text
+        assert "ANSWER:" not in call.text  # protocol markers stripped before judging
+        assert call.config.temperature == 0.0
+        assert call.config.response_schema is not None
+
+
+def test_unparseable_judgement_is_retried_then_invalid_never_a_number(tmp_path):
+    scenario = make_scenario()
+    seen: dict[str, int] = {}
+
+    def grade(call, i):
+        if "The preference: Explanation depth" in call.text:
+            return "I cannot decide."  # always garbage
+        if "The preference: Use of analogies" in call.text:
+            seen["analogies"] = seen.get("analogies", 0) + 1
+            return "hmm" if seen["analogies"] == 1 else '{"score": 2}'  # garbage once, then valid
+        return '{"score": 3}'
+
+    grader = Scripted(grade)
+    log = run([scenario], "baseline", Scripted(constant("B")), grader=grader, tmp_path=tmp_path)
+    score = score_of(log.samples[0])
+    judgements = {j["attribute"]: j for j in score.metadata["judgements"]}
+    depth = judgements["Explanation depth"]
+    assert depth["valid"] is False and depth["score"] is None and depth["attempts"] == 3
+    assert judgements["Use of analogies"]["attempts"] == 2 and judgements["Use of analogies"]["score"] == 2
+    assert score.value["judge_invalid"] == 1
+    # PrefAlign over the valid weights only: (0.3*2 + 0.2*3) / 0.5
+    assert score.value["pref_align"] == pytest.approx((0.3 * 2 + 0.2 * 3) / 0.5)
+
+
+def test_all_judgements_invalid_gives_no_pref_align(tmp_path):
+    log = run(
+        [make_scenario()],
+        "baseline",
+        Scripted(constant("B")),
+        grader=Scripted(constant("nope")),
+        tmp_path=tmp_path,
+    )
+    value = score_of(log.samples[0]).value
+    assert value["pref_align"] is None and value["judge_invalid"] == 3
+    # "not measured" stays out of the metric: no valid judgement means no mean, not a mean of 0
+    metrics = {k.split("/")[-1]: m.value for k, m in log.results.scores[0].metrics.items()}
+    assert math.isnan(metrics["pref_align_mean"])
+    assert metrics["judge_invalid_total"] == 3
