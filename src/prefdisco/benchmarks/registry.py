@@ -1,0 +1,239 @@
+"""The ten supported benchmarks: where each lives and how its rows map to a Problem.
+
+Hub ids, configs and splits are the canonical ones listed in ``shared/data/README.md``. Deliberate differences
+from the paper's loaders (``prefdisco_release_format.md`` §5, §7):
+
+* CommonsenseQA uses the **validation** split: its test split has no answer keys (an empty gold answer is a
+  ``UserError`` anyway).
+* LogiQA's gold index maps to all four letters A-D (the paper's rubric code could not handle D).
+* SocialIQA's options ``answerA``-``answerC`` are part of every problem, and ``label`` "1"-"3" maps to A-C.
+* SimpleQA's domain is "general knowledge" (the paper called it a "math problem").
+* ScienceQA keeps text-only items (rows whose ``image`` is not null are skipped: problems carry no images) and
+  prepends a non-empty ``hint`` to the question as context.
+
+Problem ids come from the dataset's own id field where it has one (with a ``-dup<k>`` suffix on repeats, e.g.
+MaScQA's duplicated qid), otherwise they are ``<benchmark>-<split>-<row index>`` (0-based, in the source's
+order). ScienceQA's ``id`` exists only in the local copy; from the Hub its ids fall back to row indices.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from prefdisco.benchmarks.mapping import FieldMapping, GoldFormat
+from prefdisco.benchmarks.mascqa import build_mascqa
+from prefdisco.benchmarks.normalize import Row, RowBuilder, RowRef, build_fields
+from prefdisco.errors import UserError
+from prefdisco.schema import AnswerType
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """How to load one benchmark."""
+
+    name: str
+    hub_id: str | None  # None: local copies only (MaScQA)
+    config: str | None
+    split: str
+    mapping: FieldMapping
+    answer_types: tuple[AnswerType, ...]  # what its problems can have (MaScQA mixes several)
+    build: RowBuilder = build_fields
+    skip_if_set: str | None = None  # rows whose value in this field is not null are skipped
+    id_required: bool = True  # False: a missing id column falls back to row-index ids
+    source_hint: str = ""  # said when no source can be used
+    source_fields: tuple[str, ...] = field(default=())  # the source's columns (canonical Hub names)
+
+    @property
+    def domain(self) -> str:
+        return self.mapping.domain
+
+
+def _build_simpleqa(row: Row, mapping: FieldMapping, ref: RowRef) -> dict[str, Any]:
+    """Generic fields plus SimpleQA's ``metadata`` string (a Python dict literal) read into topic/urls."""
+    fields = build_fields(row, mapping, ref)
+    raw = row.get("metadata")
+    if isinstance(raw, str) and raw.strip():
+        try:
+            parsed = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            parsed = None
+        if isinstance(parsed, dict):
+            for key, target in (("topic", "topic"), ("answer_type", "answer_kind"), ("urls", "urls")):
+                if key in parsed:
+                    fields["metadata"][target] = parsed[key]
+    return fields
+
+
+def _mc(answer: str, choices: str | tuple[str, ...], gold: GoldFormat, **kw: Any) -> dict[str, Any]:
+    return {"answer": answer, "choices": choices, "gold": gold, "answer_type": AnswerType.LETTER, **kw}
+
+
+_LETTER = (AnswerType.LETTER,)
+
+_SPECS = (
+    BenchmarkSpec(
+        name="math500",
+        hub_id="HuggingFaceH4/MATH-500",
+        config="default",
+        split="test",
+        mapping=FieldMapping(
+            question="problem",
+            answer="answer",
+            answer_type=AnswerType.LATEX,
+            id="unique_id",
+            solution="solution",
+            domain="math",
+            metadata=("subject", "level"),
+        ),
+        answer_types=(AnswerType.LATEX,),
+        source_fields=("problem", "solution", "answer", "subject", "level", "unique_id"),
+    ),
+    BenchmarkSpec(
+        name="aime",
+        hub_id="di-zhang-fdu/AIME_1983_2024",
+        config="default",
+        split="train",
+        mapping=FieldMapping(
+            question="Question",
+            answer="Answer",
+            answer_type=AnswerType.INTEGER,
+            id="ID",
+            domain="math",
+            metadata=("Year", "Problem Number", "Part"),
+        ),
+        answer_types=(AnswerType.INTEGER,),
+        source_fields=("ID", "Year", "Problem Number", "Question", "Answer", "Part"),
+    ),
+    BenchmarkSpec(
+        name="logiqa",
+        hub_id="lucasmccabe/logiqa",
+        config="default",
+        split="test",
+        mapping=FieldMapping(
+            question=("context", "query"),
+            **_mc("correct_option", "options", GoldFormat.INDEX0),
+            domain="logic",
+        ),
+        answer_types=_LETTER,
+        source_fields=("context", "query", "options", "correct_option"),
+    ),
+    BenchmarkSpec(
+        name="mascqa",
+        hub_id=None,
+        config=None,
+        split="test",
+        mapping=FieldMapping(
+            question="question",
+            answer="answer",
+            id="qid",
+            domain="materials science",
+            metadata=("topic", "question_type"),
+        ),
+        answer_types=(AnswerType.LETTER, AnswerType.NUMERIC_RANGE, AnswerType.FREE_TEXT),
+        build=build_mascqa,
+        source_hint=(
+            "MaScQA has no Hugging Face dataset: pass the path of a local JSONL copy with fields "
+            "qid, topic, question_type, question, answer (built from github.com/M3RG-IITD/MaScQA)"
+        ),
+        source_fields=("qid", "topic", "question_type", "question", "answer"),
+    ),
+    BenchmarkSpec(
+        name="scienceqa",
+        hub_id="derek-thomas/ScienceQA",
+        config="default",
+        split="test",
+        mapping=FieldMapping(
+            question=("hint", "question"),
+            **_mc("answer", "choices", GoldFormat.INDEX0),
+            id="id",
+            solution="solution",
+            domain="science",
+            metadata=("lecture", "grade", "subject", "topic", "category", "skill", "task"),
+        ),
+        answer_types=_LETTER,
+        skip_if_set="image",
+        id_required=False,
+        source_fields=("id", "question", "hint", "choices", "answer", "has_image", "image"),
+    ),
+    BenchmarkSpec(
+        name="medqa",
+        hub_id="GBaker/MedQA-USMLE-4-options",
+        config="default",
+        split="test",
+        mapping=FieldMapping(
+            question="question",
+            **_mc("answer_idx", "options", GoldFormat.LETTER),
+            domain="medicine",
+            metadata=("meta_info",),
+        ),
+        answer_types=_LETTER,
+        source_fields=("question", "answer", "options", "meta_info", "answer_idx", "metamap_phrases"),
+    ),
+    BenchmarkSpec(
+        name="mmlu",
+        hub_id="cais/mmlu",
+        config="all",
+        split="test",
+        mapping=FieldMapping(
+            question="question",
+            **_mc("answer", "choices", GoldFormat.INDEX0),
+            domain="general knowledge",
+            metadata=("subject",),
+        ),
+        answer_types=_LETTER,
+        source_fields=("question", "subject", "choices", "answer"),
+    ),
+    BenchmarkSpec(
+        name="simpleqa",
+        hub_id="basicv8vc/SimpleQA",
+        config="default",
+        split="test",
+        mapping=FieldMapping(
+            question="problem", answer="answer", answer_type=AnswerType.FREE_TEXT, domain="general knowledge"
+        ),
+        answer_types=(AnswerType.FREE_TEXT,),
+        build=_build_simpleqa,
+        source_fields=("metadata", "problem", "answer"),
+    ),
+    BenchmarkSpec(
+        name="commonsenseqa",
+        hub_id="tau/commonsense_qa",
+        config="default",
+        split="validation",
+        mapping=FieldMapping(
+            question="question",
+            **_mc("answerKey", "choices", GoldFormat.LETTER),
+            id="id",
+            domain="commonsense",
+            metadata=("question_concept",),
+        ),
+        answer_types=_LETTER,
+        source_fields=("id", "question", "question_concept", "choices", "answerKey"),
+    ),
+    BenchmarkSpec(
+        name="socialiqa",
+        hub_id="allenai/social_i_qa",
+        config="default",
+        split="validation",
+        mapping=FieldMapping(
+            question=("context", "question"),
+            **_mc("label", ("answerA", "answerB", "answerC"), GoldFormat.INDEX1),
+            domain="social",
+        ),
+        answer_types=_LETTER,
+        source_fields=("context", "question", "answerA", "answerB", "answerC", "label"),
+    ),
+)
+
+BENCHMARKS: dict[str, BenchmarkSpec] = {spec.name: spec for spec in _SPECS}
+"""The supported benchmarks by name."""
+
+
+def get_spec(name: str) -> BenchmarkSpec:
+    """The spec for ``name`` (case-insensitive); an unknown name is a ``UserError`` listing the known ones."""
+    spec = BENCHMARKS.get(name.strip().lower())
+    if spec is None:
+        raise UserError(f"unknown benchmark {name!r} (known: {', '.join(BENCHMARKS)})")
+    return spec
