@@ -1,0 +1,133 @@
+"""``prefdisco annotate serve | export | stats``: human validation of a benchmark's relevant attributes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+from prefdisco.annotate.labels import TIE_RULE
+
+if TYPE_CHECKING:
+    from prefdisco.annotate.stats import AgreementStats
+
+console = Console()
+
+SERVE_HELP = """Serve the annotation web app for BENCH_DIR (binds to 127.0.0.1 unless --host says otherwise).
+
+The first start samples the items (per task, seeded) and stores them in --db; later starts and all
+annotators see the same items. Annotators log in with a name; with --token/--tokens-file only the listed
+annotators may log in, each with their token. Prefer --tokens-file: command-line arguments are visible to
+other users of the machine."""
+
+STATS_HELP = f"""Agreement statistics: Fleiss' kappa over the items every annotator labelled, each
+annotator's accuracy against the majority of the others (and of all), and the builder LLM's agreement with
+the human majority (accuracy, precision, recall, Cohen's kappa). Tie rule: {TIE_RULE}."""
+
+
+def register(app: typer.Typer) -> None:
+    annotate = typer.Typer(
+        name="annotate",
+        help="Validate a benchmark's relevant attributes with human annotators.",
+        no_args_is_help=True,
+    )
+
+    @annotate.command("serve", help=SERVE_HELP)
+    def serve_command(
+        bench_dir: Annotated[
+            Path, typer.Argument(help="benchmark folder (scenarios.jsonl, attributes.json)")
+        ],
+        db: Annotated[
+            Path, typer.Option("--db", help="SQLite file for items and labels (created if absent)")
+        ],
+        host: Annotated[str, typer.Option(help="interface to bind")] = "127.0.0.1",
+        port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
+        per_task: Annotated[
+            int | None, typer.Option(min=1, help="scenarios sampled per task on first start [default: 2]")
+        ] = None,
+        seed: Annotated[int | None, typer.Option(help="sampling seed on first start [default: 0]")] = None,
+        token: Annotated[
+            list[str] | None, typer.Option("--token", help="NAME=TOKEN; repeat for each annotator")
+        ] = None,
+        tokens_file: Annotated[
+            Path | None, typer.Option(help="file with one NAME=TOKEN per line ('#' comments allowed)")
+        ] = None,
+    ) -> None:
+        from prefdisco.annotate.auth import parse_tokens
+        from prefdisco.annotate.service import prepare, serve
+
+        tokens = parse_tokens(token or [], tokens_file)
+        prepared = prepare(bench_dir, db, per_task=per_task, seed=seed)
+        state = "sampled and stored" if prepared.created else "loaded from the database"
+        tasks = ", ".join(f"{task} ({n})" for task, n in prepared.tasks.items())
+        console.print(f"{len(prepared.items)} items {state}: {tasks}")
+        console.print(
+            f"per task {prepared.per_task}, seed {prepared.seed}, {2 * prepared.per_side} candidates each"
+        )
+        for note in prepared.notes:
+            console.print(f"[yellow]note:[/] {note}", highlight=False)
+        if tokens:
+            console.print(f"access tokens configured for: {', '.join(tokens.annotators)}")
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            console.print(f"[yellow]warning:[/] binding to {host}: the app is reachable from other machines")
+        console.print(f"open http://{host}:{port}/ (Ctrl+C to stop)")
+        serve(db, host, port, tokens)
+
+    @annotate.command("export")
+    def export_command(
+        db: Annotated[Path, typer.Option("--db", help="annotation database")],
+        out: Annotated[Path, typer.Option("--out", help="CSV to write (atomically)")],
+    ) -> None:
+        """Write every label as CSV: annotator, scenario_id, attribute, llm_relevant, label (0/1)."""
+        from prefdisco.annotate.service import export
+
+        n = export(db, out)
+        console.print(f"wrote {n} labels to {out}")
+
+    @annotate.command("stats", help=STATS_HELP)
+    def stats_command(
+        db: Annotated[Path | None, typer.Option("--db", help="annotation database")] = None,
+        from_csv: Annotated[
+            Path | None, typer.Option("--from", help="CSV written by `annotate export`")
+        ] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="print the statistics as JSON")] = False,
+    ) -> None:
+        from prefdisco.annotate.service import stats
+
+        result = stats(db=db, csv=from_csv)
+        if as_json:
+            typer.echo(json.dumps(result.to_json(), indent=2))
+            return
+        _print_stats(result)
+
+    app.add_typer(annotate, name="annotate")
+
+
+def _print_stats(result: AgreementStats) -> None:
+    from rich.table import Table
+
+    def fmt(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    console.print(
+        f"{result.n_annotators} annotators, {result.n_items} items labelled by all", highlight=False
+    )
+    if result.n_items_partial:
+        console.print(
+            f"{result.n_items_partial} items not labelled by everyone were left out", highlight=False
+        )
+    kappa = fmt(result.fleiss_kappa)
+    console.print(
+        f"Fleiss' kappa: {kappa}" + (f" ({result.fleiss_kappa_note})" if result.fleiss_kappa_note else "")
+    )
+    table = Table("annotator", "accuracy vs majority of others", "accuracy vs majority of all")
+    for name, accuracy in result.annotator_accuracy_vs_majority.items():
+        table.add_row(name, fmt(accuracy), fmt(result.annotator_accuracy_vs_majority_all.get(name)))
+    console.print(table)
+    console.print(f"mean accuracy vs majority of others: {fmt(result.mean_accuracy_vs_majority)}")
+    llm = ", ".join(f"{k} {fmt(v)}" for k, v in result.llm_vs_majority.items())
+    console.print(f"builder LLM vs human majority: {llm}", highlight=False)
+    console.print(f"tie rule: {result.tie_rule}", highlight=False)

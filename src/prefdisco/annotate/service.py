@@ -1,0 +1,120 @@
+"""The annotation tool's entry points, one per CLI command: prepare + serve, export, stats."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from prefdisco.annotate.auth import Tokens
+from prefdisco.annotate.bench import load_benchmark
+from prefdisco.annotate.labels import LabelRow, read_csv, write_csv
+from prefdisco.annotate.sampling import (
+    DEFAULT_PER_SIDE,
+    DEFAULT_PER_TASK,
+    DEFAULT_SEED,
+    Item,
+    sample_items,
+    shortfalls,
+)
+from prefdisco.annotate.stats import AgreementStats, agreement_stats
+from prefdisco.annotate.store import Store
+from prefdisco.errors import UserError
+
+
+@dataclass
+class Prepared:
+    created: bool
+    items: list[Item]
+    per_task: int
+    per_side: int
+    seed: int
+    notes: list[str]  # tasks with too few problems, items with too few candidates
+
+    @property
+    def tasks(self) -> dict[str, int]:
+        return dict(Counter(item.task for item in self.items))
+
+
+def prepare(
+    bench_dir: Path,
+    db: Path,
+    per_task: int | None = None,
+    seed: int | None = None,
+    per_side: int = DEFAULT_PER_SIDE,
+) -> Prepared:
+    """Fix the item set in ``db`` on first start; on later starts check it belongs to this benchmark.
+
+    ``per_task`` and ``seed`` default to the stored values (or 2 and 0 for a new database); passing a
+    value that differs from the stored one is an error, since the stored sample cannot change.
+    """
+    db = Path(db)
+    if not db.parent.is_dir():
+        raise UserError(f"{db}: folder {db.parent} does not exist")
+    bench = load_benchmark(bench_dir)
+    store = Store(db)
+    store.ensure_schema()
+    created = False
+    if not store.items():
+        sample_per_task = DEFAULT_PER_TASK if per_task is None else per_task
+        sample_seed = DEFAULT_SEED if seed is None else seed
+        items = sample_items(bench, per_task=sample_per_task, per_side=per_side, seed=sample_seed)
+        created = store.initialize(
+            items,
+            {
+                "bench_dir": str(Path(bench_dir).resolve()),
+                "bench_sha256": bench.content_sha256,
+                "per_task": str(sample_per_task),
+                "per_side": str(per_side),
+                "seed": str(sample_seed),
+            },
+        )
+    meta = store.meta()
+    if meta.get("bench_sha256") != bench.content_sha256:
+        raise UserError(
+            f"{db}: this database holds items sampled from a different benchmark "
+            f"({meta.get('bench_dir', 'unknown folder')}); use a new --db for {bench_dir}"
+        )
+    for key, given in (("per_task", per_task), ("seed", seed)):
+        if given is not None and str(given) != meta.get(key):
+            raise UserError(
+                f"{db}: the items were sampled with --{key.replace('_', '-')} {meta.get(key)}; "
+                f"drop the option or use a new --db"
+            )
+    items = store.items()
+    stored_per_task, stored_per_side = int(meta["per_task"]), int(meta["per_side"])
+    problems: dict[str, set[str]] = {}
+    for scenario in bench.scenarios:
+        problems.setdefault(scenario.problem.benchmark, set()).add(scenario.problem.id)
+    notes = [
+        f"task {task}: only {len(ids)} distinct problem(s), fewer than {stored_per_task}"
+        for task, ids in sorted(problems.items())
+        if len(ids) < stored_per_task
+    ] + shortfalls(items, stored_per_side)
+    return Prepared(created, items, stored_per_task, stored_per_side, int(meta["seed"]), notes)
+
+
+def serve(db: Path, host: str, port: int, tokens: Tokens) -> None:
+    import uvicorn
+
+    from prefdisco.annotate.app import create_app
+
+    uvicorn.run(create_app(db, tokens), host=host, port=port, log_level="info")
+
+
+def export(db: Path, out: Path) -> int:
+    rows = _db_rows(db)
+    write_csv(rows, out)
+    return len(rows)
+
+
+def stats(db: Path | None = None, csv: Path | None = None) -> AgreementStats:
+    if (db is None) == (csv is None):
+        raise UserError("give exactly one of --db or --from")
+    return agreement_stats(_db_rows(db) if db is not None else read_csv(csv))  # type: ignore[arg-type]
+
+
+def _db_rows(db: Path) -> list[LabelRow]:
+    store = Store(db)
+    store.require_items()
+    return store.label_rows()
