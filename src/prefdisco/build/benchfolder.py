@@ -1,0 +1,251 @@
+"""The benchmark folder: the on-disk format every stage reads and writes.
+
+``BENCH_DIR/``
+
+* ``scenarios.jsonl`` — one :class:`Scenario` per line (``model_dump_json``);
+* ``personas.jsonl`` — one :class:`Persona` per line (the persona library);
+* ``attributes.json`` — the attribute universe Θ used, a JSON list of :class:`Attribute`;
+* ``manifest.json`` — ``format`` ("prefdisco-bench/1"), ``package_version``, ``created_at``, ``config``,
+  ``seeds``, ``models`` (builder model ids), anything else the writer passes, ``counts`` and
+  ``content_hash``.
+
+``content_hash`` is ``"sha256:<hex>"`` over the three data files in the order above; for each file the hash
+takes its name, a NUL byte, its byte length in decimal, a NUL byte, then its bytes. Each file is written
+atomically (temp file + ``os.replace``) and the manifest last, so a folder whose write was interrupted fails
+the hash check instead of being read half-written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from prefdisco import __version__
+from prefdisco.errors import UserError, describe_validation_error
+from prefdisco.schema import Attribute, Persona, Scenario
+
+FORMAT_VERSION = "prefdisco-bench/1"
+SCENARIOS_FILE = "scenarios.jsonl"
+PERSONAS_FILE = "personas.jsonl"
+ATTRIBUTES_FILE = "attributes.json"
+MANIFEST_FILE = "manifest.json"
+HASHED_FILES = (SCENARIOS_FILE, PERSONAS_FILE, ATTRIBUTES_FILE)
+RESERVED_MANIFEST_KEYS = ("format", "package_version", "counts", "content_hash")
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class Bench(BaseModel):
+    """A benchmark folder in memory."""
+
+    scenarios: list[Scenario]
+    personas: list[Persona]
+    attributes: list[Attribute]
+    manifest: dict[str, Any]
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temp file in ``path``'s folder and ``os.replace`` it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def content_hash(files: dict[str, bytes]) -> str:
+    """The manifest's content hash over ``files`` (name → bytes), taken in :data:`HASHED_FILES` order."""
+    h = hashlib.sha256()
+    for name in HASHED_FILES:
+        data = files[name]
+        h.update(name.encode() + b"\0" + str(len(data)).encode() + b"\0")
+        h.update(data)
+    return "sha256:" + h.hexdigest()
+
+
+def _jsonl_bytes(models: list[Scenario] | list[Persona]) -> bytes:
+    return "".join(m.model_dump_json() + "\n" for m in models).encode("utf-8")
+
+
+def _attributes_bytes(attributes: list[Attribute]) -> bytes:
+    data = [a.model_dump(mode="json") for a in attributes]
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _folder_bytes(directory: Path) -> dict[str, bytes]:
+    out: dict[str, bytes] = {}
+    for name in HASHED_FILES:
+        path = directory / name
+        if not path.is_file():
+            raise UserError(f"{path}: missing (a benchmark folder needs {', '.join(HASHED_FILES)})")
+        out[name] = path.read_bytes()
+    return out
+
+
+def write_bench(
+    directory: Path | str,
+    scenarios: list[Scenario],
+    personas: list[Persona],
+    attributes: list[Attribute],
+    manifest_extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Write a benchmark folder (each file atomically, the manifest last). Returns the manifest.
+
+    ``manifest_extra`` holds the writer's ``config``, ``seeds``, ``models`` and anything else worth recording;
+    it may not set the reserved keys ``format``, ``package_version``, ``counts`` or ``content_hash``.
+    """
+    directory = Path(directory)
+    extra = dict(manifest_extra or {})
+    clash = [k for k in RESERVED_MANIFEST_KEYS if k in extra]
+    if clash:
+        raise ValueError(f"manifest_extra may not set reserved key(s) {clash}")
+    ids = [s.id for s in scenarios]
+    dupes = sorted({i for i in ids if ids.count(i) > 1}) if len(set(ids)) != len(ids) else []
+    if dupes:
+        raise ValueError(f"duplicate scenario id(s): {dupes[:5]}")
+    files = {
+        SCENARIOS_FILE: _jsonl_bytes(scenarios),
+        PERSONAS_FILE: _jsonl_bytes(personas),
+        ATTRIBUTES_FILE: _attributes_bytes(attributes),
+    }
+    manifest: dict[str, Any] = {
+        "format": FORMAT_VERSION,
+        "package_version": __version__,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "config": {},
+        "seeds": {},
+        "models": {},
+        **extra,
+        "counts": {
+            "scenarios": len(scenarios),
+            "problems": len({(s.problem.benchmark, s.problem.id) for s in scenarios}),
+            "personas": len(personas),
+            "attributes": len(attributes),
+        },
+        "content_hash": content_hash(files),
+    }
+    for name in HASHED_FILES:
+        atomic_write_bytes(directory / name, files[name])
+    text = json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n"
+    atomic_write_bytes(directory / MANIFEST_FILE, text.encode("utf-8"))
+    return manifest
+
+
+def read_jsonl_models(path: Path, model: type[M]) -> list[M]:
+    """Parse one model per non-blank line; UserError naming ``path:line`` on the first bad line."""
+    out: list[M] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"{path}: cannot read ({e})") from e
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(model.model_validate_json(line))
+        except ValidationError as e:
+            if any(err.get("type") == "json_invalid" for err in e.errors()):
+                raise UserError(f"{path}:{lineno}: invalid JSON") from e
+            raise UserError(describe_validation_error(e, f"{path}:{lineno}")) from e
+    return out
+
+
+def _check_unique(items: list[Scenario] | list[Persona], path: Path, what: str) -> None:
+    seen: set[str] = set()
+    for item in items:
+        if item.id in seen:
+            raise UserError(f"{path}: duplicate {what} id {item.id!r}")
+        seen.add(item.id)
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    path = directory / MANIFEST_FILE
+    if not path.is_file():
+        raise UserError(f"{path}: missing (not a benchmark folder, or its write did not finish)")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise UserError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from e
+    if not isinstance(manifest, dict):
+        raise UserError(f"{path}: expected a JSON object")
+    if manifest.get("format") != FORMAT_VERSION:
+        raise UserError(f"{path}: format is {manifest.get('format')!r}, expected {FORMAT_VERSION!r}")
+    return manifest
+
+
+def read_bench(directory: Path | str, verify_hash: bool = True) -> Bench:
+    """Read and check a benchmark folder (content hash, every line's schema, unique ids)."""
+    from prefdisco.build.catalogue import parse_catalogue
+
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise UserError(f"{directory}: not a folder (expected a benchmark folder with {MANIFEST_FILE})")
+    manifest = read_manifest(directory)
+    files = _folder_bytes(directory)
+    if verify_hash:
+        actual = content_hash(files)
+        if manifest.get("content_hash") != actual:
+            raise UserError(
+                f"{directory / MANIFEST_FILE}: content_hash {manifest.get('content_hash')!r} does not match "
+                f"the files ({actual}); a data file changed after the manifest was written"
+            )
+    scenarios = read_jsonl_models(directory / SCENARIOS_FILE, Scenario)
+    personas = read_jsonl_models(directory / PERSONAS_FILE, Persona)
+    _check_unique(scenarios, directory / SCENARIOS_FILE, "scenario")
+    _check_unique(personas, directory / PERSONAS_FILE, "persona")
+    attributes = parse_catalogue(
+        files[ATTRIBUTES_FILE].decode("utf-8"), str(directory / ATTRIBUTES_FILE), check_aliases=False
+    )
+    return Bench(scenarios=scenarios, personas=personas, attributes=attributes, manifest=manifest)
+
+
+def first_json_line(path: Path) -> Any:
+    """The parsed first non-blank line of a file (None for an empty file); UserError on bad JSON."""
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            if line.strip():
+                try:
+                    return json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise UserError(f"{path}:{lineno}: invalid JSON ({e.msg})") from e
+    return None
+
+
+def is_release_file(path: Path) -> bool:
+    """True when a JSONL file's first line is a prefq-bench line (``type`` metadata/personalized_problem)."""
+    first = first_json_line(path)
+    return isinstance(first, dict) and first.get("type") in ("metadata", "personalized_problem")
+
+
+def read_scenarios(path: Path | str) -> list[Scenario]:
+    """Scenarios from a benchmark folder, a ``scenarios.jsonl`` file, or a prefq-bench release JSONL."""
+    path = Path(path)
+    if path.is_dir():
+        if (path / MANIFEST_FILE).is_file():
+            return read_bench(path).scenarios
+        if (path / SCENARIOS_FILE).is_file():
+            path = path / SCENARIOS_FILE
+        else:
+            raise UserError(f"{path}: no {MANIFEST_FILE} or {SCENARIOS_FILE} in this folder")
+    if not path.is_file():
+        raise UserError(f"{path}: not found (expected a benchmark folder, scenarios.jsonl or a release JSONL)")
+    if is_release_file(path):
+        from prefdisco.build.release_import import import_release
+
+        return import_release(path)[0]
+    scenarios = read_jsonl_models(path, Scenario)
+    if not scenarios:
+        raise UserError(f"{path}: no scenarios")
+    _check_unique(scenarios, path, "scenario")
+    return scenarios

@@ -1,0 +1,105 @@
+"""The attribute universe Θ: a curated catalogue of preference attributes, shipped as a data file.
+
+``src/prefdisco/data/attributes.json`` holds a JSON list of :class:`prefdisco.schema.Attribute` objects in six
+categories (knowledge, misconceptions, cognitive, affective, meta-cognitive, communication), following the
+student-modelling features of Chrysafiadi & Virvou (2015) plus communication-style features. A user may pass
+their own file in the same format.
+
+A catalogue is rejected (``UserError``) when an entry is not a valid Attribute, when two attributes share a
+name, or when a name/alias of one attribute has the same normalized key (see :mod:`prefdisco.build.dedup`)
+as a name/alias of another — such a collision would make matching ambiguous.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from prefdisco.build.dedup import clean, compact_form, normalized_key
+from prefdisco.errors import UserError
+from prefdisco.schema import Attribute
+
+PACKAGED_NAME = "attributes.json"
+
+
+def _read_text(path: Path | None) -> tuple[str, str]:
+    """(text, label used in error messages)."""
+    if path is None:
+        resource = files("prefdisco") / "data" / PACKAGED_NAME
+        return resource.read_text(encoding="utf-8"), f"prefdisco/data/{PACKAGED_NAME}"
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{path}: attribute catalogue not found (expected a JSON list of attributes)")
+    try:
+        return path.read_text(encoding="utf-8"), str(path)
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"{path}: cannot read attribute catalogue ({e})") from e
+
+
+def parse_catalogue(text: str, label: str, check_aliases: bool = True) -> list[Attribute]:
+    """Parse and check catalogue JSON text; ``label`` names the source in error messages.
+
+    With ``check_aliases=False`` only duplicate names are rejected (for attribute lists that are not a
+    curated Θ, e.g. the attributes of an imported release).
+    """
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UserError(f"{label}:{e.lineno}: invalid JSON ({e.msg})") from e
+    if not isinstance(data, list) or not data:
+        raise UserError(f"{label}: expected a non-empty JSON list of attributes")
+    attributes: list[Attribute] = []
+    for index, entry in enumerate(data):
+        try:
+            attributes.append(Attribute.model_validate(entry))
+        except ValidationError as e:
+            err = e.errors(include_url=False)[0]
+            field = ".".join(str(p) for p in err.get("loc", ())) or "(entry)"
+            msg = err.get("msg", "invalid").removeprefix("Value error, ")
+            raise UserError(f"{label}: entry {index}: field {field}: {msg}") from e
+    check_catalogue(attributes, label, check_aliases)
+    return attributes
+
+
+def check_catalogue(attributes: list[Attribute], label: str = "catalogue", check_aliases: bool = True) -> None:
+    """Reject duplicate names and (with ``check_aliases``) name/alias collisions between attributes."""
+    seen_names: dict[str, int] = {}
+    seen_keys: dict[str, tuple[int, str]] = {}
+    for index, attr in enumerate(attributes):
+        folded = clean(attr.name).casefold()
+        if folded in seen_names:
+            raise UserError(f"{label}: entry {index}: field name: {attr.name!r} duplicates entry {seen_names[folded]}")
+        seen_names[folded] = index
+        if not check_aliases:
+            continue
+        for form in (attr.name, *attr.aliases):
+            field = "name" if form == attr.name else "aliases"
+            key = normalized_key(form)
+            if not key:
+                raise UserError(
+                    f"{label}: entry {index}: field {field}: {form!r} has no content words once filler "
+                    "words are removed"
+                )
+            for k in (f"key:{key}", f"compact:{compact_form(form)}"):
+                other = seen_keys.get(k)
+                if other is not None and other[0] != index:
+                    raise UserError(
+                        f"{label}: entry {index}: field {field}: {form!r} collides with {other[1]!r} of "
+                        f"entry {other[0]} ({attributes[other[0]].name!r}) after normalization"
+                    )
+                seen_keys.setdefault(k, (index, form))
+
+
+def load_catalogue(path: Path | None = None) -> list[Attribute]:
+    """Load Θ: the packaged catalogue by default, or a user file in the same format."""
+    text, label = _read_text(path)
+    return parse_catalogue(text, label)
+
+
+def catalogue_by_name(catalogue: list[Attribute] | None = None) -> dict[str, Attribute]:
+    """Attributes keyed by their name (the packaged catalogue when none is given), in catalogue order."""
+    attrs = load_catalogue() if catalogue is None else catalogue
+    return {a.name: a for a in attrs}

@@ -1,0 +1,324 @@
+"""Benchmark folder IO, `prefdisco validate` (every problem, with its line) and the release CLI commands."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from prefdisco.build.benchfolder import (
+    FORMAT_VERSION,
+    MANIFEST_FILE,
+    SCENARIOS_FILE,
+    read_bench,
+    read_scenarios,
+    write_bench,
+)
+from prefdisco.build.catalogue import load_catalogue
+from prefdisco.build.release_import import import_release
+from prefdisco.build.validate import validate_path
+from prefdisco.errors import UserError
+from prefdisco.schema import Scenario
+
+
+@pytest.fixture(scope="module")
+def example_path(shared_dir: Path) -> Path:
+    return shared_dir / "data" / "prefdisco_release" / "example_record.jsonl"
+
+
+@pytest.fixture(scope="module")
+def release_lines(example_path: Path) -> list[dict]:
+    return [json.loads(line) for line in example_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def scenario(example_path: Path) -> Scenario:
+    return import_release(example_path)[0][0]
+
+
+def _variant(scenario: Scenario, n: int) -> dict:
+    d = scenario.model_dump(mode="json")
+    d["id"] = f"s{n}"
+    return d
+
+
+def _write_jsonl(path: Path, lines: list) -> Path:
+    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def _issues(path: Path) -> list[tuple[int, str]]:
+    report = validate_path(path)
+    return [(i.line, i.message) for i in report.issues]
+
+
+def _lines_matching(issues: list[tuple[int, str]], text: str) -> list[int]:
+    return [line for line, msg in issues if text in msg]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# benchmark folder IO
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_write_and_read_bench(tmp_path, scenario):
+    other = Scenario.model_validate(_variant(scenario, 2))
+    attrs = load_catalogue()[:5]
+    manifest = write_bench(
+        tmp_path / "b",
+        [scenario, other],
+        [scenario.persona],
+        attrs,
+        {"config": {"n": 2}, "seeds": {"profiles": 7}, "models": {"builder": "mockllm/model"}},
+    )
+    assert manifest["format"] == FORMAT_VERSION
+    assert manifest["counts"] == {"scenarios": 2, "problems": 1, "personas": 1, "attributes": 5}
+    assert manifest["content_hash"].startswith("sha256:")
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == [
+        "attributes.json",
+        "manifest.json",
+        "personas.jsonl",
+        "scenarios.jsonl",
+    ]  # no temp files left behind
+    bench = read_bench(tmp_path / "b")
+    assert bench.scenarios == [scenario, other]
+    assert bench.personas == [scenario.persona]
+    assert bench.attributes == attrs
+    assert bench.manifest["seeds"] == {"profiles": 7} and bench.manifest["package_version"]
+    with pytest.raises(ValueError, match="reserved"):
+        write_bench(tmp_path / "c", [scenario], [], attrs, {"counts": {}})
+
+
+def test_read_bench_detects_edits_and_bad_lines(tmp_path, scenario):
+    bench = tmp_path / "b"
+    write_bench(bench, [scenario], [scenario.persona], load_catalogue()[:3])
+    scenarios_file = bench / SCENARIOS_FILE
+    text = scenarios_file.read_text(encoding="utf-8")
+    scenarios_file.write_text(text.replace("muffins", "cakes"), encoding="utf-8")
+    with pytest.raises(UserError, match=r"content_hash .* does not match"):
+        read_bench(bench)
+    scenarios_file.write_text(text + "{broken\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"scenarios\.jsonl:2: invalid JSON"):
+        read_bench(bench, verify_hash=False)
+    d = scenario.model_dump(mode="json")
+    d["profile"]["items"][0]["weight"] = 0.5
+    scenarios_file.write_text(text + json.dumps(d) + "\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"scenarios\.jsonl:2: profile: profile weights must sum to 1"):
+        read_bench(bench, verify_hash=False)
+    with pytest.raises(UserError, match=r"manifest\.json: missing"):
+        read_bench(tmp_path)
+
+
+def test_read_scenarios_accepts_all_three_inputs(tmp_path, scenario, example_path):
+    write_bench(tmp_path / "b", [scenario], [scenario.persona], load_catalogue()[:3])
+    assert read_scenarios(tmp_path / "b") == [scenario]
+    assert read_scenarios(tmp_path / "b" / SCENARIOS_FILE) == [scenario]
+    assert read_scenarios(example_path) == [scenario]
+    with pytest.raises(UserError, match="not found"):
+        read_scenarios(tmp_path / "missing.jsonl")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# validate: our format
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_validate_accepts_good_files(tmp_path, scenario, example_path):
+    write_bench(tmp_path / "b", [scenario], [scenario.persona], load_catalogue()[:3])
+    for path in (tmp_path / "b", tmp_path / "b" / SCENARIOS_FILE, example_path):
+        report = validate_path(path)
+        assert report.ok, report.issues
+        assert report.records == 1
+        assert "valid" in report.summary()
+
+
+def test_validate_reports_every_problem_with_its_line(tmp_path, scenario):
+    weights = _variant(scenario, 2)
+    for item, w in zip(weights["profile"]["items"], (0.3, 0.1, 0.2, 0.1), strict=True):
+        item["weight"] = w  # sums to 0.7
+    level = _variant(scenario, 3)
+    del level["rubric"][1]["levels"]["4"]
+    mismatch = _variant(scenario, 6)
+    mismatch["rubric"][0]["attribute"] = "Kitchen Vocabulary"
+    several = _variant(scenario, 7)
+    several["profile"]["items"][0]["weight"] = 0.0  # sum 0.64
+    del several["rubric"][2]["levels"]["1"]
+    several["persona"]["age"] = 7
+    path = _write_jsonl(
+        tmp_path / SCENARIOS_FILE,
+        [
+            _variant(scenario, 1),
+            weights,
+            level,
+            '{"id": "s4", oops',
+            _variant(scenario, 1),
+            mismatch,
+            several,
+        ],
+    )
+    issues = _issues(path)
+    assert _lines_matching(issues, "profile weights sum to 0.7") == [2]
+    assert _lines_matching(
+        issues, "rubric[1] (Familiarity with Subtraction by Regrouping) is missing level(s) [4]"
+    ) == [3]
+    assert _lines_matching(issues, "invalid JSON") == [4]
+    assert _lines_matching(issues, "duplicate id 's1' (first on line 1)") == [5]
+    assert _lines_matching(issues, "have no rubric criterion") == [6]
+    assert _lines_matching(issues, "['Kitchen Vocabulary'] not in the profile") == [6]
+    line7 = [msg for line, msg in issues if line == 7]
+    assert any("weights sum to 0.64" in m for m in line7)
+    assert any("rubric[2]" in m and "missing level(s) [1]" in m for m in line7)
+    assert any(m.startswith("persona.age:") for m in line7)
+    assert len(line7) == 3  # each problem once: the pydantic duplicates of our own checks are dropped
+    assert 1 not in {line for line, _ in issues}
+    assert len(issues) == 9
+
+
+def test_validate_bench_folder_checks_hash_and_personas(tmp_path, scenario):
+    bench = tmp_path / "b"
+    write_bench(bench, [scenario], [], load_catalogue()[:3])
+    issues = _issues(bench)
+    assert _lines_matching(issues, "persona id 'okafor_f334feca' is not in personas.jsonl") == [1]
+    attrs = bench / "attributes.json"
+    data = json.loads(attrs.read_text(encoding="utf-8"))
+    data[2]["value_space"] = ["only one"]
+    attrs.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    issues = _issues(bench)
+    manifest_lines = (bench / MANIFEST_FILE).read_text(encoding="utf-8").splitlines()
+    hash_line = next(i for i, line in enumerate(manifest_lines, 1) if '"content_hash"' in line)
+    assert _lines_matching(issues, "content_hash") == [hash_line]
+    attr_line = (
+        next(i for i, line in enumerate(json.dumps(data, indent=2).splitlines(), 1) if data[2]["name"] in line) - 1
+    )
+    assert _lines_matching(issues, "entry 2: value_space") == [attr_line]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# validate: release format
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_validate_release_reports_every_problem(tmp_path, release_lines):
+    meta, good = release_lines
+    unknown = copy.deepcopy(good)
+    unknown["problem_id"] = "problem_1_okafor_f334feca"
+    unknown["evaluation_rubric"]["evaluation_criteria"][2]["preference"] = "Kitchen Vocabulary"
+    many = copy.deepcopy(good)
+    many["problem_id"] = "okafor-2"
+    del many["original_problem"]["answer"]
+    many["persona"]["demographics"]["hobbies"] = "gardening"
+    many["persona"]["domain_expertise"] = [1, 2]
+    del many["persona_preferences"]["Workplace Analogies"]["justification"]
+    many["evaluation_rubric"]["evaluation_criteria"][0]["weight"] = 0.06
+    missing = {"type": "personalized_problem", "problem_id": "problem_3_x", "persona": good["persona"]}
+    path = _write_jsonl(
+        tmp_path / "release.jsonl",
+        [
+            meta,
+            good,
+            unknown,
+            good,
+            many,
+            "not json at all",
+            missing,
+            {"type": "metadata"},
+            {"type": "other"},
+        ],
+    )
+    issues = _issues(path)
+    assert _lines_matching(issues, "preference 'Kitchen Vocabulary' is not a key of persona_preferences") == [3]
+    assert _lines_matching(issues, "['Workplace Analogies'] have no evaluation criterion") == [3]
+    assert _lines_matching(issues, "duplicate problem_id 'problem_0_okafor_f334feca' (first on line 2)") == [4]
+    line5 = [msg for line, msg in issues if line == 5]
+    for expected in (
+        "problem_id 'okafor-2' does not match problem_<i>_<persona id>",
+        "original_problem has no answer field",
+        "persona.demographics.hobbies must be a list of strings",
+        "persona.domain_expertise must be a list of strings",
+        "persona_preferences['Workplace Analogies'] has no 'justification'",
+        "criteria weights sum to 0.7",
+    ):
+        assert sum(expected in m for m in line5) == 1, (expected, line5)
+    assert len(line5) == 6
+    assert _lines_matching(issues, "invalid JSON") == [6]
+    assert sorted(_lines_matching(issues, "missing required key")) == [7, 7, 7]
+    assert _lines_matching(issues, "metadata line may only be the first line") == [8]
+    assert _lines_matching(issues, "unknown line type 'other'") == [9]
+    assert 1 not in {line for line, _ in issues} and 2 not in {line for line, _ in issues}
+
+
+def test_validate_release_catches_what_only_the_import_sees(tmp_path, release_lines):
+    meta, good = release_lines
+    bad = copy.deepcopy(good)
+    bad["original_problem"] = {"question": "Pick", "choices": ["a", "b"], "answer": "C"}
+    issues = _issues(_write_jsonl(tmp_path / "r.jsonl", [meta, bad]))
+    assert len(issues) == 1 and issues[0][0] == 2
+    assert "answer 'C' is not one of the option letters" in issues[0][1]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# CLI
+# ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cli_app() -> typer.Typer:
+    """The real app when every sibling module exists; otherwise a fresh app with only these commands."""
+    import prefdisco.cli as cli
+
+    try:
+        cli._register()
+        return cli.app
+    except ImportError:
+        from prefdisco.build.release_cli import register
+
+        app = typer.Typer(pretty_exceptions_enable=False)
+        register(app)
+        return app
+
+
+def test_cli_validate_exit_codes(tmp_path, cli_app, scenario, example_path):
+    runner = CliRunner()
+    ok = runner.invoke(cli_app, ["validate", str(example_path)])
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.strip().splitlines() == [f"{example_path}: valid prefq-bench release, 1 record"]
+
+    bad = _variant(scenario, 2)
+    bad["profile"]["items"][0]["weight"] = 0.06
+    path = _write_jsonl(tmp_path / "s.jsonl", [_variant(scenario, 1), bad, "{oops", _variant(scenario, 1)])
+    res = runner.invoke(cli_app, ["validate", str(path)])
+    assert res.exit_code == 1
+    out = res.output.strip().splitlines()
+    assert out[0] == f"{path}:2: scenario s2: profile weights sum to 0.7, expected 1"
+    assert out[1].startswith(f"{path}:3: invalid JSON")
+    assert out[2] == f"{path}:4: duplicate id 's1' (first on line 1)"
+    assert out[3] == f"{path}: 3 problem(s) in scenarios file (3 scenarios read)"
+
+    missing = runner.invoke(cli_app, ["validate", str(tmp_path / "nope")])
+    assert isinstance(missing.exception, UserError) and "not found" in str(missing.exception)
+
+
+def test_cli_import_and_export_release(tmp_path, cli_app, example_path, release_lines):
+    runner = CliRunner()
+    bench = tmp_path / "bench"
+    res = runner.invoke(cli_app, ["import-release", str(example_path), "--out", str(bench)])
+    assert res.exit_code == 0, res.output
+    assert "1 scenarios, 1 problems, 1 personas, 4 attributes" in res.output
+    loaded = read_bench(bench)
+    assert loaded.manifest["release_metadata"]["dataset"] == "synthetic/arithmetic-demo"
+    assert [a.name for a in loaded.attributes] == list(release_lines[1]["persona_preferences"])
+    assert runner.invoke(cli_app, ["validate", str(bench)]).exit_code == 0
+
+    out = tmp_path / "export.jsonl"
+    res = runner.invoke(cli_app, ["export-release", str(bench), "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "1 records" in res.output
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert lines[0] == release_lines[0]  # metadata carried through the bench manifest
+    assert lines[1]["original_problem"] == release_lines[1]["original_problem"]
+    assert runner.invoke(cli_app, ["validate", str(out)]).exit_code == 0
+    assert import_release(out)[0] == loaded.scenarios
