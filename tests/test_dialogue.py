@@ -195,3 +195,85 @@ def test_all_judgements_invalid_gives_no_pref_align(tmp_path):
     metrics = {k.split("/")[-1]: m.value for k, m in log.results.scores[0].metrics.items()}
     assert math.isnan(metrics["pref_align_mean"])
     assert metrics["judge_invalid_total"] == 3
+
+
+def test_structured_judge_scores_all_criteria_in_one_call(tmp_path):
+    grader = Scripted(constant('{"c1": 5, "c2": 2, "c3": 3}'))
+    log = run(
+        [make_scenario()], "baseline", Scripted(constant("B")), grader=grader, tmp_path=tmp_path, judge="structured"
+    )
+    value = score_of(log.samples[0]).value
+    assert value["pref_align"] == pytest.approx(0.5 * 5 + 0.3 * 2 + 0.2 * 3)
+    [call] = grader.calls  # baseline: no dialogue, so no audit call either
+    schema = call.config.response_schema.json_schema
+    assert schema.required == ["c1", "c2", "c3"]
+    assert schema.properties["c1"].enum == [1, 2, 3, 4, 5]
+    assert "SECRET-JUSTIFICATION" not in call.text and "Ada Okoye" not in call.text
+
+
+def test_structured_judge_retries_partial_replies_and_marks_the_rest_invalid(tmp_path):
+    grader = Scripted(replies('{"c1": 5}', '{"c1": 4, "c2": 9}', "garbage"))
+    log = run(
+        [make_scenario()], "baseline", Scripted(constant("B")), grader=grader, tmp_path=tmp_path, judge="structured"
+    )
+    score = score_of(log.samples[0])
+    judgements = {j["attribute"]: j for j in score.metadata["judgements"]}
+    assert len(grader.calls) == 3
+    assert judgements["Explanation depth"]["score"] == 5
+    assert judgements["Use of analogies"]["valid"] is False  # 9 is not a level
+    assert judgements["Technical vocabulary"]["valid"] is False
+    assert score.value["judge_invalid"] == 2
+    assert score.value["pref_align"] == pytest.approx(5.0)
+
+
+def test_user_audit_counts_replies_that_reveal_unasked_preferences(tmp_path):
+    scenario = make_scenario()
+    audit = {
+        "turns": [
+            {"asked": ["Explanation depth"], "revealed": ["Explanation depth"]},
+            {"asked": ["Use of analogies"], "revealed": ["Use of analogies", "Technical vocabulary"]},
+        ]
+    }
+
+    def grade(call, i):
+        return json.dumps(audit) if "simulated user" in call.text else '{"score": 3}'
+
+    assistant = Scripted(replies("QUESTION: How deep?", "QUESTION: Analogies?", "ANSWER: 3 trips"))
+    log = run([scenario], "discovery", assistant, grader=Scripted(grade), tmp_path=tmp_path)
+    score = score_of(log.samples[0])
+    assert score.value["user_turns"] == 2 and score.value["user_leaks"] == 1
+    assert score.metadata["user_audit"]["leaked_attributes"] == [[], ["Technical vocabulary"]]
+    metrics = {k.split("/")[-1]: m.value for k, m in log.results.scores[0].metrics.items()}
+    assert metrics["user_leak_rate"] == pytest.approx(0.5)
+
+
+def test_cooperative_user_is_told_to_volunteer_one_preference(tmp_path):
+    user = Scripted(constant("Detailed, and I like analogies."))
+    assistant = Scripted(replies("QUESTION: How deep?", "ANSWER: 3"))
+    run([make_scenario()], "discovery", assistant, user, tmp_path=tmp_path, user_type="cooperative")
+    assert "volunteer at most ONE" in user.calls[0].system
+    passive = Scripted(constant("Detailed."))
+    run(
+        [make_scenario()],
+        "discovery",
+        Scripted(replies("QUESTION: How deep?", "ANSWER: 3")),
+        passive,
+        tmp_path=tmp_path,
+    )
+    assert "Do not volunteer preferences" in passive.calls[0].system
+
+
+def test_cache_is_scoped_per_scenario_and_replays_only_the_same_sample(tmp_path, monkeypatch):
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    a = make_scenario("s-a", persona=make_persona("p-a", "Ada Okoye"))
+    b = make_scenario("s-b", persona=make_persona("p-b", "Ben Lund"), values=("brief", "none", "jargon ok"))
+    first = Scripted(constant("B"))
+    run([a, b], "baseline", first, tmp_path=tmp_path / "r1", cache_scope="run-1")
+    # identical baseline prompts of two personas are still two calls: the cache never crosses scenarios
+    assert len(first.calls) == 2
+    again = Scripted(constant("B"))
+    run([a, b], "baseline", again, tmp_path=tmp_path / "r2", cache_scope="run-1")
+    assert len(again.calls) == 0  # same run scope, same samples: replayed, nothing paid twice
+    other_run = Scripted(constant("B"))
+    run([a, b], "baseline", other_run, tmp_path=tmp_path / "r3", cache_scope="run-2")
+    assert len(other_run.calls) == 2

@@ -6,10 +6,14 @@ Sub-command groups live beside the code they drive (``build/cli.py``, ``analysis
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from prefdisco.errors import UserError
 
@@ -23,7 +27,19 @@ app = typer.Typer(
 err_console = Console(stderr=True)
 
 
+_registered = False
+
+
+def _print_error(error: UserError) -> None:
+    # a Text object, so brackets in the message are never read as rich markup
+    err_console.print(Text.assemble(("error: ", "bold red"), str(error)), highlight=False, soft_wrap=True)
+
+
 def _register() -> None:
+    global _registered
+    if _registered:
+        return
+    _registered = True
     from prefdisco.analysis.cli import register as register_analysis
     from prefdisco.annotate.cli import register as register_annotate
     from prefdisco.build.cli import register as register_build
@@ -38,12 +54,36 @@ def _register() -> None:
         register_annotate,
     ):
         register(app)
+    _wrap_errors(app)
+
+
+def _wrap_errors(typer_app: typer.Typer) -> None:
+    """Make every command print a UserError as one ``error: ...`` line on stderr and exit 2."""
+    for command in typer_app.registered_commands:
+        if command.callback is not None and not getattr(command.callback, "_prefdisco_wrapped", False):
+            command.callback = _reporting_errors(command.callback)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _wrap_errors(group.typer_instance)
+
+
+def _reporting_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except UserError as e:
+            _print_error(e)
+            raise typer.Exit(e.exit_code) from None
+
+    wrapper._prefdisco_wrapped = True  # type: ignore[attr-defined]
+    return wrapper
 
 
 def main(argv: list[str] | None = None) -> None:
     _register()
     try:
         app(args=argv, standalone_mode=True)
-    except UserError as e:
-        err_console.print(f"[bold red]error:[/] {e}", highlight=False, soft_wrap=True)
+    except UserError as e:  # raised outside a command body (e.g. while registering)
+        _print_error(e)
         sys.exit(e.exit_code)

@@ -40,6 +40,11 @@ RESULT_COLUMNS = [
     "user_output_tokens",
     "grader_input_tokens",
     "grader_output_tokens",
+    "user_turns",
+    "user_leaks",
+    "user_model",
+    "grader_model",
+    "cost_usd",
     "failed",
     "error",
 ]
@@ -84,6 +89,49 @@ class Tables:
     transcripts: pd.DataFrame
 
 
+def _role_model(header: Any, role: str) -> str | None:
+    roles = header.eval.model_roles or {}
+    config = roles.get(role)
+    if isinstance(config, list):
+        config = config[0] if config else None
+    return getattr(config, "model", None)
+
+
+def load_prices(path: str | Path) -> dict[str, dict[str, float]]:
+    """A price table: ``{"provider/model": {"input": USD per 1M input tokens, "output": USD per 1M output}}``."""
+    from prefdisco.errors import UserError
+
+    file = Path(path)
+    try:
+        data = json.loads(file.read_text())
+    except FileNotFoundError as e:
+        raise UserError(f"--prices {file}: file not found") from e
+    except json.JSONDecodeError as e:
+        raise UserError(f"--prices {file}: not valid JSON (line {e.lineno}: {e.msg})") from e
+    if not isinstance(data, dict):
+        raise UserError(f"--prices {file}: expected an object keyed by model name")
+    for model, entry in data.items():
+        if not isinstance(entry, dict) or not all(
+            isinstance(entry.get(k), int | float) and entry[k] >= 0 for k in ("input", "output")
+        ):
+            raise UserError(f"--prices {file}: {model}: expected {{'input': USD/1M tokens, 'output': USD/1M tokens}}")
+    return {m: {"input": float(e["input"]), "output": float(e["output"])} for m, e in data.items()}
+
+
+def _cost(row: dict[str, Any], prices: dict[str, dict[str, float]]) -> float | None:
+    """USD for one sample over its three roles; None when a role's model has no price."""
+    total = 0.0
+    for prefix, model in (("", row["model"]), ("user_", row["user_model"]), ("grader_", row["grader_model"])):
+        n_in, n_out = row[f"{prefix}input_tokens"], row[f"{prefix}output_tokens"]
+        if not n_in and not n_out:
+            continue
+        price = prices.get(model or "")
+        if price is None:
+            return None
+        total += (n_in * price["input"] + n_out * price["output"]) / 1_000_000
+    return total
+
+
 def _select_logs(folder: Path) -> list[Any]:
     from inspect_ai.log import list_eval_logs, read_eval_log
 
@@ -117,7 +165,7 @@ def _usage(sample: Any, model: str) -> dict[str, int]:
     return row
 
 
-def results_from_logs(folder: str | Path) -> Tables:
+def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | None = None) -> Tables:
     from inspect_ai.log import read_eval_log_samples
 
     results: list[dict[str, Any]] = []
@@ -144,11 +192,16 @@ def results_from_logs(folder: str | Path) -> Tables:
                 "correct": value.get("correct"),
                 "n_questions": value.get("n_questions"),
                 "judge_invalid": value.get("judge_invalid"),
+                "user_turns": value.get("user_turns"),
+                "user_leaks": value.get("user_leaks"),
+                "user_model": _role_model(header, "user"),
+                "grader_model": _role_model(header, "grader"),
                 "failed": int(failed),
                 "error": (sample.error.message.splitlines()[0][:300] if sample.error else None)
                 or ("not scored" if score is None else None),
                 **_usage(sample, model),
             }
+            row["cost_usd"] = _cost(row, prices) if prices else None
             results.append(row)
             if score is not None:
                 for j in (score.metadata or {}).get("judgements", []):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,8 +25,14 @@ def _check_models(names: list[str]) -> None:
         except UserError:
             raise
         except Exception as e:  # inspect raises several types here; all mean "this model cannot be used"
-            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            raise UserError(f"model {name!r} cannot be used: {first}") from e
+            raise UserError(f"model {name!r} cannot be used: {one_line(str(e)) or type(e).__name__}") from e
+
+
+def one_line(message: str) -> str:
+    """inspect's error text without rich markup, "ERROR:" prefixes or line breaks."""
+    text = re.sub(r"\[/?[a-z ]+\]", "", message)
+    parts = [p.strip().removeprefix("ERROR:").strip() for p in text.splitlines()]
+    return " — ".join(p for p in parts if p)
 
 
 def _parse_model_args(pairs: list[str]) -> dict[str, Any]:
@@ -49,9 +56,7 @@ def demo(
     from prefdisco.demo import format_number, run_demo
 
     summary = run_demo(out=out, limit=limit, display=display)
-    table = Table(
-        title=f"PrefDisco demo — {summary['n_scenarios']} scenarios, model {summary['models']['assistant']}"
-    )
+    table = Table(title=f"PrefDisco demo — {summary['n_scenarios']} scenarios, model {summary['models']['assistant']}")
     for column in ("mode", "PrefAlign (1-5)", "accuracy", "questions asked", "n", "judge invalid", "failed"):
         table.add_column(column, justify="left" if column == "mode" else "right")
     for mode, row in summary["modes"].items():
@@ -75,36 +80,44 @@ def demo(
 
 
 def eval_command(
-    bench: Annotated[
-        Path, typer.Argument(help="Benchmark folder, scenarios.jsonl, or a prefq-bench JSONL file.")
-    ],
+    bench: Annotated[Path, typer.Argument(help="Benchmark folder, scenarios.jsonl, or a prefq-bench JSONL file.")],
     model: Annotated[list[str], typer.Option("--model", "-m", help="Model(s) under test (inspect names).")],
     log_dir: Annotated[Path, typer.Option(help="Run folder: inspect logs and results tables.")],
-    user_model: Annotated[
-        str | None, typer.Option(help="Simulated-user model (default: first --model).")
-    ] = None,
-    judge_model: Annotated[
-        str | None, typer.Option(help="Judge/grader model (default: first --model).")
-    ] = None,
+    user_model: Annotated[str | None, typer.Option(help="Simulated-user model (default: first --model).")] = None,
+    judge_model: Annotated[str | None, typer.Option(help="Judge/grader model (default: first --model).")] = None,
     modes: Annotated[str, typer.Option(help="Comma-separated conditions.")] = "baseline,discovery,oracle",
     fixed_k: Annotated[str, typer.Option(help="Comma-separated K values for the fixed-K ablation.")] = "",
     user_type: Annotated[str, typer.Option(help="Simulated user: passive or cooperative.")] = "passive",
-    logprobs: Annotated[
-        bool, typer.Option(help="Probability-weighted judge scores where available.")
-    ] = False,
+    judge: Annotated[str, typer.Option(help="per_criterion (paper) or structured (one call).")] = "per_criterion",
+    logprobs: Annotated[bool, typer.Option(help="Probability-weighted judge scores where available.")] = False,
+    audit: Annotated[bool, typer.Option(help="Audit the simulated user for unasked revelations.")] = True,
+    cache: Annotated[bool, typer.Option(help="Cache calls per scenario/condition/role/run (free resume).")] = True,
     temperature: Annotated[float, typer.Option(help="Temperature of the model under test.")] = 0.7,
     max_tokens: Annotated[int | None, typer.Option(help="Max tokens per assistant turn.")] = None,
+    reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the model under test.")] = None,
+    user_temperature: Annotated[float, typer.Option(help="Temperature of the simulated user.")] = 0.7,
+    user_max_tokens: Annotated[int | None, typer.Option(help="Max tokens per simulated-user reply.")] = None,
+    user_reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the user.")] = None,
+    judge_max_tokens: Annotated[int | None, typer.Option(help="Max tokens per judge reply.")] = None,
+    judge_reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the judge.")] = None,
+    prices: Annotated[
+        Path | None, typer.Option(help='JSON {"provider/model": {"input": USD/1M, "output": USD/1M}}.')
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Evaluate only the first N scenarios.")] = None,
     max_connections: Annotated[int | None, typer.Option(min=1)] = None,
+    max_samples: Annotated[int | None, typer.Option(min=1)] = None,
     constrain_protocol: Annotated[
         bool, typer.Option(help="Send the protocol grammar (llama.cpp-based models only).")
     ] = False,
-    model_arg: Annotated[
-        list[str], typer.Option("-M", help="Model arg key=value for the models under test.")
-    ] = [],  # noqa: B006
+    model_arg: Annotated[list[str], typer.Option("-M", help="Model arg key=value for the models under test.")] = [],  # noqa: B006
     display: Annotated[str, typer.Option(help="inspect display: full, rich, plain, log, none.")] = "plain",
 ) -> None:
-    """Evaluate model(s) on a benchmark in baseline/discovery/oracle (and fixed-K) conditions, resumably."""
+    """Evaluate model(s) on a benchmark in baseline/discovery/oracle (and fixed-K) conditions, resumably.
+
+    Rerunning the same command in the same --log-dir finishes what is missing and makes no model call for
+    finished samples. Writes LOG_DIR/results.csv (+ .parquet), attributes.csv and transcripts.jsonl.
+    """
+    from prefdisco.analysis.results import load_prices
     from prefdisco.dialogue.run import RunConfig, run_conditions
     from prefdisco.dialogue.task import load_scenarios
 
@@ -117,19 +130,31 @@ def eval_command(
         modes=[m.strip() for m in modes.split(",") if m.strip()],
         fixed_k=_parse_ks(fixed_k),
         user_type=user_type,
+        judge=judge,
+        audit=audit,
+        cache=cache,
         logprobs=logprobs,
         constrain_protocol=constrain_protocol,
         limit=limit,
         temperature=temperature,
         max_tokens=max_tokens,
+        reasoning_effort=reasoning_effort,
+        user_temperature=user_temperature,
+        user_max_tokens=user_max_tokens,
+        user_reasoning_effort=user_reasoning_effort,
+        grader_max_tokens=judge_max_tokens,
+        grader_reasoning_effort=judge_reasoning_effort,
+        prices=load_prices(prices) if prices else {},
         max_connections=max_connections,
+        max_samples=max_samples,
         display=display,
         model_args=_parse_model_args(model_arg),
     )
     config.validate()
     _check_models(sorted({*config.models, config.user_model, config.grader_model}))
     tables = run_conditions(scenarios, config)
-    console.print(f"{len(tables.results)} result rows → {log_dir / 'results.csv'}")
+    failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
+    console.print(f"{len(tables.results)} result rows ({failed} failed) → {log_dir / 'results.csv'}")
 
 
 def _parse_ks(text: str) -> list[int]:

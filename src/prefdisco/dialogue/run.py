@@ -20,6 +20,7 @@ from prefdisco.dialogue.task import build_task
 from prefdisco.dialogue.user import USER_TYPES
 from prefdisco.errors import UserError
 from prefdisco.schema import Mode, Scenario
+from prefdisco.scoring.scorer import JUDGES
 
 CONDITIONS = ("baseline", "discovery", "oracle")
 
@@ -34,14 +35,21 @@ class RunConfig:
     fixed_k: list[int] = field(default_factory=list)
     user_type: str = "passive"
     judge: str = "per_criterion"
+    audit: bool = True
+    cache: bool = True
     logprobs: bool = False
     constrain_protocol: bool = False
     max_questions: int = 5
     limit: int | None = None
     temperature: float | None = 0.7
     max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    user_temperature: float | None = 0.7
     user_max_tokens: int | None = None
+    user_reasoning_effort: str | None = None
     grader_max_tokens: int | None = None
+    grader_reasoning_effort: str | None = None
+    prices: dict[str, dict[str, float]] = field(default_factory=dict)
     max_connections: int | None = None
     max_samples: int | None = None
     retry_attempts: int = 3
@@ -51,19 +59,25 @@ class RunConfig:
     def validate(self) -> None:
         unknown = [m for m in self.modes if m not in CONDITIONS]
         if unknown:
-            raise UserError(
-                f"--modes: unknown mode(s) {', '.join(unknown)}; expected {', '.join(CONDITIONS)}"
-            )
+            raise UserError(f"--modes: unknown mode(s) {', '.join(unknown)}; expected {', '.join(CONDITIONS)}")
         if any(k < 1 for k in self.fixed_k):
             raise UserError("--fixed-k: every K must be >= 1")
         if not self.modes and not self.fixed_k:
             raise UserError("nothing to run: give --modes and/or --fixed-k")
         if self.user_type not in USER_TYPES:
-            raise UserError(
-                f"--user-type: unknown {self.user_type!r}; expected one of {', '.join(USER_TYPES)}"
-            )
+            raise UserError(f"--user-type: unknown {self.user_type!r}; expected one of {', '.join(USER_TYPES)}")
         if not self.models:
             raise UserError("--model: give at least one model to evaluate")
+        if self.judge not in JUDGES:
+            raise UserError(f"--judge: unknown {self.judge!r}; expected one of {', '.join(JUDGES)}")
+        efforts = ("minimal", "low", "medium", "high", "xhigh", "none")
+        for flag, value in (
+            ("--reasoning-effort", self.reasoning_effort),
+            ("--user-reasoning-effort", self.user_reasoning_effort),
+            ("--judge-reasoning-effort", self.grader_reasoning_effort),
+        ):
+            if value is not None and value not in efforts:
+                raise UserError(f"{flag}: unknown {value!r}; expected one of {', '.join(efforts)}")
 
 
 def scenario_set_hash(scenarios: Sequence[Scenario]) -> str:
@@ -73,14 +87,21 @@ def scenario_set_hash(scenarios: Sequence[Scenario]) -> str:
     return digest.hexdigest()[:16]
 
 
+def run_scope(log_dir: Path, scenario_set: str) -> str:
+    """The cache scope of a run: its folder and scenario set (a new folder never replays an old run)."""
+    return hashlib.sha256(f"{log_dir.resolve()}|{scenario_set}".encode()).hexdigest()[:16]
+
+
 def build_tasks(scenarios: Sequence[Scenario], config: RunConfig) -> list[Any]:
     selected = list(scenarios[: config.limit] if config.limit else scenarios)
     common = dict(
         user_type=config.user_type,
         judge=config.judge,
+        audit=config.audit,
         logprobs=config.logprobs,
         constrain_protocol=config.constrain_protocol,
         max_questions=config.max_questions,
+        cache_scope=run_scope(config.log_dir, scenario_set_hash(selected)) if config.cache else None,
     )
     tasks = [build_task(selected, mode=m, **common) for m in config.modes]
     tasks += [build_task(selected, mode=Mode.FIXED_K.value, k=k, **common) for k in config.fixed_k]
@@ -128,20 +149,35 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
         "fixed_k": config.fixed_k,
         "user_type": config.user_type,
         "judge": config.judge,
+        "audit": config.audit,
+        "cache": config.cache,
         "logprobs": config.logprobs,
         "temperature": config.temperature,
         "max_tokens": config.max_tokens,
+        "reasoning_effort": config.reasoning_effort,
+        "user_temperature": config.user_temperature,
+        "user_max_tokens": config.user_max_tokens,
+        "user_reasoning_effort": config.user_reasoning_effort,
+        "grader_max_tokens": config.grader_max_tokens,
+        "grader_reasoning_effort": config.grader_reasoning_effort,
     }
     _guard_log_dir(config.log_dir, fingerprint)
 
     roles = {
         "user": get_model(
             config.user_model,
-            config=GenerateConfig(temperature=config.temperature, max_tokens=config.user_max_tokens),
+            config=GenerateConfig(
+                temperature=config.user_temperature,
+                max_tokens=config.user_max_tokens,
+                reasoning_effort=config.user_reasoning_effort,
+            ),
         ),
+        # the judge and the correctness grader are deterministic where the provider allows
         "grader": get_model(
             config.grader_model,
-            config=GenerateConfig(temperature=0.0, max_tokens=config.grader_max_tokens),
+            config=GenerateConfig(
+                temperature=0.0, max_tokens=config.grader_max_tokens, reasoning_effort=config.grader_reasoning_effort
+            ),
         ),
     }
     tasks = build_tasks(selected, config)
@@ -154,6 +190,7 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
         model_roles=roles,
         temperature=config.temperature,
         max_tokens=config.max_tokens,
+        reasoning_effort=config.reasoning_effort,
         max_connections=config.max_connections,
         max_samples=config.max_samples,
         retry_attempts=config.retry_attempts,
@@ -162,7 +199,7 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
         log_realtime=False,
         log_level="warning",
     )
-    tables = results_from_logs(config.log_dir)
+    tables = results_from_logs(config.log_dir, prices=config.prices)
     write_tables(tables, config.log_dir)
     if not success:
         failed = int(tables.results["failed"].sum()) if len(tables.results) else 0

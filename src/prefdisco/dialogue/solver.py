@@ -23,6 +23,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from prefdisco.dialogue.cache import cache_policy
 from prefdisco.dialogue.protocol import (
     ANSWER_ONLY_GBNF,
     PROTOCOL_GBNF,
@@ -52,6 +53,11 @@ def oracle_preferences(profile: PreferenceProfile) -> str:
     return "\n".join(lines)
 
 
+def condition_label(mode: Mode, k: int | None) -> str:
+    """baseline, discovery, oracle, or fixed_k<K>."""
+    return f"fixed_k{k}" if mode is Mode.FIXED_K else mode.value
+
+
 def system_prompt(mode: Mode, scenario: Scenario, max_questions: int, k: int | None) -> str | None:
     if mode is Mode.BASELINE:
         return None
@@ -69,6 +75,7 @@ def personalized_dialogue(
     k: int | None = None,
     user_type: UserType = "passive",
     constrain_protocol: bool = False,
+    cache_scope: str | None = None,
 ) -> Solver:
     """Run one condition for one scenario.
 
@@ -79,6 +86,7 @@ def personalized_dialogue(
         user_type: the simulated user (``passive`` or ``cooperative``).
         constrain_protocol: send a GBNF grammar of the protocol in ``extra_body["grammar"]`` (llama.cpp-based
             models only: the embedded provider and llama.cpp servers accept it).
+        cache_scope: cache model calls under this run scope (see ``dialogue/cache.py``); None: no cache.
     """
     condition = Mode(mode)
     if condition is Mode.FIXED_K and (k is None or k < 1):
@@ -96,25 +104,27 @@ def personalized_dialogue(
         if system:
             state.messages.insert(0, ChatMessageSystem(content=system))
         model = get_model()
+        name = condition_label(condition, k)
+        cache = cache_policy(cache_scope, scenario.id, name, "assistant")
         turns: list[DialogueTurn] = []
         unmarked = 0
 
         if condition in (Mode.BASELINE, Mode.ORACLE):
-            output = await model.generate(state.messages)
+            output = await model.generate(state.messages, cache=cache)
             state.messages.append(output.message)
             final = strip_markers(output.completion)
         else:
-            user = SimulatedUser(get_model(role="user"), scenario, user_type)
+            user = SimulatedUser(
+                get_model(role="user"), scenario, user_type, cache=cache_policy(cache_scope, scenario.id, name, "user")
+            )
             budget = k if condition is Mode.FIXED_K else max_questions
             asked = 0
             final = ""
             while True:
                 must_ask = condition is Mode.FIXED_K and asked < budget
                 must_answer = asked >= budget
-                config = grammar(
-                    QUESTION_ONLY_GBNF if must_ask else ANSWER_ONLY_GBNF if must_answer else PROTOCOL_GBNF
-                )
-                output = await model.generate(state.messages, config=config)
+                config = grammar(QUESTION_ONLY_GBNF if must_ask else ANSWER_ONLY_GBNF if must_answer else PROTOCOL_GBNF)
+                output = await model.generate(state.messages, config=config, cache=cache)
                 state.messages.append(ChatMessageAssistant(content=output.completion, model=output.model))
                 if must_ask:
                     turn_kind, content = "question", as_question(output.completion)
@@ -144,6 +154,7 @@ def personalized_dialogue(
         state.store.set("prefdisco:n_questions", sum(t.kind == "question" for t in turns))
         state.store.set("prefdisco:turns", [t.model_dump() for t in turns])
         state.store.set("prefdisco:unmarked_turns", unmarked)
+        state.store.set("prefdisco:condition", name)
         return state
 
     return solve

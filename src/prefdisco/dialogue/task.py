@@ -17,7 +17,12 @@ from pathlib import Path
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from prefdisco.dialogue.solver import MAX_DISCOVERY_QUESTIONS, SCENARIO_KEY, personalized_dialogue
+from prefdisco.dialogue.solver import (
+    MAX_DISCOVERY_QUESTIONS,
+    SCENARIO_KEY,
+    condition_label,
+    personalized_dialogue,
+)
 from prefdisco.dialogue.user import UserType
 from prefdisco.errors import UserError
 from prefdisco.schema import Mode, Scenario
@@ -38,10 +43,6 @@ def scenario_sample(scenario: Scenario) -> Sample:
     )
 
 
-def condition_name(mode: Mode, k: int | None) -> str:
-    return f"fixed_k{k}" if mode is Mode.FIXED_K else mode.value
-
-
 def load_scenarios(source: str | Path) -> list[Scenario]:
     from prefdisco.build.benchfolder import read_scenarios
 
@@ -57,6 +58,8 @@ def build_task(
     judge: str = "per_criterion",
     logprobs: bool = False,
     constrain_protocol: bool = False,
+    audit: bool = True,
+    cache_scope: str | None = None,
     name: str | None = None,
 ) -> Task:
     condition = Mode(mode)
@@ -68,7 +71,7 @@ def build_task(
         raise UserError(f"scenario ids must be unique; repeated: {', '.join(dupes[:5])}")
     benchmarks = sorted({s.problem.benchmark for s in scenarios})
     return Task(
-        name=name or f"prefdisco_{condition_name(condition, k)}",
+        name=name or f"prefdisco_{condition_label(condition, k)}",
         dataset=MemoryDataset([scenario_sample(s) for s in scenarios], name="+".join(benchmarks)),
         solver=personalized_dialogue(
             mode=condition.value,
@@ -76,8 +79,9 @@ def build_task(
             k=k,
             user_type=user_type,
             constrain_protocol=constrain_protocol,
+            cache_scope=cache_scope,
         ),
-        scorer=prefdisco_scorer(judge=judge, logprobs=logprobs),
+        scorer=prefdisco_scorer(judge=judge, logprobs=logprobs, audit=audit, cache_scope=cache_scope),
         epochs=Epochs(1, none_aware_reducer()),
         metadata={
             "prefdisco_mode": condition.value,
@@ -99,6 +103,7 @@ def prefdisco(
     judge: str = "per_criterion",
     logprobs: bool = False,
     constrain_protocol: bool = False,
+    audit: bool = True,
 ) -> Task:
     """PrefDisco on a benchmark folder / scenarios file in one condition (inspect CLI entry point)."""
     return build_task(
@@ -110,4 +115,5 @@ def prefdisco(
         judge=judge,
         logprobs=logprobs,
         constrain_protocol=constrain_protocol,
+        audit=audit,
     )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from inspect_ai.model import (
+    CachePolicy,
     ChatMessage,
     ChatMessageAssistant,
     ChatMessageSystem,
@@ -64,6 +65,7 @@ class SimulatedUser:
     model: Model
     scenario: Scenario
     user_type: UserType = "passive"
+    cache: CachePolicy | bool = False
 
     def __post_init__(self) -> None:
         self.system = user_system_prompt(self.scenario, self.user_type)
@@ -75,10 +77,8 @@ class SimulatedUser:
 
     async def reply(self, question: str) -> tuple[str, ModelOutput]:
         messages = self.messages_for(question)
-        config = (
-            GenerateConfig() if self.model.config.max_tokens else GenerateConfig(max_tokens=USER_MAX_TOKENS)
-        )
-        output = await self.model.generate(messages, config=config)
+        config = GenerateConfig() if self.model.config.max_tokens else GenerateConfig(max_tokens=USER_MAX_TOKENS)
+        output = await self.model.generate(messages, config=config, cache=self.cache)
         text = _clean(output.completion)
         self.history = [*messages[1:], ChatMessageAssistant(content=text)]
         return text, output

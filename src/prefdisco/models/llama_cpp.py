@@ -57,6 +57,7 @@ class LoadedModel:
     llama: Any
     executor: ThreadPoolExecutor
     grammars: dict[str, Any] = field(default_factory=dict)
+    calls: int = 0
 
     def close(self) -> None:
         self.executor.shutdown(wait=True)
@@ -88,6 +89,12 @@ def load_model(path: Path, n_ctx: int, n_threads: int, seed: int) -> LoadedModel
             loaded = LoadedModel(path, llama, ThreadPoolExecutor(1, thread_name_prefix="llama"))
             _LOADED[key] = loaded
         return loaded
+
+
+def embedded_calls() -> int:
+    """Completions run by every embedded model of this process so far (for resume checks and benchmarks)."""
+    with _LOAD_LOCK:
+        return sum(m.calls for m in _LOADED.values())
 
 
 @atexit.register
@@ -240,6 +247,7 @@ class LlamaCppAPI(ModelAPI):
     ) -> tuple[dict[str, Any], Logprobs | None]:
         """Runs on the model's worker thread."""
         llama = self.loaded.llama
+        self.loaded.calls += 1
         kwargs = dict(request)
         if "grammar" in kwargs:
             kwargs["grammar"] = self._grammar(kwargs["grammar"])

@@ -22,7 +22,7 @@ import json
 import math
 import re
 
-from inspect_ai.model import GenerateConfig, Model, ModelOutput, ResponseSchema
+from inspect_ai.model import CachePolicy, GenerateConfig, Model, ModelOutput, ResponseSchema
 from inspect_ai.util import JSONSchema
 
 from prefdisco.prompts import render
@@ -134,12 +134,14 @@ async def judge_criterion(
     *,
     logprobs: bool = False,
     retries: int = JUDGE_RETRIES,
+    cache: CachePolicy | bool = False,
 ) -> AttributeJudgement:
     prompt = judge_prompt(problem, response, criterion, item)
     config = judge_config(grader, logprobs)
     replies: list[str] = []
     for attempt in range(1, retries + 2):
-        output = await grader.generate(prompt, config=config)
+        # a retry must reach the model again, never replay the cached bad reply
+        output = await grader.generate(prompt, config=config, cache=cache if attempt == 1 else False)
         hard = parse_score(output.completion)
         if hard is None:
             replies.append(output.completion[:200])
@@ -178,12 +180,13 @@ async def judge_all(
     items: dict[str, PreferenceItem],
     *,
     logprobs: bool = False,
+    cache: CachePolicy | bool = False,
 ) -> list[AttributeJudgement]:
     """Per-criterion judging: every criterion concurrently, results in rubric order."""
     return list(
         await asyncio.gather(
             *(
-                judge_criterion(grader, problem, response, c, items[c.attribute], logprobs=logprobs)
+                judge_criterion(grader, problem, response, c, items[c.attribute], logprobs=logprobs, cache=cache)
                 for c in rubric
             )
         )

@@ -29,9 +29,12 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
+from prefdisco.dialogue.cache import cache_policy
 from prefdisco.dialogue.solver import scenario_of
 from prefdisco.scoring.alignment import pref_align
+from prefdisco.scoring.audit import audit_user
 from prefdisco.scoring.judge import judge_all
+from prefdisco.scoring.judge_structured import judge_structured
 
 _to_float = value_to_float()
 
@@ -45,14 +48,18 @@ def none_aware_reducer() -> ScoreReducer:
     return mean_score(value_to_float=_none_as_nan)
 
 
+def _number(score: SampleScore, key: str) -> float | None:
+    """The score's ``key`` as a float; None when absent or not measured (None, or NaN after reduction)."""
+    value = score.score.value
+    item = value.get(key) if isinstance(value, dict) else None
+    if item is None or isinstance(item, str) or (isinstance(item, float) and math.isnan(item)):
+        return None
+    return float(item)
+
+
 def _mean_of(key: str) -> Metric:
     def compute(scores: list[SampleScore]) -> float:
-        values = []
-        for s in scores:
-            value = s.score.value
-            item = value.get(key) if isinstance(value, dict) else None
-            if item is not None and not (isinstance(item, float) and math.isnan(item)):
-                values.append(float(item))
+        values = [v for s in scores if (v := _number(s, key)) is not None]
         return sum(values) / len(values) if values else float("nan")
 
     return compute
@@ -76,42 +83,76 @@ def mean_questions() -> Metric:
 
 
 @metric
-def judge_invalid_total() -> Metric:
+def user_leak_rate() -> Metric:
+    """Share of audited simulated-user replies that revealed a preference the question did not ask about."""
+
     def compute(scores: list[SampleScore]) -> float:
-        return float(
-            sum(int(s.score.value.get("judge_invalid", 0)) for s in scores if isinstance(s.score.value, dict))
-        )
+        turns = leaks = 0.0
+        for s in scores:
+            n = _number(s, "user_turns")
+            if n is not None:
+                turns += n
+                leaks += _number(s, "user_leaks") or 0.0
+        return leaks / turns if turns else float("nan")
 
     return compute
 
 
-@scorer(metrics=[pref_align_mean(), accuracy_judged(), mean_questions(), judge_invalid_total()])
-def prefdisco_scorer(judge: str = "per_criterion", logprobs: bool = False):
-    """Judge every rubric criterion (role ``grader``) and check correctness.
+@metric
+def judge_invalid_total() -> Metric:
+    def compute(scores: list[SampleScore]) -> float:
+        return sum(_number(s, "judge_invalid") or 0.0 for s in scores)
+
+    return compute
+
+
+JUDGES = ("per_criterion", "structured")
+
+
+@scorer(metrics=[pref_align_mean(), accuracy_judged(), mean_questions(), judge_invalid_total(), user_leak_rate()])
+def prefdisco_scorer(
+    judge: str = "per_criterion", logprobs: bool = False, audit: bool = True, cache_scope: str | None = None
+):
+    """Judge the rubric (role ``grader``), check correctness and audit the simulated user.
 
     Args:
-        judge: ``per_criterion`` (one call per criterion, concurrent).
+        judge: ``per_criterion`` (one call per criterion, concurrent — the paper's method) or ``structured``
+            (one call scoring every criterion).
         logprobs: use probability-weighted scores where the grader returns log-probabilities.
+        audit: run the simulator-leak audit on dialogues with at least one question (one grader call).
+        cache_scope: cache grader calls under this run scope (see ``dialogue/cache.py``); None: no cache.
     """
-    if judge != "per_criterion":
-        raise ValueError(f"unknown judge {judge!r}: expected 'per_criterion'")
+    if judge not in JUDGES:
+        raise ValueError(f"unknown judge {judge!r}: expected one of {', '.join(JUDGES)}")
 
     async def score(state: TaskState, target: Target) -> Score:
         from prefdisco.scoring.correctness import check_correct
 
         scenario = scenario_of(state)
         response = state.store.get("prefdisco:final_response", state.output.completion or "")
+        turns = state.store.get("prefdisco:turns", [])
+        condition = state.store.get("prefdisco:condition", "")
         grader = get_model(role="grader")
+        cache = cache_policy(cache_scope, scenario.id, condition, "grader")
         items = {i.attribute: i for i in scenario.profile.items}
-        judgements = await judge_all(
-            grader, scenario.problem, response, scenario.rubric, items, logprobs=logprobs
-        )
+        if judge == "structured":
+            judgements = await judge_structured(
+                grader, scenario.problem, response, scenario.rubric, items, logprobs=logprobs, cache=cache
+            )
+        else:
+            judgements = await judge_all(
+                grader, scenario.problem, response, scenario.rubric, items, logprobs=logprobs, cache=cache
+            )
         correctness = await check_correct(scenario.problem, response, grader=grader)
+        user_audit = await audit_user(grader, scenario.profile, turns, cache=cache) if audit else None
+        audited = user_audit is not None and user_audit.audit_valid
         value = {
             "pref_align": pref_align(judgements),
             "correct": None if correctness.correct is None else int(correctness.correct),
             "n_questions": int(state.store.get("prefdisco:n_questions", 0)),
             "judge_invalid": sum(not j.valid for j in judgements),
+            "user_turns": user_audit.user_turns if audited else None,
+            "user_leaks": user_audit.leaked_turns if audited else None,
         }
         return Score(
             value=value,
@@ -120,8 +161,9 @@ def prefdisco_scorer(judge: str = "per_criterion", logprobs: bool = False):
             metadata={
                 "judgements": [j.model_dump() for j in judgements],
                 "correctness": correctness.model_dump(),
-                "turns": state.store.get("prefdisco:turns", []),
+                "turns": turns,
                 "unmarked_turns": state.store.get("prefdisco:unmarked_turns", 0),
+                "user_audit": user_audit.model_dump() if user_audit else None,
             },
         )
 

@@ -1,0 +1,3 @@
+from prefdisco.cli import main
+
+main()

@@ -1,0 +1,166 @@
+"""The embedded SmolLM2 model through inspect: constrained outputs, log-probabilities, and the demo end to end.
+
+These run the real llama.cpp model (a few minutes in all on 2 cores).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
+from inspect_ai.model import GenerateConfig, get_model
+from typer.testing import CliRunner
+
+from prefdisco import cli
+from prefdisco.demo import demo_scenarios
+from prefdisco.dialogue.protocol import PROTOCOL_GBNF, parse_turn
+from prefdisco.scoring.judge import SCORE_SCHEMA, logprob_weighted_score, parse_score
+
+pytestmark = pytest.mark.embedded
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    return get_model("prefdisco/smollm2", config=GenerateConfig(temperature=0.7, seed=1))
+
+
+def test_schema_constrained_score_always_parses(smollm2):
+    async def ask(i: int) -> str:
+        out = await smollm2.generate(
+            f"Rate from 1 to 5 how polite this reply is: 'Go away #{i}.' Reply with JSON.",
+            config=GenerateConfig(max_tokens=16, response_schema=SCORE_SCHEMA),
+        )
+        return out.completion
+
+    # concurrent requests are serialized inside the provider (two concurrent llama.cpp calls crash it)
+    replies = asyncio.run(_gather([ask(i) for i in range(4)]))
+    assert all(parse_score(r) in {1, 2, 3, 4, 5} for r in replies), replies
+
+
+def test_protocol_grammar_gives_a_protocol_turn(smollm2):
+    out = asyncio.run(
+        smollm2.generate(
+            "Help me work out 7 x 12. You may first ask me a question.",
+            config=GenerateConfig(max_tokens=48, extra_body={"grammar": PROTOCOL_GBNF}),
+        )
+    )
+    assert out.completion.startswith(("QUESTION: ", "ANSWER: "))
+    assert not parse_turn(out.completion).unmarked
+
+
+def test_log_probabilities_give_a_weighted_judge_score(smollm2):
+    out = asyncio.run(
+        smollm2.generate(
+            "Rate from 1 to 5 how clear this is: 'Water boils at 100 C at sea level.' Reply with JSON.",
+            config=GenerateConfig(
+                max_tokens=16, temperature=0, response_schema=SCORE_SCHEMA, logprobs=True, top_logprobs=5
+            ),
+        )
+    )
+    content = out.choices[0].logprobs.content
+    assert "".join(lp.token for lp in content) in out.completion
+    assert all(lp.logprob <= 0 and len(lp.top_logprobs) == 5 for lp in content)
+    weighted = logprob_weighted_score(out)
+    assert weighted is not None and 1.0 <= weighted <= 5.0
+    # greedy decoding picked the most likely digit, so the hard score is the top candidate at that step
+    digit = next(lp for lp in content if lp.token.strip() in "12345" and lp.token.strip())
+    assert parse_score(out.completion) == int(digit.token.strip())
+
+
+def test_unknown_embedded_model_is_a_clear_error(tmp_path):
+    scenarios = tmp_path / "scenarios.jsonl"
+    scenarios.write_text(demo_scenarios()[0].model_dump_json() + "\n")
+    log_dir = tmp_path / "run"
+    result = CliRunner().invoke(
+        _app(), ["eval", str(scenarios), "--model", "prefdisco/nosuch", "--log-dir", str(log_dir)]
+    )
+    assert result.exit_code == 2
+    assert "unknown embedded model 'nosuch'" in result.output
+    assert not log_dir.exists()
+
+
+def test_demo_end_to_end_on_two_scenarios(tmp_path):
+    out = tmp_path / "demo"
+    result = CliRunner().invoke(_app(), ["demo", "--out", str(out), "--limit", "2", "--display", "none"])
+    assert result.exit_code == 0, result.output
+    assert "PrefDisco demo" in result.output and "NormAlign" in result.output
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["modes"]) == {"baseline", "discovery", "oracle"}
+    for mode in summary["modes"].values():
+        assert set(mode) >= {"pref_align_mean", "accuracy", "mean_questions", "n"}
+        assert mode["n"] + mode["failed"] == 2
+        assert mode["pref_align_mean"] is None or 1.0 <= mode["pref_align_mean"] <= 5.0
+    assert summary["norm_align"] is not None or summary["norm_align_reason"]
+    assert summary["models"] == {
+        "assistant": "prefdisco/smollm2",
+        "user": "prefdisco/smollm2",
+        "grader": "prefdisco/smollm2",
+    }
+
+    # the logs are ordinary inspect logs (what `inspect view` reads), one per condition, all finished
+    logs = [read_eval_log(info) for info in list_eval_logs(str(out / "logs"))]
+    assert sorted(log.eval.task for log in logs) == ["prefdisco_baseline", "prefdisco_discovery", "prefdisco_oracle"]
+    assert all(log.status == "success" and len(log.samples) == 2 for log in logs)
+    discovery = next(log for log in logs if log.eval.task == "prefdisco_discovery")
+    for sample in discovery.samples:
+        score = sample.scores["prefdisco_scorer"]
+        assert score.value["n_questions"] <= 5
+        assert len(score.metadata["judgements"]) == len(json.loads(json.dumps(sample.metadata["scenario"]))["rubric"])
+    results = (out / "logs" / "results.csv").read_text().splitlines()
+    assert len(results) == 1 + 6
+
+
+async def _gather(coros):
+    return await asyncio.gather(*coros)
+
+
+def _app():
+    cli._register()
+    return cli.app
+
+
+def test_eval_on_a_benchmark_folder_writes_results_and_resumes_without_calls(tmp_path):
+    from prefdisco.build.benchfolder import read_bench, write_bench
+    from prefdisco.dialogue.run import RunConfig, run_conditions
+    from prefdisco.models.llama_cpp import embedded_calls
+
+    scenarios = demo_scenarios()[:2]
+    personas = list({s.persona.id: s.persona for s in scenarios}.values())
+    from prefdisco.build.catalogue import load_catalogue
+
+    bench = tmp_path / "bench"
+    write_bench(bench, scenarios, personas, load_catalogue(), {"source": "test"})
+    config = RunConfig(
+        models=["prefdisco/smollm2"],
+        user_model="prefdisco/smollm2",
+        grader_model="prefdisco/smollm2",
+        log_dir=tmp_path / "run",
+        modes=["baseline", "discovery"],
+        fixed_k=[1],
+        judge="structured",
+        max_tokens=120,
+        user_max_tokens=40,
+        constrain_protocol=True,
+        display="none",
+    )
+    before = embedded_calls()
+    tables = run_conditions(read_bench(bench).scenarios, config)
+    first_calls = embedded_calls() - before
+    results = tables.results
+    assert len(results) == 2 * 3 and set(results["mode"]) == {"baseline", "discovery", "fixed_k"}
+    assert set(results.loc[results["mode"] == "fixed_k", "fixed_k"]) == {1}
+    assert (results.loc[results["mode"] == "fixed_k", "n_questions"] == 1).all()
+    assert (results["family"] == "local").all() and (results["failed"] == 0).all()
+    assert (results["input_tokens"] > 0).all() and (results["grader_input_tokens"] > 0).all()
+    for name in ("results.csv", "results.parquet", "attributes.csv", "transcripts.jsonl"):
+        assert (config.log_dir / name).is_file()
+    assert first_calls >= 2 * 3 * 2  # at least an answer and a judge call per sample
+
+    # the same command again: the eval-set is complete, nothing is called, the table is the same
+    before = embedded_calls()
+    again = run_conditions(read_bench(bench).scenarios, config)
+    assert embedded_calls() - before == 0
+    assert again.results.equals(tables.results)
