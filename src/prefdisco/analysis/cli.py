@@ -1,0 +1,52 @@
+"""``prefdisco report``: parse, call ``analysis.report.make_report``, print where the files went."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report(
+        results: Path = typer.Argument(
+            ..., help="A results table (results.csv / results.parquet) or an eval run folder."
+        ),
+        out: Path = typer.Option(..., "--out", help="Folder for report.html, report.md, summary.json, PNG, CSV."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap (and of the scatter subsample)."),
+        bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap resamples per cell (0: none)."),
+        examples: int = typer.Option(2, "--examples", min=0, help="Qualitative examples picked per kind."),
+        scenario: list[str] = typer.Option(
+            [], "--scenario", help="Also show this scenario id as an example (repeatable)."
+        ),
+    ) -> None:
+        """Write the PrefDisco report (NormAlign, accuracy, questions, fixed-K, attributes, examples)."""
+        from rich.console import Console
+        from rich.table import Table
+
+        from prefdisco.analysis.render import num
+        from prefdisco.analysis.report import make_report
+
+        made, written = make_report(
+            results, out, seed=seed, n_boot=bootstrap, n_examples=examples, chosen=list(scenario)
+        )
+        console = Console()
+        s = made.summary
+        table = Table(title="NormAlign (%)", show_lines=False)
+        table.add_column("model")
+        for task in s["tasks"]:
+            table.add_column(task, justify="right")
+        for model in s["models"]:
+            row = s["normalign"].get(model, {})
+            table.add_row(model, *(num(row.get(t), 1) if t in row else "" for t in s["tasks"]))
+        console.print(table)
+        pct = s["pct_negative"]
+        console.print(
+            f"negative cells: {'—' if pct is None else f'{pct:.1f} %'} "
+            f"({s['n_cells_negative']} of {s['n_cells_defined']} defined); "
+            f"Pearson r: {num(s['pearson_r'], 3)}" + (f" ({s['pearson_reason']})" if s["pearson_reason"] else "")
+        )
+        console.print(f"report: {out / 'report.html'}", highlight=False)
+        names = ", ".join(p.name for p in written)
+        console.print(f"wrote {len(written)} files to {out}: {names}", highlight=False, soft_wrap=True)

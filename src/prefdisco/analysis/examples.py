@@ -1,0 +1,218 @@
+"""Appendix C: qualitative examples — one scenario's baseline, discovery and oracle side by side.
+
+Automatic picks (among rows that did not fail), ``n`` per kind, no scenario twice:
+* ``monotone gain``: baseline < discovery < oracle PrefAlign; largest discovery − baseline first;
+* ``discovery worse than baseline``: discovery < baseline; largest drop first;
+* ``correct baseline turned incorrect``: baseline correct, discovery incorrect; most questions asked first.
+Ties are broken by model, task and scenario id. Chosen scenario ids are shown for every (model, task) they
+appear in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from prefdisco.analysis.table import MAIN_MODES
+from prefdisco.errors import UserError
+
+KINDS = ("monotone gain", "discovery worse than baseline", "correct baseline turned incorrect")
+
+
+@dataclass
+class ModeView:
+    mode: str
+    pref_align: float | None
+    correct: bool | None
+    n_questions: int | None
+    messages: list[dict[str, str]] = field(default_factory=list)
+    final_response: str = ""
+    has_transcript: bool = False
+
+
+@dataclass
+class Example:
+    kind: str
+    model: str
+    task: str
+    scenario_id: str
+    modes: list[ModeView]
+    attributes: list[dict[str, object]]
+
+
+def _wide(results: pd.DataFrame) -> pd.DataFrame:
+    rows = results.loc[~results["failed"].to_numpy() & results["mode"].isin(MAIN_MODES).to_numpy()]
+    rows = rows.astype({"model": str, "task": str, "scenario_id": str, "mode": str})
+    wide = rows.pivot(
+        index=["model", "task", "scenario_id"],
+        columns="mode",
+        values=["pref_align", "correct", "n_questions"],
+    )
+    wide.columns = [f"{v}_{m}" for v, m in wide.columns]
+    for v in ("pref_align", "correct", "n_questions"):
+        for m in MAIN_MODES:
+            if f"{v}_{m}" not in wide.columns:
+                wide[f"{v}_{m}"] = np.nan
+    return wide.reset_index()
+
+
+def pick(wide: pd.DataFrame, n: int, chosen: list[str]) -> list[tuple[str, str, str, str]]:
+    """(kind, model, task, scenario_id) tuples to show, from the ``_wide`` per-scenario table."""
+    keys = ["model", "task", "scenario_id"]
+    b, d, o = (wide[f"pref_align_{m}"] for m in MAIN_MODES)
+    picks: list[tuple[str, str, str, str]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for sid in chosen:
+        found = wide.loc[wide["scenario_id"] == sid, keys]
+        if found.empty:
+            raise UserError(f"--scenario {sid}: no such scenario_id in the results table")
+        for key in found.itertuples(index=False):
+            picks.append(("chosen", *key))
+            seen.add(tuple(key))
+    if n <= 0:
+        return picks
+    candidates = {
+        KINDS[0]: wide.assign(_s=d - b).loc[(b < d) & (d < o)],
+        KINDS[1]: wide.assign(_s=b - d).loc[d < b],
+        KINDS[2]: wide.assign(_s=wide["n_questions_discovery"].fillna(0)).loc[
+            (wide["correct_baseline"] == 1) & (wide["correct_discovery"] == 0)
+        ],
+    }
+    for kind, frame in candidates.items():
+        ordered = frame.sort_values(["_s", *keys], ascending=[False, True, True, True])
+        taken = 0
+        for key in ordered[keys].itertuples(index=False):
+            if taken == n:
+                break
+            if tuple(key) in seen:
+                continue
+            seen.add(tuple(key))
+            picks.append((kind, *key))
+            taken += 1
+    return picks
+
+
+def _key(obj: dict) -> tuple[str, ...] | None:
+    k = obj.get("fixed_k")
+    if k is not None and k != "" and not (isinstance(k, float) and np.isnan(k)):
+        return None
+    return tuple(str(obj.get(k, "")) for k in ("model", "task", "scenario_id", "mode"))
+
+
+def transcripts_from_rows(rows: pd.DataFrame, wanted: set[tuple[str, str, str, str]]) -> dict[tuple, dict]:
+    """Transcripts already in memory (a frame with the JSONL's fields)."""
+    found: dict[tuple, dict] = {}
+    ids = {k[2] for k in wanted}
+    if rows.empty or "scenario_id" not in rows.columns:
+        return found
+    for obj in rows.loc[rows["scenario_id"].astype(str).isin(ids)].to_dict("records"):
+        key = _key(obj)
+        if key in wanted:
+            found[key] = obj
+    return found
+
+
+def read_transcripts(path: Path | None, wanted: set[tuple[str, str, str, str]]) -> dict[tuple, dict]:
+    """Transcripts for (model, task, scenario_id, mode) keys (fixed_k empty), streaming the JSONL once."""
+    if path is None or not wanted:
+        return {}
+    ids = sorted({k[2] for k in wanted})
+    prefilter = re.compile("|".join(re.escape(json.dumps(i)[1:-1]) for i in ids))
+    found: dict[tuple, dict] = {}
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not prefilter.search(line):
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise UserError(f"{path}: line {lineno}: not a JSON object ({e.msg})") from None
+            if not isinstance(obj, dict):
+                continue
+            key = _key(obj)
+            if key in wanted:
+                found[key] = obj
+    return found
+
+
+def _text(value: object) -> str:
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+
+
+def _messages(obj: dict) -> list[dict[str, str]]:
+    out = []
+    messages = obj.get("messages")
+    for m in messages if isinstance(messages, list | tuple | np.ndarray) else []:
+        if isinstance(m, dict):
+            out.append({"role": str(m.get("role", "")), "content": str(m.get("content", ""))})
+    return out
+
+
+def build_examples(
+    results: pd.DataFrame,
+    attributes: pd.DataFrame | None,
+    transcripts: Path | None,
+    *,
+    n: int,
+    chosen: list[str],
+    transcript_rows: pd.DataFrame | None = None,
+) -> list[Example]:
+    wide = _wide(results)
+    picks = pick(wide, n, chosen)
+    if not picks:
+        return []
+    wanted = {(m, t, s, mode) for _, m, t, s in picks for mode in MAIN_MODES}
+    if transcript_rows is not None:
+        texts = transcripts_from_rows(transcript_rows, wanted)
+    else:
+        texts = read_transcripts(transcripts, wanted)
+    wide = wide.set_index(["model", "task", "scenario_id"])
+    examples = []
+    for kind, model, task, sid in picks:
+        row = wide.loc[(model, task, sid)]
+        views = []
+        for mode in MAIN_MODES:
+            pa_, corr, nq = (row[f"{v}_{mode}"] for v in ("pref_align", "correct", "n_questions"))
+            obj = texts.get((model, task, sid, mode))
+            views.append(
+                ModeView(
+                    mode=mode,
+                    pref_align=None if pd.isna(pa_) else float(pa_),
+                    correct=None if pd.isna(corr) else bool(corr),
+                    n_questions=None if pd.isna(nq) else int(nq),
+                    messages=_messages(obj) if obj else [],
+                    final_response=_text(obj.get("final_response")) if obj else "",
+                    has_transcript=obj is not None,
+                )
+            )
+        examples.append(Example(kind, model, task, sid, views, _attribute_rows(attributes, model, task, sid)))
+    return examples
+
+
+def _attribute_rows(attributes: pd.DataFrame | None, model: str, task: str, sid: str) -> list[dict[str, object]]:
+    if attributes is None:
+        return []
+    mask = (
+        (attributes["scenario_id"] == sid).to_numpy()
+        & (attributes["model"] == model).to_numpy()
+        & (attributes["task"] == task).to_numpy()
+        & attributes["mode"].isin(MAIN_MODES).to_numpy()
+    )
+    sub = attributes.loc[mask].astype({"attribute": str, "mode": str})
+    if sub.empty:
+        return []
+    weights = sub.groupby("attribute")["weight"].first()
+    scores = sub.pivot(index="attribute", columns="mode", values="score")
+    rows = []
+    for attribute in weights.sort_values(ascending=False, kind="stable").index:
+        row: dict[str, object] = {"attribute": attribute, "weight": float(weights[attribute])}
+        for mode in MAIN_MODES:
+            v = scores[mode].get(attribute, np.nan) if mode in scores.columns else np.nan
+            row[mode] = None if pd.isna(v) else float(v)
+        rows.append(row)
+    return rows

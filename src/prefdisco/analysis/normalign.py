@@ -1,0 +1,135 @@
+"""Table 1: NormAlign per (model, task), its per-scenario distribution and a seeded bootstrap interval.
+
+A scenario is *scored* in a mode when its row has a PrefAlign and is not failed. A (model, task) cell's
+NormAlign is ``scoring.alignment.norm_align`` applied to the mean PrefAlign of baseline, discovery and oracle,
+each mean taken over the same scenarios: those scored in all three modes (the intersection of scenario ids).
+
+Per-scenario NormAlign is the same formula on one scenario's three scores; it is undefined (and excluded from
+the median and the share of negatives) when that scenario's oracle and baseline scores are equal.
+
+The bootstrap resamples a cell's scenarios (in scenario-id order) with replacement, ``n_boot`` times, with the generator
+``numpy.random.default_rng([seed, crc32(model), crc32(task)])`` drawing ``integers(0, n, size=(n_boot, n))``
+(in row blocks of that one stream), recomputes the ratio of means per resample, drops resamples whose
+denominator is 0, and takes the 2.5th and 97.5th percentiles.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pandas as pd
+
+from prefdisco.analysis.table import MAIN_MODES
+from prefdisco.scoring.alignment import norm_align
+
+ZERO = 1e-12
+"""A denominator this close to 0 counts as 0 (the tolerance ``scoring.alignment.norm_align`` uses)."""
+_BLOCK = 2_000_000
+"""At most this many resampled indices are held at once."""
+
+
+def scenario_table(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per (model, task, scenario_id) scored in all three modes, with their three PrefAligns."""
+    scored = results.loc[results["scored"].to_numpy() & results["mode"].isin(MAIN_MODES).to_numpy()]
+    wide = (
+        scored.assign(mode=scored["mode"].astype(str), model=scored["model"].astype(str))
+        .assign(task=scored["task"].astype(str), scenario_id=scored["scenario_id"].astype(str))
+        .pivot(index=["model", "task", "scenario_id"], columns="mode", values="pref_align")
+    )
+    for m in MAIN_MODES:
+        if m not in wide.columns:
+            wide[m] = np.nan
+    wide = wide[list(MAIN_MODES)].dropna().reset_index().sort_values(["model", "task", "scenario_id"])
+    wide = wide.reset_index(drop=True)
+    wide.columns.name = None
+    den = wide["oracle"].to_numpy() - wide["baseline"].to_numpy()
+    num = wide["discovery"].to_numpy() - wide["baseline"].to_numpy()
+    defined = np.abs(den) > ZERO
+    per = np.full(len(wide), np.nan)
+    np.divide(100.0 * num, den, out=per, where=defined)
+    wide["normalign"] = per
+    return wide
+
+
+def cell_seed(seed: int, model: str, task: str) -> np.random.Generator:
+    return np.random.default_rng([seed, zlib.crc32(model.encode()), zlib.crc32(task.encode())])
+
+
+def bootstrap_interval(
+    num: np.ndarray, den: np.ndarray, rng: np.random.Generator, n_boot: int
+) -> tuple[float | None, float | None, int]:
+    """Percentile 95 % interval of 100·mean(num*)/mean(den*) over resamples; (lo, hi, resamples kept)."""
+    n = len(num)
+    if n == 0 or n_boot <= 0:
+        return None, None, 0
+    rows = max(1, _BLOCK // n)
+    values = []
+    for start in range(0, n_boot, rows):
+        idx = rng.integers(0, n, size=(min(rows, n_boot - start), n))
+        nums = num[idx].mean(axis=1)
+        dens = den[idx].mean(axis=1)
+        ok = np.abs(dens) > ZERO
+        values.append(100.0 * nums[ok] / dens[ok])
+    kept = np.concatenate(values)
+    if not len(kept):
+        return None, None, 0
+    lo, hi = np.percentile(kept, [2.5, 97.5])
+    return float(lo), float(hi), len(kept)
+
+
+def normalign_cells(results: pd.DataFrame, scenarios: pd.DataFrame, *, seed: int, n_boot: int) -> pd.DataFrame:
+    """One row per (model, task) in the results: NormAlign, reason, interval and per-scenario summary."""
+    cells = results[["model", "task"]].astype(str).drop_duplicates().sort_values(["model", "task"])
+    scored = results.loc[results["scored"].to_numpy()]
+    modes_scored = (
+        scored.assign(model=scored["model"].astype(str), task=scored["task"].astype(str))
+        .groupby(["model", "task"])["mode"]
+        .agg(lambda s: set(s.astype(str)))
+    )
+    groups = dict(iter(scenarios.groupby(["model", "task"], sort=False)))
+    out = []
+    for model, task in cells.itertuples(index=False):
+        present = modes_scored.get((model, task), set())
+        sub = groups.get((model, task))
+        n = 0 if sub is None else len(sub)
+        row: dict[str, object] = {"model": model, "task": task, "n_scenarios": n}
+        if n:
+            b, d, o = (float(sub[m].mean()) for m in MAIN_MODES)
+            value, reason = norm_align(b, d, o)
+            row |= {"mean_baseline": b, "mean_discovery": d, "mean_oracle": o}
+        elif all(m in present for m in MAIN_MODES):
+            value, reason = None, "no scenario is scored in all three modes (baseline, discovery, oracle)"
+        else:  # norm_align words the reason for a mode without any scored row
+            value, reason = norm_align(*(0.0 if m in present else None for m in MAIN_MODES))
+        row |= {"normalign": value, "reason": reason}
+        per = sub["normalign"].to_numpy() if n else np.array([])
+        defined = per[~np.isnan(per)]
+        row |= {
+            "scenario_median": float(np.median(defined)) if len(defined) else None,
+            "scenario_share_negative": float(np.mean(defined < 0)) if len(defined) else None,
+            "scenario_n_defined": len(defined),
+            "scenario_n_excluded": len(per) - len(defined),
+        }
+        lo = hi = None
+        kept = 0
+        if value is not None:
+            num = (sub["discovery"] - sub["baseline"]).to_numpy()
+            den = (sub["oracle"] - sub["baseline"]).to_numpy()
+            lo, hi, kept = bootstrap_interval(num, den, cell_seed(seed, model, task), n_boot)
+        row |= {"ci_low": lo, "ci_high": hi, "bootstrap_kept": kept}
+        out.append(row)
+    frame = pd.DataFrame(out)
+    for col in ("mean_baseline", "mean_discovery", "mean_oracle"):
+        if col not in frame.columns:
+            frame[col] = np.nan
+    return frame
+
+
+def pct_negative(cells: pd.DataFrame) -> tuple[float | None, int, int]:
+    """Percentage of cells with a defined NormAlign that are negative; (pct, n_negative, n_defined)."""
+    values = pd.to_numeric(cells["normalign"], errors="coerce").dropna().to_numpy()
+    if not len(values):
+        return None, 0, 0
+    n_neg = int((values < 0).sum())
+    return 100.0 * n_neg / len(values), n_neg, len(values)

@@ -1,0 +1,128 @@
+"""Render the report's HTML (self-contained: figures inline as base64 PNG) and Markdown (jinja2)."""
+
+from __future__ import annotations
+
+import base64
+import math
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from prefdisco.analysis.accuracy import ALL, POOLED
+from prefdisco.analysis.table import MAIN_MODES
+
+if TYPE_CHECKING:
+    from prefdisco.analysis.report import Report
+
+
+def num(value: Any, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)) or value is pd.NA:
+        return "—"
+    if isinstance(value, int | bool):
+        return str(value)
+    return f"{float(value):.{digits}f}"
+
+
+def interval(lo: Any, hi: Any, digits: int = 1) -> str:
+    if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
+        return "—"
+    return f"[{num(lo, digits)}, {num(hi, digits)}]"
+
+
+def md(value: Any) -> str:
+    """Text safe inside a Markdown table cell."""
+    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{k: (None if pd.isna(v) else v) for k, v in r.items()} for r in frame.to_dict("records")]
+
+
+def _table1(report: Report) -> dict[str, Any]:
+    cells = report.cells
+    tasks = sorted(cells["task"].unique())
+    rows = []
+    for model, sub in cells.groupby("model", sort=True):
+        by_task = {r["task"]: r for r in _records(sub)}
+        entries = []
+        for t in tasks:
+            r = by_task.get(t)
+            if r is None:
+                entries.append({"text": "", "title": "no rows"})
+            elif r["normalign"] is None:
+                entries.append({"text": "null", "title": r["reason"]})
+            else:
+                text = f"{num(r['normalign'], 1)} {interval(r['ci_low'], r['ci_high'])}"
+                entries.append({"text": text, "title": f"n={r['n_scenarios']}"})
+        rows.append({"model": model, "cells": entries})
+    return {"tasks": tasks, "rows": rows}
+
+
+def _accuracy_rows(acc: pd.DataFrame) -> list[dict[str, Any]]:
+    rows = []
+    order = acc.assign(_p=acc["model"] == POOLED, _a=acc["task"] == ALL).sort_values(["_p", "model", "_a", "task"])
+    for (model, task), sub in order.groupby(["model", "task"], sort=False):
+        by_mode = {r["mode"]: r for r in _records(sub)}
+        row = {"model": model, "task": task}
+        for m in MAIN_MODES:
+            r = by_mode.get(m)
+            row[m] = (
+                "—" if r is None else f"{num(r['accuracy'], 3)} {interval(r['ci_low'], r['ci_high'], 3)} n={r['n']}"
+            )
+        rows.append(row)
+    return rows
+
+
+def context(report: Report, *, inline: bool) -> dict[str, Any]:
+    figures = []
+    for f in report.figures:
+        src = f"data:image/png;base64,{base64.b64encode(f.png).decode('ascii')}" if inline else f.name
+        figures.append({"key": f.name.removesuffix(".png"), "src": src, "title": f.title, "caption": f.caption})
+    return {
+        "s": report.summary,
+        "settings": report.settings,
+        "figures": {f["key"]: f for f in figures},
+        "table1": _table1(report),
+        "cells": _records(report.cells),
+        "accuracy": _accuracy_rows(report.accuracy),
+        "slopes": _records(report.questions.slopes),
+        "mean_questions": report.summary["mean_questions"],
+        "fixed_k": _records(report.fixed_k),
+        "worst": _records(report.worst_attributes) if report.worst_attributes is not None else None,
+        "heatmap_mode": report.heatmap_mode,
+        "examples": report.examples,
+        "quality": _records(report.quality),
+        "tables": sorted(report.tables),
+        "modes": MAIN_MODES,
+        "has_attributes": report.attribute_scores is not None,
+    }
+
+
+def _env(autoescape: bool):
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("prefdisco.analysis", "templates"),
+        autoescape=autoescape,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters |= {"num": num, "interval": interval, "md": md}
+    return env
+
+
+def _render(name: str, report: Report, *, html: bool) -> str:
+    ctx = context(report, inline=html)
+    notes = _env(False).get_template("method.txt").render(**ctx)
+    ctx["method"] = [line[2:] for line in notes.splitlines() if line.startswith("- ")]
+    return _env(html).get_template(name).render(**ctx)
+
+
+def render_html(report: Report) -> str:
+    return _render("report.html", report, html=True)
+
+
+def render_markdown(report: Report) -> str:
+    return _render("report.md", report, html=False)

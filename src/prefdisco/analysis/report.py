@@ -1,0 +1,246 @@
+"""``prefdisco report``: compute every number, draw every figure, then write the report folder.
+
+Everything is computed in memory first, so a bad input leaves no file behind; each output is then written to a
+temporary file in the report folder and moved into place with ``os.replace``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from prefdisco.analysis import figures as figs
+from prefdisco.analysis.accuracy import accuracy_table
+from prefdisco.analysis.attributes import attribute_table, heatmap_matrix, heatmap_mode, worst_attributes
+from prefdisco.analysis.examples import Example, build_examples
+from prefdisco.analysis.fixed_k import fixed_k_table
+from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario_table
+from prefdisco.analysis.questions import QuestionStats, question_stats
+from prefdisco.analysis.summary import build_summary
+from prefdisco.analysis.table import ResultsData, load_results
+from prefdisco.errors import UserError
+
+
+@dataclass
+class Report:
+    summary: dict[str, Any]
+    settings: dict[str, Any]
+    cells: pd.DataFrame
+    scenarios: pd.DataFrame
+    accuracy: pd.DataFrame
+    questions: QuestionStats
+    fixed_k: pd.DataFrame
+    attribute_scores: pd.DataFrame | None
+    worst_attributes: pd.DataFrame | None
+    heatmap_mode: str | None
+    examples: list[Example]
+    quality: pd.DataFrame
+    figures: list[figs.FigureFile] = field(default_factory=list)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+
+def _quality(results: pd.DataFrame) -> pd.DataFrame:
+    r = results.assign(model=results["model"].astype(str), unscored=~results["scored"] & ~results["failed"])
+    return (
+        r.groupby("model")
+        .agg(
+            rows=("row", "size"),
+            failed=("failed", "sum"),
+            unscored=("unscored", "sum"),
+            judge_invalid=("judge_invalid", "sum"),
+            mean_input_tokens=("input_tokens", "mean"),
+            mean_output_tokens=("output_tokens", "mean"),
+        )
+        .reset_index()
+        .astype({"failed": int, "unscored": int})
+    )
+
+
+def build_report(
+    data: ResultsData,
+    *,
+    seed: int = 0,
+    n_boot: int = 1000,
+    n_examples: int = 2,
+    chosen: list[str] | None = None,
+) -> Report:
+    if n_boot < 0:
+        raise UserError(f"--bootstrap: expected a number of resamples >= 0, got {n_boot}")
+    results = data.results
+    scenarios = scenario_table(results)
+    cells = normalign_cells(results, scenarios, seed=seed, n_boot=n_boot)
+    accuracy = accuracy_table(results)
+    questions = question_stats(results, cells)
+    fixed_k = fixed_k_table(results)
+    attribute_scores = worst = matrix = mode = None
+    if data.attributes is not None:
+        attribute_scores = attribute_table(data.attributes, results)
+        mode = heatmap_mode(attribute_scores)
+        if mode is not None:
+            worst = worst_attributes(attribute_scores, mode)
+            matrix = heatmap_matrix(attribute_scores, mode)
+    examples = build_examples(
+        results,
+        data.attributes,
+        data.transcripts,
+        n=n_examples,
+        chosen=chosen or [],
+        transcript_rows=data.transcript_rows,
+    )
+    pct = pct_negative(cells)
+    summary = build_summary(
+        source=data.source,
+        seed=seed,
+        n_boot=n_boot,
+        results=results,
+        cells=cells,
+        pct=pct,
+        accuracy=accuracy,
+        questions=questions,
+        fixed_k=fixed_k,
+    )
+    settings = {
+        "source": data.source,
+        "attributes": data.attributes_source,
+        "transcripts": str(data.transcripts)
+        if data.transcripts
+        else ("from logs" if data.transcript_rows is not None else None),
+        "seed": seed,
+        "bootstrap": n_boot,
+        "examples": n_examples,
+    }
+    report = Report(
+        summary=summary,
+        settings=settings,
+        cells=cells,
+        scenarios=scenarios,
+        accuracy=accuracy,
+        questions=questions,
+        fixed_k=fixed_k,
+        attribute_scores=attribute_scores,
+        worst_attributes=worst,
+        heatmap_mode=mode,
+        examples=examples,
+        quality=_quality(results),
+    )
+    report.figures = _figures(report, matrix, seed)
+    report.tables = {
+        "table1_normalign.csv": cells,
+        "table_normalign_per_scenario.csv": scenarios,
+        "table_accuracy.csv": accuracy,
+        "table_family_slopes.csv": questions.slopes,
+        "table_questions_per_cell.csv": questions.per_cell,
+        "table_data_quality.csv": report.quality,
+    }
+    if not fixed_k.empty:
+        report.tables["table_fixed_k.csv"] = fixed_k
+    if attribute_scores is not None:
+        report.tables["table_attribute_scores.csv"] = attribute_scores
+    if worst is not None:
+        report.tables["table_worst_attributes.csv"] = worst
+    return report
+
+
+def _figures(report: Report, matrix: pd.DataFrame | None, seed: int) -> list[figs.FigureFile]:
+    q = report.questions
+    out = [
+        figs.FigureFile(
+            "fig_normalign.png",
+            "Table 1 as a heatmap: NormAlign per (model, task)",
+            "Grey cells are null (see Table 1 for the reason).",
+            figs.normalign_heatmap(report.cells),
+        ),
+        figs.FigureFile(
+            "fig_normalign_scenarios.png",
+            "Per-scenario NormAlign distribution",
+            "Scenarios whose oracle and baseline scores are equal are excluded; boxes: quartiles and median, "
+            "whiskers: 1.5 IQR.",
+            figs.normalign_distribution(report.scenarios),
+        ),
+        figs.FigureFile(
+            "fig_accuracy.png",
+            "Figure 4: accuracy by condition",
+            "Bars: accuracy; whiskers: 95% Wilson interval.",
+            figs.accuracy_figure(report.accuracy),
+        ),
+        figs.FigureFile(
+            "fig_questions.png",
+            "Figure 3: questions asked vs alignment",
+            f"Left: discovery scenarios (at most {figs.MAX_SCATTER:,} drawn), OLS line per family. "
+            "Right: mean questions vs NormAlign per (model, task).",
+            figs.questions_figure(q.points, q.slopes, q.per_cell, seed),
+        ),
+    ]
+    if not report.fixed_k.empty:
+        out.append(
+            figs.FigureFile(
+                "fig_fixed_k.png",
+                "Figure 5: alignment against a fixed number of questions K",
+                "Mean PrefAlign of the fixed-K rows per task and model.",
+                figs.fixed_k_figure(report.fixed_k),
+            )
+        )
+    if matrix is not None and report.heatmap_mode is not None and matrix.size:
+        out.append(
+            figs.FigureFile(
+                "fig_attributes.png",
+                "Per-attribute alignment",
+                f"Mean judge score per model and attribute in {report.heatmap_mode} mode "
+                f"({matrix.shape[1]} most often judged attributes).",
+                figs.attributes_heatmap(matrix, report.heatmap_mode),
+            )
+        )
+    return out
+
+
+def _write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_report(report: Report, out: Path) -> list[Path]:
+    """Render and write every file of the report folder; returns the paths written."""
+    from prefdisco.analysis.render import render_html, render_markdown
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a folder")
+    files: dict[str, bytes] = {
+        "report.html": render_html(report).encode("utf-8"),
+        "report.md": render_markdown(report).encode("utf-8"),
+        "summary.json": (json.dumps(report.summary, indent=2, allow_nan=False) + "\n").encode("utf-8"),
+    }
+    files |= {f.name: f.png for f in report.figures}
+    files |= {name: table.to_csv(index=False).encode("utf-8") for name, table in report.tables.items()}
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, data in files.items():
+        _write(out / name, data)
+        written.append(out / name)
+    return written
+
+
+def make_report(
+    results: Path,
+    out: Path,
+    *,
+    seed: int = 0,
+    n_boot: int = 1000,
+    n_examples: int = 2,
+    chosen: list[str] | None = None,
+) -> tuple[Report, list[Path]]:
+    """Load RESULTS (file or eval run folder), compute the report and write it to ``out``."""
+    report = build_report(load_results(results), seed=seed, n_boot=n_boot, n_examples=n_examples, chosen=chosen)
+    return report, write_report(report, out)

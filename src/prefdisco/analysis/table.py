@@ -1,0 +1,331 @@
+"""Read and validate the results table and the per-attribute table (CSV or Parquet) into pandas frames.
+
+Results (one row per model × task × scenario_id × mode [× fixed_k]) required columns: ``RESULT_COLUMNS``;
+optional ``failed`` (0/1) and ``error``. Per-attribute (long) table: ``ATTRIBUTE_COLUMNS``.
+
+Text columns become pandas categoricals and numbers float64 (NaN = empty), so 300k results rows and a few
+million attribute rows stay small in memory. Every malformed cell raises a one-line ``UserError`` naming the
+file, the 1-based data row and the column. ``row`` holds that data-row number in the returned frames.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from prefdisco.analysis.columns import Columns
+from prefdisco.errors import UserError
+from prefdisco.schema import Mode
+
+MODES: tuple[str, ...] = tuple(m.value for m in Mode)
+MAIN_MODES: tuple[str, ...] = ("baseline", "discovery", "oracle")
+RESULT_COLUMNS: tuple[str, ...] = (
+    "model",
+    "family",
+    "task",
+    "scenario_id",
+    "mode",
+    "fixed_k",
+    "pref_align",
+    "correct",
+    "n_questions",
+    "judge_invalid",
+    "input_tokens",
+    "output_tokens",
+)
+ATTRIBUTE_COLUMNS: tuple[str, ...] = (
+    "model",
+    "task",
+    "scenario_id",
+    "mode",
+    "fixed_k",
+    "attribute",
+    "weight",
+    "score",
+)
+RESULT_KEY: tuple[str, ...] = ("model", "task", "scenario_id", "mode", "fixed_k")
+ATTRIBUTE_KEY: tuple[str, ...] = (*RESULT_KEY, "attribute")
+_TEXT_COLUMNS = ("model", "family", "task", "scenario_id", "mode", "attribute", "error")
+SUFFIXES = (".parquet", ".csv")
+
+
+@dataclass
+class ResultsData:
+    """Everything the report reads: the validated tables and where they came from."""
+
+    results: pd.DataFrame
+    attributes: pd.DataFrame | None
+    transcripts: Path | None
+    source: str
+    attributes_source: str | None = None
+    transcript_rows: pd.DataFrame | None = None
+    """Transcripts already in memory (read from eval logs) instead of a transcripts.jsonl file."""
+
+
+def read_table(path: Path) -> pa.Table:
+    """A CSV (all columns as text, only empty cells null) or Parquet file as a pyarrow table."""
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.read_table(path)
+        except (OSError, pa.ArrowException) as e:
+            raise UserError(f"{path}: cannot read this Parquet file ({_first_line(e)})") from None
+    if path.suffix.lower() != ".csv":
+        raise UserError(f"{path}: expected a .csv or .parquet results table")
+    import pyarrow.csv as pcsv
+
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            header = next(csv.reader(fh), [])
+    except (OSError, UnicodeDecodeError) as e:
+        raise UserError(f"{path}: cannot read this CSV file ({_first_line(e)})") from None
+    if not header:
+        raise UserError(f"{path}: empty file (expected a header row naming the columns)")
+    types = {
+        name: (pa.dictionary(pa.int32(), pa.string()) if name in _TEXT_COLUMNS else pa.string()) for name in header
+    }
+    convert = pcsv.ConvertOptions(
+        column_types=types, null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=True
+    )
+    try:
+        return pcsv.read_csv(path, convert_options=convert)
+    except pa.ArrowException as e:
+        raise UserError(f"{path}: not a valid CSV table ({_first_line(e)})") from None
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+def _mode_and_k(cols: Columns) -> tuple[pd.Categorical, np.ndarray]:
+    mode = cols.choice("mode", MODES)
+    fixed_k = cols.number("fixed_k", lo=0, integer=True)
+    is_k = np.asarray(mode == "fixed_k")
+    missing = is_k & np.isnan(fixed_k)
+    if missing.any():
+        raise cols.fail(int(np.argmax(missing)), "fixed_k", "is empty (mode fixed_k needs K, an integer >= 0)")
+    stray = ~is_k & ~np.isnan(fixed_k)
+    if stray.any():
+        i = int(np.argmax(stray))
+        raise cols.fail(i, "fixed_k", f"is {fixed_k[i]:g} but must be empty when mode is {mode[i]}")
+    return mode, fixed_k
+
+
+def _codes(values: pd.Series) -> tuple[np.ndarray, int]:
+    """Non-negative integer codes of a key column (empty/NaN is a value of its own) and their count."""
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        codes = values.cat.codes.to_numpy().astype(np.int64) + 1
+        return codes, len(values.cat.categories) + 1
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return codes.astype(np.int64) + 1, len(uniques) + 1
+
+
+def _check_unique(df: pd.DataFrame, key: tuple[str, ...], where: str, row_word: str) -> None:
+    """Reject the first row whose key repeats an earlier row's, naming both rows."""
+    combined = np.zeros(len(df), dtype=np.int64)
+    span = 1
+    for k in key:
+        codes, size = _codes(df[k])
+        if span * size >= 2**62:  # re-code what we have so the mixed-radix key cannot overflow
+            combined, uniques = pd.factorize(combined)
+            span = len(uniques)
+        combined = combined * size + codes
+        span *= size
+    order = np.argsort(combined, kind="stable")
+    ordered = combined[order]
+    repeats = ordered[1:] == ordered[:-1]
+    if not repeats.any():
+        return
+    i = int(order[1:][repeats].min())
+    first = int(np.argmax(combined == combined[i]))
+    shown = []
+    for k in key:
+        value = df[k].iloc[i]
+        if not (isinstance(value, float) and np.isnan(value)):
+            shown.append(f"{k}={value:g}" if isinstance(value, float) else f"{k}={value}")
+    raise UserError(
+        f"{where}: {row_word} {i + 1}: columns {'/'.join(key)}: duplicate key ({', '.join(shown)}) "
+        f"already in {row_word} {first + 1}"
+    )
+
+
+def _row_word(path_or_where: str) -> str:
+    return "data row" if path_or_where.lower().endswith(".csv") else "row"
+
+
+def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
+    """Check every column and return the results frame (see module docstring)."""
+    word = _row_word(where)
+    cols = Columns(table, where, row_word=word)
+    cols.require(RESULT_COLUMNS)
+    if table.num_rows == 0:
+        raise UserError(f"{where}: the results table has no data rows")
+    text = {name: cols.text(name, required=True) for name in ("model", "task", "scenario_id")}
+    mode, fixed_k = _mode_and_k(cols)
+    family = cols.text("family", required=False)
+    if (family.codes < 0).any():
+        if "unknown" not in family.categories:
+            family = family.add_categories(["unknown"])
+        family = family.fillna("unknown")
+    df = pd.DataFrame(
+        {
+            "row": np.arange(1, table.num_rows + 1, dtype=np.int64),
+            "model": text["model"],
+            "family": family,
+            "task": text["task"],
+            "scenario_id": text["scenario_id"],
+            "mode": mode,
+            "fixed_k": fixed_k,
+            "pref_align": cols.number("pref_align", lo=1, hi=5),
+            "correct": cols.flag("correct"),
+            "n_questions": cols.number("n_questions", lo=0, integer=True),
+            "judge_invalid": cols.number("judge_invalid", lo=0, integer=True),
+            "input_tokens": cols.number("input_tokens", lo=0),
+            "output_tokens": cols.number("output_tokens", lo=0),
+        }
+    )
+    has_error = "error" in table.column_names
+    error = cols.text("error", required=False) if has_error else None
+    if "failed" in table.column_names:
+        failed = np.nan_to_num(cols.flag("failed"), nan=0.0) > 0
+    elif error is not None:
+        failed = np.asarray(error.codes >= 0)
+    else:
+        failed = np.zeros(table.num_rows, dtype=bool)
+    df["failed"] = failed
+    df["error"] = error if error is not None else pd.Categorical([None] * len(df))
+    df["scored"] = df["pref_align"].notna().to_numpy() & ~failed
+    _check_unique(df, RESULT_KEY, where, word)
+    return df
+
+
+def validate_attributes(table: pa.Table, where: str) -> pd.DataFrame:
+    word = _row_word(where)
+    cols = Columns(table, where, row_word=word)
+    cols.require(ATTRIBUTE_COLUMNS)
+    text = {name: cols.text(name, required=True) for name in ("model", "task", "scenario_id", "attribute")}
+    mode, fixed_k = _mode_and_k(cols)
+    weight = cols.number("weight", lo=0, hi=1)
+    if np.isnan(weight).any():
+        raise cols.fail(int(np.argmax(np.isnan(weight))), "weight", "is empty (expected a number in [0, 1])")
+    df = pd.DataFrame(
+        {
+            "row": np.arange(1, table.num_rows + 1, dtype=np.int64),
+            "model": text["model"],
+            "task": text["task"],
+            "scenario_id": text["scenario_id"],
+            "mode": mode,
+            "fixed_k": fixed_k,
+            "attribute": text["attribute"],
+            "weight": weight,
+            "score": cols.number("score", lo=1, hi=5),
+        }
+    )
+    _check_unique(df, ATTRIBUTE_KEY, where, word)
+    return df
+
+
+def sibling(results_file: Path, kind: str, suffixes: tuple[str, ...]) -> Path | None:
+    """The ``kind`` file beside a results file: results.csv ↔ attributes.csv, x_results ↔ x_attributes."""
+    stem = results_file.stem
+    stems = []
+    if "results" in stem:
+        head, _, tail = stem.rpartition("results")
+        stems.append(f"{head}{kind}{tail}")
+    stems.append(kind)
+    own = results_file.suffix.lower()
+    ordered = sorted(suffixes, key=lambda s: s != own)
+    for s in stems:
+        for suffix in ordered:
+            candidate = results_file.with_name(s + suffix)
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _has_logs(folder: Path) -> bool:
+    return any(p.suffix in (".eval", ".json") and p.name != "summary.json" for p in folder.rglob("*"))
+
+
+def _from_logs(folder: Path) -> tuple[pa.Table, pa.Table | None, pd.DataFrame | None]:
+    """Results, attributes and transcripts read by the evaluation stage's ``results_from_logs``."""
+    missing = UserError(f"{folder}: no results table in {folder}; run `prefdisco eval` first")
+    if not _has_logs(folder):
+        raise missing
+    try:
+        from prefdisco.analysis.results import results_from_logs  # written by the evaluation stage
+    except ModuleNotFoundError as e:
+        if e.name == "prefdisco.analysis.results":
+            raise missing from None
+        raise
+    produced = results_from_logs(folder)
+    results = getattr(produced, "results", produced)
+    attrs = getattr(produced, "attributes", None)
+    transcripts = getattr(produced, "transcripts", None)
+    if isinstance(produced, tuple):
+        results, attrs = produced[0], produced[1] if len(produced) > 1 else None
+    table = _to_arrow(results, folder)
+    if table.num_rows == 0:
+        raise missing
+    attributes = _to_arrow(attrs, folder) if attrs is not None else None
+    return table, attributes, transcripts if isinstance(transcripts, pd.DataFrame) else None
+
+
+def _to_arrow(obj: object, folder: Path) -> pa.Table:
+    if isinstance(obj, pa.Table):
+        return obj
+    if isinstance(obj, pd.DataFrame):
+        try:
+            return pa.Table.from_pandas(obj, preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed Python objects: validate them as text
+            text = obj.astype(object).where(obj.notna(), None).map(lambda v: v if v is None else str(v))
+            return pa.Table.from_pandas(text, preserve_index=False)
+    if isinstance(obj, str | Path):
+        return read_table(Path(obj))
+    raise UserError(f"{folder}: the results read from the logs are not a table")
+
+
+def load_results(path: Path) -> ResultsData:
+    """Resolve RESULTS (a file, or an eval run folder) and return the validated tables."""
+    path = Path(path)
+    if not path.exists():
+        raise UserError(f"{path}: no such results file or folder")
+    attributes_table: pa.Table | None = None
+    attributes_where: str | None = None
+    transcript_rows: pd.DataFrame | None = None
+    if path.is_dir():
+        found = next((path / f"results{s}" for s in SUFFIXES if (path / f"results{s}").is_file()), None)
+        if found is None:
+            table, attributes_table, transcript_rows = _from_logs(path)
+            where = f"{path} (results from logs)"
+            results_file = path / "results.csv"
+            if attributes_table is not None:
+                attributes_where = f"{path} (attributes from logs)"
+        else:
+            results_file, table, where = found, read_table(found), str(found)
+    else:
+        results_file, table, where = path, read_table(path), str(path)
+    results = validate_results(table, where)
+    del table  # the validated frame is all that is kept
+    if attributes_table is None:
+        attr_file = sibling(results_file, "attributes", SUFFIXES)
+        if attr_file is not None:
+            attributes_table, attributes_where = read_table(attr_file), str(attr_file)
+    attributes = None
+    if attributes_table is not None:
+        attributes = validate_attributes(attributes_table, attributes_where or "attributes")
+        del attributes_table
+    return ResultsData(
+        results=results,
+        attributes=attributes,
+        transcripts=None if transcript_rows is not None else sibling(results_file, "transcripts", (".jsonl",)),
+        source=where,
+        attributes_source=attributes_where,
+        transcript_rows=transcript_rows,
+    )
