@@ -164,3 +164,11 @@ def test_eval_on_a_benchmark_folder_writes_results_and_resumes_without_calls(tmp
     again = run_conditions(read_bench(bench).scenarios, config)
     assert embedded_calls() - before == 0
     assert again.results.equals(tables.results)
+
+    # and the report stage reads the run folder end to end
+    report = tmp_path / "report"
+    result = CliRunner().invoke(_app(), ["report", str(config.log_dir), "--out", str(report), "--bootstrap", "50"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((report / "summary.json").read_text())
+    assert set(summary["mean_questions"]) == {"prefdisco/smollm2"}
+    assert "data:image/png;base64," in (report / "report.html").read_text()

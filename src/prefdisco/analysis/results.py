@@ -23,19 +23,11 @@ from typing import Any
 
 import pandas as pd
 
+from prefdisco.analysis.table import ATTRIBUTE_COLUMNS as REQUIRED_ATTRIBUTE_COLUMNS
+from prefdisco.analysis.table import RESULT_COLUMNS as REQUIRED_RESULT_COLUMNS
+
 RESULT_COLUMNS = [
-    "model",
-    "family",
-    "task",
-    "scenario_id",
-    "mode",
-    "fixed_k",
-    "pref_align",
-    "correct",
-    "n_questions",
-    "judge_invalid",
-    "input_tokens",
-    "output_tokens",
+    *REQUIRED_RESULT_COLUMNS,  # the contract every report input meets (analysis/table.py)
     "user_input_tokens",
     "user_output_tokens",
     "grader_input_tokens",
@@ -48,7 +40,7 @@ RESULT_COLUMNS = [
     "failed",
     "error",
 ]
-ATTRIBUTE_COLUMNS = ["model", "task", "scenario_id", "mode", "fixed_k", "attribute", "weight", "score"]
+ATTRIBUTE_COLUMNS = list(REQUIRED_ATTRIBUTE_COLUMNS)
 
 _FAMILIES = {
     "openai": "openai",

@@ -22,7 +22,7 @@ import json
 import math
 import re
 
-from inspect_ai.model import CachePolicy, GenerateConfig, Model, ModelOutput, ResponseSchema
+from inspect_ai.model import CachePolicy, GenerateConfig, Logprob, Model, ModelOutput, ResponseSchema
 from inspect_ai.util import JSONSchema
 
 from prefdisco.prompts import render
@@ -77,25 +77,35 @@ def parse_score(text: str) -> int | None:
     return None
 
 
+SCORE_DIGITS = frozenset(str(s) for s in SCORE_LEVELS)
+
+
+def score_digit(token: str) -> str | None:
+    """The score digit a token spells (``"4"``, `` 4``, ``"4``), or None."""
+    digit = token.strip().strip('"')
+    return digit if digit in SCORE_DIGITS else None
+
+
+def digit_expectation(entry: Logprob) -> float | None:
+    """Σ k·p(k) / Σ p(k) over the score digits among a generated token and its top alternatives."""
+    candidates: dict[str, float] = {}
+    for token, logprob in [(entry.token, entry.logprob), *((t.token, t.logprob) for t in entry.top_logprobs or [])]:
+        digit = score_digit(token)
+        if digit is not None and digit not in candidates:
+            candidates[digit] = logprob
+    weights = {int(d): math.exp(lp) for d, lp in candidates.items()}
+    total = sum(weights.values())
+    return sum(k * w for k, w in weights.items()) / total if total > 0 else None
+
+
 def logprob_weighted_score(output: ModelOutput) -> float | None:
     """G-Eval score from the first generated token that is a score digit, or None when unavailable."""
     choice = output.choices[0] if output.choices else None
     if choice is None or choice.logprobs is None:
         return None
     for entry in choice.logprobs.content:
-        if entry.token.strip().strip('"') not in {str(s) for s in SCORE_LEVELS}:
-            continue
-        candidates = {entry.token.strip().strip('"'): entry.logprob}
-        for top in entry.top_logprobs or []:
-            digit = top.token.strip().strip('"')
-            if digit in candidates or digit not in {str(s) for s in SCORE_LEVELS}:
-                continue
-            candidates[digit] = top.logprob
-        weights = {int(d): math.exp(lp) for d, lp in candidates.items()}
-        total = sum(weights.values())
-        if total <= 0:
-            return None
-        return sum(k * w for k, w in weights.items()) / total
+        if score_digit(entry.token) is not None:
+            return digit_expectation(entry)
     return None
 
 

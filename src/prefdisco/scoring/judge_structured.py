@@ -13,7 +13,6 @@ where that key's score was written (G-Eval), when the provider returns log-proba
 from __future__ import annotations
 
 import json
-import math
 import re
 
 from inspect_ai.model import CachePolicy, GenerateConfig, Model, ModelOutput, ResponseSchema
@@ -21,9 +20,7 @@ from inspect_ai.util import JSONSchema
 
 from prefdisco.prompts import render
 from prefdisco.schema import SCORE_LEVELS, AttributeJudgement, PreferenceItem, Problem, RubricCriterion
-from prefdisco.scoring.judge import JUDGE_RETRIES
-
-_DIGITS = {str(s) for s in SCORE_LEVELS}
+from prefdisco.scoring.judge import JUDGE_RETRIES, SCORE_DIGITS, digit_expectation, score_digit
 
 
 def criterion_keys(rubric: list[RubricCriterion]) -> list[str]:
@@ -83,7 +80,7 @@ def parse_scores(text: str, keys: list[str]) -> dict[str, int]:
             continue
         if isinstance(value, int | float) and float(value).is_integer() and int(value) in SCORE_LEVELS:
             scores[key] = int(value)
-        elif isinstance(value, str) and value.strip() in _DIGITS:
+        elif isinstance(value, str) and value.strip() in SCORE_DIGITS:
             scores[key] = int(value.strip())
     return scores
 
@@ -97,18 +94,11 @@ def weighted_scores(output: ModelOutput, keys: list[str]) -> dict[str, float]:
     text = ""
     result: dict[str, float] = {}
     for entry in choice.logprobs.content:
-        token = entry.token.strip().strip('"')
         match = pattern.search(text)
-        if token in _DIGITS and match and match.group(1) in keys and match.group(1) not in result:
-            candidates = {token: entry.logprob}
-            for top in entry.top_logprobs or []:
-                digit = top.token.strip().strip('"')
-                if digit in _DIGITS and digit not in candidates:
-                    candidates[digit] = top.logprob
-            weights = {int(d): math.exp(lp) for d, lp in candidates.items()}
-            total = sum(weights.values())
-            if total > 0:
-                result[match.group(1)] = sum(k * w for k, w in weights.items()) / total
+        if score_digit(entry.token) and match and match.group(1) in keys and match.group(1) not in result:
+            expected = digit_expectation(entry)
+            if expected is not None:
+                result[match.group(1)] = expected
         text += entry.token
     return result
 
