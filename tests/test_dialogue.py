@@ -228,11 +228,13 @@ def test_structured_judge_retries_partial_replies_and_marks_the_rest_invalid(tmp
 
 def test_user_audit_counts_replies_that_reveal_unasked_preferences(tmp_path):
     scenario = make_scenario()
+
+    def flags(*on):
+        return {f"a{i}": i in on for i in (1, 2, 3)}  # a1 depth, a2 analogies, a3 vocabulary
+
     audit = {
-        "turns": [
-            {"asked": ["Explanation depth"], "revealed": ["Explanation depth"]},
-            {"asked": ["Use of analogies"], "revealed": ["Use of analogies", "Technical vocabulary"]},
-        ]
+        "t1": {"asked": flags(1), "revealed": flags(1)},
+        "t2": {"asked": flags(2), "revealed": flags(2, 3)},
     }
 
     def grade(call, i):
@@ -245,6 +247,22 @@ def test_user_audit_counts_replies_that_reveal_unasked_preferences(tmp_path):
     assert score.metadata["user_audit"]["leaked_attributes"] == [[], ["Technical vocabulary"]]
     metrics = {k.split("/")[-1]: m.value for k, m in log.results.scores[0].metrics.items()}
     assert metrics["user_leak_rate"] == pytest.approx(0.5)
+
+
+def test_user_audit_schema_is_bounded_and_invalid_replies_are_not_counted(tmp_path):
+    from prefdisco.scoring.audit import audit_schema, parse_audit
+
+    schema = audit_schema(3, 2).json_schema
+    assert schema.required == ["t1", "t2"]
+    assert schema.properties["t1"].properties["asked"].required == ["a1", "a2", "a3"]
+    names = ["x", "y", "z"]
+    assert parse_audit('{"t1": {"asked": {"a1": true}}}', names, 1) is None  # incomplete flags
+    grader = Scripted(lambda call, i: "not json" if "simulated user" in call.text else '{"score": 3}')
+    assistant = Scripted(replies("QUESTION: How deep?", "ANSWER: 3 trips"))
+    log = run([make_scenario()], "discovery", assistant, grader=grader, tmp_path=tmp_path)
+    score = score_of(log.samples[0])
+    assert score.value["user_turns"] is None and score.value["user_leaks"] is None
+    assert score.metadata["user_audit"]["audit_valid"] is False
 
 
 def test_cooperative_user_is_told_to_volunteer_one_preference(tmp_path):

@@ -40,7 +40,12 @@ def _parse_model_args(pairs: list[str]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise UserError(f"-M {pair!r}: expected key=value")
+            raise UserError(f"-M {key or pair!r}: expected key=value")
+        if "key" in key.lower() or "token" in key.lower() or "secret" in key.lower():
+            raise UserError(
+                f"-M {key}: pass credentials through the provider's environment variable, not -M "
+                "(model args are written to the logs)"
+            )
         args[key.strip()] = value.strip()
     return args
 

@@ -2,8 +2,9 @@
 
 tau2-bench found that up to 30 % of agent failures came from the user simulator, so ours must be checkable.
 After a dialogue with at least one question, one grader call reads the question/reply turns and the profile's
-attribute names (and meanings), and lists per turn which preferences the question asked about and which the
-reply revealed (schema-constrained to those names). A turn *leaks* when its reply reveals a preference its
+attribute names (and meanings), and marks per turn and attribute whether the question asked about it and
+whether the reply revealed it (true/false flags under a schema with every key required, so even a tiny
+grammar-constrained model returns a complete, bounded answer). A turn *leaks* when its reply reveals a preference its
 question did not ask about. Per sample we record the number of user turns, of leaking turns and the leaked
 attributes; the run's leak rate is leaking turns / user turns. An unparseable audit is recorded as
 ``audit_valid = False`` and left out of the rate, never counted as "no leak".
@@ -48,11 +49,21 @@ def _exchanges(turns: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return pairs
 
 
-def audit_schema(names: list[str], n_turns: int) -> ResponseSchema:
-    name_list = JSONSchema(type="array", items=JSONSchema(type="string", enum=names))
+def _keys(prefix: str, n: int) -> list[str]:
+    return [f"{prefix}{i}" for i in range(1, n + 1)]
+
+
+def audit_schema(n_attributes: int, n_turns: int) -> ResponseSchema:
+    """Per turn ``t<i>``, per attribute ``a<j>``: asked / revealed booleans (bounded, unlike free lists)."""
+    flags = JSONSchema(
+        type="object",
+        properties={a: JSONSchema(type="boolean") for a in _keys("a", n_attributes)},
+        required=_keys("a", n_attributes),
+        additionalProperties=False,
+    )
     turn = JSONSchema(
         type="object",
-        properties={"asked": name_list, "revealed": name_list},
+        properties={"asked": flags, "revealed": flags},
         required=["asked", "revealed"],
         additionalProperties=False,
     )
@@ -60,30 +71,35 @@ def audit_schema(names: list[str], n_turns: int) -> ResponseSchema:
         name="user_audit",
         json_schema=JSONSchema(
             type="object",
-            properties={"turns": JSONSchema(type="array", items=turn, minItems=n_turns, maxItems=n_turns)},
-            required=["turns"],
+            properties={t: turn for t in _keys("t", n_turns)},
+            required=_keys("t", n_turns),
             additionalProperties=False,
         ),
     )
 
 
-def parse_audit(text: str, names: set[str], n_turns: int) -> list[tuple[set[str], set[str]]] | None:
+def parse_audit(text: str, names: list[str], n_turns: int) -> list[tuple[set[str], set[str]]] | None:
+    """(asked, revealed) attribute names per turn, or None unless every turn and flag is present."""
     start, end = text.find("{"), text.rfind("}")
     try:
         data = json.loads(text[start : end + 1]) if start >= 0 and end > start else None
     except (json.JSONDecodeError, ValueError):
         return None
-    turns = data.get("turns") if isinstance(data, dict) else None
-    if not isinstance(turns, list) or len(turns) != n_turns:
+    if not isinstance(data, dict):
         return None
+    keys = _keys("a", len(names))
     parsed = []
-    for entry in turns:
+    for turn_key in _keys("t", n_turns):
+        entry = data.get(turn_key)
         if not isinstance(entry, dict):
             return None
-        asked, revealed = entry.get("asked"), entry.get("revealed")
-        if not isinstance(asked, list) or not isinstance(revealed, list):
-            return None
-        parsed.append(({a for a in asked if a in names}, {r for r in revealed if r in names}))
+        sets = []
+        for part in ("asked", "revealed"):
+            flags = entry.get(part)
+            if not isinstance(flags, dict) or not all(isinstance(flags.get(k), bool) for k in keys):
+                return None
+            sets.append({name for key, name in zip(keys, names, strict=True) if flags[key]})
+        parsed.append((sets[0], sets[1]))
     return parsed
 
 
@@ -99,21 +115,25 @@ async def audit_user(
     if not pairs:
         return None
     names = [i.attribute for i in profile.items]
-    attributes = "\n".join(f"- {i.attribute}: {i.description or '(no description)'}" for i in profile.items)
-    transcript = "\n\n".join(
-        f"Turn {n}\nAssistant asked: {q}\nUser replied: {r}" for n, (q, r) in enumerate(pairs, start=1)
+    attributes = "\n".join(
+        f"- a{n} — {i.attribute}: {i.description or '(no description)'}" for n, i in enumerate(profile.items, start=1)
     )
-    prompt = render("audit_user", attributes=attributes, turns=transcript)
+    transcript = "\n\n".join(
+        f"t{n}\nAssistant asked: {q}\nUser replied: {r}" for n, (q, r) in enumerate(pairs, start=1)
+    )
+    flags = ", ".join(f'"{a}": true|false' for a in _keys("a", len(names)))
+    shape = ", ".join(f'"{t}": {{"asked": {{{flags}}}, "revealed": {{{flags}}}}}' for t in _keys("t", len(pairs)))
+    prompt = render("audit_user", attributes=attributes, turns=transcript, shape=shape)
     base = grader.config
     config = GenerateConfig(
         temperature=0.0 if base.temperature is None else None,
-        max_tokens=64 + 48 * len(pairs) if base.max_tokens is None else None,
-        response_schema=audit_schema(names, len(pairs)),
+        max_tokens=32 + 16 * len(pairs) * (len(names) + 2) if base.max_tokens is None else None,
+        response_schema=audit_schema(len(names), len(pairs)),
     )
     last = ""
     for attempt in range(retries + 1):
         output = await grader.generate(prompt, config=config, cache=cache if attempt == 0 else False)
-        parsed = parse_audit(output.completion, set(names), len(pairs))
+        parsed = parse_audit(output.completion, names, len(pairs))
         if parsed is not None:
             leaked = [sorted(revealed - asked) for asked, revealed in parsed]
             return UserAudit(
