@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from prefdisco.atomic import atomic_write
 from prefdisco.schema import Scenario
 from prefdisco.scoring.alignment import norm_align
 
@@ -81,10 +82,7 @@ def run_demo(out: Path = DEFAULT_OUT, limit: int | None = None, display: str | N
     summary = summarize(tables.results, {"assistant": DEMO_MODEL, "user": DEMO_MODEL, "grader": DEMO_MODEL})
     summary["n_scenarios"] = len(scenarios[:limit] if limit else scenarios)
     summary["log_dir"] = str(out / "logs")
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / ".summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2, allow_nan=False))
-    tmp.replace(out / "summary.json")
+    atomic_write(out / "summary.json", json.dumps(summary, indent=2, allow_nan=False))
     return summary
 
 

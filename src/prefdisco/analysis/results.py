@@ -17,6 +17,7 @@ A sample that errored is kept as a row with ``failed=1`` and its error, never as
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ import pandas as pd
 
 from prefdisco.analysis.table import ATTRIBUTE_COLUMNS as REQUIRED_ATTRIBUTE_COLUMNS
 from prefdisco.analysis.table import RESULT_COLUMNS as REQUIRED_RESULT_COLUMNS
+from prefdisco.atomic import atomic_path
+from prefdisco.errors import UserError
 
 RESULT_COLUMNS = [
     *REQUIRED_RESULT_COLUMNS,  # the contract every report input meets (analysis/table.py)
@@ -81,6 +84,20 @@ class Tables:
     transcripts: pd.DataFrame
 
 
+def error_cause(message: str) -> str:
+    """One line saying why a sample failed: the provider's ``Error code: ...`` line when there is one (a
+    generate error's message also carries the request, prompt included), else its first line; at most 300 chars."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    for line in lines:
+        found = re.search(r"Error code: \d+.*", line)
+        if found:
+            return found.group(0)[:300]
+    for line in lines:
+        if not line.startswith(("{", "[", '"')):
+            return line[:300]
+    return (lines[0] if lines else "unknown error")[:300]
+
+
 def _role_model(header: Any, role: str) -> str | None:
     roles = header.eval.model_roles or {}
     config = roles.get(role)
@@ -91,8 +108,6 @@ def _role_model(header: Any, role: str) -> str | None:
 
 def load_prices(path: str | Path) -> dict[str, dict[str, float]]:
     """A price table: ``{"provider/model": {"input": USD per 1M input tokens, "output": USD per 1M output}}``."""
-    from prefdisco.errors import UserError
-
     file = Path(path)
     try:
         data = json.loads(file.read_text())
@@ -124,12 +139,25 @@ def _cost(row: dict[str, Any], prices: dict[str, dict[str, float]]) -> float | N
     return total
 
 
+def read_header(info: Any) -> Any:
+    """An eval log's header; a truncated or corrupt log file is a UserError naming it."""
+    from inspect_ai.log import read_eval_log
+
+    try:
+        return read_eval_log(info, header_only=True)
+    except Exception as e:  # inspect raises ValueError/KeyError/zip errors for damaged files
+        name = getattr(info, "name", info)
+        raise UserError(
+            f"{name}: unreadable inspect log ({type(e).__name__}: {e}); move it out of the log folder"
+        ) from e
+
+
 def _select_logs(folder: Path) -> list[Any]:
-    from inspect_ai.log import list_eval_logs, read_eval_log
+    from inspect_ai.log import list_eval_logs
 
     chosen: dict[tuple[str, str, str], tuple[tuple[int, str], Any]] = {}
     for info in list_eval_logs(str(folder), recursive=True):
-        header = read_eval_log(info, header_only=True)
+        header = read_header(info)
         if header.eval.metadata is None or "prefdisco_mode" not in header.eval.metadata:
             continue
         key = (
@@ -164,9 +192,7 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
     attributes: list[dict[str, Any]] = []
     transcripts: list[dict[str, Any]] = []
     for info in _select_logs(Path(folder)):
-        from inspect_ai.log import read_eval_log
-
-        header = read_eval_log(info, header_only=True)
+        header = read_header(info)
         meta = header.eval.metadata or {}
         model = header.eval.model
         key = {"model": model, "mode": meta["prefdisco_mode"], "fixed_k": meta.get("prefdisco_fixed_k")}
@@ -189,8 +215,9 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
                 "user_model": _role_model(header, "user"),
                 "grader_model": _role_model(header, "grader"),
                 "failed": int(failed),
-                "error": (sample.error.message.splitlines()[0][:300] if sample.error else None)
-                or ("not scored" if score is None else None),
+                "error": error_cause(sample.error.message)
+                if sample.error
+                else ("not scored" if score is None else None),
                 **_usage(sample, model),
             }
             row["cost_usd"] = _cost(row, prices) if prices else None
@@ -229,20 +256,13 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
 def write_tables(tables: Tables, folder: str | Path) -> dict[str, Path]:
     """Write results.csv/.parquet, attributes.csv/.parquet and transcripts.jsonl atomically into ``folder``."""
     out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
-
-    def atomic(path: Path, write: Any) -> None:
-        tmp = path.with_name(f".{path.name}.tmp")
-        write(tmp)
-        tmp.replace(path)
-        written[path.name] = path
-
     for name, frame in (("results", tables.results), ("attributes", tables.attributes)):
-        atomic(out / f"{name}.csv", lambda p, f=frame: f.to_csv(p, index=False))
-        atomic(out / f"{name}.parquet", lambda p, f=frame: f.to_parquet(p, index=False))
-    atomic(
-        out / "transcripts.jsonl",
-        lambda p: tables.transcripts.to_json(p, orient="records", lines=True, force_ascii=False),
-    )
+        for suffix, write in ((".csv", frame.to_csv), (".parquet", frame.to_parquet)):
+            with atomic_path(out / f"{name}{suffix}") as tmp:
+                write(tmp, index=False)
+            written[f"{name}{suffix}"] = out / f"{name}{suffix}"
+    with atomic_path(out / "transcripts.jsonl") as tmp:
+        tables.transcripts.to_json(tmp, orient="records", lines=True, force_ascii=False)
+    written["transcripts.jsonl"] = out / "transcripts.jsonl"
     return written

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,6 +26,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from prefdisco import __version__
+from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError, describe_validation_error
 from prefdisco.schema import Attribute, Persona, Scenario
 
@@ -52,16 +51,8 @@ class Bench(BaseModel):
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temp file in ``path``'s folder and ``os.replace`` it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``data`` atomically (see ``prefdisco.atomic``)."""
+    atomic_write(path, data)
 
 
 def content_hash(files: dict[str, bytes]) -> str:
@@ -212,13 +203,16 @@ def read_bench(directory: Path | str, verify_hash: bool = True) -> Bench:
 
 def first_json_line(path: Path) -> Any:
     """The parsed first non-blank line of a file (None for an empty file); UserError on bad JSON."""
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if line.strip():
-                try:
-                    return json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise UserError(f"{path}:{lineno}: invalid JSON ({e.msg})") from e
+    try:
+        with path.open(encoding="utf-8") as f:
+            for lineno, line in enumerate(f, start=1):
+                if line.strip():
+                    try:
+                        return json.loads(line)
+                    except json.JSONDecodeError as e:
+                        raise UserError(f"{path}:{lineno}: invalid JSON ({e.msg})") from e
+    except UnicodeDecodeError as e:
+        raise UserError(f"{path}: not UTF-8 text (byte {e.start}); expected a JSONL file") from e
     return None
 
 

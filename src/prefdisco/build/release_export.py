@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from prefdisco import __version__
+from prefdisco.atomic import atomic_open
 from prefdisco.build.release_import import (
     EXTENSION_FORMAT,
     EXTENSION_KEY,
@@ -308,17 +307,13 @@ def default_metadata(scenarios: list[Scenario]) -> dict[str, Any]:
 
 
 def write_jsonl_atomic(path: Path, lines: Iterable[dict[str, Any]]) -> None:
-    """Write JSON objects one per line to a temp file beside ``path``, then ``os.replace`` it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for obj in lines:
-                f.write(json.dumps(obj, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write JSON objects one per line atomically (see ``prefdisco.atomic``)."""
+
+    def write(f: Any) -> None:
+        for obj in lines:
+            f.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+    atomic_open(path, write)
 
 
 def export_release(

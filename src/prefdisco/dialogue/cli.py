@@ -111,6 +111,12 @@ def eval_command(
     limit: Annotated[int | None, typer.Option(min=1, help="Evaluate only the first N scenarios.")] = None,
     max_connections: Annotated[int | None, typer.Option(min=1)] = None,
     max_samples: Annotated[int | None, typer.Option(min=1)] = None,
+    max_retries: Annotated[
+        int | None, typer.Option(min=0, help="Retries per model call on transient errors (default: inspect's).")
+    ] = None,
+    timeout: Annotated[int | None, typer.Option(min=1, help="Seconds per model call, retries included.")] = None,
+    attempt_timeout: Annotated[int | None, typer.Option(min=1, help="Seconds per model call attempt.")] = None,
+    retry_attempts: Annotated[int, typer.Option(min=0, help="Eval-set retries of tasks with failed samples.")] = 1,
     constrain_protocol: Annotated[
         bool, typer.Option(help="Send the protocol grammar (llama.cpp-based models only).")
     ] = False,
@@ -152,6 +158,10 @@ def eval_command(
         prices=load_prices(prices) if prices else {},
         max_connections=max_connections,
         max_samples=max_samples,
+        max_retries=max_retries,
+        timeout=timeout,
+        attempt_timeout=attempt_timeout,
+        retry_attempts=retry_attempts,
         display=display,
         model_args=_parse_model_args(model_arg),
     )

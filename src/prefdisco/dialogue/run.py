@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prefdisco.analysis.results import Tables, results_from_logs, write_tables
+from prefdisco.analysis.results import Tables, read_header, results_from_logs, write_tables
+from prefdisco.atomic import atomic_write
 from prefdisco.dialogue.task import build_task
 from prefdisco.dialogue.user import USER_TYPES
 from prefdisco.errors import UserError
@@ -52,7 +53,11 @@ class RunConfig:
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
     max_connections: int | None = None
     max_samples: int | None = None
-    retry_attempts: int = 3
+    max_retries: int | None = None
+    timeout: int | None = None
+    attempt_timeout: int | None = None
+    retry_attempts: int = 1
+    retry_wait: float = 5.0
     display: str | None = None
     model_args: dict[str, Any] = field(default_factory=dict)
 
@@ -120,9 +125,15 @@ def _guard_log_dir(log_dir: Path, fingerprint: dict[str, Any]) -> None:
             raise UserError(
                 f"{log_dir} holds a run of a different scenario set; use a new --log-dir to start another run"
             )
-    tmp = run_file.with_name(".run.json.tmp")
-    tmp.write_text(json.dumps(fingerprint, indent=2))
-    tmp.replace(run_file)
+    atomic_write(run_file, json.dumps(fingerprint, indent=2))
+
+
+def _check_logs(log_dir: Path) -> None:
+    """A damaged log (e.g. truncated by a full disk) would stop the eval-set: name it instead."""
+    from inspect_ai.log import list_eval_logs
+
+    for info in list_eval_logs(str(log_dir), recursive=True):
+        read_header(info)
 
 
 def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
@@ -137,6 +148,7 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
         probe.unlink()
     except OSError as e:
         raise UserError(f"--log-dir {config.log_dir}: cannot write there ({e.strerror})") from e
+    _check_logs(config.log_dir)
 
     selected = list(scenarios[: config.limit] if config.limit else scenarios)
     fingerprint = {
@@ -163,6 +175,7 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
     }
     _guard_log_dir(config.log_dir, fingerprint)
 
+    limits = dict(max_retries=config.max_retries, timeout=config.timeout, attempt_timeout=config.attempt_timeout)
     roles = {
         "user": get_model(
             config.user_model,
@@ -170,13 +183,17 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
                 temperature=config.user_temperature,
                 max_tokens=config.user_max_tokens,
                 reasoning_effort=config.user_reasoning_effort,
+                **limits,
             ),
         ),
         # the judge and the correctness grader are deterministic where the provider allows
         "grader": get_model(
             config.grader_model,
             config=GenerateConfig(
-                temperature=0.0, max_tokens=config.grader_max_tokens, reasoning_effort=config.grader_reasoning_effort
+                temperature=0.0,
+                max_tokens=config.grader_max_tokens,
+                reasoning_effort=config.grader_reasoning_effort,
+                **limits,
             ),
         ),
     }
@@ -193,18 +210,24 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
         reasoning_effort=config.reasoning_effort,
         max_connections=config.max_connections,
         max_samples=config.max_samples,
+        **limits,
+        # A sample whose calls still fail after inspect's own retries marks its task failed (the other samples
+        # keep running); eval-set then retries the task, reusing every finished sample, and a rerun of the
+        # command does the same. A failed sample is never dropped or scored.
         retry_attempts=config.retry_attempts,
-        fail_on_error=False,
+        retry_wait=config.retry_wait,
+        fail_on_error=True,
+        continue_on_fail=True,
         display=config.display,
         log_realtime=False,
         log_level="warning",
     )
     tables = results_from_logs(config.log_dir, prices=config.prices)
     write_tables(tables, config.log_dir)
-    if not success:
-        failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
+    failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
+    if not success or failed:
         raise UserError(
-            f"the eval-set did not finish ({failed} failed sample(s) recorded in {config.log_dir}/results.csv); "
-            "rerun the same command to retry what is missing"
+            f"the eval-set did not finish: {failed} failed sample(s) recorded in {config.log_dir}/results.csv; "
+            "rerun the same command to retry only what failed or is missing"
         )
     return tables
