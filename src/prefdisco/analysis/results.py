@@ -153,17 +153,24 @@ def read_header(info: Any) -> Any:
 
 
 def _select_logs(folder: Path) -> list[Any]:
+    """The newest log (a successful one first) per run folder, model, condition, task arguments and roles.
+
+    Folders count separately, so a large eval split over several processes with their own log folders is read
+    whole from their common parent.
+    """
     from inspect_ai.log import list_eval_logs
 
-    chosen: dict[tuple[str, str, str], tuple[tuple[int, str], Any]] = {}
+    chosen: dict[tuple[str, ...], tuple[tuple[int, str], Any]] = {}
     for info in list_eval_logs(str(folder), recursive=True):
         header = read_header(info)
         if header.eval.metadata is None or "prefdisco_mode" not in header.eval.metadata:
             continue
+        roles = {r: _role_model(header, r) for r in ("user", "grader")}
         key = (
+            str(info.name).rsplit("/", 1)[0],
             header.eval.model,
             header.eval.task,
-            json.dumps(header.eval.task_args, sort_keys=True, default=str),
+            json.dumps([header.eval.task_args, roles], sort_keys=True, default=str),
         )
         rank = (1 if header.status == "success" else 0, header.eval.created)
         if key not in chosen or rank > chosen[key][0]:
@@ -245,6 +252,14 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
                 }
             )
     results_df = pd.DataFrame(results, columns=RESULT_COLUMNS)
+    key = ["model", "task", "mode", "fixed_k", "scenario_id"]
+    repeated = results_df[results_df.duplicated(key, keep=False)]
+    if len(repeated):
+        first = repeated.iloc[0]
+        raise UserError(
+            f"{folder}: scenario {first['scenario_id']} ({first['model']}, {first['mode']}) appears in more than one "
+            "run folder below it; read the runs separately or remove the duplicate run"
+        )
     results_df = results_df.sort_values(["model", "task", "mode", "fixed_k", "scenario_id"], kind="stable")
     return Tables(
         results=results_df.reset_index(drop=True),

@@ -1,0 +1,504 @@
+"""A fault-injecting OpenAI-compatible chat-completions server for reliability tests and benchmarks.
+
+Start it on a free local port (127.0.0.1 only) in a background thread with its own event loop::
+
+    with MockOpenAI(MockConfig(rate_429=0.1)) as mock:
+        os.environ.update(mock.env("mock"))          # MOCK_BASE_URL, MOCK_API_KEY
+        ... run inspect with model "openai-api/mock/m" ...
+        mock.stats()["completions"]
+
+or as its own process (benchmarks measure the client's CPU without the server in it)::
+
+    python tests/mock_openai.py --latency-s 1.0 [--questions 5] ...   # prints "port N", serves until stdin closes
+
+Replies are role-aware and deterministic per request content, so a PrefDisco dialogue runs end to end:
+
+* judge (a message contains ``Reply with JSON only: {"score"``) → ``{"score": N}``, N from a hash of the prompt;
+  the structured judge (``{"c1": N, ...}``) gets one such score per key;
+* user audit (``Reply with JSON only: {"turns"``) → one ``{"asked": [], "revealed": []}`` per turn;
+* SimpleQA grader (asks for CORRECT / INCORRECT / NOT_ATTEMPTED) → ``{"grade": "CORRECT"}``;
+* simulated user (system says ``You are role-playing a real person``) → a short first-person reply;
+* discovery / fixed-K assistant (system contains ``QUESTION:``) → ``QUESTION: ...?`` while the request holds at
+  most ``questions`` user turns, then ``ANSWER: ...``;
+* anything else → an answer ending with ``The answer is B`` (or, when the request carries a JSON schema in
+  ``response_format``, a deterministic instance of that schema).
+
+Assistant answers carry ``[mode:baseline|oracle|discovery]`` so every later call (the judge's) can be attributed
+to a condition, and a ``[case ID]`` tag anywhere in a request attributes the call to a scenario (``by_case``; the
+simulated user repeats the tag so the audit is attributed too). ``judged`` records each per-criterion judge reply
+by (case, mode, attribute): None for a garbage one.
+
+Faults, drawn per request from a seeded RNG (so a retried request can succeed): HTTP 429 with ``Retry-After``,
+HTTP 500, a timeout (the request is held ``hang_s`` seconds, then the connection closed), a dropped connection,
+a malformed 200 body and an empty completion. ``judge_garbage_rate`` makes judge replies unparseable,
+deterministically per prompt (a retried judge prompt stays garbage, so the judgement ends invalid), and only
+when configured. ``api_key`` set → any other key is answered 401 (message masked like OpenAI's, or the full key
+echoed with ``echo_key_in_401``). ``reject_case`` answers ``reject_status`` (400) to every request of one ``[case ID]``
+tag.
+
+Control endpoints: ``GET /_mock/stats``, ``POST /_mock/reset``, ``POST /_mock/config`` (JSON of MockConfig
+fields).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import random
+import re
+import socket
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from aiohttp import web
+
+JUDGE_MARK = 'Reply with JSON only: {"score"'
+STRUCTURED_JUDGE_MARK = 'Reply with JSON only: {"c1"'
+AUDIT_MARK = 'Reply with JSON only: {"turns"'
+USER_MARK = "You are role-playing a real person"
+PROTOCOL_MARK = "QUESTION:"
+CASE_TAG = re.compile(r"\[case ([A-Za-z0-9_.-]+)\]")
+MODE_TAG = re.compile(r"\[mode:([a-z_0-9]+)\]")
+GARBAGE_JUDGE = "Hard to say; the response is fine in places and weak in others."
+
+
+@dataclass
+class MockConfig:
+    latency_s: float = 0.0
+    latency_jitter_s: float = 0.0
+    rate_429: float = 0.0
+    retry_after_s: float = 1.0
+    rate_500: float = 0.0
+    rate_timeout: float = 0.0
+    hang_s: float = 30.0
+    rate_drop: float = 0.0
+    rate_malformed: float = 0.0
+    rate_empty: float = 0.0
+    judge_garbage_rate: float = 0.0
+    questions: int = 2
+    seed: int = 0
+    api_key: str | None = None
+    echo_key_in_401: bool = False
+    reject_case: str | None = None
+    reject_status: int = 400
+
+    def update(self, changes: dict[str, Any]) -> None:
+        names = {f.name for f in fields(self)}
+        unknown = sorted(set(changes) - names)
+        if unknown:
+            raise ValueError(f"unknown mock settings: {', '.join(unknown)}")
+        for key, value in changes.items():
+            setattr(self, key, value)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+def _digest(*parts: str) -> int:
+    return int.from_bytes(hashlib.sha256("\x00".join(parts).encode()).digest()[:8], "big")
+
+
+@dataclass(frozen=True)
+class Classified:
+    role: str  # judge | grader | user | assistant
+    mode: str | None  # baseline | oracle | discovery | fixed_k (assistant and judge calls)
+    case: str | None
+
+
+def classify(messages: list[dict[str, Any]]) -> Classified:
+    system = "\n".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
+    everything = "\n".join(_text(m.get("content")) for m in messages)
+    case = CASE_TAG.search(everything)
+    case_id = case.group(1) if case else None
+    mode = MODE_TAG.search(everything)
+    if JUDGE_MARK in everything or STRUCTURED_JUDGE_MARK in everything:
+        return Classified("judge", mode.group(1) if mode else None, case_id)
+    if AUDIT_MARK in everything:
+        return Classified("audit", "discovery", case_id)
+    if "NOT_ATTEMPTED" in everything and "CORRECT" in everything:
+        return Classified("grader", mode.group(1) if mode else None, case_id)
+    if USER_MARK in system:
+        return Classified("user", "discovery", case_id)
+    if PROTOCOL_MARK in system:
+        return Classified("assistant", "fixed_k" if "exactly" in system else "discovery", case_id)
+    return Classified("assistant", "oracle" if system else "baseline", case_id)
+
+
+def from_schema(schema: dict[str, Any], h: int) -> Any:
+    """A deterministic instance of a JSON schema (objects, arrays, enums, scalars)."""
+    if schema.get("enum"):
+        return schema["enum"][h % len(schema["enum"])]
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties", {})
+        keys = schema.get("required", list(props))
+        return {k: from_schema(props.get(k, {}), h // (i + 7) + i) for i, k in enumerate(keys)}
+    if kind == "array":
+        n = max(int(schema.get("minItems", 0)), 0)
+        return [from_schema(schema.get("items", {}), h + i) for i in range(n)]
+    if kind == "integer":
+        return int(schema.get("minimum", 1))
+    if kind == "number":
+        return float(schema.get("minimum", 1.0))
+    if kind == "boolean":
+        return bool(h % 2)
+    return "mock"
+
+
+def reply_for(messages: list[dict[str, Any]], who: Classified, config: MockConfig, schema: Any = None) -> str:
+    """The deterministic reply to one request (``schema``: the request's JSON schema, if any)."""
+    everything = "\n".join(_text(m.get("content")) for m in messages)
+    h = _digest(str(config.seed), everything)
+    if who.role == "judge":
+        if config.judge_garbage_rate > 0 and (h % 10_000) / 10_000 < config.judge_garbage_rate:
+            return GARBAGE_JUDGE
+        if STRUCTURED_JUDGE_MARK in everything:
+            keys = re.findall(r'"(c\d+)": N', everything.split(STRUCTURED_JUDGE_MARK[:-4], 1)[-1])
+            return json.dumps({k: 1 + (h >> (3 * i)) % 5 for i, k in enumerate(keys)})
+        return json.dumps({"score": 1 + (h >> 16) % 5})
+    if who.role == "audit":
+        n = len(re.findall(r"^Turn \d+$", everything, flags=re.MULTILINE))
+        return json.dumps({"turns": [{"asked": [], "revealed": []} for _ in range(n)]})
+    if who.role == "grader":
+        return json.dumps({"grade": "CORRECT"})
+    if who.role == "user":
+        tag = f" [case {who.case}]" if who.case else ""
+        return f"I like short, concrete explanations with one worked example, please.{tag}"
+    if isinstance(schema, dict):
+        return json.dumps(from_schema(schema, h))
+    answer = f"[mode:{who.mode}] Here is a worked explanation written for you, step by step. The answer is B"
+    if who.mode in ("discovery", "fixed_k"):
+        asked = sum(1 for m in messages if m.get("role") == "user") - 1
+        if asked < config.questions:
+            return f"QUESTION: How much detail would you like in my explanation (question {asked + 1})?"
+        return "ANSWER: " + answer
+    return answer
+
+
+def completion_body(model: str, text: str, prompt_chars: int, n: int) -> dict[str, Any]:
+    prompt_tokens, completion_tokens = prompt_chars // 4 + 1, len(text) // 4 + 1
+    return {
+        "id": f"chatcmpl-mock-{n}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+class MockOpenAI:
+    """The server; ``start()`` binds 127.0.0.1 on a free port and serves from a daemon thread."""
+
+    def __init__(self, config: MockConfig | None = None, **settings: Any) -> None:
+        self.config = config or MockConfig()
+        self.config.update(settings)
+        self.port = 0
+        self._rng = random.Random(self.config.seed)
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._stopping: asyncio.Event | None = None
+        self.reset()
+
+    # --- bookkeeping -------------------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        with self._lock:
+            self.counts: Counter[str] = Counter()
+            self.by_role: Counter[str] = Counter()
+            self.by_case: Counter[tuple[str, str]] = Counter()  # (case, mode) → completions
+            self.by_case_role: Counter[tuple[str, str, str]] = Counter()  # (case, mode, role) → completions
+            self.garbage_prompts: set[int] = set()
+            self.judged: dict[tuple[str | None, str | None, str], int | None] = {}  # (case, mode, attribute)
+            self.in_flight = 0
+            self.max_in_flight = 0
+            self.first_at: float | None = None
+            self.last_at: float | None = None
+            self._n = 0
+
+    def stats(self) -> dict[str, Any]:
+        """Counts so far: ``received``, ``answered`` (every response written), ``completions`` (HTTP 200 with
+        a chat completion), one key per fault kind, ``by_role``, ``by_case``, ``in_flight``."""
+        with self._lock:
+            return {
+                **dict(self.counts),
+                "received": self.counts["received"],
+                "answered": self.counts["answered"],
+                "completions": self.counts["completions"],
+                "by_role": dict(self.by_role),
+                "by_case": {f"{c}|{m}": n for (c, m), n in self.by_case.items()},
+                "by_case_role": {f"{c}|{m}|{r}": n for (c, m, r), n in self.by_case_role.items()},
+                "garbage_judge_prompts": len(self.garbage_prompts),
+                "in_flight": self.in_flight,
+                "max_in_flight": self.max_in_flight,
+                "first_at": self.first_at,
+                "last_at": self.last_at,
+            }
+
+    def _record_judgement(self, messages: list[dict[str, Any]], who: Classified, text: str) -> None:
+        """Remember what a per-criterion judge prompt was answered (None: garbage), keyed by case/mode/attribute."""
+        everything = "\n".join(_text(m.get("content")) for m in messages)
+        if text == GARBAGE_JUDGE:
+            self.garbage_prompts.add(_digest(everything))
+        attribute = re.search(r"^The preference: (.+)$", everything, flags=re.MULTILINE)
+        if attribute and text:
+            score = json.loads(text)["score"] if text != GARBAGE_JUDGE else None
+            self.judged[(who.case, who.mode, attribute.group(1).strip())] = score
+
+    def _count(self, key: str) -> None:
+        with self._lock:
+            self.counts[key] += 1
+
+    # --- lifecycle ---------------------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def env(self, service: str = "mock", api_key: str = "sk-mock-key") -> dict[str, str]:
+        """Environment for inspect's ``openai-api/<service>/<model>`` provider."""
+        prefix = service.upper().replace("-", "_")
+        return {f"{prefix}_BASE_URL": self.base_url, f"{prefix}_API_KEY": api_key}
+
+    def start(self) -> MockOpenAI:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="mock-openai", daemon=True)
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
+        return self
+
+    async def _start(self) -> None:
+        self._stopping = asyncio.Event()
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_post("/chat/completions", self._handle)
+        app.router.add_get("/_mock/stats", self._stats)
+        app.router.add_post("/_mock/reset", self._reset)
+        app.router.add_post("/_mock/config", self._configure)
+        self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=0.5)
+        await self._runner.setup()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self.port))
+        self.port = sock.getsockname()[1]
+        await web.SockSite(self._runner, sock, backlog=1024).start()
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+
+        async def shutdown() -> None:
+            assert self._stopping is not None and self._runner is not None
+            self._stopping.set()
+            await self._runner.cleanup()
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(shutdown(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._loop = None
+
+    def __enter__(self) -> MockOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- HTTP handlers -----------------------------------------------------------------------------------
+
+    async def _stats(self, request: web.Request) -> web.Response:
+        return web.json_response(self.stats())
+
+    async def _reset(self, request: web.Request) -> web.Response:
+        self.reset()
+        return web.json_response({"ok": True})
+
+    async def _configure(self, request: web.Request) -> web.Response:
+        self.config.update(await request.json())
+        self._rng.seed(self.config.seed)
+        return web.json_response(asdict(self.config))
+
+    def _draw_fault(self) -> str | None:
+        c = self.config
+        with self._lock:
+            x = self._rng.random()
+        for name, rate in (
+            ("fault_429", c.rate_429),
+            ("fault_500", c.rate_500),
+            ("fault_timeout", c.rate_timeout),
+            ("fault_drop", c.rate_drop),
+            ("fault_malformed", c.rate_malformed),
+            ("fault_empty", c.rate_empty),
+        ):
+            if x < rate:
+                return name
+            x -= rate
+        return None
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        now = time.monotonic()
+        with self._lock:
+            self.counts["received"] += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.first_at = self.first_at if self.first_at is not None else now
+        try:
+            response = await self._respond(request)
+            if response is not None:
+                self._count("answered")
+            return response if response is not None else web.Response(status=204)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+                self.last_at = time.monotonic()
+
+    async def _respond(self, request: web.Request) -> web.StreamResponse | None:
+        c = self.config
+        if c.api_key is not None:
+            sent = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            if sent != c.api_key:
+                self._count("rejected_401")
+                shown = sent if c.echo_key_in_401 else (sent[:6] + "*" * 8 + sent[-4:] if sent else "")
+                return web.json_response(
+                    {
+                        "error": {
+                            "message": f"Incorrect API key provided: {shown}.",
+                            "type": "invalid_request_error",
+                            "code": "invalid_api_key",
+                        }
+                    },
+                    status=401,
+                )
+        try:
+            body = await request.json()
+            messages = list(body["messages"])
+        except (ValueError, KeyError, TypeError):
+            self._count("bad_request")
+            return web.json_response({"error": {"message": "invalid request body"}}, status=400)
+        who = classify(messages)
+        if c.reject_case is not None and who.case == c.reject_case:
+            self._count(f"rejected_{c.reject_status}")
+            return web.json_response(
+                {"error": {"message": f"request rejected for case {who.case}", "type": "invalid_request_error"}},
+                status=c.reject_status,
+            )
+        latency = c.latency_s + (random.random() * c.latency_jitter_s if c.latency_jitter_s else 0.0)
+        if latency > 0:
+            await asyncio.sleep(latency)
+        fault = self._draw_fault()
+        if fault is not None:
+            self._count(fault)
+        if fault == "fault_429":
+            headers = {
+                "Retry-After": str(max(0, round(c.retry_after_s))),
+                "retry-after-ms": str(int(c.retry_after_s * 1000)),
+            }
+            return web.json_response(
+                {"error": {"message": "Rate limit reached (mock)", "type": "rate_limit_error"}},
+                status=429,
+                headers=headers,
+            )
+        if fault == "fault_500":
+            return web.json_response(
+                {"error": {"message": "internal error (mock)", "type": "server_error"}}, status=500
+            )
+        if fault == "fault_timeout":
+            assert self._stopping is not None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), timeout=c.hang_s)
+            if request.transport is not None:
+                request.transport.close()
+            return None
+        if fault == "fault_drop":
+            if request.transport is not None:
+                request.transport.close()
+            return None
+        if fault == "fault_malformed":
+            return web.Response(
+                status=200, text='{"id": "chatcmpl-broken", "choices": [{"mess', content_type="application/json"
+            )
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+        text = "" if fault == "fault_empty" else reply_for(messages, who, c, schema)
+        with self._lock:
+            self._n += 1
+            n = self._n
+            self.counts["completions"] += 1
+            self.by_role[who.role] += 1
+            if who.case is not None:
+                self.by_case[(who.case, who.mode or "?")] += 1
+                self.by_case_role[(who.case, who.mode or "?", who.role)] += 1
+            if who.role == "judge":
+                self._record_judgement(messages, who, text)
+        prompt_chars = sum(len(_text(m.get("content"))) for m in messages)
+        return web.json_response(completion_body(str(body.get("model", "mock")), text, prompt_chars, n))
+
+
+def tagged_scenarios(n: int, prefix: str = "c") -> list[Any]:
+    """``n`` copies of the packaged demo scenarios with new ids ``{prefix}0000``... and a ``[case ID]`` tag in
+    each question, so the mock can attribute every call to its scenario."""
+    from prefdisco.demo import demo_scenarios
+
+    base = demo_scenarios()
+    out = []
+    for i in range(n):
+        s = base[i % len(base)]
+        sid = f"{prefix}{i:04d}"
+        problem = s.problem.model_copy(
+            update={"id": f"{s.problem.id}-{sid}", "question": f"{s.problem.question} [case {sid}]"}
+        )
+        out.append(s.model_copy(update={"id": sid, "problem": problem}))
+    return out
+
+
+def write_scenarios(path: Any, scenarios: list[Any]) -> Any:
+    """Write ``scenarios.jsonl`` (one Scenario JSON per line) and return its path."""
+    from pathlib import Path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(s.model_dump_json() + "\n" for s in scenarios), encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    kinds = {"float": float, "int": int, "bool": lambda v: v.lower() in ("1", "true", "yes")}
+    for f in fields(MockConfig):
+        parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=kinds.get(str(f.type), str))
+    args = {k: v for k, v in vars(parser.parse_args(argv)).items() if v is not None}
+    mock = MockOpenAI(MockConfig(**args)).start()
+    print(f"port {mock.port}", flush=True)
+    try:
+        sys.stdin.read()  # serve until the parent closes our stdin (or exits)
+    finally:
+        mock.stop()
+
+
+if __name__ == "__main__":
+    main()

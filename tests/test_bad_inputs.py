@@ -1,0 +1,452 @@
+"""Bad inputs across files, settings, CLI arguments and environment, table-driven over every command.
+
+Each case must end with a non-zero exit and one clear message — a ``UserError`` (printed by ``prefdisco.cli.main``
+as ``error: <message>``), a click usage error, or for ``validate`` its list of problems — never a Python traceback,
+and nothing may be written: the workspace holds exactly the files it held before the command ran.
+
+Most cases run in-process with typer's CliRunner (fast); two run ``python -m prefdisco`` to check the real exit
+code and stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import prefdisco.cli as cli
+from prefdisco.build.benchfolder import write_bench
+from prefdisco.demo import demo_scenarios
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+RELEASE = SHARED / "data" / "prefdisco_release" / "example_record.jsonl"
+MOCK = "openai-api/mock/m"
+
+
+@dataclass
+class Case:
+    id: str
+    args: Callable[[Path], list[str]]
+    expect: str  # a substring of the message
+    kind: str = "user"  # user: UserError | usage: click usage error | report: validate's problem list
+    env: dict[str, str | None] = field(default_factory=dict)
+    setup: Callable[[Path], None] | None = None
+
+
+def scenario_json(edit: Callable[[dict], None] | None = None) -> str:
+    data = json.loads(demo_scenarios()[0].model_dump_json())
+    if edit:
+        edit(data)
+    return json.dumps(data)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def good_jsonl(ws: Path) -> Path:
+    return write(ws / "in" / "scenarios.jsonl", "".join(s.model_dump_json() + "\n" for s in demo_scenarios()[:2]))
+
+
+def bench_folder(ws: Path) -> Path:
+    scenarios = demo_scenarios()[:2]
+    write_bench(ws / "in" / "bench", scenarios, [s.persona for s in scenarios], [])
+    return ws / "in" / "bench"
+
+
+def tampered_bench(ws: Path) -> Path:
+    """A benchmark folder whose scenarios.jsonl changed after the manifest was written."""
+    folder = bench_folder(ws)
+    with (folder / "scenarios.jsonl").open("a") as f:
+        f.write("\n")
+    return folder
+
+
+def a_file(ws: Path) -> Path:
+    return write(ws / "in" / "plain.txt", "not a folder\n")
+
+
+def eval_args(bench: Path, ws: Path, *extra: str, model: str = MOCK) -> list[str]:
+    return ["eval", str(bench), "--model", model, "--log-dir", str(ws / "out" / "run"), "--display", "none", *extra]
+
+
+def set_weight(data: dict) -> None:
+    data["profile"]["items"][0]["weight"] += 0.25
+
+
+def truncated_log(ws: Path) -> Path:
+    """A run folder whose only eval log was cut off mid-file."""
+    run = ws / "in" / "run"
+    run.mkdir(parents=True)
+    log = run / "2026-01-01T00-00-00-00-00_prefdisco-baseline_mock_abc.eval"
+    log.write_bytes(b"PK\x03\x04" + b"\x00" * 40)
+    return run
+
+
+def resumable_run_with_truncated_log(ws: Path) -> None:
+    """The run folder of this very scenario set (so it resumes) holding a log cut off mid-file."""
+    from prefdisco.dialogue.run import scenario_set_hash
+
+    write(ws / "out" / "run" / "run.json", json.dumps({"scenario_set": scenario_set_hash(demo_scenarios()[:2])}))
+    (ws / "out" / "run" / "2026-01-01T00-00-00-00-00_prefdisco-baseline_mock_abc.eval").write_bytes(b"PK\x03\x04")
+
+
+CASES = [
+    # ---- eval: benchmark files --------------------------------------------------------------------------
+    Case("eval-missing-bench", lambda ws: eval_args(ws / "in" / "nope.jsonl", ws), "nope.jsonl"),
+    Case(
+        "eval-malformed-jsonl-line",
+        lambda ws: eval_args(write(ws / "in" / "s.jsonl", scenario_json() + "\n{not json\n"), ws),
+        "s.jsonl:2",
+    ),
+    Case(
+        "eval-wrong-field-type",
+        lambda ws: eval_args(write(ws / "in" / "s.jsonl", scenario_json(lambda d: d.update(rubric="x")) + "\n"), ws),
+        "s.jsonl:1: rubric",
+    ),
+    Case(
+        "eval-weights-not-summing-to-1",
+        lambda ws: eval_args(write(ws / "in" / "s.jsonl", scenario_json(set_weight) + "\n"), ws),
+        "weights must sum to 1",
+    ),
+    Case(
+        "eval-missing-required-field",
+        lambda ws: eval_args(write(ws / "in" / "s.jsonl", scenario_json(lambda d: d.pop("persona")) + "\n"), ws),
+        "s.jsonl:1: persona",
+    ),
+    Case("eval-empty-jsonl", lambda ws: eval_args(write(ws / "in" / "s.jsonl", "\n"), ws), "no scenarios"),
+    Case(
+        "eval-duplicate-ids",
+        lambda ws: eval_args(write(ws / "in" / "s.jsonl", (scenario_json() + "\n") * 2), ws),
+        "duplicate scenario id",
+    ),
+    Case(
+        "eval-folder-without-scenarios",
+        lambda ws: eval_args(a_file(ws).parent, ws),
+        "no manifest.json or scenarios.jsonl",
+    ),
+    Case("eval-bench-hash-mismatch", lambda ws: eval_args(tampered_bench(ws), ws), "content_hash"),
+    Case(
+        "eval-not-utf8",
+        lambda ws: eval_args(ws / "in" / "bin.jsonl", ws),
+        "bin.jsonl",
+        setup=lambda ws: (ws / "in").mkdir(parents=True) or (ws / "in" / "bin.jsonl").write_bytes(b"\xff\xfe\x00{"),
+    ),
+    # ---- eval: settings and arguments -------------------------------------------------------------------
+    Case("eval-unknown-mode", lambda ws: eval_args(good_jsonl(ws), ws, "--modes", "baseline,telepathy"), "telepathy"),
+    Case("eval-fixed-k-not-int", lambda ws: eval_args(good_jsonl(ws), ws, "--fixed-k", "two"), "--fixed-k"),
+    Case("eval-fixed-k-zero", lambda ws: eval_args(good_jsonl(ws), ws, "--fixed-k", "0"), "--fixed-k"),
+    Case("eval-model-arg-no-equals", lambda ws: eval_args(good_jsonl(ws), ws, "-M", "temperature"), "-M"),
+    Case("eval-unknown-user-type", lambda ws: eval_args(good_jsonl(ws), ws, "--user-type", "chatty"), "chatty"),
+    Case("eval-unknown-judge", lambda ws: eval_args(good_jsonl(ws), ws, "--judge", "vibes"), "vibes"),
+    Case("eval-limit-zero", lambda ws: eval_args(good_jsonl(ws), ws, "--limit", "0"), "--limit", kind="usage"),
+    Case("eval-no-model", lambda ws: ["eval", str(good_jsonl(ws)), "--log-dir", str(ws / "out")], "--model", "usage"),
+    Case("eval-unknown-provider", lambda ws: eval_args(good_jsonl(ws), ws, model="nosuch/model"), "nosuch/model"),
+    Case(
+        "eval-unknown-embedded-model",
+        lambda ws: eval_args(good_jsonl(ws), ws, model="prefdisco/no-such-model"),
+        "no-such-model",
+    ),
+    Case(
+        "eval-unwritable-log-dir",
+        lambda ws: ["eval", str(good_jsonl(ws)), "--model", MOCK, "--log-dir", str(a_file(ws) / "run")],
+        "--log-dir",
+    ),
+    Case(
+        "eval-log-dir-of-another-run",
+        lambda ws: eval_args(good_jsonl(ws), ws),
+        "different scenario set",
+        setup=lambda ws: write(ws / "out" / "run" / "run.json", json.dumps({"scenario_set": "0123456789abcdef"})),
+    ),
+    Case(
+        "eval-corrupt-run-json",
+        lambda ws: eval_args(good_jsonl(ws), ws),
+        "run.json",
+        setup=lambda ws: write(ws / "out" / "run" / "run.json", '{"scenario_set": '),
+    ),
+    Case(
+        "eval-log-dir-with-truncated-log",
+        lambda ws: eval_args(good_jsonl(ws), ws),
+        ".eval",
+        setup=resumable_run_with_truncated_log,
+    ),
+    # ---- eval: environment ------------------------------------------------------------------------------
+    Case("env-missing-api-key", lambda ws: eval_args(good_jsonl(ws), ws), "MOCK_API_KEY", env={"MOCK_API_KEY": None}),
+    Case(
+        "env-missing-base-url", lambda ws: eval_args(good_jsonl(ws), ws), "MOCK_BASE_URL", env={"MOCK_BASE_URL": None}
+    ),
+    # ---- demo -------------------------------------------------------------------------------------------
+    Case("demo-limit-zero", lambda ws: ["demo", "--out", str(ws / "out" / "demo"), "--limit", "0"], "--limit", "usage"),
+    Case(
+        "demo-unwritable-out",
+        lambda ws: ["demo", "--out", str(a_file(ws) / "demo"), "--limit", "1", "--display", "none"],
+        "plain.txt",
+    ),
+    # ---- validate ---------------------------------------------------------------------------------------
+    Case("validate-missing-path", lambda ws: ["validate", str(ws / "in" / "nope.jsonl")], "nope.jsonl"),
+    Case(
+        "validate-malformed-line",
+        lambda ws: ["validate", str(write(ws / "in" / "s.jsonl", scenario_json() + "\n{oops\n"))],
+        "s.jsonl:2",
+        kind="report",
+    ),
+    Case(
+        "validate-bad-weights",
+        lambda ws: ["validate", str(write(ws / "in" / "s.jsonl", scenario_json(set_weight) + "\n"))],
+        "weights",
+        kind="report",
+    ),
+    # ---- import-release / export-release ----------------------------------------------------------------
+    Case(
+        "import-release-missing-file",
+        lambda ws: ["import-release", str(ws / "in" / "nope.jsonl"), "--out", str(ws / "out" / "bench")],
+        "nope.jsonl",
+    ),
+    Case(
+        "import-release-malformed-json",
+        lambda ws: [
+            "import-release",
+            str(write(ws / "in" / "r.jsonl", '{"type": "metadata"\n')),
+            "--out",
+            str(ws / "out" / "b"),
+        ],
+        "r.jsonl:1",
+    ),
+    Case(
+        "import-release-not-a-release-file",
+        lambda ws: ["import-release", str(good_jsonl(ws)), "--out", str(ws / "out" / "bench")],
+        "scenarios.jsonl",
+    ),
+    Case(
+        "import-release-record-missing-key",
+        lambda ws: [
+            "import-release",
+            str(
+                write(
+                    ws / "in" / "r.jsonl",
+                    RELEASE.read_text().splitlines()[0] + "\n" + json.dumps({"type": "personalized_problem"}) + "\n",
+                )
+            ),
+            "--out",
+            str(ws / "out" / "bench"),
+        ],
+        "r.jsonl:2",
+    ),
+    Case(
+        "import-release-unwritable-out",
+        lambda ws: ["import-release", str(RELEASE), "--out", str(a_file(ws) / "bench")],
+        "plain.txt",
+    ),
+    Case(
+        "export-release-missing-bench",
+        lambda ws: ["export-release", str(ws / "in" / "nope"), "--out", str(ws / "out" / "r.jsonl")],
+        "nope",
+    ),
+    Case(
+        "export-release-unwritable-out",
+        lambda ws: ["export-release", str(good_jsonl(ws)), "--out", str(a_file(ws) / "r.jsonl")],
+        "plain.txt",
+    ),
+    # ---- report -----------------------------------------------------------------------------------------
+    Case(
+        "report-missing-results",
+        lambda ws: ["report", str(ws / "in" / "results.csv"), "--out", str(ws / "out" / "rep")],
+        "results.csv",
+    ),
+    Case(
+        "report-results-missing-columns",
+        lambda ws: [
+            "report",
+            str(write(ws / "in" / "results.csv", "model,score\na,1\n")),
+            "--out",
+            str(ws / "out" / "rep"),
+        ],
+        "results.csv",
+    ),
+    Case(
+        "report-truncated-log",
+        lambda ws: ["report", str(truncated_log(ws)), "--out", str(ws / "out" / "rep")],
+        ".eval",
+    ),
+    Case(
+        "report-negative-bootstrap",
+        lambda ws: ["report", str(ws / "in"), "--out", str(ws / "out" / "rep"), "--bootstrap", "-1"],
+        "--bootstrap",
+        "usage",
+    ),
+    # ---- build / personas -------------------------------------------------------------------------------
+    Case(
+        "build-unknown-benchmark",
+        lambda ws: ["build", "--benchmark", "nosuchbench", "--out", str(ws / "out" / "b"), "--model", MOCK],
+        "nosuchbench",
+    ),
+    Case(
+        "build-no-model",
+        lambda ws: ["build", "--benchmark", "math500", "--out", str(ws / "out" / "b"), "--source", str(ws / "in")],
+        "model",
+    ),
+    Case(
+        "build-missing-source",
+        lambda ws: [
+            "build",
+            "--benchmark",
+            "math500",
+            "--out",
+            str(ws / "out" / "b"),
+            "--model",
+            MOCK,
+            "--source",
+            str(ws / "in" / "nope.jsonl"),
+        ],
+        "nope.jsonl",
+    ),
+    Case(
+        "build-attribute-bounds-reversed",
+        lambda ws: [
+            "build",
+            "--benchmark",
+            "math500",
+            "--out",
+            str(ws / "out" / "b"),
+            "--model",
+            MOCK,
+            "--min-attributes",
+            "6",
+            "--max-attributes",
+            "3",
+        ],
+        "attributes",
+    ),
+    Case(
+        "build-generic-without-map",
+        lambda ws: [
+            "build",
+            "--benchmark",
+            "generic",
+            "--out",
+            str(ws / "out" / "b"),
+            "--model",
+            MOCK,
+            "--source",
+            str(good_jsonl(ws)),
+        ],
+        "--map",
+    ),
+    Case(
+        "personas-zero",
+        lambda ws: ["personas", "--out", str(ws / "out" / "p.jsonl"), "--model", MOCK, "--n", "0"],
+        "--n",
+        "usage",
+    ),
+    Case("personas-no-model", lambda ws: ["personas", "--out", str(ws / "out" / "p.jsonl")], "model"),
+    # ---- annotate ---------------------------------------------------------------------------------------
+    Case(
+        "annotate-export-missing-db",
+        lambda ws: ["annotate", "export", "--db", str(ws / "in" / "a.db"), "--out", str(ws / "out" / "l.csv")],
+        "a.db",
+    ),
+    Case("annotate-stats-no-source", lambda ws: ["annotate", "stats"], "--db"),
+    Case(
+        "annotate-stats-bad-csv",
+        lambda ws: ["annotate", "stats", "--from", str(write(ws / "in" / "labels.csv", "who,what\nx,y\n"))],
+        "labels.csv",
+    ),
+]
+
+
+def tree(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+@pytest.fixture(scope="module")
+def app():
+    cli._register()
+    return cli.app
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    monkeypatch.setenv("MOCK_BASE_URL", "http://127.0.0.1:9/v1")  # never contacted: every case fails first
+    monkeypatch.setenv("MOCK_API_KEY", "sk-test-unused")
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "inspect-cache"))
+    monkeypatch.chdir(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case: Case, app, workspace: Path, monkeypatch):
+    for key, value in case.env.items():
+        if value is None:
+            monkeypatch.delenv(key, raising=False)
+        else:
+            monkeypatch.setenv(key, value)
+    if case.setup:
+        case.setup(workspace)
+    # a model name of its own per case: inspect memoizes models by name, and a model resolved by an earlier
+    # case would hide this case's environment problem
+    args = [a.replace(MOCK, f"{MOCK}-{case.id}") for a in case.args(workspace)]  # also builds the inputs
+    before = tree(workspace)
+
+    result = CliRunner().invoke(app, args)
+
+    assert result.exit_code != 0, result.output
+    assert "Traceback" not in result.output
+    error = result.exception
+    assert error is None or isinstance(error, SystemExit), f"uncaught {error!r}"
+    if case.kind == "user":  # a UserError: one `error: ...` line on stderr, exit 2
+        lines = result.stderr.strip().splitlines()
+        assert result.exit_code == 2 and len(lines) == 1, result.output
+        assert lines[0].startswith("error: ") and case.expect in lines[0], lines[0]
+    elif case.kind == "usage":  # click's own usage error, exit 2
+        assert result.exit_code == 2 and "Error" in result.stderr and case.expect in result.stderr, result.output
+    else:  # validate's own report: every problem as path:line: message, exit 1
+        assert result.exit_code == 1 and case.expect in result.output, result.output
+    assert tree(workspace) == before, f"files written: {sorted(tree(workspace) - before)}"
+
+
+def run_main(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "prefdisco", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **env},
+    )
+
+
+def test_real_process_prints_one_error_line(tmp_path):
+    """Exit code 2 and exactly one ``error:`` line on stderr from the installed entry point."""
+    bad = write(tmp_path / "s.jsonl", scenario_json() + "\n{not json\n")
+    env = {"MOCK_BASE_URL": "http://127.0.0.1:9/v1", "MOCK_API_KEY": "sk-x", "INSPECT_CACHE_DIR": str(tmp_path / "c")}
+    result = run_main("eval", str(bad), "--model", MOCK, "--log-dir", str(tmp_path / "run"), env=env)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"error: {bad}:2: invalid JSON"]
+    assert not (tmp_path / "run").exists()
+
+    env.pop("MOCK_API_KEY")
+    clean = {k: v for k, v in os.environ.items() if k != "MOCK_API_KEY"}
+    result = subprocess.run(
+        [sys.executable, "-m", "prefdisco", "eval", str(RELEASE), "--model", MOCK, "--log-dir", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**clean, **env},
+    )
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "MOCK_API_KEY" in lines[0], result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "run").exists()

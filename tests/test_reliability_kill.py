@@ -1,0 +1,107 @@
+"""kill -9 of a running `prefdisco eval` at a random moment, then the same command again.
+
+The rerun must end with exactly the uninterrupted run's results (same (scenario, mode) rows, same scores: the mock
+answers deterministically), no duplicates, and the model calls of both attempts together may exceed the
+uninterrupted run's only by what was in flight when the process died.
+
+"In flight" is counted from the client's side: a call is complete once inspect has stored its reply in the
+response cache (one file per call, written as soon as the reply is processed). Replies the server had sent but the
+busy client had not yet read are in flight too — under load there are many more of them than requests the server
+is still holding.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+from typer.testing import CliRunner
+
+import prefdisco.cli as cli
+from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
+
+COLUMNS = ["scenario_id", "mode", "pref_align", "correct", "n_questions", "judge_invalid", "failed"]
+
+
+def table(run) -> pd.DataFrame:
+    results = pd.read_csv(run / "results.csv")
+    return results[COLUMNS].sort_values(["scenario_id", "mode"]).reset_index(drop=True)
+
+
+def cache_entries(folder) -> int:
+    """Readable entries of inspect's response cache (a file the kill cut off mid-write does not count)."""
+    count = 0
+    for path in folder.rglob("*") if folder.exists() else []:
+        if path.is_file():
+            try:
+                with path.open("rb") as f:
+                    pickle.load(f)
+            except Exception:
+                continue
+            count += 1
+    return count
+
+
+def test_kill_9_then_rerun_gives_the_uninterrupted_results(tmp_path, monkeypatch):
+    cli._register()
+    bench = write_scenarios(tmp_path / "scenarios.jsonl", tagged_scenarios(6))
+    # a little latency so that calls are in flight when the process dies
+    cache = tmp_path / "inspect-cache"
+    with MockOpenAI(MockConfig(latency_s=0.02)) as mock:
+        for key, value in mock.env("mock").items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setenv("INSPECT_CACHE_DIR", str(cache))
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # inspect's sample buffers
+        monkeypatch.setenv("INSPECT_DISPLAY", "none")
+        model = f"openai-api/mock/m{mock.port}"
+
+        def command(run):
+            return ["eval", str(bench), "--model", model, "--log-dir", str(run), "--display", "none"]
+
+        # 1. uninterrupted
+        done = CliRunner().invoke(cli.app, command(tmp_path / "straight"))
+        assert done.exit_code == 0, done.output
+        uninterrupted = mock.stats()["completions"]
+        expected = table(tmp_path / "straight")
+
+        # 2. killed at a random point between 20 % and 80 % of the calls
+        mock.reset()
+        cached_before = cache_entries(cache)
+        seed = random.randrange(1_000_000)
+        kill_at = random.Random(seed).randint(uninterrupted // 5, uninterrupted * 4 // 5)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "prefdisco", *command(tmp_path / "killed")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=os.environ.copy(),
+        )
+        deadline = time.monotonic() + 120
+        while mock.stats()["completions"] < kill_at and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        assert process.returncode == -signal.SIGKILL, f"seed {seed}: the run ended before the kill"
+        time.sleep(0.3)  # let the server finish writing what it had started
+        first = mock.stats()["completions"]
+        completed = cache_entries(cache) - cached_before  # calls whose reply the killed client had processed
+        in_flight = first - completed
+
+        # 3. the same command again
+        mock.reset()
+        again = CliRunner().invoke(cli.app, command(tmp_path / "killed"))
+        assert again.exit_code == 0, f"seed {seed}: {again.output}"
+        second = mock.stats()["completions"]
+
+    resumed = table(tmp_path / "killed")
+    assert not resumed.duplicated(["scenario_id", "mode"]).any()
+    pd.testing.assert_frame_equal(resumed, expected)  # same rows, same scores
+    report = f"seed {seed}: killed at {kill_at}; calls {first} + {second} vs {uninterrupted}, {in_flight} in flight"
+    print(report)
+    assert 0 <= in_flight < first, report
+    assert first + second <= uninterrupted + in_flight, report  # i.e. no completed call was made again
