@@ -1,0 +1,227 @@
+"""CLI commands of the generation pipeline: ``prefdisco build`` and ``prefdisco personas``.
+
+Parsing and printing only; the work is in :mod:`prefdisco.build.pipeline`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+
+if TYPE_CHECKING:
+    from prefdisco.build.pipeline import BuildConfig
+
+
+class _RichProgress:
+    """Adapts a ``rich.progress.Progress`` to the pipeline's progress protocol (one bar per step)."""
+
+    def __init__(self, progress: Any) -> None:
+        self.progress = progress
+        self.tasks: dict[str, Any] = {}
+
+    def start(self, step: str, total: int) -> None:
+        if total > 0:
+            self.tasks[step] = self.progress.add_task(step, total=total)
+
+    def advance(self, step: str, n: int = 1) -> None:
+        if step in self.tasks:
+            self.progress.advance(self.tasks[step], n)
+
+
+def _config(**values: Any) -> BuildConfig:
+    from pydantic import ValidationError
+
+    from prefdisco.build.pipeline import BuildConfig
+    from prefdisco.errors import UserError, describe_validation_error
+
+    try:
+        return BuildConfig.model_validate(values)
+    except ValidationError as err:
+        raise UserError(describe_validation_error(err, "options")) from None
+
+
+def _print_failures(console: Console, failures: list[dict[str, Any]]) -> None:
+    if not failures:
+        return
+    console.print(f"[yellow]{len(failures)} item(s) skipped after invalid replies:[/]")
+    for f in failures[:20]:
+        console.print(
+            f"  {f['step']} {f['item']} ({f['model']}, {f['attempts']} attempt(s)): {f['reason']}", markup=False
+        )
+    if len(failures) > 20:
+        console.print(f"  ... and {len(failures) - 20} more (see manifest.json)")
+
+
+def _usage_line(total: dict[str, Any]) -> str:
+    return (
+        f"{total['calls_run']} model call(s) this run ({total['calls']} incl. checkpoint), "
+        f"{total['input_tokens_run']} input / {total['output_tokens_run']} output tokens this run"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``build`` and ``personas`` to ``app``."""
+
+    @app.command("build")
+    def build(
+        benchmark: str = typer.Option(..., "--benchmark", help="math500, aime, ..., or generic (with --map)."),
+        out: Path = typer.Option(..., "--out", help="Benchmark folder to write (its .checkpoint/ resumes)."),
+        model: list[str] = typer.Option([], "--model", help="Builder model; repeat for a pool (random per call)."),
+        problems: int = typer.Option(100, "--problems", min=1, help="Problems to sample (seeded)."),
+        personas_per_problem: int = typer.Option(10, "--personas-per-problem", min=1),
+        persona_library: Path | None = typer.Option(None, "--persona-library", help="personas.jsonl to reuse."),
+        library_size: int = typer.Option(100, "--library-size", min=1, help="Personas to generate if no library."),
+        source: str | None = typer.Option(None, "--source", help="Local data file/folder instead of the Hub."),
+        split: str | None = typer.Option(None, "--split"),
+        mapping: str | None = typer.Option(None, "--map", help="generic: question=...,answer=...,answer_type=..."),
+        seed: int = typer.Option(0, "--seed"),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print calls and token estimates; call nothing."),
+        max_connections: int = typer.Option(8, "--max-connections", min=1),
+        retries: int = typer.Option(2, "--retries", min=0, help="Re-asks after an invalid structured reply."),
+        temperature: float = typer.Option(0.7, "--temperature", min=0.0),
+        min_attributes: int = typer.Option(3, "--min-attributes", min=1, help="Smallest sparse profile."),
+        max_attributes: int = typer.Option(7, "--max-attributes", min=1, help="Largest sparse profile."),
+        min_relevant: int = typer.Option(8, "--min-relevant", min=1, help="Smallest F(i)."),
+        max_relevant: int = typer.Option(15, "--max-relevant", min=1, help="Largest F(i)."),
+        max_new_attributes: int = typer.Option(3, "--max-new-attributes", min=0),
+        catalogue: Path | None = typer.Option(None, "--catalogue", help="Attribute catalogue JSON (default: Θ)."),
+        ipip: Path | None = typer.Option(None, "--ipip", help="IPIP-NEO items JSON to ground personas."),
+        facets: bool = typer.Option(False, "--facets", help="Give generated personas facet scores."),
+        max_share: float = typer.Option(0.05, "--max-share", help="Largest share of one persona bucket."),
+        max_problem_chars: int = typer.Option(2000, "--max-problem-chars", min=100),
+    ) -> None:
+        """Build a personalization benchmark folder from a static benchmark."""
+        config = _config(
+            benchmark=benchmark,
+            source=source,
+            split=split,
+            mapping=mapping,
+            problems=problems,
+            personas_per_problem=personas_per_problem,
+            persona_library=persona_library,
+            library_size=library_size,
+            models=model,
+            seed=seed,
+            temperature=temperature,
+            retries=retries,
+            max_connections=max_connections,
+            catalogue=catalogue,
+            ipip=ipip,
+            facets=facets,
+            max_share=max_share,
+            relevance={
+                "min_relevant": min_relevant,
+                "max_relevant": max_relevant,
+                "max_new": max_new_attributes,
+                "max_problem_chars": max_problem_chars,
+            },
+            profile={
+                "min_attributes": min_attributes,
+                "max_attributes": max_attributes,
+                "max_problem_chars": max_problem_chars,
+            },
+            out=out,
+        )
+        console = Console(highlight=False)
+        if dry_run:
+            _print_estimate(console, config)
+            return
+        from rich.progress import Progress
+
+        from prefdisco.build.pipeline import run_build
+
+        with Progress(console=console, transient=False) as bar:
+            report = run_build(config, progress=_RichProgress(bar))
+        _print_failures(console, report.failures)
+        div = report.personas.get("diversity", {})
+        if div.get("n"):
+            console.print(
+                f"persona library ({report.personas['source']}): {div['n']} personas, {div['distinct_buckets']} "
+                f"buckets, largest share {div['max_bucket_share']:.2f}, {div['distinct_occupations']} occupations, "
+                f"trait-pattern entropy {div['trait_pattern_entropy_bits']:.2f} bits"
+            )
+        if report.duplicates.get("identical_found"):
+            console.print(
+                f"identical profiles: {report.duplicates['identical_found']} regenerated, "
+                f"{report.duplicates['still_identical']} still identical (skipped)"
+            )
+        if report.skipped:
+            console.print("skipped scenarios: " + ", ".join(f"{k} {v}" for k, v in report.skipped.items()))
+        mean = report.usage["per_scenario_mean"]
+        console.print(_usage_line(report.usage["total"]))
+        if mean["calls"] is not None:
+            console.print(
+                f"per scenario: {mean['calls']:.2f} calls, {mean['input_tokens']:.0f} input / "
+                f"{mean['output_tokens']:.0f} output tokens"
+            )
+        console.print(
+            f"[green]wrote {report.scenarios} scenario(s)[/] to {report.out} in {report.seconds:.1f} s", markup=True
+        )
+
+    @app.command("personas")
+    def personas(
+        out: Path = typer.Option(..., "--out", help="personas.jsonl to write."),
+        model: list[str] = typer.Option([], "--model", help="Builder model; repeat for a pool."),
+        n: int = typer.Option(100, "--n", min=1, help="Personas in the library."),
+        seed: int = typer.Option(0, "--seed"),
+        max_share: float = typer.Option(0.05, "--max-share", help="Largest share of one persona bucket."),
+        ipip: Path | None = typer.Option(None, "--ipip", help="IPIP-NEO items JSON to ground the traits."),
+        facets: bool = typer.Option(False, "--facets", help="Give personas facet scores."),
+        max_connections: int = typer.Option(8, "--max-connections", min=1),
+        retries: int = typer.Option(2, "--retries", min=0),
+        temperature: float = typer.Option(0.7, "--temperature", min=0.0),
+        batch: int = typer.Option(8, "--batch", min=1, help="Candidates generated per rejection round."),
+    ) -> None:
+        """Generate a persona library (Big Five blueprints, rejection sampling) into a personas.jsonl file."""
+        from rich.progress import Progress
+        from rich.table import Table
+
+        from prefdisco.build.pipeline import run_personas
+
+        config = _config(
+            benchmark="personas",
+            models=model,
+            library_size=n,
+            seed=seed,
+            max_share=max_share,
+            ipip=ipip,
+            facets=facets,
+            max_connections=max_connections,
+            retries=retries,
+            temperature=temperature,
+            persona_batch=batch,
+            out=out.parent,
+        )
+        console = Console(highlight=False)
+        with Progress(console=console) as bar:
+            report = run_personas(out, config, progress=_RichProgress(bar))
+        _print_failures(console, report.failures)
+        result = report.result
+        table = Table("diversity", "value")
+        for key, value in result.diversity.items():
+            table.add_row(key, str(value))
+        console.print(table)
+        rejected = ", ".join(f"{k} {v}" for k, v in result.rejections.items()) or "none"
+        console.print(f"candidates {result.candidates}, rejections: {rejected}")
+        if len(result.personas) < n:
+            console.print(f"[yellow]only {len(result.personas)} of {n} personas were accepted[/]")
+        calls = sum(u["calls_run"] for u in report.usage.values())
+        console.print(f"[green]wrote {len(result.personas)} persona(s)[/] to {out} ({calls} model call(s) this run)")
+
+
+def _print_estimate(console: Console, config: BuildConfig) -> None:
+    from rich.table import Table
+
+    from prefdisco.build.pipeline import estimate_build
+
+    estimate = estimate_build(config)
+    table = Table("step", "model calls", "input tokens", "output tokens", "note", title="dry run: nothing called")
+    for step, s in estimate.steps.items():
+        table.add_row(step, str(s.calls), f"{s.input_tokens:,}", f"{s.output_tokens:,}", s.note)
+    total = estimate.total
+    table.add_row("total", str(total.calls), f"{total.input_tokens:,}", f"{total.output_tokens:,}", "")
+    console.print(table)
+    console.print(f"token estimate: {estimate.method}; retries not included", markup=False)

@@ -1,0 +1,162 @@
+"""F(i): the attributes of Θ relevant to one problem, selected by the LLM.
+
+The LLM sees the problem and the catalogue (name and meaning of every attribute) and names between
+``min_relevant`` and ``max_relevant`` catalogue attributes; names are constrained to the catalogue by the
+response schema (an enum) and checked again on validation. It may propose at most ``max_new`` new attributes.
+All proposals of a build are deduplicated together with ``canonicalize`` (order-independent): a proposal that
+means a catalogue attribute becomes that attribute, near-identical proposals share one canonical name, and
+each remaining canonical name becomes one new ``Attribute``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+
+from prefdisco import prompts
+from prefdisco.build.dedup import canonicalize, clean
+from prefdisco.build.pool import StepOutcome, StepRunner
+from prefdisco.schema import ATTRIBUTE_CATEGORIES, Attribute, Problem
+
+STEP = "relevance"
+MAX_TOKENS = 512
+
+
+class RelevanceConfig(BaseModel):
+    min_relevant: int = Field(default=8, ge=1)
+    max_relevant: int = Field(default=15, ge=1)
+    max_new: int = Field(default=3, ge=0)
+    max_problem_chars: int = Field(default=2000, ge=100)
+
+    @model_validator(mode="after")
+    def _bounds(self) -> RelevanceConfig:
+        if self.min_relevant > self.max_relevant:
+            raise ValueError(f"min_relevant ({self.min_relevant}) exceeds max_relevant ({self.max_relevant})")
+        return self
+
+
+class NewAttributeDraft(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    name: str = Field(min_length=3, max_length=60)
+    category: Literal[ATTRIBUTE_CATEGORIES]  # type: ignore[valid-type]
+    description: str = Field(min_length=10, max_length=300)
+    values: list[str] = Field(min_length=2, max_length=6)
+
+    @field_validator("values")
+    @classmethod
+    def _distinct(cls, v: list[str]) -> list[str]:
+        values = list(dict.fromkeys(" ".join(x.split()) for x in v if x.strip()))
+        if len(values) < 2:
+            raise ValueError("values must hold at least 2 distinct non-empty values")
+        return values
+
+
+class _RelevanceBase(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    allowed: ClassVar[tuple[str, ...]] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _names(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("relevant"), list):
+            return data
+        by_fold = {a.casefold(): a for a in cls.allowed}
+        names: list[str] = []
+        for i, raw in enumerate(data["relevant"]):
+            name = by_fold.get(" ".join(str(raw).split()).casefold())
+            if name is None:
+                raise ValueError(f"relevant[{i}] {raw!r} is not a catalogue attribute name")
+            if name not in names:
+                names.append(name)
+        return {**data, "relevant": names}
+
+
+@cache
+def relevance_schema(names: tuple[str, ...], lo: int, hi: int, max_new: int) -> type[BaseModel]:
+    """Reply schema: ``relevant`` (lo..hi catalogue names) and, when ``max_new`` > 0, ``new_attributes``."""
+    name_type: Any = Literal[names]  # type: ignore[valid-type]
+    fields: dict[str, Any] = {"relevant": (list[name_type], Field(min_length=lo, max_length=hi))}
+    if max_new > 0:
+        fields["new_attributes"] = (list[NewAttributeDraft], Field(max_length=max_new))
+    model = create_model("Relevance", __base__=_RelevanceBase, **fields)
+    model.allowed = names
+    return model
+
+
+def problem_text(problem: Problem, max_chars: int) -> str:
+    text = problem.prompt_text()
+    return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
+
+
+def relevance_prompt(problem: Problem, catalogue: Sequence[Attribute], config: RelevanceConfig) -> str:
+    lo, hi = bounds(catalogue, config)
+    listing = "\n".join(f"- {a.name}: {a.description}" for a in catalogue)
+    if config.max_new > 0:
+        categories = ", ".join(ATTRIBUTE_CATEGORIES)
+        new_rule = prompts.render("build_relevance_new", max_new=config.max_new, categories=categories)
+        reply = '{"relevant": [names copied exactly from the catalogue], "new_attributes": []}'
+    else:
+        new_rule, reply = "", '{"relevant": [names copied exactly from the catalogue]}'
+    return prompts.render(
+        "build_relevance",
+        domain=problem.domain,
+        problem=problem_text(problem, config.max_problem_chars),
+        catalogue=listing,
+        lo=lo,
+        hi=hi,
+        new_rule=new_rule,
+        reply=reply,
+    )
+
+
+def bounds(catalogue: Sequence[Attribute], config: RelevanceConfig) -> tuple[int, int]:
+    n = len(catalogue)
+    return min(config.min_relevant, n), min(config.max_relevant, n)
+
+
+async def select_relevant(
+    runner: StepRunner, problem: Problem, catalogue: Sequence[Attribute], config: RelevanceConfig
+) -> StepOutcome[BaseModel] | None:
+    """One relevance call for ``problem`` (``None`` when the reply stayed invalid; the runner records why)."""
+    lo, hi = bounds(catalogue, config)
+    schema = relevance_schema(tuple(a.name for a in catalogue), lo, hi, config.max_new)
+    text = relevance_prompt(problem, catalogue, config)
+    return await runner.run(STEP, problem.id, text, schema, name="relevance", max_tokens=MAX_TOKENS)
+
+
+def resolve(
+    answers: Mapping[str, BaseModel], catalogue: Sequence[Attribute]
+) -> tuple[dict[str, list[str]], list[Attribute]]:
+    """Turn relevance replies (problem id -> reply, in problem order) into F(i) per problem plus the new
+    attributes, after deduplicating every proposal of the build together."""
+    known = {a.name for a in catalogue}
+    drafts: list[tuple[str, NewAttributeDraft]] = [
+        (pid, d) for pid, answer in answers.items() for d in getattr(answer, "new_attributes", [])
+    ]
+    mapping = canonicalize([d.name for _, d in drafts], list(catalogue))
+    new: dict[str, Attribute] = {}
+    for _, draft in drafts:
+        canonical = mapping.get(draft.name, clean(draft.name))
+        if canonical in known or canonical in new:
+            continue
+        members = [d for _, d in drafts if mapping.get(d.name) == canonical]
+        head = next((d for d in members if clean(d.name) == canonical), draft)
+        aliases = sorted({clean(d.name) for d in members} - {canonical})
+        new[canonical] = Attribute(
+            name=canonical,
+            category=head.category,
+            description=head.description,
+            value_space=head.values,
+            aliases=aliases,
+        )
+    order = [a.name for a in catalogue] + list(new)
+    relevant: dict[str, list[str]] = {}
+    for pid, answer in answers.items():
+        chosen = set(answer.relevant)  # type: ignore[attr-defined]
+        chosen |= {mapping.get(d.name, clean(d.name)) for d in getattr(answer, "new_attributes", [])}
+        relevant[pid] = [name for name in order if name in chosen]
+    return relevant, list(new.values())

@@ -1,0 +1,182 @@
+"""Structured output: ask an inspect model for JSON that fits a pydantic model, and re-ask when it does not.
+
+``generate_structured`` sends the pydantic model's JSON schema as ``GenerateConfig.response_schema`` (providers
+with native structured output use it; the embedded llama.cpp provider turns it into a grammar), parses the
+completion robustly (code fences stripped, the outermost JSON object taken) and validates it with pydantic.
+An invalid reply is answered with the bad output plus a one-line reason and the model is asked again, at most
+``retries`` more times. It never returns a half-valid object: after the last failure it raises
+``StructuredOutputError``. HTTP/provider errors are not retried here (inspect retries those itself).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    ModelUsage,
+    ResponseSchema,
+)
+from inspect_ai.util import JSONSchema, json_schema
+from pydantic import BaseModel, ValidationError
+
+from prefdisco import prompts
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+class StructuredOutputError(Exception):
+    """The model's reply stayed invalid after every retry. ``reason`` is the last one-line validation error."""
+
+    def __init__(self, reason: str, *, attempts: int, model: str, usage: ModelUsage, errors: list[str]) -> None:
+        super().__init__(f"{model}: no valid reply after {attempts} attempt(s): {reason}")
+        self.reason = reason
+        self.attempts = attempts
+        self.model = model
+        self.usage = usage
+        self.errors = errors
+
+
+@dataclass
+class StructuredResult(Generic[T]):
+    """A validated reply, how many model calls it took, which model answered and the summed token usage."""
+
+    value: T
+    attempts: int
+    model: str
+    usage: ModelUsage = field(default_factory=ModelUsage)
+    errors: list[str] = field(default_factory=list)
+    """One line per rejected attempt (empty when the first reply was valid)."""
+
+
+def model_name(model: Model) -> str:
+    """``provider/name`` of an inspect model, as recorded on artefacts."""
+    return str(model)
+
+
+UNSENT_KEYWORDS = ("minLength", "maxLength")
+"""String length limits are validated by pydantic but not sent: grammar-constrained providers (llama.cpp) expand
+``maxLength: 400`` into a grammar of 400 nested optional rules, which the embedded model could not use (its
+output came back unconstrained) and which made every token slow."""
+
+
+def response_schema(schema: type[BaseModel], name: str | None = None) -> ResponseSchema:
+    """The ``ResponseSchema`` for a pydantic model (``name`` defaults to the class name, sanitized), without
+    the keywords in ``UNSENT_KEYWORDS``."""
+    label = _NAME.sub("_", name or schema.__name__).strip("_")[:64] or "response"
+    return ResponseSchema(name=label, json_schema=_strip(json_schema(schema)))
+
+
+def _strip(node: JSONSchema) -> JSONSchema:
+    update: dict[str, Any] = dict.fromkeys(UNSENT_KEYWORDS)
+    if node.properties:
+        update["properties"] = {k: _strip(v) for k, v in node.properties.items()}
+    if node.items is not None:
+        update["items"] = _strip(node.items)
+    if node.anyOf:
+        update["anyOf"] = [_strip(v) for v in node.anyOf]
+    if isinstance(node.additionalProperties, JSONSchema):
+        update["additionalProperties"] = _strip(node.additionalProperties)
+    return node.model_copy(update=update)
+
+
+def extract_json(text: str) -> Any:
+    """The JSON object in a reply: fences stripped, then the whole text, the outermost ``{...}``, or the first
+    object that decodes. Raises ``ValueError`` with a one-line reason."""
+    stripped = text.strip()
+    if not stripped:
+        raise ValueError("the reply was empty")
+    fenced = _FENCE.search(stripped)
+    candidates = [fenced.group(1).strip()] if fenced else []
+    candidates.append(stripped)
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            pass
+        start, end = candidate.find("{"), candidate.rfind("}")
+        if start != -1 and end > start:
+            try:
+                return json.loads(candidate[start : end + 1])
+            except json.JSONDecodeError:
+                pass
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", stripped):
+        try:
+            value, _ = decoder.raw_decode(stripped, match.start())
+            return value
+        except json.JSONDecodeError:
+            continue
+    raise ValueError("the reply contains no JSON object")
+
+
+def parse_reply(text: str, schema: type[T]) -> T:
+    """Parse and validate one reply. Raises ``ValueError`` whose message is one line."""
+    data = extract_json(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+    try:
+        return schema.model_validate(data)
+    except ValidationError as err:
+        raise ValueError(validation_reason(err)) from None
+
+
+def validation_reason(err: ValidationError) -> str:
+    """One line for a pydantic error: ``field.path: message`` of the first problem (+N more)."""
+    problems = err.errors(include_url=False)
+    first = problems[0]
+    loc = ".".join(str(p) for p in first.get("loc", ()))
+    msg = str(first.get("msg", "invalid")).removeprefix("Value error, ")
+    more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+    return " ".join(f"{loc + ': ' if loc else ''}{msg}{more}".split())
+
+
+async def generate_structured(
+    model: Model,
+    messages: str | list[ChatMessage],
+    schema: type[T],
+    *,
+    config: GenerateConfig | None = None,
+    retries: int = 2,
+    name: str | None = None,
+) -> StructuredResult[T]:
+    """Ask ``model`` for a JSON object valid under ``schema``; re-ask up to ``retries`` times with feedback."""
+    if retries < 0:
+        raise ValueError("retries must be >= 0")
+    conversation: list[ChatMessage] = (
+        [ChatMessageUser(content=messages)] if isinstance(messages, str) else list(messages)
+    )
+    call_config = (config or GenerateConfig()).merge(GenerateConfig(response_schema=response_schema(schema, name)))
+    label = model_name(model)
+    usage = ModelUsage()
+    errors: list[str] = []
+    for attempt in range(1, retries + 2):
+        output = await model.generate(conversation, config=call_config)
+        if output.usage is not None:
+            usage = usage + output.usage
+        text = output.completion or ""
+        try:
+            value = parse_reply(text, schema)
+        except ValueError as err:
+            reason = " ".join(str(err).split())
+            errors.append(reason)
+            if attempt > retries:
+                raise StructuredOutputError(reason, attempts=attempt, model=label, usage=usage, errors=errors) from None
+            conversation = [
+                *conversation,
+                ChatMessageAssistant(content=text or "(empty reply)"),
+                ChatMessageUser(content=prompts.render("build_retry", reason=reason)),
+            ]
+            continue
+        return StructuredResult(value=value, attempts=attempt, model=label, usage=usage, errors=errors)
+    raise AssertionError("unreachable")  # pragma: no cover

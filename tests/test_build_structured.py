@@ -1,0 +1,135 @@
+"""generate_structured: schema sent, robust parsing, re-asking with feedback, and a hard failure."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage, get_model
+from pydantic import BaseModel, Field
+
+from prefdisco.structured import StructuredOutputError, extract_json, generate_structured
+
+
+class Answer(BaseModel):
+    score: int = Field(ge=1, le=5)
+    reason: str
+
+
+class Script:
+    """Replies in order; records each call's messages and config."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.inputs: list[list[str]] = []
+        self.configs: list[GenerateConfig] = []
+
+    def __call__(self, input: list[Any], tools: Any, tool_choice: Any, config: GenerateConfig) -> ModelOutput:
+        self.inputs.append([m.text for m in input])
+        self.configs.append(config)
+        out = ModelOutput.from_content(model="mockllm", content=self.replies[len(self.inputs) - 1])
+        out.usage = ModelUsage(input_tokens=10, output_tokens=3, total_tokens=13)
+        return out
+
+
+def run(script: Script, retries: int = 2, **kw: Any) -> Any:
+    model = get_model("mockllm/model", custom_outputs=script, memoize=False)
+    return asyncio.run(generate_structured(model, "Grade it.", Answer, retries=retries, **kw))
+
+
+def test_valid_first_reply_sends_the_schema_and_returns_the_object() -> None:
+    script = Script('{"score": 4, "reason": "good"}')
+    result = run(script, config=GenerateConfig(temperature=0.0))
+    assert result.value == Answer(score=4, reason="good")
+    assert result.attempts == 1
+    assert result.model == "mockllm/model"
+    assert result.usage.input_tokens == 10 and result.usage.output_tokens == 3
+    config = script.configs[0]
+    assert config.temperature == 0.0  # the caller's config is kept
+    assert config.response_schema is not None and config.response_schema.name == "Answer"
+    schema = config.response_schema.json_schema
+    assert schema.properties is not None and set(schema.properties) == {"score", "reason"}
+    assert schema.required == ["score", "reason"]
+
+
+def test_fenced_json_with_prose_around_it_is_parsed() -> None:
+    reply = 'Sure! Here it is:\n```json\n{"score": 2, "reason": "meh"}\n```\nHope that helps.'
+    assert run(Script(reply)).value.score == 2
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('{"a": 1}', {"a": 1}),
+        ('noise {"a": {"b": 2}} trailing', {"a": {"b": 2}}),
+        ('```\n{"a": [1, 2]}\n```', {"a": [1, 2]}),
+        ('first {not json} then {"a": 3} and } stray', {"a": 3}),
+    ],
+)
+def test_extract_json_takes_the_outermost_object(text: str, expected: Any) -> None:
+    assert extract_json(text) == expected
+
+
+def test_extract_json_explains_what_is_missing() -> None:
+    with pytest.raises(ValueError, match="no JSON object"):
+        extract_json("I cannot answer that.")
+    with pytest.raises(ValueError, match="empty"):
+        extract_json("   ")
+
+
+def test_invalid_reply_is_re_asked_with_the_bad_output_and_a_one_line_reason() -> None:
+    script = Script('{"score": 9, "reason": "x"}', "not json at all", '{"score": 5, "reason": "fixed"}')
+    result = run(script, retries=2)
+    assert result.value.score == 5
+    assert result.attempts == 3
+    assert len(result.errors) == 2
+    assert result.usage.input_tokens == 30  # every attempt's tokens are booked
+    second = script.inputs[1]
+    assert second[0] == "Grade it."
+    assert second[1] == '{"score": 9, "reason": "x"}'  # the bad output goes back as the assistant turn
+    assert "score" in second[2] and "less than or equal to 5" in second[2]
+    assert "\n" not in result.errors[0]
+    third = script.inputs[2]
+    assert len(third) == 5 and "no JSON object" in third[4]
+
+
+def test_reply_still_invalid_after_retries_raises_with_the_last_reason() -> None:
+    script = Script('{"score": 3}', '{"score": 3}', '{"score": 3}', '{"score": 3, "reason": "too late"}')
+    with pytest.raises(StructuredOutputError) as info:
+        run(script, retries=2)
+    err = info.value
+    assert err.attempts == 3 and len(script.inputs) == 3  # never more than 1 + retries calls
+    assert err.reason == "reason: Field required"
+    assert err.model == "mockllm/model"
+    assert err.usage.input_tokens == 30
+
+
+def test_zero_retries_means_one_call() -> None:
+    script = Script("[1, 2, 3]", '{"score": 1, "reason": "r"}')
+    with pytest.raises(StructuredOutputError, match="expected a JSON object"):
+        run(script, retries=0)
+    assert len(script.inputs) == 1
+
+
+def test_schema_name_can_be_set_and_is_sanitized() -> None:
+    script = Script(json.dumps({"score": 1, "reason": "r"}))
+    run(script, name="my step/1")
+    assert script.configs[0].response_schema is not None
+    assert script.configs[0].response_schema.name == "my_step_1"
+
+
+def test_length_limits_are_validated_but_not_sent() -> None:
+    """Grammar-constrained providers cannot use maxLength (it expands into a huge grammar): it stays local."""
+    from prefdisco.build.rubrics import rubric_schema
+    from prefdisco.structured import parse_reply, response_schema
+
+    schema = rubric_schema(("A", "B"))
+    sent = json.dumps(response_schema(schema).json_schema.model_dump(exclude_none=True))
+    assert "maxLength" not in sent and "minLength" not in sent
+    assert '"enum": ["A", "B"]' in sent and '"required": ["1", "2", "3", "4", "5"]' in sent
+    levels = {str(k): "fine" for k in range(1, 6)}
+    reply = {"criteria": [{"attribute": a, "description": "d", "levels": levels} for a in ("A", "B")]}
+    with pytest.raises(ValueError, match=r"criteria\.0\.description: String should have at least 5 characters"):
+        parse_reply(json.dumps(reply), schema)
