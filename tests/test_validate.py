@@ -299,7 +299,8 @@ def test_cli_validate_exit_codes(tmp_path, cli_app, scenario, example_path):
     assert out[3] == f"{path}: 3 problem(s) in scenarios file (3 scenarios read)"
 
     missing = runner.invoke(cli_app, ["validate", str(tmp_path / "nope")])
-    assert isinstance(missing.exception, UserError) and "not found" in str(missing.exception)
+    assert missing.exit_code == 2
+    assert "error: " in missing.output and "not found" in missing.output
 
 
 def test_cli_import_and_export_release(tmp_path, cli_app, example_path, release_lines):
