@@ -42,9 +42,7 @@ class Scripted:
     model: Model = field(init=False)
 
     def __post_init__(self) -> None:
-        def outputs(
-            input: list[ChatMessage], tools: Any, tool_choice: Any, config: GenerateConfig
-        ) -> ModelOutput:
+        def outputs(input: list[ChatMessage], tools: Any, tool_choice: Any, config: GenerateConfig) -> ModelOutput:
             call = Call(list(input), config)
             self.calls.append(call)
             text = self.respond(call, len(self.calls) - 1)

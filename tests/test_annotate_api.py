@@ -101,9 +101,7 @@ def test_api_submission_progress_resume_and_replace(db: Path) -> None:
     later = client_for(db)
     login(later, "alice")
     assert later.get("/annotate").headers["location"] == "/annotate/2"
-    assert (
-        "answered" in later.get("/annotate/1").text and later.get("/annotate/1").text.count("checked") == 20
-    )
+    assert "answered" in later.get("/annotate/1").text and later.get("/annotate/1").text.count("checked") == 20
     # resubmitting replaces
     assert later.post("/api/annotations", json=full_answer(db, 1, False)).status_code == 200
     assert count_rows(db) == 20

@@ -51,9 +51,7 @@ def log_in(browser, base: str, name: str, dialogs: list[str], posts: list[str]):
 
 
 @pytest.mark.browser
-def test_two_annotators_complete_a_session_in_chromium(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_two_annotators_complete_a_session_in_chromium(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     if not CHROMIUM.is_file():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
     from playwright.sync_api import expect, sync_playwright
@@ -85,9 +83,7 @@ def test_two_annotators_complete_a_session_in_chromium(
                     )
                     assert sorted(shown) == [c.attribute for c in item.candidates]
                     if len(item.candidates) < 20:
-                        expect(page.locator("#short-note")).to_contain_text(
-                            "14 candidate attributes instead of 20"
-                        )
+                        expect(page.locator("#short-note")).to_contain_text("14 candidate attributes instead of 20")
                     for attribute in shown:  # click Yes/No like a person, in the order shown
                         value = "1" if choice(name, item, attribute) else "0"
                         page.check(f"fieldset[data-attribute='{attribute}'] input[value='{value}']")
@@ -107,9 +103,7 @@ def test_two_annotators_complete_a_session_in_chromium(
             browser.close()
 
     assert dialogs == []  # the <script> in the benchmark text never ran
-    assert (
-        sum(url.endswith("/api/annotations") for url in api_posts) == 2 * total
-    )  # the page script posted JSON
+    assert sum(url.endswith("/api/annotations") for url in api_posts) == 2 * total  # the page script posted JSON
 
     rows = Store(db).label_rows()
     by_id = {item.scenario_id: item for item in items}
@@ -119,11 +113,7 @@ def test_two_annotators_complete_a_session_in_chromium(
 
     stats = agreement_stats(rows)
     matrix = np.array(
-        [
-            [int(choice(a, item, c.attribute)) for a in ("alice", "bob")]
-            for item in items
-            for c in item.candidates
-        ]
+        [[int(choice(a, item, c.attribute)) for a in ("alice", "bob")] for item in items for c in item.candidates]
     )
     table, _ = aggregate_raters(matrix, n_cat=2)
     assert stats.fleiss_kappa == pytest.approx(fleiss_kappa(table))

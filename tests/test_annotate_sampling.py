@@ -46,9 +46,7 @@ def test_sampling_is_seeded_and_independent_of_other_tasks(tmp_path: Path) -> No
     only_mmlu = [s for s in standard_scenarios() if s.problem.benchmark == "mmlu"]
     alone = sample_items(load_benchmark(write_bench(tmp_path / "alone", only_mmlu)), per_task=2, seed=0)
     with_others = [item for item in first if item.task == "mmlu"]
-    assert [(i.scenario_id, i.candidates) for i in alone] == [
-        (i.scenario_id, i.candidates) for i in with_others
-    ]
+    assert [(i.scenario_id, i.candidates) for i in alone] == [(i.scenario_id, i.candidates) for i in with_others]
 
 
 def test_fewer_than_ten_relevant_or_irrelevant_shows_what_exists(tmp_path: Path) -> None:
@@ -59,9 +57,7 @@ def test_fewer_than_ten_relevant_or_irrelevant_shows_what_exists(tmp_path: Path)
     assert (items["few-rel"].n_relevant, items["few-rel"].n_irrelevant) == (4, 10)
     assert {c.attribute for c in items["few-rel"].candidates if c.llm_relevant} == set(ATTRIBUTE_NAMES[:4])
     assert (items["few-irr"].n_relevant, items["few-irr"].n_irrelevant) == (10, 6)
-    assert {c.attribute for c in items["few-irr"].candidates if not c.llm_relevant} == set(
-        ATTRIBUTE_NAMES[20:]
-    )
+    assert {c.attribute for c in items["few-irr"].candidates if not c.llm_relevant} == set(ATTRIBUTE_NAMES[20:])
     notes = shortfalls(list(items.values()), per_side=10)
     assert len(notes) == 2
     assert any("few-rel" in n and "4 relevant and 10 irrelevant" in n for n in notes)

@@ -141,16 +141,12 @@ def test_stats_cli_json_from_db_and_csv_agree(tmp_path: Path, cli: typer.Typer) 
     assert table.exit_code == 0 and "Fleiss' kappa" in table.stdout and "alice" in table.stdout
 
 
-def test_stats_cli_needs_exactly_one_source_and_documents_the_tie_rule(
-    tmp_path: Path, cli: typer.Typer
-) -> None:
+def test_stats_cli_needs_exactly_one_source_and_documents_the_tie_rule(tmp_path: Path, cli: typer.Typer) -> None:
     runner = CliRunner()
     help_text = " ".join(runner.invoke(cli, ["annotate", "stats", "--help"]).stdout.split())
     assert "tie in a majority vote" in help_text and "counts as relevant" in help_text
     result = runner.invoke(cli, ["annotate", "stats"])
-    assert isinstance(result.exception, UserError) and "exactly one of --db or --from" in str(
-        result.exception
-    )
+    assert isinstance(result.exception, UserError) and "exactly one of --db or --from" in str(result.exception)
     write_csv([LabelRow("a", "s", "x", 1, 1)], tmp_path / "one.csv")
     result = runner.invoke(cli, ["annotate", "stats", "--from", str(tmp_path / "one.csv"), "--json"])
     assert result.exit_code == 0

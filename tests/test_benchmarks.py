@@ -106,9 +106,7 @@ def test_commonsenseqa_uses_the_labelled_validation_split() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_ROWS))
-def test_row_counts_ids_and_answer_types(
-    name: str, loaded: dict[str, list[Problem]], manifest: dict[str, Any]
-) -> None:
+def test_row_counts_ids_and_answer_types(name: str, loaded: dict[str, list[Problem]], manifest: dict[str, Any]) -> None:
     problems = loaded[name]
     spec = BENCHMARKS[name]
     assert len(problems) == EXPECTED_ROWS[name] == manifest[name][spec.split]["rows"]
@@ -175,10 +173,7 @@ def test_scienceqa_hint_as_context_and_index_gold(
         expected = f"{r['hint']}\n\n{r['question']}" if r["hint"] else r["question"]
         assert p.question == expected
     lasagna = next(p for p in loaded["scienceqa"] if p.id == "26")
-    assert (
-        lasagna.question
-        == "Select the better estimate.\n\nHow long does it take to bake lasagna in the oven?"
-    )
+    assert lasagna.question == "Select the better estimate.\n\nHow long does it take to bake lasagna in the oven?"
     assert lasagna.choices == ["33 minutes", "33 hours"] and lasagna.answer == "A"
 
 
@@ -193,9 +188,7 @@ def test_medqa_letter_is_answer_idx_and_option_text_is_answer(
     assert loaded["medqa"][0].answer == "B"
 
 
-def test_mmlu_index_gold_and_subjects(
-    loaded: dict[str, list[Problem]], raw: dict[str, list[dict[str, Any]]]
-) -> None:
+def test_mmlu_index_gold_and_subjects(loaded: dict[str, list[Problem]], raw: dict[str, list[dict[str, Any]]]) -> None:
     for p, r in zip(loaded["mmlu"], raw["mmlu"], strict=True):
         assert p.answer == "ABCD"[r["answer"]] and p.choices == r["choices"]
     assert len({p.metadata["subject"] for p in loaded["mmlu"]}) == 57
@@ -271,10 +264,7 @@ def test_mascqa_num_ranges(mascqa: dict[str, Problem]) -> None:
 
 def test_mascqa_options_parsed_from_question(mascqa: dict[str, Problem], raw: dict[str, list[dict]]) -> None:
     first = mascqa["G-XEC-2012-3"]
-    assert (
-        first.question
-        == "Which of the following techniques is NOT used to grow single crystals of semiconductors?"
-    )
+    assert first.question == "Which of the following techniques is NOT used to grow single crystals of semiconductors?"
     assert first.choices == ["Calendering", "Czochralski", "Float zone", "Bridgman"]
     assert first.answer == "A" and first.answer_type is AnswerType.LETTER
     # "(A)" also occurs inside the stem ("$(G_(A))^(0,L)$"): the options are the last (A)-(D) run.
@@ -298,9 +288,7 @@ def test_mascqa_multi_answers_and_duplicate_qid(mascqa: dict[str, Problem]) -> N
     assert mascqa["G-META-18-36"].metadata["accepted"] == ["C", "D"]  # "C OR D"
     voided = mascqa["G-META-20-7"]
     assert voided.metadata["gold_raw"] == "MARKS TO ALL" and voided.metadata["all_accepted"] is True
-    assert (
-        mascqa["G-XEC-2016-14"].metadata["source_row"] < mascqa["G-XEC-2016-14-dup2"].metadata["source_row"]
-    )
+    assert mascqa["G-XEC-2016-14"].metadata["source_row"] < mascqa["G-XEC-2016-14-dup2"].metadata["source_row"]
 
 
 def test_mascqa_without_source_says_there_is_no_hub_dataset() -> None:
@@ -366,19 +354,11 @@ def test_scienceqa_skips_image_rows_and_falls_back_to_row_ids(tmp_path: Path) ->
 
 
 def test_parse_mapping_compact_form() -> None:
-    m = parse_mapping(
-        "question=context+query, choices=options, answer=correct_option, gold=index0, domain=logic"
-    )
+    m = parse_mapping("question=context+query, choices=options, answer=correct_option, gold=index0, domain=logic")
     assert m.question == ("context", "query") and m.choices == ("options",)
     assert m.answer_type is AnswerType.LETTER and m.gold == "index0" and m.domain == "logic"
-    latex = parse_mapping(
-        "question=problem,answer=answer,answer_type=latex,id=unique_id,metadata=subject+level"
-    )
-    assert (
-        latex.answer_type is AnswerType.LATEX
-        and latex.metadata == ("subject", "level")
-        and latex.id == "unique_id"
-    )
+    latex = parse_mapping("question=problem,answer=answer,answer_type=latex,id=unique_id,metadata=subject+level")
+    assert latex.answer_type is AnswerType.LATEX and latex.metadata == ("subject", "level") and latex.id == "unique_id"
     assert parse_mapping("question=q,answer=a").answer_type is AnswerType.FREE_TEXT
 
 
@@ -511,16 +491,12 @@ def test_generic_on_shared_files_matches_named_loaders(
         n=5,
         seed=1,
     )
-    assert [p.id for p in math] == [
-        p.id for p in load_problems("math500", shared_benchmarks / "math500", 5, 1)
-    ]
+    assert [p.id for p in math] == [p.id for p in load_problems("math500", shared_benchmarks / "math500", 5, 1)]
     # MaScQA mixes answer types: read as numeric ranges throughout, its first (MCQS) row is rejected
     with pytest.raises(UserError, match=r"test\.jsonl: row 1: gold 'A' in field 'answer' is not a number"):
         load_generic(
             shared_benchmarks / "mascqa" / "test.jsonl",
-            FieldMapping(
-                question="question", answer="answer", answer_type=AnswerType.NUMERIC_RANGE, id="qid"
-            ),
+            FieldMapping(question="question", answer="answer", answer_type=AnswerType.NUMERIC_RANGE, id="qid"),
         )
 
 
@@ -528,9 +504,7 @@ def test_generic_does_not_mutate_caller_data() -> None:
     rows = [{"q": "Which?", "o": ["x", "y"], "a": 1, "m": {"tags": ["t"]}}]
     ds = datasets.Dataset.from_list(rows)
     before = ds.to_list()
-    mapping = FieldMapping(
-        question="q", choices="o", answer="a", answer_type="letter", gold="index0", metadata="m"
-    )
+    mapping = FieldMapping(question="q", choices="o", answer="a", answer_type="letter", gold="index0", metadata="m")
     snapshot = mapping.model_dump()
     problems = load_generic(ds, mapping)
     problems[0].metadata["m"]["tags"].append("changed")
@@ -614,9 +588,7 @@ def test_missing_field_names_file_row_and_field(tmp_path: Path, shared_benchmark
         ({"q": "  ", "o": ["a", "b"], "g": "A"}, "letter", r"row 2: question field\(s\) q are empty"),
     ],
 )
-def test_bad_gold_and_rows_name_row_and_value(
-    tmp_path: Path, row: dict[str, Any], gold: str, message: str
-) -> None:
+def test_bad_gold_and_rows_name_row_and_value(tmp_path: Path, row: dict[str, Any], gold: str, message: str) -> None:
     good_gold = {"letter": "A", "index0": 1, "index1": "1", "text": "a"}[gold]
     path = _write_jsonl(tmp_path / "bad.jsonl", [{"q": "fine?", "o": ["a", "b"], "g": good_gold}, row])
     with pytest.raises(UserError, match=message):
@@ -646,9 +618,7 @@ def test_mascqa_unknown_gold_and_bad_range(tmp_path: Path) -> None:
         "answer": "E",
     }
     num = {"qid": "y", "topic": "t", "question_type": "NUM", "question": "How much?", "answer": "about 3"}
-    with pytest.raises(
-        UserError, match=r"row 1: gold 'E' in field 'answer' is not one of the option letters"
-    ):
+    with pytest.raises(UserError, match=r"row 1: gold 'E' in field 'answer' is not one of the option letters"):
         load_problems("mascqa", _write_jsonl(tmp_path / "a.jsonl", [mcq]))
     with pytest.raises(UserError, match=r"row 2: gold 'about 3' in field 'answer' is not a number"):
         load_problems("mascqa", _write_jsonl(tmp_path / "b.jsonl", [{**mcq, "answer": "D"}, num]))
@@ -658,13 +628,9 @@ def test_mascqa_unknown_gold_and_bad_range(tmp_path: Path) -> None:
 
 
 def test_empty_or_duplicate_ids(tmp_path: Path) -> None:
-    dup = _write_jsonl(
-        tmp_path / "d.jsonl", [{"k": "a", "q": "1?", "a": "x"}, {"k": "a", "q": "2?", "a": "y"}]
-    )
+    dup = _write_jsonl(tmp_path / "d.jsonl", [{"k": "a", "q": "1?", "a": "x"}, {"k": "a", "q": "2?", "a": "y"}])
     assert [p.id for p in load_generic(dup, "question=q,answer=a,id=k")] == ["a", "a-dup2"]
-    blank = _write_jsonl(
-        tmp_path / "e.jsonl", [{"k": "a", "q": "1?", "a": "x"}, {"k": " ", "q": "2?", "a": "y"}]
-    )
+    blank = _write_jsonl(tmp_path / "e.jsonl", [{"k": "a", "q": "1?", "a": "x"}, {"k": " ", "q": "2?", "a": "y"}])
     with pytest.raises(UserError, match=r"e\.jsonl: row 2: id field 'k' is empty"):
         load_generic(blank, "question=q,answer=a,id=k")
 
@@ -678,9 +644,7 @@ def test_bad_sample_sizes(shared_benchmarks: Path) -> None:
 
 def test_hub_failure_is_a_user_error() -> None:
     """Tests run offline (conftest sets HF_HUB_OFFLINE): a Hub load fails with a one-line UserError."""
-    with pytest.raises(
-        UserError, match=r"Hugging Face dataset HuggingFaceH4/MATH-500 \(default config, test split\)"
-    ):
+    with pytest.raises(UserError, match=r"Hugging Face dataset HuggingFaceH4/MATH-500 \(default config, test split\)"):
         load_problems("math500")
     with pytest.raises(UserError, match=r"Hugging Face dataset someone/thing"):
         load_generic("someone/thing", "question=q,answer=a")

@@ -66,9 +66,7 @@ def math500(shared_benchmarks: Path) -> list[Problem]:
 @pytest.fixture(scope="module")
 def aime(shared_benchmarks: Path) -> list[Problem]:
     return [
-        Problem(
-            id=r["ID"], benchmark="aime", question=r["Question"], answer=r["Answer"], answer_type="integer"
-        )
+        Problem(id=r["ID"], benchmark="aime", question=r["Question"], answer=r["Answer"], answer_type="integer")
         for r in _rows(shared_benchmarks / "aime" / "train.jsonl")
     ]
 
@@ -331,9 +329,7 @@ def test_math500_first_50_rows_in_several_phrasings(math500: list[Problem]) -> N
 
 def test_math500_all_500_self_verify(math500: list[Problem]) -> None:
     failures = [
-        p.id
-        for p in math500
-        if not check_correct_offline(p, f"so the answer is \\boxed{{{p.answer}}}").correct
+        p.id for p in math500 if not check_correct_offline(p, f"so the answer is \\boxed{{{p.answer}}}").correct
     ]
     assert failures == []
     # and by math-verify itself, without the string fast path
@@ -344,9 +340,7 @@ def test_math500_all_500_self_verify(math500: list[Problem]) -> None:
 def test_math500_neighbouring_answers_are_rejected(math500: list[Problem]) -> None:
     checked = 0
     for p, other in itertools.pairwise(math500[:61]):
-        if {p.answer, other.answer} == {"5", "x=5"} or p.answer.replace(" ", "") == other.answer.replace(
-            " ", ""
-        ):
+        if {p.answer, other.answer} == {"5", "x=5"} or p.answer.replace(" ", "") == other.answer.replace(" ", ""):
             continue  # genuinely the same value
         result = check_correct_offline(p, f"so the answer is \\boxed{{{other.answer}}}")
         assert result.correct is False, (p.answer, other.answer)
@@ -450,9 +444,7 @@ def test_mascqa_ranges_inside_boundary_outside(mascqa_num: list[Problem]) -> Non
         mid = (lo + hi) / 2
         width = max(hi - lo, abs(hi) * 0.05, 1e-6)
         for value in (lo, hi, mid):
-            result = check_correct_offline(
-                p, f"Working through the numbers, the answer is {value:.10g} units."
-            )
+            result = check_correct_offline(p, f"Working through the numbers, the answer is {value:.10g} units.")
             assert result.correct is True, (p.answer, value, result)
         for value in (hi + width, lo - width):
             if len(ranges) > 1 and any(a <= value <= b for a, b, _ in ranges):
@@ -466,16 +458,12 @@ def test_mascqa_ranges_inside_boundary_outside(mascqa_num: list[Problem]) -> Non
 
 
 def test_mascqa_scientific_notation_and_separators() -> None:
-    p = Problem(
-        id="n", benchmark="mascqa", question="q", answer="0.0011 to 0.0013", answer_type="numeric_range"
-    )
+    p = Problem(id="n", benchmark="mascqa", question="q", answer="0.0011 to 0.0013", answer_type="numeric_range")
     assert check_correct_offline(p, "The answer is 1.2e-3 mol").correct is True
     assert check_correct_offline(p, "The answer is 1.2 × 10^-3 mol").correct is True
     assert check_correct_offline(p, "The answer is 1.2 \\times 10^{-3}").correct is True
     assert check_correct_offline(p, "The answer is 1.2 × 10^-2 mol").correct is False
-    big = Problem(
-        id="b", benchmark="mascqa", question="q", answer="9600 to 9800", answer_type="numeric_range"
-    )
+    big = Problem(id="b", benchmark="mascqa", question="q", answer="9600 to 9800", answer_type="numeric_range")
     assert check_correct_offline(big, "≈ 9,700 J").correct is True
     assert check_correct_offline(big, "≈ 9,900 J").correct is False
 
@@ -509,10 +497,7 @@ def test_squad_normalization() -> None:
 def test_free_text_normalized_match(simpleqa: list[Problem]) -> None:
     p = simpleqa[0]  # Michio Sugeno
     assert check_correct_offline(p, p.answer).correct is True
-    assert (
-        check_correct_offline(p, f"After checking the records, the answer is {p.answer.upper()}.").correct
-        is True
-    )
+    assert check_correct_offline(p, f"After checking the records, the answer is {p.answer.upper()}.").correct is True
     assert check_correct_offline(p, f"Reasoning first.\n**{p.answer}**").correct is True
     assert check_correct_offline(p, "The answer is Lotfi Zadeh.").correct is False
     result = check_correct_offline(p, "")

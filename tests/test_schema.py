@@ -40,13 +40,9 @@ def test_normalized_profile_sums_exactly_to_one_and_leaves_input_alone():
 
 def test_rubric_needs_every_level():
     with pytest.raises(ValidationError, match=r"missing \[4\]"):
-        RubricCriterion(
-            attribute="a", preferred_value="v", description="d", levels={1: "x", 2: "x", 3: "x", 5: "x"}
-        )
+        RubricCriterion(attribute="a", preferred_value="v", description="d", levels={1: "x", 2: "x", 3: "x", 5: "x"})
     with pytest.raises(ValidationError, match=r"unexpected \[6\]"):
-        RubricCriterion(
-            attribute="a", preferred_value="v", description="d", levels={i: "x" for i in range(1, 7)}
-        )
+        RubricCriterion(attribute="a", preferred_value="v", description="d", levels={i: "x" for i in range(1, 7)})
 
 
 def test_rubric_must_match_profile():
@@ -59,9 +55,7 @@ def test_rubric_must_match_profile():
 
 def test_letter_answer_must_be_an_option():
     with pytest.raises(ValidationError, match="not one of the option letters"):
-        Problem(
-            id="x", benchmark="b", question="q", choices=["1", "2", "3"], answer="D", answer_type="letter"
-        )
+        Problem(id="x", benchmark="b", question="q", choices=["1", "2", "3"], answer="D", answer_type="letter")
 
 
 def test_judgement_valid_iff_scored():
@@ -83,9 +77,7 @@ def test_pref_align_is_weighted_sum():
 
 def test_invalid_judgement_is_excluded_not_zeroed():
     # 0.5*4 + 0.2*5 over the valid weight 0.7
-    assert pref_align([judgement(0.5, 4), judgement(0.3, None), judgement(0.2, 5)]) == pytest.approx(
-        3.0 / 0.7
-    )
+    assert pref_align([judgement(0.5, 4), judgement(0.3, None), judgement(0.2, 5)]) == pytest.approx(3.0 / 0.7)
     assert pref_align([judgement(1.0, None)]) is None
 
 

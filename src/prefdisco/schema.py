@@ -86,9 +86,7 @@ class Problem(_Model):
         """The problem as shown to the assistant: the question, then one ``X. text`` line per option."""
         if not self.choices:
             return self.question
-        options = "\n".join(
-            f"{letter}. {text}" for letter, text in zip(self.letters, self.choices, strict=True)
-        )
+        options = "\n".join(f"{letter}. {text}" for letter, text in zip(self.letters, self.choices, strict=True))
         return f"{self.question}\n\n{options}"
 
 
@@ -96,9 +94,7 @@ class Problem(_Model):
 # Attributes, personas, profiles, rubrics
 # ---------------------------------------------------------------------------------------------------------
 
-AttributeCategory = Literal[
-    "knowledge", "misconceptions", "cognitive", "affective", "meta-cognitive", "communication"
-]
+AttributeCategory = Literal["knowledge", "misconceptions", "cognitive", "affective", "meta-cognitive", "communication"]
 ATTRIBUTE_CATEGORIES: tuple[str, ...] = (
     "knowledge",
     "misconceptions",
@@ -284,13 +280,9 @@ class Scenario(_Model):
         missing = [a for a in profile if a not in rubric]
         unknown = [a for a in rubric if a not in profile]
         if missing:
-            raise ValueError(
-                f"scenario {self.id}: rubric has no criterion for profile attribute(s) {missing}"
-            )
+            raise ValueError(f"scenario {self.id}: rubric has no criterion for profile attribute(s) {missing}")
         if unknown:
-            raise ValueError(
-                f"scenario {self.id}: rubric criterion for attribute(s) {unknown} not in profile"
-            )
+            raise ValueError(f"scenario {self.id}: rubric criterion for attribute(s) {unknown} not in profile")
         return self
 
     def criterion(self, attribute: str) -> RubricCriterion:

@@ -116,9 +116,7 @@ class AnnotationApp:
         else:
             status, error = 303, None
         if error:
-            return self.render(
-                "login.html", status=status, need_token=bool(self.tokens), error=error, name=name
-            )
+            return self.render("login.html", status=status, need_token=bool(self.tokens), error=error, name=name)
         response = RedirectResponse("/annotate", status_code=303)
         response.set_cookie(COOKIE, self.signer.sign(name), httponly=True, samesite="strict", path="/")
         return response
@@ -143,9 +141,7 @@ class AnnotationApp:
             return self.render("error.html", status=404, message="No such item.", annotator=annotator)
         return self.render_item(annotator, item)
 
-    def render_item(
-        self, annotator: str, item: Item, error: str | None = None, status: int = 200
-    ) -> Response:
+    def render_item(self, annotator: str, item: Item, error: str | None = None, status: int = 200) -> Response:
         done = self.store.completed(annotator)
         return self.render(
             "item.html",

@@ -99,9 +99,7 @@ def _load_scenarios(path: Path, index: dict[str, Attribute]) -> list[Scenario]:
         seen[scenario.id] = number
         unknown = [n for n in scenario.relevant_attributes if n not in index]
         if unknown:
-            raise UserError(
-                f"{path} line {number}: relevant_attributes {unknown} are not in {ATTRIBUTES_FILE}"
-            )
+            raise UserError(f"{path} line {number}: relevant_attributes {unknown} are not in {ATTRIBUTES_FILE}")
         scenarios.append(scenario)
     if not scenarios:
         raise UserError(f"{path}: no scenarios (expected one Scenario JSON object per line)")

@@ -37,12 +37,8 @@ def register(app: typer.Typer) -> None:
 
     @annotate.command("serve", help=SERVE_HELP)
     def serve_command(
-        bench_dir: Annotated[
-            Path, typer.Argument(help="benchmark folder (scenarios.jsonl, attributes.json)")
-        ],
-        db: Annotated[
-            Path, typer.Option("--db", help="SQLite file for items and labels (created if absent)")
-        ],
+        bench_dir: Annotated[Path, typer.Argument(help="benchmark folder (scenarios.jsonl, attributes.json)")],
+        db: Annotated[Path, typer.Option("--db", help="SQLite file for items and labels (created if absent)")],
         host: Annotated[str, typer.Option(help="interface to bind")] = "127.0.0.1",
         port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
         per_task: Annotated[
@@ -64,9 +60,7 @@ def register(app: typer.Typer) -> None:
         state = "sampled and stored" if prepared.created else "loaded from the database"
         tasks = ", ".join(f"{task} ({n})" for task, n in prepared.tasks.items())
         console.print(f"{len(prepared.items)} items {state}: {tasks}")
-        console.print(
-            f"per task {prepared.per_task}, seed {prepared.seed}, {2 * prepared.per_side} candidates each"
-        )
+        console.print(f"per task {prepared.per_task}, seed {prepared.seed}, {2 * prepared.per_side} candidates each")
         for note in prepared.notes:
             console.print(f"[yellow]note:[/] {note}", highlight=False)
         if tokens:
@@ -90,9 +84,7 @@ def register(app: typer.Typer) -> None:
     @annotate.command("stats", help=STATS_HELP)
     def stats_command(
         db: Annotated[Path | None, typer.Option("--db", help="annotation database")] = None,
-        from_csv: Annotated[
-            Path | None, typer.Option("--from", help="CSV written by `annotate export`")
-        ] = None,
+        from_csv: Annotated[Path | None, typer.Option("--from", help="CSV written by `annotate export`")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print the statistics as JSON")] = False,
     ) -> None:
         from prefdisco.annotate.service import stats
@@ -112,17 +104,11 @@ def _print_stats(result: AgreementStats) -> None:
     def fmt(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.3f}"
 
-    console.print(
-        f"{result.n_annotators} annotators, {result.n_items} items labelled by all", highlight=False
-    )
+    console.print(f"{result.n_annotators} annotators, {result.n_items} items labelled by all", highlight=False)
     if result.n_items_partial:
-        console.print(
-            f"{result.n_items_partial} items not labelled by everyone were left out", highlight=False
-        )
+        console.print(f"{result.n_items_partial} items not labelled by everyone were left out", highlight=False)
     kappa = fmt(result.fleiss_kappa)
-    console.print(
-        f"Fleiss' kappa: {kappa}" + (f" ({result.fleiss_kappa_note})" if result.fleiss_kappa_note else "")
-    )
+    console.print(f"Fleiss' kappa: {kappa}" + (f" ({result.fleiss_kappa_note})" if result.fleiss_kappa_note else ""))
     table = Table("annotator", "accuracy vs majority of others", "accuracy vs majority of all")
     for name, accuracy in result.annotator_accuracy_vs_majority.items():
         table.add_row(name, fmt(accuracy), fmt(result.annotator_accuracy_vs_majority_all.get(name)))

@@ -73,9 +73,7 @@ def read_csv(path: Path) -> list[LabelRow]:
             seen.add(key)
             item = (text["scenario_id"], text["attribute"])
             if llm.setdefault(item, flags["llm_relevant"]) != flags["llm_relevant"]:
-                raise UserError(
-                    f"{where}: llm_relevant differs from an earlier row for {item[0]!r} / {item[1]!r}"
-                )
+                raise UserError(f"{where}: llm_relevant differs from an earlier row for {item[0]!r} / {item[1]!r}")
             rows.append(LabelRow(*key, flags["llm_relevant"], flags["label"]))
     return rows
 

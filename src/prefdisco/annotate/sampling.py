@@ -78,9 +78,7 @@ def _item(bench: Benchmark, scenario: Scenario, position: int, per_side: int, se
     relevant_set = set(relevant)
     irrelevant = sorted(a.name for a in bench.attributes if a.name not in relevant_set)
     rng = random.Random(f"prefdisco-annotate:{seed}:candidates:{scenario.id}")
-    picked = rng.sample(relevant, min(per_side, len(relevant))) + rng.sample(
-        irrelevant, min(per_side, len(irrelevant))
-    )
+    picked = rng.sample(relevant, min(per_side, len(relevant))) + rng.sample(irrelevant, min(per_side, len(irrelevant)))
     attributes = [bench.resolve(name) for name in sorted(picked)]
     candidates = tuple(
         Candidate(a.name, a.category, a.description, llm_relevant=a.name in relevant_set) for a in attributes

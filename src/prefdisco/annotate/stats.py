@@ -73,8 +73,7 @@ def agreement_stats(rows: list[LabelRow]) -> AgreementStats:
         fleiss_kappa_note=note,
         annotator_accuracy_vs_majority=loo,
         annotator_accuracy_vs_majority_all={
-            a: float(np.mean(labels[:, j] == everyone)) if labels.size else None
-            for j, a in enumerate(annotators)
+            a: float(np.mean(labels[:, j] == everyone)) if labels.size else None for j, a in enumerate(annotators)
         },
         mean_accuracy_vs_majority=float(np.mean(defined)) if defined else None,
         llm_vs_majority=_llm_agreement(everyone, np.array([llm[i] for i in complete], dtype=int)),
@@ -102,10 +101,7 @@ def _leave_one_out_accuracy(labels: np.ndarray, annotators: list[str]) -> dict[s
     n_items, n_annotators = labels.shape
     if n_annotators < 2 or n_items == 0:
         return dict.fromkeys(annotators)
-    return {
-        a: float(np.mean(labels[:, j] == majority(np.delete(labels, j, axis=1))))
-        for j, a in enumerate(annotators)
-    }
+    return {a: float(np.mean(labels[:, j] == majority(np.delete(labels, j, axis=1)))) for j, a in enumerate(annotators)}
 
 
 def _llm_agreement(human: np.ndarray, llm: np.ndarray) -> dict[str, float | None]:
@@ -122,7 +118,4 @@ def _llm_agreement(human: np.ndarray, llm: np.ndarray) -> dict[str, float | None
             recall_score(human, llm, labels=[0, 1], zero_division=np.nan),
             cohen_kappa_score(human, llm, labels=[0, 1]),
         )
-    return {
-        k: (None if v is None or math.isnan(float(v)) else float(v))
-        for k, v in zip(keys, values, strict=True)
-    }
+    return {k: (None if v is None or math.isnan(float(v)) else float(v)) for k, v in zip(keys, values, strict=True)}

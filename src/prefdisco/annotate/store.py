@@ -102,9 +102,7 @@ class Store:
     def require_items(self) -> None:
         """UserError unless the file exists and holds an item set (for export, stats and serving)."""
         if not self.path.is_file():
-            raise UserError(
-                f"{self.path}: annotation database not found (start `prefdisco annotate serve` first)"
-            )
+            raise UserError(f"{self.path}: annotation database not found (start `prefdisco annotate serve` first)")
         self.ensure_schema()
         if not self.items():
             raise UserError(f"{self.path}: the database holds no annotation items")
@@ -123,8 +121,7 @@ class Store:
                 [("schema_version", SCHEMA_VERSION), ("created_at", _now()), *meta.items()],
             )
             conn.executemany(
-                "INSERT INTO items (scenario_id, position, task, problem_id, task_text) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO items (scenario_id, position, task, problem_id, task_text) VALUES (?, ?, ?, ?, ?)",
                 [(i.scenario_id, i.position, i.task, i.problem_id, i.task_text) for i in items],
             )
             conn.executemany(
@@ -163,10 +160,7 @@ class Store:
         """
         with self.transaction() as conn:
             expected = {
-                row[0]
-                for row in conn.execute(
-                    "SELECT attribute FROM candidates WHERE scenario_id = ?", (scenario_id,)
-                )
+                row[0] for row in conn.execute("SELECT attribute FROM candidates WHERE scenario_id = ?", (scenario_id,))
             }
             if not expected:
                 raise SubmissionError(f"unknown scenario_id {scenario_id!r}", status=404)

@@ -135,9 +135,7 @@ def sample_indices(candidates: list[int], n: int | None, seed: int, where: str) 
     return random.Random(seed).sample(candidates, n)
 
 
-def _kept_rows(
-    ds: datasets.Dataset, skip_if_set: str | None, where: str
-) -> tuple[datasets.Dataset, list[int]]:
+def _kept_rows(ds: datasets.Dataset, skip_if_set: str | None, where: str) -> tuple[datasets.Dataset, list[int]]:
     """Rows to use: all, or those whose ``skip_if_set`` field is null (images are not decoded)."""
     import datasets
 

@@ -78,9 +78,7 @@ class FieldMapping(BaseModel):
     id: str | None = Field(default=None, description="field holding a unique problem id")
     solution: str | None = Field(default=None, description="field holding a worked solution (optional)")
     domain: str = Field(default="general", min_length=1, description="domain label for every problem")
-    metadata: tuple[str, ...] = Field(
-        default=(), description="fields copied into Problem.metadata if present"
-    )
+    metadata: tuple[str, ...] = Field(default=(), description="fields copied into Problem.metadata if present")
     question_joiner: str = "\n\n"
 
     @field_validator("question", "choices", "metadata", mode="before")
@@ -140,9 +138,7 @@ def parse_mapping(text: str) -> FieldMapping:
         if not values.get(needed):
             raise UserError(f"mapping: {needed}=<field> is required (got {text!r})")
     if "answer_type" not in values:
-        values["answer_type"] = (
-            AnswerType.LETTER.value if values.get("choices") else AnswerType.FREE_TEXT.value
-        )
+        values["answer_type"] = AnswerType.LETTER.value if values.get("choices") else AnswerType.FREE_TEXT.value
     try:
         return FieldMapping.model_validate(values)
     except ValidationError as err:

@@ -86,9 +86,7 @@ def build_mascqa(row: Row, mapping: FieldMapping, ref: RowRef) -> dict[str, Any]
         else:
             ranges = parse_ranges(raw)
             if ranges is None:
-                raise ref.error(
-                    f"gold {raw!r} in field {mapping.answer!r} is not a number or 'lo to hi' range"
-                )
+                raise ref.error(f"gold {raw!r} in field {mapping.answer!r} is not a number or 'lo to hi' range")
             answer_type, answer = AnswerType.NUMERIC_RANGE, range_answer(ranges)
             metadata.update(range_metadata(ranges))
     else:

@@ -111,9 +111,7 @@ def extract_choices(row: Row, mapping: FieldMapping, ref: RowRef) -> tuple[list[
         elif isinstance(value, list | tuple):
             texts = _option_texts(value, name, ref)
         else:
-            raise ref.error(
-                f"field {name!r} should hold a list or dict of options, got {type(value).__name__}"
-            )
+            raise ref.error(f"field {name!r} should hold a list or dict of options, got {type(value).__name__}")
     if len(texts) < 2 or len(texts) > 26:
         raise ref.error(f"options field(s) {'+'.join(mapping.choices)} hold {len(texts)} options (need 2-26)")
     if labels is not None and len(set(labels)) != len(labels):
@@ -133,9 +131,7 @@ def _as_index(raw: Any) -> int | None:
     return None
 
 
-def gold_letter(
-    raw: Any, texts: list[str], labels: list[str] | None, mapping: FieldMapping, ref: RowRef
-) -> str:
+def gold_letter(raw: Any, texts: list[str], labels: list[str] | None, mapping: FieldMapping, ref: RowRef) -> str:
     """The gold option letter, converted from the form ``mapping.gold`` declares."""
     letters = option_letters(len(texts))
     field = mapping.answer
@@ -174,9 +170,7 @@ def build_answer(raw: Any, mapping: FieldMapping, ref: RowRef) -> tuple[str, dic
     if mapping.answer_type is AnswerType.NUMERIC_RANGE:
         ranges = parse_ranges(answer)
         if ranges is None:
-            raise ref.error(
-                f"gold {answer!r} in field {mapping.answer!r} is not a number or 'lo to hi' range"
-            )
+            raise ref.error(f"gold {answer!r} in field {mapping.answer!r} is not a number or 'lo to hi' range")
         return range_answer(ranges), {"gold_raw": answer, **range_metadata(ranges)}
     return answer, {}
 

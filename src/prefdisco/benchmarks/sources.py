@@ -69,8 +69,7 @@ def resolve_local(source: Path, split: str, *, explicit_split: bool) -> list[Pat
     if not explicit_split and len(files) > 1:
         raise UserError(f"{source}: holds several data files; name one, or choose a split (found: {names})")
     raise UserError(
-        f"{source}: no data file for split {split!r} (expected {split}.jsonl, .json, .csv or .parquet; "
-        f"found: {names})"
+        f"{source}: no data file for split {split!r} (expected {split}.jsonl, .json, .csv or .parquet; found: {names})"
     )
 
 

@@ -166,13 +166,9 @@ class LlamaCppAPI(ModelAPI):
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         if model_args:
-            raise ValueError(
-                f"unknown model args for prefdisco/{model_name}: {', '.join(sorted(model_args))}"
-            )
+            raise ValueError(f"unknown model args for prefdisco/{model_name}: {', '.join(sorted(model_args))}")
         self.path = resolve_gguf(model_name)
-        threads = (
-            int(n_threads) if n_threads else int(os.environ.get("PREFDISCO_THREADS", os.cpu_count() or 1))
-        )
+        threads = int(n_threads) if n_threads else int(os.environ.get("PREFDISCO_THREADS", os.cpu_count() or 1))
         self.loaded = load_model(self.path, int(n_ctx), threads, int(seed))
 
     def max_connections(self) -> int:
@@ -242,9 +238,7 @@ class LlamaCppAPI(ModelAPI):
             request["response_format"] = {"type": "json_object", "schema": schema}
         return request
 
-    def _complete(
-        self, request: dict[str, Any], config: GenerateConfig
-    ) -> tuple[dict[str, Any], Logprobs | None]:
+    def _complete(self, request: dict[str, Any], config: GenerateConfig) -> tuple[dict[str, Any], Logprobs | None]:
         """Runs on the model's worker thread."""
         llama = self.loaded.llama
         self.loaded.calls += 1

@@ -26,14 +26,10 @@ def pref_align(judgements: Iterable[AttributeJudgement]) -> float | None:
     return math.fsum(j.weight * j.score for j in valid) / total_weight  # type: ignore[operator]
 
 
-def norm_align(
-    baseline: float | None, discovery: float | None, oracle: float | None
-) -> tuple[float | None, str]:
+def norm_align(baseline: float | None, discovery: float | None, oracle: float | None) -> tuple[float | None, str]:
     """Return (NormAlign, reason). The reason is empty when the value is defined."""
     if baseline is None or discovery is None or oracle is None:
-        missing = [
-            n for n, v in (("baseline", baseline), ("discovery", discovery), ("oracle", oracle)) if v is None
-        ]
+        missing = [n for n, v in (("baseline", baseline), ("discovery", discovery), ("oracle", oracle)) if v is None]
         return None, f"no scored {'/'.join(missing)} results"
     denominator = oracle - baseline
     if math.isclose(denominator, 0.0, abs_tol=1e-12):

@@ -152,9 +152,7 @@ def accepted_integers(problem: Problem) -> list[int]:
         try:
             return [int(str(x).strip()) for x in extra]
         except ValueError as e:
-            raise UserError(
-                f"problem {problem.id}: metadata.accepted must list integers, got {extra!r}"
-            ) from e
+            raise UserError(f"problem {problem.id}: metadata.accepted must list integers, got {extra!r}") from e
     values = [int(x) for x in re.findall(r"(?<![\d.])\d+(?![\d.])", problem.answer) if 0 <= int(x) <= 999]
     if not values:
         raise UserError(f"problem {problem.id}: answer {problem.answer!r} holds no integer 0-999")
@@ -241,9 +239,7 @@ def math_equivalent(gold: str, answer: str, timeout_s: int = MATH_VERIFY_TIMEOUT
     return math_verify_equivalent(gold, answer, timeout_s)
 
 
-def math_verify_equivalent(
-    gold: str, answer: str, timeout_s: int = MATH_VERIFY_TIMEOUT_S
-) -> tuple[bool, str]:
+def math_verify_equivalent(gold: str, answer: str, timeout_s: int = MATH_VERIFY_TIMEOUT_S) -> tuple[bool, str]:
     """Whether math-verify finds ``answer`` equivalent to ``gold``; (result, explanation).
 
     math-verify's timeouts use SIGALRM, which exists only on the main thread; elsewhere they are switched off
@@ -291,9 +287,7 @@ def gold_ranges(problem: Problem) -> list[tuple[float, float, bool]] | None:
         try:
             lo, hi = float(meta["lo"]), float(meta["hi"])
         except (TypeError, ValueError) as e:
-            raise UserError(
-                f"problem {problem.id}: metadata lo/hi must be numbers, got {meta['lo']!r}"
-            ) from e
+            raise UserError(f"problem {problem.id}: metadata lo/hi must be numbers, got {meta['lo']!r}") from e
         return [(min(lo, hi), max(lo, hi), False)]
     gold = problem.answer
     if _VOIDED.fullmatch(gold):
@@ -316,11 +310,7 @@ def gold_ranges(problem: Problem) -> list[tuple[float, float, bool]] | None:
 
 def _single_number(text: str) -> float | None:
     nums = find_numbers(text)
-    return (
-        nums[0][0]
-        if len(nums) == 1 and nums[0][1].replace(",", "") == text.strip().replace(",", "")
-        else None
-    )
+    return nums[0][0] if len(nums) == 1 and nums[0][1].replace(",", "") == text.strip().replace(",", "") else None
 
 
 def in_ranges(x: float, ranges: list[tuple[float, float, bool]]) -> bool:

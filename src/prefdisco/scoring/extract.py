@@ -283,9 +283,7 @@ _LETTER_FIRST = re.compile(
     r"|(?:^|(?<=[.!?:]\s))(?P<letter2>[A-Z])\s+is\s+(?:the\s+)?(?i:correct|right|best)\s+(?i:answer|option|choice)\b",
     re.MULTILINE,
 )
-_TOKEN = re.compile(
-    rf"(?:(?i:{_OPTION_WORD})\s*)?(?P<open>[(\[])?\s*(?P<letter>[A-Za-z])(?:\s*(?P<close>[)\]]))?"
-)
+_TOKEN = re.compile(rf"(?:(?i:{_OPTION_WORD})\s*)?(?P<open>[(\[])?\s*(?P<letter>[A-Za-z])(?:\s*(?P<close>[)\]]))?")
 _TERMINAL = re.compile(r"\s*(?:$|[\n.,;:!?)\]\"'])")
 _CONNECTIVE = re.compile(r"\s+(?:because|since|as|given|due|[-—(])", re.IGNORECASE)
 _JOIN = re.compile(r"\s*(?:,|/|&|\band/or\b|\bor\b|\band\b)\s*", re.IGNORECASE)
@@ -307,9 +305,7 @@ def _norm_option(text: str) -> str:
     return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
 
 
-def _read_token(
-    text: str, pos: int, letters: Sequence[str], *, terminal_only: bool
-) -> tuple[str, int] | None:
+def _read_token(text: str, pos: int, letters: Sequence[str], *, terminal_only: bool) -> tuple[str, int] | None:
     """Read one option letter at ``pos`` (with optional "option"/brackets); return (LETTER, end) or None."""
     m = _TOKEN.match(text, pos)
     if not m:
@@ -395,9 +391,7 @@ def _statement_candidates(text: str, choices: Sequence[str], letters: Sequence[s
             continue
         # "the answer is Cross-linking of DNA.": the statement starts with an option's text (longest wins)
         payload = f"{_norm_option(text[m.end() :].split(chr(10), 1)[0])} "
-        starts = [
-            (len(o), i) for i, o in enumerate(map(_norm_option, choices)) if o and payload.startswith(o + " ")
-        ]
+        starts = [(len(o), i) for i, o in enumerate(map(_norm_option, choices)) if o and payload.startswith(o + " ")]
         if starts:
             out.append(_Candidate(m.end(), (letters[max(starts)[1]],), "answer statement (option text)"))
     for m in _LETTER_FIRST.finditer(text):
@@ -440,9 +434,7 @@ def extract_choice(response: str, choices: Sequence[str]) -> ChoiceExtraction:
         named = {x for c in candidates if c.pos == last_pos for x in c.letters}
         how = next(c.how for c in candidates if c.pos == last_pos)
         if len(named) > 1:
-            return ChoiceExtraction(
-                None, f"ambiguous: the final answer statement names {', '.join(sorted(named))}"
-            )
+            return ChoiceExtraction(None, f"ambiguous: the final answer statement names {', '.join(sorted(named))}")
         return ChoiceExtraction(named.pop(), how)
 
     quoted = _options_in(text, choices, letters, min_len=4)
