@@ -91,8 +91,8 @@ def test_invalid_reply_is_re_asked_with_the_bad_output_and_a_one_line_reason() -
     assert second[1] == '{"score": 9, "reason": "x"}'  # the bad output goes back as the assistant turn
     assert "score" in second[2] and "less than or equal to 5" in second[2]
     assert "\n" not in result.errors[0]
-    third = script.inputs[2]
-    assert len(third) == 5 and "no JSON object" in third[4]
+    third = script.inputs[2]  # the earlier rejected exchange is replaced, not accumulated
+    assert third[:2] == ["Grade it.", "not json at all"] and "no JSON object" in third[2] and len(third) == 3
 
 
 def test_reply_still_invalid_after_retries_raises_with_the_last_reason() -> None:
@@ -133,3 +133,21 @@ def test_length_limits_are_validated_but_not_sent() -> None:
     reply = {"criteria": [{"attribute": a, "description": "d", "levels": levels} for a in ("A", "B")]}
     with pytest.raises(ValueError, match=r"criteria\.0\.description: String should have at least 5 characters"):
         parse_reply(json.dumps(reply), schema)
+
+
+def test_a_reply_cut_at_the_token_limit_is_echoed_capped_with_a_hint() -> None:
+    from prefdisco.structured import ECHO_LIMIT
+
+    class Long(Script):
+        def __call__(self, input: list[Any], tools: Any, tool_choice: Any, config: GenerateConfig) -> ModelOutput:
+            out = super().__call__(input, tools, tool_choice, config)
+            if len(self.inputs) == 1:
+                out.choices[0].stop_reason = "max_tokens"
+            return out
+
+    script = Long('{"score": 3, "reason": "' + "blah " * 2000, '{"score": 3, "reason": "short"}')
+    result = run(script)
+    assert result.value.reason == "short"
+    echoed, feedback = script.inputs[1][1], script.inputs[1][2]
+    assert len(echoed) <= ECHO_LIMIT + 10 and echoed.endswith("(cut)")
+    assert "cut off at the length limit" in feedback

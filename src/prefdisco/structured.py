@@ -3,8 +3,9 @@
 ``generate_structured`` sends the pydantic model's JSON schema as ``GenerateConfig.response_schema`` (providers
 with native structured output use it; the embedded llama.cpp provider turns it into a grammar), parses the
 completion robustly (code fences stripped, the outermost JSON object taken) and validates it with pydantic.
-An invalid reply is answered with the bad output plus a one-line reason and the model is asked again, at most
-``retries`` more times. It never returns a half-valid object: after the last failure it raises
+An invalid reply is answered with the bad output (capped at ``ECHO_LIMIT`` characters) plus a one-line reason and
+the model is asked again, at most ``retries`` more times; each retry replaces the previous rejected exchange, so
+the conversation does not grow with the retries. It never returns a half-valid object: after the last failure it raises
 ``StructuredOutputError``. HTTP/provider errors are not retried here (inspect retries those itself).
 """
 
@@ -57,6 +58,15 @@ class StructuredResult(Generic[T]):
     usage: ModelUsage = field(default_factory=ModelUsage)
     errors: list[str] = field(default_factory=list)
     """One line per rejected attempt (empty when the first reply was valid)."""
+
+
+ECHO_LIMIT = 2000
+"""At most this many characters of a rejected reply are sent back with the feedback: a reply that ran to the token
+limit would otherwise push the retry past a small model's context window."""
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= ECHO_LIMIT else text[:ECHO_LIMIT] + " …(cut)"
 
 
 def model_name(model: Model) -> str:
@@ -153,9 +163,8 @@ async def generate_structured(
     """Ask ``model`` for a JSON object valid under ``schema``; re-ask up to ``retries`` times with feedback."""
     if retries < 0:
         raise ValueError("retries must be >= 0")
-    conversation: list[ChatMessage] = (
-        [ChatMessageUser(content=messages)] if isinstance(messages, str) else list(messages)
-    )
+    original: list[ChatMessage] = [ChatMessageUser(content=messages)] if isinstance(messages, str) else list(messages)
+    conversation = original
     call_config = (config or GenerateConfig()).merge(GenerateConfig(response_schema=response_schema(schema, name)))
     label = model_name(model)
     usage = ModelUsage()
@@ -169,12 +178,14 @@ async def generate_structured(
             value = parse_reply(text, schema)
         except ValueError as err:
             reason = " ".join(str(err).split())
+            if output.stop_reason in ("max_tokens", "model_length"):
+                reason = f"the reply was cut off at the length limit, so be briefer ({reason})"
             errors.append(reason)
             if attempt > retries:
                 raise StructuredOutputError(reason, attempts=attempt, model=label, usage=usage, errors=errors) from None
-            conversation = [
-                *conversation,
-                ChatMessageAssistant(content=text or "(empty reply)"),
+            conversation = [  # the question, the latest bad reply (capped) and why it was rejected
+                *original,
+                ChatMessageAssistant(content=_cap(text) or "(empty reply)"),
                 ChatMessageUser(content=prompts.render("build_retry", reason=reason)),
             ]
             continue

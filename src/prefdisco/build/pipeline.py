@@ -4,7 +4,8 @@ Stages run one after another; items within a stage run concurrently (``asyncio.g
 runner's semaphore and inspect's own connection limits). Every finished step result is appended to
 ``DIR/.checkpoint/steps.jsonl`` keyed by a hash of its inputs and step config, so a rerun makes no model call for
 finished items and a crash loses at most the items in flight. Replies that stay invalid after the retries are
-reported (manifest and return value) and their items skipped, never filled with defaults.
+reported (manifest and return value) and their items skipped, never filled with defaults; they are not
+checkpointed, so a rerun tries them again. A build in which no scenario survives writes nothing (UserError).
 
 The manifest records the config, seeds, model ids, counts, failures, duplicate profiles, the persona library's
 diversity, and model calls and tokens per step and per scenario (from inspect's ``ModelOutput.usage``).
