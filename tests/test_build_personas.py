@@ -6,6 +6,7 @@ import asyncio
 import math
 import random
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,7 @@ def test_scripted_model_stuck_on_one_bucket_is_rejected_and_library_stays_within
 
     fake = FakeBuilder({"persona": stuck})
     space = pl.BlueprintSpace(level_weights=(0, 0, 1))  # one trait pattern, so age + group decide the bucket
-    config = pl.LibraryConfig(n=10, seed=0, max_share=0.2, batch_size=5, space=space)
+    config = pl.LibraryConfig(n=10, seed=0, max_share=0.2, batch_size=5, space=space, max_marginal_share=None)
     assert config.cap == 2
     result = _build(fake, config)
     assert len(result.personas) == 10
@@ -137,15 +138,44 @@ def test_duplicate_names_and_occupations_are_rejected_and_counted() -> None:
         return reply
 
     fake = FakeBuilder({"persona": repeat})
-    result = _build(fake, pl.LibraryConfig(n=4, max_share=1.0, batch_size=2, max_candidates=8))
+    result = _build(fake, pl.LibraryConfig(n=4, max_share=1.0, batch_size=2, max_candidates=8, max_marginal_share=None))
     names = [p.name for p in result.personas]
     assert names.count("Ada Same") == 1
     assert [p.occupation for p in result.personas].count("Lighthouse keeper") == 1
     assert len(result.personas) == 2 and result.candidates == 8
     assert result.rejections == {"duplicate_name": 3, "duplicate_occupation": 3}
-    # The prompt tells the model which names and occupations are taken.
+    # The prompt tells the model which occupations are taken; names are not listed (small models copy them),
+    # each blueprint suggests seeded initials instead.
     later = [p for name, p in fake.prompts if name == "persona"][-1]
-    assert "Ada Same" in later
+    assert "Lighthouse keeper" in later and "Ada Same" not in later
+    assert re.search(r"a first name starting with [A-Z] and a last name starting with [A-Z]", later)
+
+
+def test_a_model_drifting_to_one_occupation_group_is_held_to_the_marginal_cap() -> None:
+    """Half the replies ignore the blueprint (a 34-year-old engineer): the bucket rule alone, split by trait
+    pattern, lets that group take over; the marginal cap keeps it at 2x its expected share."""
+
+    def drifting(fake: FakeBuilder, prompt: str, schema: dict[str, Any], n: int) -> Any:
+        reply = default_persona(fake, prompt, schema, n)
+        if n % 2:
+            reply.update(age=34, occupation_group="engineering and technology")
+        return reply
+
+    def build(marginal: float | None) -> pl.LibraryResult:
+        return _build(FakeBuilder({"persona": drifting}), pl.LibraryConfig(n=30, max_marginal_share=marginal))
+
+    def largest_group(result: pl.LibraryResult) -> int:
+        return max(Counter(p.extra["occupation_group"] for p in result.personas).values())
+
+    loose, capped = build(None), build(2.0)
+    assert len(loose.personas) == len(capped.personas) == 30
+    assert largest_group(loose) >= 15  # the drift wins without the cap
+    config = pl.LibraryConfig(n=30)
+    assert config.group_cap == 4 and config.band_cap == 10
+    assert largest_group(capped) <= config.group_cap
+    bands = Counter(pl.bucket_of(p)[1] for p in capped.personas)
+    assert max(bands.values()) <= config.band_cap
+    assert capped.rejections["occupation_group_full"] > 0 and capped.candidates > 30
 
 
 def test_invalid_persona_replies_are_counted_not_kept() -> None:
@@ -154,7 +184,9 @@ def test_invalid_persona_replies_are_counted_not_kept() -> None:
 
     fake = FakeBuilder({"persona": one_word})
     runner = _runner(fake)
-    result = asyncio.run(pl.build_library(runner, pl.LibraryConfig(n=2, max_candidates=2, max_share=1.0)))
+    result = asyncio.run(
+        pl.build_library(runner, pl.LibraryConfig(n=2, max_candidates=2, max_share=1.0, max_marginal_share=None))
+    )
     assert result.personas == [] and result.rejections == {"invalid_output": 2}
     assert fake.calls["persona"] == 6  # 2 candidates x (1 + 2 retries)
     assert "first and a last name" in runner.failures[0].reason

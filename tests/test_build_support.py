@@ -111,7 +111,9 @@ def same_profile(fake: FakeBuilder, prompt: str, schema: dict[str, Any], n: int)
 
 
 def default_rubric(fake: FakeBuilder, prompt: str, schema: dict[str, Any], n: int) -> Any:
-    names = schema["properties"]["criteria"]["items"]["properties"]["attribute"]["enum"]
+    items = schema["properties"]["criteria"]["items"]
+    members = items.get("anyOf") or [items]  # one criterion model per attribute
+    names = [m["properties"]["attribute"]["enum"][0] for m in members]
     return {
         "criteria": [
             {

@@ -172,3 +172,51 @@ def test_eval_on_a_benchmark_folder_writes_results_and_resumes_without_calls(tmp
     summary = json.loads((report / "summary.json").read_text())
     assert set(summary["mean_questions"]) == {"prefdisco/smollm2"}
     assert "data:image/png;base64," in (report / "report.html").read_text()
+
+
+def test_grammar_keeps_lists_distinct_and_strings_within_the_cap():
+    """A catalogue-name list marked uniqueItems cannot repeat a name (SmolLM2 otherwise fills a list with one
+    name), and ``max_string_chars`` bounds every free string."""
+    from prefdisco.build.relevance import relevance_schema
+    from prefdisco.structured import generate_structured
+
+    names = tuple(f"attribute {c}" for c in "abcdefghij")
+    schema = relevance_schema(names, 4, 6, 1)
+    model = get_model("prefdisco/smollm2", config=GenerateConfig(temperature=0.7, seed=3), max_string_chars=30)
+    prompt = "Pick the attributes relevant to teaching long division, and propose one new attribute. JSON only."
+    result = asyncio.run(generate_structured(model, prompt, schema, config=GenerateConfig(max_tokens=400), retries=0))
+    relevant = result.value.relevant
+    assert 4 <= len(relevant) <= 6 and len(set(relevant)) == len(relevant)
+    assert relevant == sorted(relevant, key=names.index)  # written in catalogue order, each at most once
+    for attribute in result.value.new_attributes:
+        assert len(attribute.name) <= 30 and len(attribute.description) <= 30
+        assert all(len(v) <= 30 for v in attribute.values)
+
+
+def test_build_on_the_embedded_model_validates_and_resumes(tmp_path, shared_dir):
+    """`prefdisco build` with SmolLM2: one MMLU problem x one persona, validated, and a rerun calls nothing."""
+    from prefdisco.build.benchfolder import read_bench
+
+    library = tmp_path / "personas.jsonl"
+    library.write_text(demo_scenarios()[0].persona.model_dump_json() + "\n")
+    out = tmp_path / "bench"
+    argv = [
+        "build", "--benchmark", "mmlu", "--source", str(shared_dir / "data/benchmarks/mmlu/test.jsonl"),
+        "--problems", "1", "--personas-per-problem", "1", "--persona-library", str(library),
+        "--model", "prefdisco/smollm2", "-M", "max_string_chars=80", "--max-attributes", "3", "--min-relevant", "4",
+        "--max-relevant", "8", "--out", str(out),
+    ]  # fmt: skip
+    first = CliRunner().invoke(_app(), argv)
+    assert first.exit_code == 0, first.output
+    assert "wrote 1 scenario(s)" in first.output
+    checked = CliRunner().invoke(_app(), ["validate", str(out)])
+    assert checked.exit_code == 0, checked.output
+    scenario = read_bench(out).scenarios[0]
+    assert len(scenario.profile.items) >= 3 and len(scenario.rubric) == len(scenario.profile.items)
+    assert abs(sum(i.weight for i in scenario.profile.items) - 1) < 1e-9
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "prefdisco/smollm2" in json.dumps(manifest)
+
+    again = CliRunner().invoke(_app(), argv)
+    assert again.exit_code == 0, again.output
+    assert "0 model call(s) this run" in again.output

@@ -100,6 +100,16 @@ def _strip(node: JSONSchema) -> JSONSchema:
     return node.model_copy(update=update)
 
 
+def structured_config(model: Model, schema: type[BaseModel], name: str | None = None) -> GenerateConfig:
+    """``response_schema`` for every provider; for providers that take a whole JSON schema in the request body
+    (``accepts_json_schema_body``: the embedded model, like llama.cpp's server) also the full pydantic schema as
+    ``extra_body["json_schema"]``, so list sizes, constants and string lengths reach the grammar too."""
+    config = GenerateConfig(response_schema=response_schema(schema, name))
+    if getattr(model.api, "accepts_json_schema_body", False):
+        config = config.merge(GenerateConfig(extra_body={"json_schema": schema.model_json_schema()}))
+    return config
+
+
 def extract_json(text: str) -> Any:
     """The JSON object in a reply: fences stripped, then the whole text, the outermost ``{...}``, or the first
     object that decodes. Raises ``ValueError`` with a one-line reason."""
@@ -165,7 +175,7 @@ async def generate_structured(
         raise ValueError("retries must be >= 0")
     original: list[ChatMessage] = [ChatMessageUser(content=messages)] if isinstance(messages, str) else list(messages)
     conversation = original
-    call_config = (config or GenerateConfig()).merge(GenerateConfig(response_schema=response_schema(schema, name)))
+    call_config = (config or GenerateConfig()).merge(structured_config(model, schema, name))
     label = model_name(model)
     usage = ModelUsage()
     errors: list[str] = []

@@ -31,6 +31,12 @@ class _RichProgress:
             self.progress.advance(self.tasks[step], n)
 
 
+def _model_args(pairs: list[str]) -> dict[str, Any]:
+    from prefdisco.dialogue.cli import parse_model_args
+
+    return parse_model_args(pairs)
+
+
 def _config(**values: Any) -> BuildConfig:
     from pydantic import ValidationError
 
@@ -70,6 +76,7 @@ def register(app: typer.Typer) -> None:
         benchmark: str = typer.Option(..., "--benchmark", help="math500, aime, ..., or generic (with --map)."),
         out: Path = typer.Option(..., "--out", help="Benchmark folder to write (its .checkpoint/ resumes)."),
         model: list[str] = typer.Option([], "--model", help="Builder model; repeat for a pool (random per call)."),
+        model_arg: list[str] = typer.Option([], "-M", help="Model arg key=value for the builder models."),
         problems: int = typer.Option(100, "--problems", min=1, help="Problems to sample (seeded)."),
         personas_per_problem: int = typer.Option(10, "--personas-per-problem", min=1),
         persona_library: Path | None = typer.Option(None, "--persona-library", help="personas.jsonl to reuse."),
@@ -91,6 +98,12 @@ def register(app: typer.Typer) -> None:
         ipip: Path | None = typer.Option(None, "--ipip", help="IPIP-NEO items JSON to ground personas."),
         facets: bool = typer.Option(False, "--facets", help="Give generated personas facet scores."),
         max_share: float = typer.Option(0.05, "--max-share", help="Largest share of one persona bucket."),
+        max_marginal_share: float = typer.Option(
+            2.0,
+            "--max-marginal-share",
+            min=0.01,
+            help="Cap of one occupation group or age band (x its expected share).",
+        ),
         max_problem_chars: int = typer.Option(2000, "--max-problem-chars", min=100),
     ) -> None:
         """Build a personalization benchmark folder from a static benchmark."""
@@ -104,6 +117,7 @@ def register(app: typer.Typer) -> None:
             persona_library=persona_library,
             library_size=library_size,
             models=model,
+            model_args=_model_args(model_arg),
             seed=seed,
             temperature=temperature,
             retries=retries,
@@ -112,6 +126,7 @@ def register(app: typer.Typer) -> None:
             ipip=ipip,
             facets=facets,
             max_share=max_share,
+            max_marginal_share=max_marginal_share,
             relevance={
                 "min_relevant": min_relevant,
                 "max_relevant": max_relevant,
@@ -165,9 +180,16 @@ def register(app: typer.Typer) -> None:
     def personas(
         out: Path = typer.Option(..., "--out", help="personas.jsonl to write."),
         model: list[str] = typer.Option([], "--model", help="Builder model; repeat for a pool."),
+        model_arg: list[str] = typer.Option([], "-M", help="Model arg key=value for the builder models."),
         n: int = typer.Option(100, "--n", min=1, help="Personas in the library."),
         seed: int = typer.Option(0, "--seed"),
         max_share: float = typer.Option(0.05, "--max-share", help="Largest share of one persona bucket."),
+        max_marginal_share: float = typer.Option(
+            2.0,
+            "--max-marginal-share",
+            min=0.01,
+            help="Cap of one occupation group or age band (x its expected share).",
+        ),
         ipip: Path | None = typer.Option(None, "--ipip", help="IPIP-NEO items JSON to ground the traits."),
         facets: bool = typer.Option(False, "--facets", help="Give personas facet scores."),
         max_connections: int = typer.Option(8, "--max-connections", min=1),
@@ -184,9 +206,11 @@ def register(app: typer.Typer) -> None:
         config = _config(
             benchmark="personas",
             models=model,
+            model_args=_model_args(model_arg),
             library_size=n,
             seed=seed,
             max_share=max_share,
+            max_marginal_share=max_marginal_share,
             ipip=ipip,
             facets=facets,
             max_connections=max_connections,

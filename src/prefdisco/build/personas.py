@@ -7,9 +7,12 @@ described in the prompt either by IPIP-NEO items from a file the user gives (``l
 packaged descriptions below, so the default needs no shared data.
 
 A persona's *bucket* is (occupation group, age band, trait pattern of the five levels). A candidate is
-rejected when its bucket already holds ``floor(max_share * n)`` personas of the target library size ``n``
-(checked on the blueprint before any call, and again on the generated persona, whose age and group the LLM may
-have drifted from), or when its name or occupation duplicates one in the library. Rejections are counted.
+rejected when its bucket already holds ``floor(max_share * n)`` personas of the target library size ``n``;
+when its occupation group or its age band alone already holds its *marginal cap* (``max_marginal_share`` times
+that value's expected share under the blueprint space, e.g. 2 × n / 15 for a group: LLMs drift towards a few
+stock occupations and ages, which the bucket alone, split by 243 trait patterns, would not notice); or when its
+name or occupation duplicates one in the library. Caps are checked on the blueprint before any call, and again
+on the generated persona, whose age and group the LLM may have drifted from. Rejections are counted.
 Generation runs in fixed-size batches and accepts candidates in blueprint order, so the library depends on the
 seed and the batch size only, not on concurrency.
 """
@@ -294,14 +297,10 @@ class ExpertiseDraft(BaseModel):
         return {name.replace("_", " "): level for name, level in self.model_dump().items()}
 
 
-NAME_PATTERN = r'^[^ "\\]+( [^ "\\]+)+$'
-"""Sent to the model only (grammar-constrained providers enforce it); validation gives a readable reason."""
-
-
 class _PersonaDraftBase(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    name: str = Field(min_length=3, max_length=80, json_schema_extra={"pattern": NAME_PATTERN})
+    name: str = Field(min_length=3, max_length=60)
     age: int = Field(ge=13, le=100)
     occupation: str = Field(min_length=2, max_length=80)
     location: str = Field(min_length=2, max_length=80)
@@ -325,20 +324,31 @@ def persona_schema(groups: tuple[str, ...]) -> type[BaseModel]:
     return create_model("PersonaDraft", __base__=_PersonaDraftBase, occupation_group=(group_type, ...))
 
 
+NAME_LETTERS = "ABCDEFGHIJKLMNOPRSTVW"
+"""Initials hinted to the model: LLMs collapse onto a few stock names ("Sarah Chen"), so each blueprint
+suggests seeded initials. (A list of names already taken is not sent: small models copied names from it.)
+A duplicate name is still rejected by ``rejection_reason``."""
+
+
+def name_initials(blueprint: Blueprint, seed: int) -> tuple[str, str]:
+    rng = random.Random(f"{seed}\x1fname\x1f{blueprint.index}")
+    return rng.choice(NAME_LETTERS), rng.choice(NAME_LETTERS)
+
+
 def persona_prompt(
     blueprint: Blueprint,
     ipip: dict[str, list[IpipItem]] | None,
     seed: int,
     avoid_occupations: Sequence[str] = (),
-    avoid_names: Sequence[str] = (),
 ) -> str:
     avoid = []
     if avoid_occupations:
         avoid.append("Occupations already taken (pick a different one): " + "; ".join(avoid_occupations) + ".")
-    if avoid_names:
-        avoid.append("Names already taken: " + "; ".join(avoid_names) + ".")
+    first, last = name_initials(blueprint, seed)
     return prompts.render(
         "build_persona",
+        first_initial=first,
+        last_initial=last,
         age_min=blueprint.age_band[0],
         age_max=blueprint.age_band[1],
         group=blueprint.occupation_group,
@@ -407,10 +417,27 @@ class LibraryConfig(BaseModel):
     max_blueprints: int | None = Field(default=None, ge=1, description="blueprints drawn; default 50n")
     space: BlueprintSpace = Field(default_factory=BlueprintSpace)
 
+    max_marginal_share: float | None = Field(
+        default=2.0, gt=0, description="cap of one occupation group / age band, as a multiple of its expected share"
+    )
+
     @property
     def cap(self) -> int:
         """How many personas one bucket may hold."""
         return max(1, math.floor(self.max_share * self.n + 1e-9))
+
+    @property
+    def group_cap(self) -> int:
+        return self._marginal(len(self.space.occupation_groups))
+
+    @property
+    def band_cap(self) -> int:
+        return self._marginal(len(self.space.age_bands))
+
+    def _marginal(self, values: int) -> int:
+        if self.max_marginal_share is None:
+            return self.n
+        return max(1, math.ceil(self.max_marginal_share * self.n / values - 1e-9))
 
 
 class LibraryResult(BaseModel):
@@ -421,7 +448,7 @@ class LibraryResult(BaseModel):
     diversity: dict[str, Any]
 
 
-def rejection_reason(persona: Persona, library: Sequence[Persona], cap: int) -> str | None:
+def rejection_reason(persona: Persona, library: Sequence[Persona], config: LibraryConfig) -> str | None:
     names = {_norm(p.name) for p in library}
     if _norm(persona.name) in names:
         return "duplicate_name"
@@ -429,9 +456,17 @@ def rejection_reason(persona: Persona, library: Sequence[Persona], cap: int) -> 
         return "duplicate_occupation"
     if any(p.id == persona.id for p in library):
         return "duplicate_name"
-    bucket = bucket_of(persona)
-    if sum(1 for p in library if bucket_of(p) == bucket) >= cap:
+    return cap_reason(bucket_of(persona), Counter(bucket_of(p) for p in library), config)
+
+
+def cap_reason(bucket: tuple[str, str, str], held: Counter[tuple[str, str, str]], config: LibraryConfig) -> str | None:
+    """Why a persona of ``bucket`` would over-represent something, given the buckets ``held`` so far."""
+    if held[bucket] >= config.cap:
         return "bucket_full"
+    if sum(n for b, n in held.items() if b[0] == bucket[0]) >= config.group_cap:
+        return "occupation_group_full"
+    if sum(n for b, n in held.items() if b[1] == bucket[1]) >= config.band_cap:
+        return "age_band_full"
     return None
 
 
@@ -454,15 +489,15 @@ async def build_library(
         while len(batch) < room and drawn < max_blueprints:
             blueprint = sample_blueprint(rng, config.space, drawn)
             drawn += 1
-            if held[blueprint.bucket] >= config.cap:
-                rejections["blueprint_bucket_full"] += 1
+            reason = cap_reason(blueprint.bucket, held, config)
+            if reason is not None:
+                rejections[f"blueprint_{reason}"] += 1
                 continue
             held[blueprint.bucket] += 1
             batch.append(blueprint)
         if not batch:
             break
         candidates += len(batch)
-        avoid_names = [p.name for p in library[-10:]]
         prompts_ = [
             persona_prompt(
                 bp,
@@ -471,7 +506,6 @@ async def build_library(
                 avoid_occupations=[
                     p.occupation for p in library if p.extra.get("occupation_group") == bp.occupation_group
                 ][-15:],
-                avoid_names=avoid_names,
             )
             for bp in batch
         ]
@@ -488,7 +522,7 @@ async def build_library(
                 rejections["invalid_output"] += 1
                 continue
             persona = draft_to_persona(outcome.value, bp, outcome.model)
-            reason = rejection_reason(persona, library, config.cap)
+            reason = rejection_reason(persona, library, config)
             if reason is not None:
                 rejections[reason] += 1
                 continue

@@ -52,6 +52,7 @@ class BuildConfig(BaseModel):
     persona_library: Path | None = None
     library_size: int = Field(default=100, ge=1, description="personas to generate when no library is given")
     models: list[str] = Field(default_factory=list)
+    model_args: dict[str, str] = Field(default_factory=dict, description="provider args (-M) for every model")
     seed: int = 0
     temperature: float = Field(default=0.7, ge=0)
     retries: int = Field(default=2, ge=0)
@@ -60,6 +61,7 @@ class BuildConfig(BaseModel):
     ipip: Path | None = None
     facets: bool = False
     max_share: float = Field(default=0.05, gt=0, le=1)
+    max_marginal_share: float | None = Field(default=2.0, gt=0)
     persona_batch: int = Field(default=8, ge=1)
     relevance: relevance_lib.RelevanceConfig = Field(default_factory=relevance_lib.RelevanceConfig)
     profile: profile_lib.ProfileConfig = Field(default_factory=profile_lib.ProfileConfig)
@@ -116,7 +118,13 @@ def resolve_models(names: Sequence[str], config: BuildConfig) -> list[Model]:
 
     if not names:
         raise UserError("--model: give at least one model (e.g. --model openai/gpt-4o)")
-    return [get_model(name, config=GenerateConfig(max_connections=config.max_connections)) for name in names]
+    try:
+        return [
+            get_model(name, config=GenerateConfig(max_connections=config.max_connections), **config.model_args)
+            for name in names
+        ]
+    except (TypeError, ValueError) as err:
+        raise UserError(f"--model / -M: {' '.join(str(err).split())}") from None
 
 
 def make_runner(models: Sequence[Model], config: BuildConfig, progress: Progress | None) -> StepRunner:
@@ -127,6 +135,7 @@ def make_runner(models: Sequence[Model], config: BuildConfig, progress: Progress
         retries=config.retries,
         max_concurrency=config.max_connections,
         progress=progress or NoProgress(),
+        model_args=dict(config.model_args),
     )
 
 
@@ -135,6 +144,7 @@ def library_config(config: BuildConfig, n: int) -> persona_lib.LibraryConfig:
         n=n,
         seed=config.seed,
         max_share=config.max_share,
+        max_marginal_share=config.max_marginal_share,
         batch_size=config.persona_batch,
         space=persona_lib.BlueprintSpace(facets=config.facets),
     )

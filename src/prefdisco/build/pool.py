@@ -169,6 +169,8 @@ class StepRunner:
     progress: Progress = field(default_factory=NoProgress)
     usage: dict[str, StepUsage] = field(default_factory=dict)
     failures: list[Failure] = field(default_factory=list)
+    model_args: dict[str, Any] = field(default_factory=dict)
+    """Provider args the pool's models were made with (part of every key: they can change the replies)."""
 
     def __post_init__(self) -> None:
         self._semaphore = asyncio.Semaphore(max(1, self.max_concurrency))
@@ -179,6 +181,7 @@ class StepRunner:
             "models": self.pool.names,
             "seed": self.pool.seed,
             "temperature": self.config.temperature,
+            **({"model_args": self.model_args} if self.model_args else {}),
         }
 
     def key(self, step: str, item: str, messages: str | list[ChatMessage], schema: type[BaseModel]) -> str:

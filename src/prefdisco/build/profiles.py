@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from prefdisco import prompts
 from prefdisco.build.pool import StepOutcome, StepRunner
-from prefdisco.build.relevance import problem_text
+from prefdisco.build.relevance import UNIQUE, problem_text
 from prefdisco.schema import Attribute, Persona, PreferenceItem, PreferenceProfile, Problem
 
 STEP = "profile"
@@ -117,7 +117,9 @@ def _schema(spec: tuple[tuple[str, tuple[str, ...]], ...], lo: int, hi: int) -> 
         )
     item_type: Any = Union[tuple(members)]  # noqa: UP007
     model = create_model(
-        "Profile", __base__=_ProfileBase, preferences=(list[item_type], Field(min_length=lo, max_length=hi))
+        "Profile",
+        __base__=_ProfileBase,
+        preferences=(list[item_type], Field(min_length=lo, max_length=hi, json_schema_extra=UNIQUE)),
     )
     model.allowed = dict(spec)
     return model

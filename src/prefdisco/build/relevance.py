@@ -22,6 +22,8 @@ from prefdisco.build.pool import StepOutcome, StepRunner
 from prefdisco.schema import ATTRIBUTE_CATEGORIES, Attribute, Problem
 
 STEP = "relevance"
+UNIQUE: dict[str, Any] = {"uniqueItems": True}
+"""Marks a list whose items must differ: grammar-constrained providers then cannot repeat one item."""
 MAX_TOKENS = 512
 
 
@@ -79,7 +81,9 @@ class _RelevanceBase(BaseModel):
 def relevance_schema(names: tuple[str, ...], lo: int, hi: int, max_new: int) -> type[BaseModel]:
     """Reply schema: ``relevant`` (lo..hi catalogue names) and, when ``max_new`` > 0, ``new_attributes``."""
     name_type: Any = Literal[names]  # type: ignore[valid-type]
-    fields: dict[str, Any] = {"relevant": (list[name_type], Field(min_length=lo, max_length=hi))}
+    fields: dict[str, Any] = {
+        "relevant": (list[name_type], Field(min_length=lo, max_length=hi, json_schema_extra=UNIQUE))
+    }
     if max_new > 0:
         fields["new_attributes"] = (list[NewAttributeDraft], Field(max_length=max_new))
     model = create_model("Relevance", __base__=_RelevanceBase, **fields)

@@ -10,13 +10,13 @@ or attribute is a structured-output failure that gets retried. The preferred val
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from prefdisco import prompts
 from prefdisco.build.pool import StepOutcome, StepRunner
-from prefdisco.build.relevance import problem_text
+from prefdisco.build.relevance import UNIQUE, problem_text
 from prefdisco.schema import AnswerType, Persona, PreferenceProfile, Problem, RubricCriterion
 
 STEP = "rubric"
@@ -68,7 +68,12 @@ class _RubricBase(BaseModel):
 
 @cache
 def rubric_schema(attributes: tuple[str, ...]) -> type[BaseModel]:
-    """Reply schema: exactly one criterion per attribute, each with a description and levels "1".."5"."""
+    """Reply schema: exactly one criterion per attribute, each with a description and levels "1".."5".
+
+    Validation uses one criterion model (clear error paths such as ``criteria.1.levels.4``). The JSON schema
+    sent to the model is a *wire* form of the same document: one member per attribute (``attribute`` fixed
+    to its name) in a list marked ``uniqueItems``, so a grammar-constrained provider writes every attribute
+    exactly once, in profile order."""
     name_type: Any = Literal[attributes]  # type: ignore[valid-type]
     criterion = create_model(
         "Criterion",
@@ -80,7 +85,26 @@ def rubric_schema(attributes: tuple[str, ...]) -> type[BaseModel]:
     n = len(attributes)
     model = create_model("Rubric", __base__=_RubricBase, criteria=(list[criterion], Field(min_length=n, max_length=n)))
     model.expected = attributes
+    wire = _wire_schema(attributes)
+    model.model_json_schema = classmethod(lambda cls, *a, **k: wire.model_json_schema(*a, **k))  # type: ignore[method-assign]
     return model
+
+
+def _wire_schema(attributes: tuple[str, ...]) -> type[BaseModel]:
+    members = [
+        create_model(
+            f"Criterion{index}",
+            __config__=ConfigDict(extra="ignore"),
+            attribute=(Literal[name], Field(json_schema_extra={"enum": [name]})),  # type: ignore[valid-type]
+            description=(str, Field(min_length=5, max_length=500)),
+            levels=(Levels, ...),
+        )
+        for index, name in enumerate(attributes)
+    ]
+    criterion: Any = Union[tuple(members)] if len(members) > 1 else members[0]  # noqa: UP007
+    n = len(attributes)
+    field = Field(min_length=n, max_length=n, json_schema_extra=UNIQUE)
+    return create_model("Rubric", __config__=ConfigDict(extra="ignore"), criteria=(list[criterion], field))
 
 
 def answer_line(problem: Problem) -> str:

@@ -35,7 +35,7 @@ def one_line(message: str) -> str:
     return " — ".join(p for p in parts if p)
 
 
-def _parse_model_args(pairs: list[str]) -> dict[str, Any]:
+def parse_model_args(pairs: list[str]) -> dict[str, Any]:
     args: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -111,6 +111,9 @@ def eval_command(
     limit: Annotated[int | None, typer.Option(min=1, help="Evaluate only the first N scenarios.")] = None,
     max_connections: Annotated[int | None, typer.Option(min=1)] = None,
     max_samples: Annotated[int | None, typer.Option(min=1)] = None,
+    max_tasks: Annotated[
+        int | None, typer.Option(min=1, help="Condition x model tasks run at once (default: all).")
+    ] = None,
     max_retries: Annotated[
         int | None, typer.Option(min=0, help="Retries per model call on transient errors (default: inspect's).")
     ] = None,
@@ -158,12 +161,13 @@ def eval_command(
         prices=load_prices(prices) if prices else {},
         max_connections=max_connections,
         max_samples=max_samples,
+        max_tasks=max_tasks,
         max_retries=max_retries,
         timeout=timeout,
         attempt_timeout=attempt_timeout,
         retry_attempts=retry_attempts,
         display=display,
-        model_args=_parse_model_args(model_arg),
+        model_args=parse_model_args(model_arg),
     )
     config.validate()
     _check_models(sorted({*config.models, config.user_model, config.grader_model}))

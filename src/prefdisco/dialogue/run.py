@@ -53,6 +53,10 @@ class RunConfig:
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
     max_connections: int | None = None
     max_samples: int | None = None
+    max_tasks: int | None = None
+    """Tasks (condition × model) run at once; default all of them, so the conditions share the connections
+    (inspect's eval-set default is one task per model at a time, which leaves connections idle while the
+    slowest samples of one condition finish)."""
     max_retries: int | None = None
     timeout: int | None = None
     attempt_timeout: int | None = None
@@ -210,6 +214,7 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
         reasoning_effort=config.reasoning_effort,
         max_connections=config.max_connections,
         max_samples=config.max_samples,
+        max_tasks=config.max_tasks or len(tasks) * len(config.models),
         **limits,
         # A sample whose calls still fail after inspect's own retries marks its task failed (the other samples
         # keep running); eval-set then retries the task, reusing every finished sample, and a rerun of the

@@ -7,9 +7,13 @@ Use it as ``--model prefdisco/smollm2`` (the SmolLM2-135M-Instruct file from the
 * One loaded model per (file, n_ctx, n_threads) per process, shared by every role that names it. Calls into it
   are serialized on one dedicated worker thread (llama.cpp contexts are not thread-safe: two concurrent calls
   crash the process) and awaited from the event loop, which stays free.
-* Structured output: ``config.response_schema`` becomes a llama.cpp JSON-schema grammar; a raw GBNF grammar
-  can be sent as ``config.extra_body["grammar"]`` (the same field llama.cpp's own server accepts). With either,
-  the tiny model always returns something that parses.
+* Structured output: ``config.response_schema`` becomes a GBNF grammar (``models/grammar.py``: free strings
+  bounded by ``max_string_chars``, default 240). inspect's ``JSONSchema`` drops ``minItems``/``maxItems``/``const``,
+  so a full JSON schema can be sent as ``config.extra_body["json_schema"]`` instead, and a raw GBNF grammar as
+  ``config.extra_body["grammar"]`` (the same fields llama.cpp's own server accepts). With any of them the tiny
+  model always returns something that parses.
+* A prompt longer than the context window is answered with an empty completion and stop reason
+  ``model_length`` (as API providers do), not an exception.
 * ``config.logprobs``/``top_logprobs`` are honoured by recording the log-softmax of every sampling step
   (llama-cpp-python only returns log-probabilities when the whole context's logits are kept, which costs
   ~0.8 GB for a 4k context; the step logits are all we need).
@@ -44,9 +48,11 @@ from inspect_ai.model._model_call import ModelCall
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from prefdisco.models.gguf import resolve_gguf
+from prefdisco.models.grammar import DEFAULT_MAX_STRING_CHARS, schema_to_gbnf
 
 DEFAULT_MAX_TOKENS = 512
 DEFAULT_TEMPERATURE = 0.7
+_STOP_REASONS: dict[Any, Any] = {"length": "max_tokens", "model_length": "model_length"}
 
 
 @dataclass
@@ -153,6 +159,9 @@ def _piece(llama: Any, token: int) -> str:
 class LlamaCppAPI(ModelAPI):
     """inspect provider for in-process GGUF models (registered as ``prefdisco``)."""
 
+    accepts_json_schema_body = True
+    """``extra_body["json_schema"]`` (a whole JSON schema) is honoured; see ``structured.structured_config``."""
+
     def __init__(
         self,
         model_name: str,
@@ -162,6 +171,7 @@ class LlamaCppAPI(ModelAPI):
         n_threads: int | str | None = None,
         n_ctx: int | str = 4096,
         seed: int | str = 0,
+        max_string_chars: int | str = DEFAULT_MAX_STRING_CHARS,
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
@@ -170,6 +180,9 @@ class LlamaCppAPI(ModelAPI):
         self.path = resolve_gguf(model_name)
         threads = int(n_threads) if n_threads else int(os.environ.get("PREFDISCO_THREADS", os.cpu_count() or 1))
         self.loaded = load_model(self.path, int(n_ctx), threads, int(seed))
+        self.max_string_chars = int(max_string_chars)
+        if self.max_string_chars < 1:
+            raise ValueError(f"max_string_chars must be >= 1, got {max_string_chars}")
 
     def max_connections(self) -> int:
         # Calls are serialized anyway; a small number keeps samples from piling up in the queue.
@@ -196,7 +209,7 @@ class LlamaCppAPI(ModelAPI):
             choices=[
                 ChatCompletionChoice(
                     message=ChatMessageAssistant(content=text, model=self.model_name, source="generate"),
-                    stop_reason="max_tokens" if choice.get("finish_reason") == "length" else "stop",
+                    stop_reason=_STOP_REASONS.get(choice.get("finish_reason"), "stop"),
                     logprobs=logprobs,
                 )
             ],
@@ -230,12 +243,14 @@ class LlamaCppAPI(ModelAPI):
             request["frequency_penalty"] = config.frequency_penalty
         if config.presence_penalty is not None:
             request["presence_penalty"] = config.presence_penalty
-        grammar = (config.extra_body or {}).get("grammar")
-        if grammar:
-            request["grammar"] = grammar
-        elif config.response_schema is not None:
-            schema = config.response_schema.json_schema.model_dump(exclude_none=True, by_alias=True)
-            request["response_format"] = {"type": "json_object", "schema": schema}
+        extra = config.extra_body or {}
+        if extra.get("grammar"):
+            request["grammar"] = extra["grammar"]
+        elif extra.get("json_schema") or config.response_schema is not None:
+            schema = extra.get("json_schema") or config.response_schema.json_schema.model_dump(  # type: ignore[union-attr]
+                exclude_none=True, by_alias=True
+            )
+            request["grammar"] = schema_to_gbnf(schema, self.max_string_chars)
         return request
 
     def _complete(self, request: dict[str, Any], config: GenerateConfig) -> tuple[dict[str, Any], Logprobs | None]:
@@ -251,7 +266,13 @@ class LlamaCppAPI(ModelAPI):
 
             recorder = StepLogprobRecorder(config.top_logprobs or 5)
             kwargs["logits_processor"] = LogitsProcessorList([recorder])
-        response = llama.create_chat_completion(**kwargs)
+        try:
+            response = llama.create_chat_completion(**kwargs)
+        except ValueError as err:
+            if "exceed context window" not in str(err):
+                raise
+            overflow = {"message": {"content": ""}, "finish_reason": "model_length"}
+            return {"choices": [overflow], "usage": {}}, None
         logprobs = None
         if recorder is not None:
             logprobs = recorder.logprobs(llama)
