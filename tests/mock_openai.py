@@ -30,11 +30,15 @@ by (case, mode, attribute): None for a garbage one.
 
 Faults, drawn per request from a seeded RNG (so a retried request can succeed): HTTP 429 with ``Retry-After``,
 HTTP 500, a timeout (the request is held ``hang_s`` seconds, then the connection closed), a dropped connection,
-a malformed 200 body and an empty completion. ``judge_garbage_rate`` makes judge replies unparseable,
-deterministically per prompt (a retried judge prompt stays garbage, so the judgement ends invalid), and only
-when configured. ``api_key`` set → any other key is answered 401 (message masked like OpenAI's, or the full key
-echoed with ``echo_key_in_401``). ``reject_case`` answers ``reject_status`` (400) to every request of one ``[case ID]``
-tag.
+a malformed 200 body, an empty completion and a prose (non-JSON) completion (``rate_garbage``).
+``judge_garbage_rate`` makes judge replies unparseable, deterministically per prompt (a retried judge prompt stays
+garbage, so the judgement ends invalid), and only when configured. ``api_key`` set → any other key is answered 401
+(message masked like OpenAI's, or the full key echoed with ``echo_key_in_401``). ``reject_case`` answers
+``reject_status`` (400) to every request of one ``[case ID]`` tag.
+
+``MockOpenAI(structured=fn)`` lets a test fill JSON-schema requests itself: ``fn(messages, schema, h)`` returns
+the reply (a string, or a value sent as JSON), or None for the default ``from_schema`` instance (``h``: the
+request's deterministic hash).
 
 Control endpoints: ``GET /_mock/stats``, ``POST /_mock/reset``, ``POST /_mock/config`` (JSON of MockConfig
 fields).
@@ -54,6 +58,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -67,6 +72,7 @@ PROTOCOL_MARK = "QUESTION:"
 CASE_TAG = re.compile(r"\[case ([A-Za-z0-9_.-]+)\]")
 MODE_TAG = re.compile(r"\[mode:([a-z_0-9]+)\]")
 GARBAGE_JUDGE = "Hard to say; the response is fine in places and weak in others."
+GARBAGE_REPLY = "Sorry, I got distracted there. Could you repeat the question?"
 
 
 @dataclass
@@ -81,6 +87,7 @@ class MockConfig:
     rate_drop: float = 0.0
     rate_malformed: float = 0.0
     rate_empty: float = 0.0
+    rate_garbage: float = 0.0
     judge_garbage_rate: float = 0.0
     questions: int = 2
     seed: int = 0
@@ -157,8 +164,19 @@ def from_schema(schema: dict[str, Any], h: int) -> Any:
     return "mock"
 
 
-def reply_for(messages: list[dict[str, Any]], who: Classified, config: MockConfig, schema: Any = None) -> str:
-    """The deterministic reply to one request (``schema``: the request's JSON schema, if any)."""
+Structured = Callable[[list[dict[str, Any]], dict[str, Any], int], Any]
+"""A test's own filler for JSON-schema requests: ``(messages, schema, h) -> reply | None``."""
+
+
+def reply_for(
+    messages: list[dict[str, Any]],
+    who: Classified,
+    config: MockConfig,
+    schema: Any = None,
+    structured: Structured | None = None,
+) -> str:
+    """The deterministic reply to one request (``schema``: the request's JSON schema, if any; ``structured``: a
+    filler for schema requests that may answer instead of ``from_schema``)."""
     everything = "\n".join(_text(m.get("content")) for m in messages)
     h = _digest(str(config.seed), everything)
     if who.role == "judge":
@@ -177,7 +195,10 @@ def reply_for(messages: list[dict[str, Any]], who: Classified, config: MockConfi
         tag = f" [case {who.case}]" if who.case else ""
         return f"I like short, concrete explanations with one worked example, please.{tag}"
     if isinstance(schema, dict):
-        return json.dumps(from_schema(schema, h))
+        value = structured(messages, schema, h) if structured is not None else None
+        if value is None:
+            value = from_schema(schema, h)
+        return value if isinstance(value, str) else json.dumps(value)
     answer = f"[mode:{who.mode}] Here is a worked explanation written for you, step by step. The answer is B"
     if who.mode in ("discovery", "fixed_k"):
         asked = sum(1 for m in messages if m.get("role") == "user") - 1
@@ -213,9 +234,12 @@ def completion_body(model: str, text: str, prompt_chars: int, n: int) -> dict[st
 class MockOpenAI:
     """The server; ``start()`` binds 127.0.0.1 on a free port and serves from a daemon thread."""
 
-    def __init__(self, config: MockConfig | None = None, **settings: Any) -> None:
+    def __init__(
+        self, config: MockConfig | None = None, *, structured: Structured | None = None, **settings: Any
+    ) -> None:
         self.config = config or MockConfig()
         self.config.update(settings)
+        self.structured = structured
         self.port = 0
         self._rng = random.Random(self.config.seed)
         self._lock = threading.Lock()
@@ -355,6 +379,7 @@ class MockOpenAI:
             ("fault_drop", c.rate_drop),
             ("fault_malformed", c.rate_malformed),
             ("fault_empty", c.rate_empty),
+            ("fault_garbage", c.rate_garbage),
         ):
             if x < rate:
                 return name
@@ -444,7 +469,12 @@ class MockOpenAI:
                 status=200, text='{"id": "chatcmpl-broken", "choices": [{"mess', content_type="application/json"
             )
         schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
-        text = "" if fault == "fault_empty" else reply_for(messages, who, c, schema)
+        if fault == "fault_empty":
+            text = ""
+        elif fault == "fault_garbage":
+            text = GARBAGE_REPLY
+        else:
+            text = reply_for(messages, who, c, schema, self.structured)
         with self._lock:
             self._n += 1
             n = self._n

@@ -242,7 +242,7 @@ def test_a_build_where_every_item_fails_writes_nothing_and_says_why(tmp_path: Pa
     fake = FakeBuilder({"relevance": lambda *a: {"relevant": []}})
     out = tmp_path / "bench"
     with pytest.raises(
-        UserError, match=r"no scenario was built \(\{'relevance': 3\} invalid replies; first: relevance"
+        UserError, match=r"no scenario was built \(\{'relevance': 3\} invalid replies; first failure: relevance"
     ):
         _build(fake, _config(out))
     assert not (out / "scenarios.jsonl").exists()

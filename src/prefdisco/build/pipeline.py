@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import random
 import time
 from collections import Counter
@@ -57,6 +58,9 @@ class BuildConfig(BaseModel):
     temperature: float = Field(default=0.7, ge=0)
     retries: int = Field(default=2, ge=0)
     max_connections: int = Field(default=8, ge=1)
+    max_retries: int | None = Field(default=None, ge=0, description="inspect's retries of a failed request")
+    timeout: int | None = Field(default=None, ge=1, description="seconds for a request, its retries included")
+    attempt_timeout: int | None = Field(default=None, ge=1, description="seconds for one attempt")
     catalogue: Path | None = None
     ipip: Path | None = None
     facets: bool = False
@@ -113,6 +117,25 @@ def load_build_problems(config: BuildConfig) -> list[Problem]:
     return problems
 
 
+def first_failure(runner: StepRunner) -> str:
+    """``; first failure: step item (model): reason``, or nothing when no item failed."""
+    if not runner.failures:
+        return ""
+    f = runner.failures[0]
+    return f"; first failure: {f.step} {f.item} ({f.model}): {f.reason}"
+
+
+def check_out_folder(out: Path) -> None:
+    """Fail before any model call when ``out`` cannot become the output folder (an existing file, or no write
+    permission on the folder or on the nearest existing parent)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out}: --out exists and is not a folder")
+    existing = out if out.exists() else next((p for p in out.parents if p.exists()), None)
+    if existing is None or not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"{out}: cannot write here (no write permission on {existing})")
+
+
 def resolve_models(names: Sequence[str], config: BuildConfig) -> list[Model]:
     from inspect_ai.model import get_model
 
@@ -120,7 +143,16 @@ def resolve_models(names: Sequence[str], config: BuildConfig) -> list[Model]:
         raise UserError("--model: give at least one model (e.g. --model openai/gpt-4o)")
     try:
         return [
-            get_model(name, config=GenerateConfig(max_connections=config.max_connections), **config.model_args)
+            get_model(
+                name,
+                config=GenerateConfig(
+                    max_connections=config.max_connections,
+                    max_retries=config.max_retries,
+                    timeout=config.timeout,
+                    attempt_timeout=config.attempt_timeout,
+                ),
+                **config.model_args,
+            )
             for name in names
         ]
     except (TypeError, ValueError) as err:
@@ -179,6 +211,7 @@ async def build_benchmark(
     from prefdisco.build.catalogue import load_catalogue
 
     started = time.monotonic()
+    check_out_folder(config.out)
     problems = problems if problems is not None else load_build_problems(config)
     catalogue = catalogue if catalogue is not None else load_catalogue(config.catalogue)
     runner = make_runner(models if models is not None else resolve_models(config.models, config), config, progress)
@@ -186,7 +219,9 @@ async def build_benchmark(
 
     library, library_info = await _library(runner, config)
     if len(library) < k:
-        raise UserError(f"persona library: {len(library)} persona(s), fewer than --personas-per-problem {k}")
+        raise UserError(
+            f"persona library: {len(library)} persona(s), fewer than --personas-per-problem {k}{first_failure(runner)}"
+        )
 
     # F(i) for every problem, then the build-wide dedup of proposed attributes.
     runner.progress.start(relevance_lib.STEP, len(problems))
@@ -279,8 +314,7 @@ async def build_benchmark(
 
     if not scenarios:
         by_step = Counter(f.step for f in runner.failures)
-        first_failure = runner.failures[0] if runner.failures else None
-        detail = f"; first: {first_failure.step} {first_failure.item}: {first_failure.reason}" if first_failure else ""
+        detail = first_failure(runner)
         raise UserError(
             f"{config.out}: no scenario was built ({dict(by_step)} invalid replies{detail}); nothing written, "
             "finished steps are kept in the checkpoint"
@@ -490,12 +524,16 @@ async def generate_library(
 ) -> LibraryReport:
     """Generate ``config.library_size`` personas into ``out`` (personas.jsonl), resumable from a checkpoint
     beside it."""
+    out = Path(out)
+    if out.is_dir():
+        raise UserError(f"{out}: --out is a folder; give the personas.jsonl file to write")
+    check_out_folder(out.parent)
     runner = make_runner(models if models is not None else resolve_models(config.models, config), config, progress)
     runner.checkpoint = Checkpoint(library_checkpoint(out))
     ipip = persona_lib.load_ipip(config.ipip) if config.ipip else None
     result = await persona_lib.build_library(runner, library_config(config, config.library_size), ipip)
     if not result.personas:
-        raise UserError(f"{out}: no persona was accepted; see the failures and rejections above")
+        raise UserError(f"{out}: no persona was accepted{first_failure(runner)}")
     persona_lib.save_library(out, result.personas)
     return LibraryReport(
         out=out,

@@ -125,6 +125,13 @@ class StepOutcome(Generic[T]):
     cached: bool
 
 
+def provider_error(err: BaseException) -> str:
+    """One line naming a provider error: its type and the start of its message (never the request)."""
+    text = " ".join(str(err).split())
+    text = text if len(text) <= 300 else text[:300] + " …"
+    return f"provider error {type(err).__name__}" + (f": {text}" if text else "")
+
+
 @dataclass
 class Failure:
     step: str
@@ -132,6 +139,8 @@ class Failure:
     model: str
     attempts: int
     reason: str
+    errors: list[str] = field(default_factory=list)
+    """One line per attempt that failed (the last is ``reason``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -140,6 +149,7 @@ class Failure:
             "model": self.model,
             "attempts": self.attempts,
             "reason": self.reason,
+            "errors": list(self.errors),
         }
 
 
@@ -228,7 +238,16 @@ class StepRunner:
             except StructuredOutputError as err:
                 usage.failed += 1
                 usage.book(err.attempts, err.usage.input_tokens, err.usage.output_tokens, cached=False)
-                self.failures.append(Failure(step, item, err.model, err.attempts, err.reason))
+                self.failures.append(Failure(step, item, err.model, err.attempts, err.reason, list(err.errors)))
+                if advance:
+                    self.progress.advance(step)
+                return None
+            except Exception as err:
+                # e.g. a 200 whose body is not JSON, a 400 for this one request, a connection still refused after
+                # --max-retries: this item fails and is reported; the build goes on with the others.
+                usage.failed += 1
+                reason = provider_error(err)
+                self.failures.append(Failure(step, item, model_name(model), 1, reason, [reason]))
                 if advance:
                     self.progress.advance(step)
                 return None
