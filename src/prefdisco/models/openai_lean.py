@@ -24,6 +24,7 @@ timeout is ``INSPECT_HTTP_REQUEST_TIMEOUT`` seconds (default 600), like inspect'
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -226,6 +227,7 @@ class OpenAILeanAPI(ModelAPI):
         timeout = float(os.environ.get("INSPECT_HTTP_REQUEST_TIMEOUT") or DEFAULT_REQUEST_TIMEOUT)
         self.timeout = aiohttp.ClientTimeout(total=timeout)
         self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
+        self._closing: set[asyncio.Task[None]] = set()
 
     def connection_key(self) -> str:
         return f"{self.base_url}|{self.service_model}"
@@ -253,11 +255,28 @@ class OpenAILeanAPI(ModelAPI):
         session = self._sessions.get(loop)
         if session is None or session.closed:
             for old_loop in [lp for lp in self._sessions if lp.is_closed()]:
-                del self._sessions[old_loop]
+                self._retire(self._sessions.pop(old_loop))
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
             session = aiohttp.ClientSession(connector=connector, timeout=self.timeout)
             self._sessions[loop] = session
         return session
+
+    def _retire(self, session: aiohttp.ClientSession) -> None:
+        """Close a session whose event loop has ended (an earlier eval of this process): detach it and close its
+        connector from the running loop. Its sockets died with their loop; this only keeps aiohttp from logging
+        "Unclosed client session" into the next eval's transcripts."""
+        connector = session.connector
+        session.detach()
+        if connector is None:
+            return
+
+        async def close() -> None:
+            with contextlib.suppress(Exception):
+                await connector.close()
+
+        task = asyncio.get_running_loop().create_task(close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
 
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()
