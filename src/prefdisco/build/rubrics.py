@@ -20,7 +20,14 @@ from prefdisco.build.relevance import UNIQUE, problem_text
 from prefdisco.schema import AnswerType, Persona, PreferenceProfile, Problem, RubricCriterion
 
 STEP = "rubric"
-MAX_TOKENS = 2048
+TOKENS_PER_CRITERION = 640
+"""Output budget per rubric criterion (a description and five anchors); the step's budget is 256 plus this per
+criterion, so a 7-attribute rubric is not cut off where a 3-attribute one fits. Providers bill what is written,
+not the budget; the embedded model shortens it to what its context window has left."""
+
+
+def max_tokens(criteria: int) -> int:
+    return 256 + TOKENS_PER_CRITERION * criteria
 
 
 class Levels(BaseModel):
@@ -133,7 +140,8 @@ async def generate_rubric(
 ) -> StepOutcome[BaseModel] | None:
     schema = rubric_schema(tuple(i.attribute for i in profile.items))
     text = rubric_prompt(problem, persona, profile, max_problem_chars)
-    return await runner.run(STEP, f"{problem.id}|{persona.id}", text, schema, name="rubric", max_tokens=MAX_TOKENS)
+    budget = max_tokens(len(profile.items))
+    return await runner.run(STEP, f"{problem.id}|{persona.id}", text, schema, name="rubric", max_tokens=budget)
 
 
 def to_criteria(reply: BaseModel, profile: PreferenceProfile) -> list[RubricCriterion]:
