@@ -33,6 +33,13 @@ def test_free_strings_are_capped_and_schema_limits_kept():
     assert "?)?)?" not in "\n".join(r.values())  # no nested-optional expansion of a length limit
 
 
+def test_strings_cannot_hold_raw_control_characters():
+    """JSON forbids a raw line break inside a string; the stock rule allowed it and SmolLM2 wrote one."""
+    r = rules(schema_to_gbnf({"type": "string"}))
+    assert r["char"].startswith(r'[^"\\\x7F\x00-\x1F]'), r["char"]
+    assert r'"\\" (["\\/bfnrt]' in r["char"]  # escapes such as \n stay allowed
+
+
 def test_a_minimum_longer_than_the_cap_wins():
     schema = {"type": "object", "properties": {"s": {"type": "string", "minLength": 80}}, "required": ["s"]}
     assert rules(schema_to_gbnf(schema, max_string_chars=50))["s"] == '"\\"" char{80,80} "\\"" space'

@@ -112,7 +112,8 @@ def structured_config(model: Model, schema: type[BaseModel], name: str | None = 
 
 def extract_json(text: str) -> Any:
     """The JSON object in a reply: fences stripped, then the whole text, the outermost ``{...}``, or the first
-    object that decodes. Raises ``ValueError`` with a one-line reason."""
+    object that decodes. Raw control characters (a line break) inside strings are accepted. Raises
+    ``ValueError`` with a one-line reason."""
     stripped = text.strip()
     if not stripped:
         raise ValueError("the reply was empty")
@@ -121,16 +122,16 @@ def extract_json(text: str) -> Any:
     candidates.append(stripped)
     for candidate in candidates:
         try:
-            return json.loads(candidate)
+            return json.loads(candidate, strict=False)
         except json.JSONDecodeError:
             pass
         start, end = candidate.find("{"), candidate.rfind("}")
         if start != -1 and end > start:
             try:
-                return json.loads(candidate[start : end + 1])
+                return json.loads(candidate[start : end + 1], strict=False)
             except json.JSONDecodeError:
                 pass
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     for match in re.finditer(r"\{", stripped):
         try:
             value, _ = decoder.raw_decode(stripped, match.start())

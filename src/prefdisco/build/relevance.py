@@ -24,7 +24,6 @@ from prefdisco.schema import ATTRIBUTE_CATEGORIES, Attribute, Problem
 STEP = "relevance"
 UNIQUE: dict[str, Any] = {"uniqueItems": True}
 """Marks a list whose items must differ: grammar-constrained providers then cannot repeat one item."""
-MAX_TOKENS = 512
 
 
 class RelevanceConfig(BaseModel):
@@ -38,6 +37,11 @@ class RelevanceConfig(BaseModel):
         if self.min_relevant > self.max_relevant:
             raise ValueError(f"min_relevant ({self.min_relevant}) exceeds max_relevant ({self.max_relevant})")
         return self
+
+
+def max_tokens(config: RelevanceConfig) -> int:
+    """Output budget: the names, plus room for each new attribute (name, description, value space)."""
+    return 384 + 400 * config.max_new
 
 
 class NewAttributeDraft(BaseModel):
@@ -129,7 +133,7 @@ async def select_relevant(
     lo, hi = bounds(catalogue, config)
     schema = relevance_schema(tuple(a.name for a in catalogue), lo, hi, config.max_new)
     text = relevance_prompt(problem, catalogue, config)
-    return await runner.run(STEP, problem.id, text, schema, name="relevance", max_tokens=MAX_TOKENS)
+    return await runner.run(STEP, problem.id, text, schema, name="relevance", max_tokens=max_tokens(config))
 
 
 def resolve(

@@ -97,6 +97,11 @@ def _members(items: dict[str, Any]) -> list[dict[str, Any]] | None:
     return None
 
 
+JSON_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
+"""A character of a JSON string. The stock rule (``[^"\\]``) lets raw newlines and other control characters
+into strings, which JSON forbids: SmolLM2 wrote them and the reply did not parse."""
+
+
 def schema_to_gbnf(schema: dict[str, Any], max_string_chars: int = DEFAULT_MAX_STRING_CHARS) -> str:
     """A GBNF grammar (root rule ``root``) accepting exactly the JSON documents of ``schema``, with every free
         string at most ``max_string_chars`` characters long, every small bounded integer range enforced, and a
@@ -107,4 +112,6 @@ def schema_to_gbnf(schema: dict[str, Any], max_string_chars: int = DEFAULT_MAX_S
     converter = _BoundedStrings(max_string_chars)
     resolved = converter.resolve_refs(json.loads(json.dumps(schema)), "input")
     converter.visit(resolved, "")
+    if "char" in converter._rules:
+        converter._rules["char"] = JSON_CHAR
     return converter.format_grammar()
