@@ -7,7 +7,8 @@ Prints context lines, then last one ``name: value`` line per figure, all measure
 * ``scheduling_efficiency`` — N scenarios × 3 modes at 1 s server latency and concurrency 64 (N = 1,000; quick:
   100): ideal time / measured wall time, where the ideal is the larger of the dialogue's critical path (the
   deepest chain of sequential calls of one sample × latency) and total calls × latency ÷ 64, from the calls the
-  server actually answered. Measured with the lean provider; full runs add ``_openai_api`` (inspect's
+  server actually answered. Measured with the lean provider, in one process and with ``--workers 2`` (two
+  processes, 32 connections each, the wall time including their start); full runs add ``_openai_api`` (inspect's
   ``openai-api``) and ``_2_processes`` (the scenarios split over two processes with their own log folders, 32
   connections each, read back together by the results reader: ``merged_rows_of_2_processes``).
 * ``cpu_ms_per_call`` — our process's CPU time per model call against a zero-latency server (``prefdisco eval``
@@ -496,10 +497,12 @@ def calls_by_mode(by_case: dict[str, int]) -> dict[str, int]:
     return {mode: max(1, round(totals[mode] / samples[mode])) for mode in totals}
 
 
-def scheduling(tmp: Path, n: int, model: str, env: dict[str, str], mock: MockProcess) -> dict[str, Any]:
+def scheduling(
+    tmp: Path, n: int, model: str, env: dict[str, str], mock: MockProcess, workers: int = 1
+) -> dict[str, Any]:
     latency = 1.0
     mock.reset(latency_s=latency, questions=2)
-    folder = tmp / f"sched-{model.split('/')[0]}"
+    folder = tmp / f"sched-{model.split('/')[0]}-{workers}"
     bench = write_set(folder / "bench", n)
     warmup = write_set(folder / "warmup", 2, prefix="w")
     job = {
@@ -509,7 +512,7 @@ def scheduling(tmp: Path, n: int, model: str, env: dict[str, str], mock: MockPro
         "model": model,
         "mock": mock.url,
         "latency_s": latency,
-        "extra": ["--max-connections", str(CONCURRENCY), "--max-samples", str(n)],
+        "extra": ["--max-connections", str(CONCURRENCY), "--max-samples", str(n), "--workers", str(workers)],
     }
     measured = in_child("eval", job, env)
     stats = mock.stats()
@@ -524,6 +527,10 @@ def scheduling(tmp: Path, n: int, model: str, env: dict[str, str], mock: MockPro
         "depth": depth,
         "max_in_flight": stats["max_in_flight"],
         "cpu_s": measured["cpu_s"],
+        # the server's busy window (first request to last response) and the rest of the wall time: start-up
+        # (loading, task and log creation) plus the results read-back and tables at the end
+        "server_window_s": (stats["last_at"] or 0) - (stats["first_at"] or 0),
+        "outside_window_s": measured["wall_s"] - ((stats["last_at"] or 0) - (stats["first_at"] or 0)),
     }
 
 
@@ -591,6 +598,9 @@ def main() -> None:
             lean = scheduling(tmp, n_sched, "openai-lean/mock/m", env, mock)
             print(f"scheduling (openai-lean): {json.dumps(lean)}", flush=True)
             figures["scheduling_efficiency"] = f"{lean['efficiency']:.3f}"
+            two = scheduling(tmp, n_sched, "openai-lean/mock/m", env, mock, workers=2)
+            print(f"scheduling (openai-lean, prefdisco eval --workers 2): {json.dumps(two)}", flush=True)
+            figures["scheduling_efficiency_workers_2"] = f"{two['efficiency']:.3f}"
             if not args.quick:
                 split = split_scheduling(tmp, n_sched, 2, "openai-lean/mock/m", env, mock)
                 print(f"scheduling (openai-lean, 2 processes): {json.dumps(split)}", flush=True)

@@ -251,7 +251,28 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
                     "final_response": score.answer if score else None,
                 }
             )
-    results_df = pd.DataFrame(results, columns=RESULT_COLUMNS)
+    return _finish(
+        folder,
+        pd.DataFrame(results, columns=RESULT_COLUMNS),
+        pd.DataFrame(attributes, columns=ATTRIBUTE_COLUMNS),
+        pd.DataFrame(transcripts),
+    )
+
+
+def merge_tables(parts: list[Tables], folder: str | Path) -> Tables:
+    """The tables of several run folders below ``folder`` (e.g. the workers of one split run), as
+    ``results_from_logs(folder)`` would read them."""
+    return _finish(
+        folder,
+        pd.concat([p.results for p in parts], ignore_index=True),
+        pd.concat([p.attributes for p in parts], ignore_index=True),
+        pd.concat([p.transcripts for p in parts], ignore_index=True),
+    )
+
+
+def _finish(
+    folder: str | Path, results_df: pd.DataFrame, attributes: pd.DataFrame, transcripts: pd.DataFrame
+) -> Tables:
     key = ["model", "task", "mode", "fixed_k", "scenario_id"]
     repeated = results_df[results_df.duplicated(key, keep=False)]
     if len(repeated):
@@ -261,11 +282,7 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
             "run folder below it; read the runs separately or remove the duplicate run"
         )
     results_df = results_df.sort_values(["model", "task", "mode", "fixed_k", "scenario_id"], kind="stable")
-    return Tables(
-        results=results_df.reset_index(drop=True),
-        attributes=pd.DataFrame(attributes, columns=ATTRIBUTE_COLUMNS),
-        transcripts=pd.DataFrame(transcripts),
-    )
+    return Tables(results=results_df.reset_index(drop=True), attributes=attributes, transcripts=transcripts)
 
 
 def write_tables(tables: Tables, folder: str | Path) -> dict[str, Path]:

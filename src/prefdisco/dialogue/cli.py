@@ -111,6 +111,9 @@ def eval_command(
     limit: Annotated[int | None, typer.Option(min=1, help="Evaluate only the first N scenarios.")] = None,
     max_connections: Annotated[int | None, typer.Option(min=1)] = None,
     max_samples: Annotated[int | None, typer.Option(min=1)] = None,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Processes to split the scenarios over (own log folders, merged results).")
+    ] = 1,
     max_tasks: Annotated[
         int | None, typer.Option(min=1, help="Condition x model tasks run at once (default: all).")
     ] = None,
@@ -162,6 +165,7 @@ def eval_command(
         max_connections=max_connections,
         max_samples=max_samples,
         max_tasks=max_tasks,
+        workers=workers,
         max_retries=max_retries,
         timeout=timeout,
         attempt_timeout=attempt_timeout,

@@ -19,6 +19,7 @@ from prefdisco.analysis.results import Tables, read_header, results_from_logs, w
 from prefdisco.atomic import atomic_write
 from prefdisco.dialogue.task import build_task
 from prefdisco.dialogue.user import USER_TYPES
+from prefdisco.dialogue.workers import check_split, run_workers
 from prefdisco.errors import UserError
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.scorer import JUDGES
@@ -54,6 +55,10 @@ class RunConfig:
     max_connections: int | None = None
     max_samples: int | None = None
     max_tasks: int | None = None
+    workers: int = 1
+    """Processes the scenarios are split over (``dialogue/workers.py``)."""
+    write_tables: bool = True
+    """Write results/attributes/transcripts into ``log_dir`` (a worker of a split run leaves that to the parent)."""
     """Tasks (condition × model) run at once; default all of them, so the conditions share the connections
     (inspect's eval-set default is one task per model at a time, which leaves connections idle while the
     slowest samples of one condition finish)."""
@@ -77,6 +82,8 @@ class RunConfig:
             raise UserError(f"--user-type: unknown {self.user_type!r}; expected one of {', '.join(USER_TYPES)}")
         if not self.models:
             raise UserError("--model: give at least one model to evaluate")
+        if self.workers < 1:
+            raise UserError(f"--workers: expected at least 1, got {self.workers}")
         if self.judge not in JUDGES:
             raise UserError(f"--judge: unknown {self.judge!r}; expected one of {', '.join(JUDGES)}")
         efforts = ("minimal", "low", "medium", "high", "xhigh", "none")
@@ -155,6 +162,9 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
     _check_logs(config.log_dir)
 
     selected = list(scenarios[: config.limit] if config.limit else scenarios)
+    check_split(config.log_dir, config.workers, scenario_set_hash(selected))
+    if config.workers > 1:
+        return run_workers(selected, config)
     fingerprint = {
         "scenario_set": scenario_set_hash(selected),
         "n_scenarios": len(selected),
@@ -228,7 +238,8 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
         log_level="warning",
     )
     tables = results_from_logs(config.log_dir, prices=config.prices)
-    write_tables(tables, config.log_dir)
+    if config.write_tables:
+        write_tables(tables, config.log_dir)
     failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
     if not success or failed:
         raise UserError(
