@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build 2 problems x 2 personas for each of the ten benchmarks with the embedded model, offline, from the
-# shared copies; validate each build and evaluate each one (baseline, discovery, oracle). Prints wall time
+# shared copies; validate each build, then evaluate all of them at once (baseline, discovery, oracle). Prints wall time
 # and the builder's calls/tokens per benchmark. Run it on an otherwise idle machine: llama.cpp jobs sharing
 # the 2 cores slow each other 20-50x.
 # Usage: benchmarks/build_all_embedded.sh OUT_DIR [SHARED_DIR] [--no-eval]
@@ -33,11 +33,15 @@ for bench in math500 aime logiqa mascqa scienceqa medqa mmlu simpleqa commonsens
   echo "$bench build: $(( $(date +%s) - t0 )) s"
 done
 if [[ "$do_eval" != "--no-eval" ]]; then
+  # one eval over the ten builds at once: their scenarios concatenated into one file
+  mkdir -p "$out/all"
   for bench in math500 aime logiqa mascqa scienceqa medqa mmlu simpleqa commonsenseqa socialiqa; do
-    t0=$(date +%s)
-    "$bin/prefdisco" eval "$out/$bench" --model prefdisco/smollm2 --log-dir "$out/eval-$bench" \
-      --constrain-protocol --max-tokens 120 --user-max-tokens 40 --judge structured --display none
-    echo "$bench eval: $(( $(date +%s) - t0 )) s"
-  done
+    cat "$out/$bench/scenarios.jsonl"
+  done > "$out/all/scenarios.jsonl"
+  "$bin/prefdisco" validate "$out/all/scenarios.jsonl"
+  t0=$(date +%s)
+  "$bin/prefdisco" eval "$out/all/scenarios.jsonl" --model prefdisco/smollm2 --log-dir "$out/eval-all" \
+    --constrain-protocol --max-tokens 120 --user-max-tokens 40 --judge structured --display none
+  echo "eval of all ten: $(( $(date +%s) - t0 )) s"
 fi
 echo "total: $(( $(date +%s) - start )) s"
