@@ -95,7 +95,10 @@ def test_unique_lists_derive_exactly_the_ordered_subsets_of_allowed_size(n, lo, 
 def test_builder_schemas_reach_the_grammar_with_their_list_bounds():
     names = tuple(f"attr {i}" for i in range(12))
     relevance = rules(schema_to_gbnf(relevance_schema(names, 8, 10, 0).model_json_schema(), 100))
-    assert "relevant-seq-0-0" in relevance and "relevant-seq-4-8" not in relevance  # 8 needed, 8 left from 4
+    # 8 of 12 needed: from name 4 on, all 8 remaining must be taken; a state that cannot reach 8 has no rule
+    assert relevance["relevant-seq-4-0"] == "relevant-item4 relevant-seq-5-1"
+    assert "relevant-seq-5-0" not in relevance
+    assert "relevant-seq-0-0" in relevance and "relevant-seq-11-10" not in relevance  # never past max 10
     rubric = rules(schema_to_gbnf(rubric_schema(("A", "B", "C")).model_json_schema(), 100))
     assert rubric["criteria-seq-0-0"] == "criteria-item0 criteria-seq-1-1"  # all three, in order, once
     assert rubric["Levels-1"] == '"\\"" char{3,100} "\\"" space'

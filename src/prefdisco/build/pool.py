@@ -236,21 +236,21 @@ class StepRunner:
                     model, messages, schema, config=config, retries=self.retries, name=name or step
                 )
             except StructuredOutputError as err:
-                usage.failed += 1
                 usage.book(err.attempts, err.usage.input_tokens, err.usage.output_tokens, cached=False)
-                self.failures.append(Failure(step, item, err.model, err.attempts, err.reason, list(err.errors)))
-                if advance:
-                    self.progress.advance(step)
-                return None
+                failure = Failure(step, item, err.model, err.attempts, err.reason, list(err.errors))
             except Exception as err:
                 # e.g. a 200 whose body is not JSON, a 400 for this one request, a connection still refused after
                 # --max-retries: this item fails and is reported; the build goes on with the others.
-                usage.failed += 1
                 reason = provider_error(err)
-                self.failures.append(Failure(step, item, model_name(model), 1, reason, [reason]))
-                if advance:
-                    self.progress.advance(step)
-                return None
+                failure = Failure(step, item, model_name(model), 1, reason, [reason])
+            else:
+                failure = None
+        if failure is not None:
+            usage.failed += 1
+            self.failures.append(failure)
+            if advance:
+                self.progress.advance(step)
+            return None
         outcome = StepOutcome(
             value=result.value,
             model=result.model,

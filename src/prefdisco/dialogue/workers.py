@@ -60,9 +60,11 @@ def check_split(log_dir: Path, workers: int, scenario_set: str) -> None:
         except json.JSONDecodeError as e:
             raise UserError(f"{split_file}: not valid JSON ({e.msg}); delete it or use a new --log-dir") from e
         if previous != wanted:
+            same_set = previous.get("scenario_set") == scenario_set
             raise UserError(
-                f"{log_dir} holds a run split over {previous.get('workers')} worker(s) of another or the same "
-                f"scenario set; rerun with --workers {previous.get('workers')} or use a new --log-dir"
+                f"{log_dir} holds a run split over {previous.get('workers')} worker(s)"
+                + ("" if same_set else " of another scenario set")
+                + "; rerun with the same --workers and scenarios, or use a new --log-dir"
             )
     if workers > 1:
         atomic_write(split_file, json.dumps(wanted, indent=2))
