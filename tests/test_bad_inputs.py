@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 import prefdisco.cli as cli
-from prefdisco.build.benchfolder import write_bench
+from prefdisco.benchio import write_bench
 from prefdisco.demo import demo_scenarios
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -94,7 +94,7 @@ def truncated_log(ws: Path) -> Path:
 
 def resumable_run_with_truncated_log(ws: Path) -> None:
     """The run folder of this very scenario set (so it resumes) holding a log cut off mid-file."""
-    from prefdisco.dialogue.run import scenario_set_hash
+    from prefdisco.evaluation.config import scenario_set_hash
 
     write(ws / "out" / "run" / "run.json", json.dumps({"scenario_set": scenario_set_hash(demo_scenarios()[:2])}))
     (ws / "out" / "run" / "2026-01-01T00-00-00-00-00_prefdisco-baseline_mock_abc.eval").write_bytes(b"PK\x03\x04")

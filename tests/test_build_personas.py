@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from prefdisco.build import personas as pl
-from prefdisco.build.pool import Checkpoint, ModelPool, StepRunner
+from prefdisco.builder import personas as pl
+from prefdisco.builder.pool import Checkpoint, ModelPool, StepRunner
 from prefdisco.errors import UserError
 from prefdisco.schema import BIG_FIVE, Persona
 from test_build_support import FakeBuilder, default_persona, fake_model

@@ -13,10 +13,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from prefdisco.build import pipeline
-from prefdisco.build.benchfolder import read_bench
-from prefdisco.build.cli import register
-from prefdisco.build.personas import save_library
+from prefdisco.benchio import read_bench
+from prefdisco.builder import pipeline
+from prefdisco.builder.cli import register
+from prefdisco.builder.personas import save_library
 from test_build_support import FakeBuilder, default_rubric, fake_model, make_problems, same_profile
 
 

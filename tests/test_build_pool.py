@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from prefdisco.build.pool import Checkpoint, ModelPool, StepRunner, step_key
+from prefdisco.builder.pool import Checkpoint, ModelPool, StepRunner, step_key
 from test_build_support import FakeBuilder, fake_model
 
 

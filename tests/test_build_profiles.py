@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from prefdisco.build import profiles as pf
-from prefdisco.build import rubrics as rb
-from prefdisco.build.catalogue import load_catalogue
-from prefdisco.build.pool import ModelPool, StepRunner
+from prefdisco.builder import profiles as pf
+from prefdisco.builder import rubrics as rb
+from prefdisco.builder.catalogue import load_catalogue
+from prefdisco.builder.pool import ModelPool, StepRunner
 from prefdisco.schema import BIG_FIVE, Persona, PreferenceItem, PreferenceProfile
 from test_build_support import FakeBuilder, default_rubric, fake_model, make_problems
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from prefdisco.build.catalogue import load_catalogue
-from prefdisco.build.pool import ModelPool, StepRunner
-from prefdisco.build.relevance import RelevanceConfig, relevance_schema, resolve, select_relevant
+from prefdisco.builder.catalogue import load_catalogue
+from prefdisco.builder.pool import ModelPool, StepRunner
+from prefdisco.builder.relevance import RelevanceConfig, relevance_schema, resolve, select_relevant
 from test_build_support import FakeBuilder, fake_model, make_problems
 
 CATALOGUE = load_catalogue()

@@ -122,7 +122,7 @@ def test_schema_name_can_be_set_and_is_sanitized() -> None:
 
 def test_length_limits_are_validated_but_not_sent() -> None:
     """Grammar-constrained providers cannot use maxLength (it expands into a huge grammar): it stays local."""
-    from prefdisco.build.rubrics import rubric_schema
+    from prefdisco.builder.rubrics import rubric_schema
     from prefdisco.structured import parse_reply, response_schema
 
     schema = rubric_schema(("A", "B"))

@@ -204,8 +204,8 @@ def make_problems(n: int, benchmark: str = "toy") -> list[Problem]:
 def test_fake_builder_answers_from_the_schema_and_counts_calls() -> None:
     import asyncio
 
-    from prefdisco.build.catalogue import load_catalogue
-    from prefdisco.build.relevance import RelevanceConfig, relevance_prompt, relevance_schema
+    from prefdisco.builder.catalogue import load_catalogue
+    from prefdisco.builder.relevance import RelevanceConfig, relevance_prompt, relevance_schema
     from prefdisco.structured import generate_structured
 
     fake = FakeBuilder()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from prefdisco.build.catalogue import catalogue_by_name, load_catalogue
-from prefdisco.build.dedup import canonicalize, explain, normalize_tokens, normalized_key
+from prefdisco.builder.catalogue import catalogue_by_name, load_catalogue
+from prefdisco.builder.dedup import canonicalize, explain, normalize_tokens, normalized_key
 from prefdisco.errors import UserError
 from prefdisco.schema import ATTRIBUTE_CATEGORIES
 
@@ -89,7 +89,7 @@ def test_bad_entry_names_file_index_and_field(tmp_path):
     assert str(path) in msg and "entry 1" in msg and "value_space" in msg
 
     path = _write(tmp_path, [{**GOOD, "category": "mood"}])
-    with pytest.raises(UserError, match=r"entry 0: field category"):
+    with pytest.raises(UserError, match=r"entry 0: category"):
         load_catalogue(path)
 
 
@@ -223,7 +223,7 @@ def test_threshold_is_checked_and_applied(catalogue):
 
 
 def test_candidate_pruning_never_changes_the_mapping(catalogue, monkeypatch):
-    import prefdisco.build.dedup as dedup
+    import prefdisco.builder.dedup as dedup
 
     rng = random.Random(7)
     words = "visual diagram step detail anxiety math formal tone kitchen analogy analogies example examples"

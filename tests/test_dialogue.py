@@ -8,7 +8,7 @@ import math
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from prefdisco.dialogue.task import build_task
+from prefdisco.evaluation.task import build_task
 from scripted import Scripted, constant, make_persona, make_scenario, replies
 
 

@@ -123,13 +123,13 @@ def _app():
 
 
 def test_eval_on_a_benchmark_folder_writes_results_and_resumes_without_calls(tmp_path):
-    from prefdisco.build.benchfolder import read_bench, write_bench
-    from prefdisco.dialogue.run import RunConfig, run_conditions
+    from prefdisco.benchio import read_bench, write_bench
+    from prefdisco.evaluation.run import RunConfig, run_conditions
     from prefdisco.models.llama_cpp import embedded_calls
 
     scenarios = demo_scenarios()[:2]
     personas = list({s.persona.id: s.persona for s in scenarios}.values())
-    from prefdisco.build.catalogue import load_catalogue
+    from prefdisco.builder.catalogue import load_catalogue
 
     bench = tmp_path / "bench"
     write_bench(bench, scenarios, personas, load_catalogue(), {"source": "test"})
@@ -177,7 +177,7 @@ def test_eval_on_a_benchmark_folder_writes_results_and_resumes_without_calls(tmp
 def test_grammar_keeps_lists_distinct_and_strings_within_the_cap():
     """A catalogue-name list marked uniqueItems cannot repeat a name (SmolLM2 otherwise fills a list with one
     name), and ``max_string_chars`` bounds every free string."""
-    from prefdisco.build.relevance import relevance_schema
+    from prefdisco.builder.relevance import relevance_schema
     from prefdisco.structured import generate_structured
 
     names = tuple(f"attribute {c}" for c in "abcdefghij")
@@ -195,7 +195,7 @@ def test_grammar_keeps_lists_distinct_and_strings_within_the_cap():
 
 def test_build_on_the_embedded_model_validates_and_resumes(tmp_path, shared_dir):
     """`prefdisco build` with SmolLM2: one MMLU problem x one persona, validated, and a rerun calls nothing."""
-    from prefdisco.build.benchfolder import read_bench
+    from prefdisco.benchio import read_bench
 
     library = tmp_path / "personas.jsonl"
     library.write_text(demo_scenarios()[0].persona.model_dump_json() + "\n")

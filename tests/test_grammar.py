@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from prefdisco.build.relevance import relevance_schema
-from prefdisco.build.rubrics import rubric_schema
+from prefdisco.builder.relevance import relevance_schema
+from prefdisco.builder.rubrics import rubric_schema
 from prefdisco.models.grammar import schema_to_gbnf
 
 

@@ -9,16 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from prefdisco.build.release import attributes_from_scenarios, parse_value_range
-from prefdisco.build.release_export import export_release, local_importance, scenario_to_record
-from prefdisco.build.release_import import (
+from prefdisco.errors import UserError
+from prefdisco.release.convert import attributes_from_scenarios, parse_value_range
+from prefdisco.release.exporter import export_release, local_importance, scenario_to_record
+from prefdisco.release.importer import (
     EXTENSION_KEY,
     import_release,
     normalize_release_problem,
     problem_from_release,
-    release_persona_id,
 )
-from prefdisco.errors import UserError
 from prefdisco.schema import (
     AnswerType,
     Persona,
@@ -27,6 +26,7 @@ from prefdisco.schema import (
     RubricCriterion,
     Scenario,
     TraitScore,
+    persona_id,
 )
 
 
@@ -68,7 +68,7 @@ def test_import_example_record(example_path, example_lines):
 
     persona = s.persona
     assert (persona.id, persona.name, persona.age) == ("okafor_f334feca", "Adaeze Okafor", 34)
-    assert persona.id == release_persona_id(persona.name, raw["persona"]["minimal_necessary_description"])
+    assert persona.id == persona_id(persona.name, raw["persona"]["minimal_necessary_description"])
     levels = {t: persona.big_five[t].level for t in persona.big_five}
     assert levels == {
         "openness": "medium",  # 3
@@ -359,7 +359,7 @@ def _built_scenario() -> Scenario:
 
 
 def test_export_of_built_scenarios_is_evaluator_readable_and_lossless(tmp_path):
-    from prefdisco.build.catalogue import load_catalogue
+    from prefdisco.builder.catalogue import load_catalogue
 
     s = _built_scenario()
     out = tmp_path / "built.jsonl"
@@ -420,7 +420,7 @@ def test_scenario_to_record_keeps_preferences_without_criterion(tmp_path, exampl
 
 
 def test_failed_export_leaves_the_old_file_untouched(tmp_path):
-    from prefdisco.build.release_export import write_jsonl_atomic
+    from prefdisco.release.exporter import write_jsonl_atomic
 
     out = tmp_path / "out.jsonl"
     out.write_text("old\n", encoding="utf-8")

@@ -167,7 +167,7 @@ def test_retries_are_bounded_by_max_retries(app, tmp_path, monkeypatch):
 
 
 def test_split_runs_are_merged_by_the_results_reader(app, tmp_path, monkeypatch):
-    from prefdisco.analysis.results import results_from_logs
+    from prefdisco.results.logs import results_from_logs
 
     scenarios = tagged_scenarios(4)
     with MockOpenAI() as mock:

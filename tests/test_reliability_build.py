@@ -40,7 +40,7 @@ from typer.testing import CliRunner
 import prefdisco.cli as cli
 from mock_openai import MockConfig, MockOpenAI
 from prefdisco.benchmarks import load_problems
-from prefdisco.build.validate import validate_bench
+from prefdisco.release.validate import validate_bench
 
 FIRST = ("Ada", "Bram", "Chiara", "Dev", "Elif", "Femi", "Greta", "Hugo", "Ines", "Jonas", "Kemal", "Lina", "Mateo")
 LAST = ("Okafor", "Lindqvist", "Moreau", "Tanaka", "Novak", "Haddad", "Quispe", "Brennan", "Ivanova", "Ostrowski")

@@ -509,7 +509,7 @@ def test_run_folder_without_table_or_logs(tmp_path):
 
 
 def test_run_folder_with_logs_uses_results_from_logs(tmp_path, monkeypatch):
-    import prefdisco.analysis.results as results_module
+    import prefdisco.results.table as results_module
 
     folder = tmp_path / "logs"
     folder.mkdir()

@@ -5,8 +5,9 @@ import math
 import pytest
 from pydantic import ValidationError
 
+from prefdisco.analysis.normalign import norm_align
 from prefdisco.schema import AttributeJudgement, PreferenceItem, PreferenceProfile, Problem, RubricCriterion
-from prefdisco.scoring.alignment import norm_align, pref_align
+from prefdisco.scoring.alignment import pref_align
 from scripted import make_scenario
 
 

@@ -10,18 +10,18 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from prefdisco.build.benchfolder import (
+from prefdisco.benchio import (
     FORMAT_VERSION,
     MANIFEST_FILE,
     SCENARIOS_FILE,
     read_bench,
-    read_scenarios,
     write_bench,
 )
-from prefdisco.build.catalogue import load_catalogue
-from prefdisco.build.release_import import import_release
-from prefdisco.build.validate import validate_path
+from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.errors import UserError
+from prefdisco.release.convert import load_scenarios as read_scenarios
+from prefdisco.release.importer import import_release
+from prefdisco.release.validate import validate_path
 from prefdisco.schema import Scenario
 
 
@@ -274,7 +274,7 @@ def cli_app() -> typer.Typer:
         cli._register()
         return cli.app
     except ImportError:
-        from prefdisco.build.release_cli import register
+        from prefdisco.release.cli import register
 
         app = typer.Typer(pretty_exceptions_enable=False)
         register(app)

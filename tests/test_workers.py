@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
-from prefdisco.dialogue.workers import shards
+from prefdisco.evaluation.workers import shards
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
 
 

@@ -13,5 +13,4 @@ def prefdisco_provider() -> type:
     return LlamaCppAPI
 
 
-from prefdisco.dialogue.task import prefdisco  # noqa: E402,F401  (registers the task for `inspect eval`)
-from prefdisco.models import lean_registry  # noqa: E402,F401  (registers the openai-lean provider)
+from prefdisco.evaluation.task import prefdisco  # noqa: E402,F401  (registers the task for `inspect eval`)

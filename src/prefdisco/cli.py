@@ -1,7 +1,9 @@
 """The ``prefdisco`` command line. Parsing and printing only: every command calls into the library.
 
-Sub-command groups live beside the code they drive (``build/cli.py``, ``analysis/cli.py``,
-``annotate/cli.py``, ``dialogue/cli.py``) and are imported here; heavy imports stay inside command bodies.
+Sub-command groups live beside the code they drive (``builder/cli.py``, ``release/cli.py``,
+``evaluation/cli.py``, ``analysis/cli.py``, ``annotate/cli.py``) and are imported here; ``demo`` is the one
+command of its own, since it runs the evaluation and summarizes it as the analysis does. Heavy imports stay inside
+command bodies.
 """
 
 from __future__ import annotations
@@ -9,10 +11,12 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 from prefdisco.errors import UserError
@@ -25,6 +29,7 @@ app = typer.Typer(
     add_completion=False,
 )
 err_console = Console(stderr=True)
+console = Console()
 
 
 _registered = False
@@ -42,12 +47,13 @@ def _register() -> None:
     _registered = True
     from prefdisco.analysis.cli import register as register_analysis
     from prefdisco.annotate.cli import register as register_annotate
-    from prefdisco.build.cli import register as register_build
-    from prefdisco.build.release_cli import register as register_release
-    from prefdisco.dialogue.cli import register as register_dialogue
+    from prefdisco.builder.cli import register as register_build
+    from prefdisco.evaluation.cli import register as register_evaluation
+    from prefdisco.release.cli import register as register_release
 
+    app.command("demo")(demo)
     for register in (
-        register_dialogue,
+        register_evaluation,
         register_build,
         register_release,
         register_analysis,
@@ -55,6 +61,40 @@ def _register() -> None:
     ):
         register(app)
     _wrap_errors(app)
+
+
+def demo(
+    out: Annotated[Path, typer.Option(help="Output folder (logs, results tables, summary.json).")] = Path(
+        "prefdisco-demo"
+    ),
+    limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N demo scenarios.")] = None,
+    display: Annotated[str, typer.Option(help="inspect display: full, rich, plain, log, none.")] = "plain",
+) -> None:
+    """Run baseline, discovery and oracle on the packaged demo scenarios with the embedded model, offline."""
+    from prefdisco.demo import format_number, run_demo
+
+    summary = run_demo(out=out, limit=limit, display=display)
+    table = Table(title=f"PrefDisco demo — {summary['n_scenarios']} scenarios, model {summary['models']['assistant']}")
+    for column in ("mode", "PrefAlign (1-5)", "accuracy", "questions asked", "n", "judge invalid", "failed"):
+        table.add_column(column, justify="left" if column == "mode" else "right")
+    for mode, row in summary["modes"].items():
+        table.add_row(
+            mode,
+            format_number(row["pref_align_mean"]),
+            format_number(row["accuracy"]),
+            format_number(row["mean_questions"], 1),
+            str(row["n"]),
+            str(row["judge_invalid"]),
+            str(row["failed"]),
+        )
+    console.print(table)
+    if summary["norm_align"] is None:
+        console.print(f"NormAlign: undefined — {summary['norm_align_reason']}")
+    else:
+        console.print(f"NormAlign: {summary['norm_align']:.1f}")
+    console.print(
+        f"Wrote {out / 'summary.json'}; logs in {summary['log_dir']} (inspect view --log-dir {summary['log_dir']})"
+    )
 
 
 def _wrap_errors(typer_app: typer.Typer) -> None:

@@ -3,16 +3,15 @@
 Writes inspect logs (``OUT/logs``; open them with ``inspect view --log-dir OUT/logs``), the results tables
 beside them, and ``OUT/summary.json``::
 
-    {"modes": {"baseline"|"discovery"|"oracle": {"pref_align_mean", "accuracy", "mean_questions", "n"}},
+    {"modes": {"baseline"|"discovery"|"oracle": {"pref_align_mean", "accuracy", "mean_questions", "n", ...}},
      "norm_align": number | null, "norm_align_reason": str, "models": {"assistant", "user", "grader"}, ...}
 
-NormAlign here is computed over the per-mode means (the report computes it per model and task over the
-scenarios scored in all three modes).
+The per-mode means are over each mode's scored rows; NormAlign is the report's (``analysis/normalign.py``):
+over the scenarios scored in all three modes, pooled over the demo's benchmarks.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from importlib.resources import files
@@ -21,9 +20,12 @@ from typing import Any
 
 import pandas as pd
 
+from prefdisco.analysis.normalign import intersection_norm_align, scenario_table
+from prefdisco.analysis.summary import summary_json
 from prefdisco.atomic import atomic_write
-from prefdisco.schema import Scenario
-from prefdisco.scoring.alignment import norm_align
+from prefdisco.evaluation.run import RunConfig, run_conditions
+from prefdisco.results.table import load_results
+from prefdisco.schema import CONDITIONS, Scenario
 
 DEMO_MODEL = "prefdisco/smollm2"
 DEFAULT_OUT = Path("prefdisco-demo")
@@ -43,8 +45,9 @@ def _mean(series: pd.Series) -> float | None:
 
 
 def summarize(results: pd.DataFrame, models: dict[str, str]) -> dict[str, Any]:
+    """The demo's summary of a validated results frame (``results.table.load_results``)."""
     modes: dict[str, dict[str, Any]] = {}
-    for mode in ("baseline", "discovery", "oracle"):
+    for mode in CONDITIONS:
         rows = results[(results["mode"] == mode) & (results["failed"] == 0)]
         modes[mode] = {
             "pref_align_mean": _mean(rows["pref_align"]),
@@ -54,17 +57,11 @@ def summarize(results: pd.DataFrame, models: dict[str, str]) -> dict[str, Any]:
             "failed": int(((results["mode"] == mode) & (results["failed"] == 1)).sum()),
             "judge_invalid": int(pd.to_numeric(rows["judge_invalid"], errors="coerce").fillna(0).sum()),
         }
-    value, reason = norm_align(
-        modes["baseline"]["pref_align_mean"],
-        modes["discovery"]["pref_align_mean"],
-        modes["oracle"]["pref_align_mean"],
-    )
+    value, reason, _ = intersection_norm_align(scenario_table(results))
     return {"modes": modes, "norm_align": value, "norm_align_reason": reason, "models": models}
 
 
 def run_demo(out: Path = DEFAULT_OUT, limit: int | None = None, display: str | None = None) -> dict[str, Any]:
-    from prefdisco.dialogue.run import RunConfig, run_conditions
-
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     scenarios = demo_scenarios()
     config = RunConfig(
@@ -78,11 +75,13 @@ def run_demo(out: Path = DEFAULT_OUT, limit: int | None = None, display: str | N
         user_max_tokens=DEMO_USER_MAX_TOKENS,
         display=display,
     )
-    tables = run_conditions(scenarios, config)
-    summary = summarize(tables.results, {"assistant": DEMO_MODEL, "user": DEMO_MODEL, "grader": DEMO_MODEL})
+    run_conditions(scenarios, config)
+    summary = summarize(
+        load_results(config.log_dir).results, {"assistant": DEMO_MODEL, "user": DEMO_MODEL, "grader": DEMO_MODEL}
+    )
     summary["n_scenarios"] = len(scenarios[:limit] if limit else scenarios)
     summary["log_dir"] = str(out / "logs")
-    atomic_write(out / "summary.json", json.dumps(summary, indent=2, allow_nan=False))
+    atomic_write(out / "summary.json", summary_json(summary))
     return summary
 
 

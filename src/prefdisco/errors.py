@@ -18,11 +18,16 @@ class UserError(Exception):
         super().__init__(" ".join(message.split()))
 
 
-def describe_validation_error(err: ValidationError, where: str) -> str:
-    """One line for a pydantic error: ``<where>: <field.path>: <message>`` for the first problem (+N more)."""
+def validation_message(err: ValidationError) -> str:
+    """One line for a pydantic error: ``<field.path>: <message>`` of the first problem (+N more)."""
     problems = err.errors(include_url=False)
     first = problems[0]
-    loc = ".".join(str(p) for p in first.get("loc", ())) or "(record)"
-    msg = first.get("msg", "invalid").removeprefix("Value error, ")
+    loc = ".".join(str(p) for p in first.get("loc", ()))
+    msg = str(first.get("msg", "invalid")).removeprefix("Value error, ")
     more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-    return f"{where}: {loc}: {msg}{more}"
+    return " ".join(f"{loc or '(record)'}: {msg}{more}".split())
+
+
+def describe_validation_error(err: ValidationError, where: str) -> str:
+    """One line for a pydantic error: ``<where>: <field.path>: <message>`` for the first problem (+N more)."""
+    return f"{where}: {validation_message(err)}"

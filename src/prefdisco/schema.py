@@ -13,6 +13,7 @@ Invalid data raises ``pydantic.ValidationError`` (a ``ValueError``) naming the f
 
 from __future__ import annotations
 
+import hashlib
 import math
 import string
 from enum import StrEnum
@@ -118,6 +119,24 @@ class Attribute(_Model):
 BigFiveTrait = Literal["openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism"]
 BIG_FIVE: tuple[str, ...] = ("openness", "conscientiousness", "extraversion", "agreeableness", "neuroticism")
 TraitLevel = Literal["low", "medium", "high"]
+TRAIT_LEVEL_RANGES: dict[str, tuple[float, float]] = {"low": (1.0, 2.4), "medium": (2.5, 3.5), "high": (3.6, 5.0)}
+"""The 1-5 scores of each level, as the persona builder samples them; ``trait_level`` is their inverse."""
+
+
+def trait_level(score: float) -> TraitLevel:
+    """Big Five score 1-5 → level: < 2.5 low, <= 3.5 medium, else high (1-2 / 3 / 4-5 for integers)."""
+    if score < 2.5:
+        return "low"
+    if score <= 3.5:
+        return "medium"
+    return "high"
+
+
+def persona_id(name: str, description: str) -> str:
+    """A persona's id, as the paper's builder derives it: the last name token lower-cased, ``_``, then
+    ``md5("<name>_<description>")[:8]``. Imported and built personas alike."""
+    digest = hashlib.md5(f"{name}_{description}".encode()).hexdigest()[:8]
+    return f"{name.split()[-1].lower()}_{digest}"
 
 
 class TraitScore(_Model):
@@ -304,6 +323,12 @@ class Mode(StrEnum):
     FIXED_K = "fixed_k"
 
 
+CONDITIONS: tuple[str, ...] = (Mode.BASELINE.value, Mode.DISCOVERY.value, Mode.ORACLE.value)
+"""The paper's three conditions (fixed-K is an ablation), as plain strings: an enum member hashes by its name,
+so sets and pandas lookups of the stored values need the values themselves."""
+MODES: tuple[str, ...] = tuple(m.value for m in Mode)
+
+
 class DialogueTurn(_Model):
     """One message of a discovery dialogue, as the protocol parsed it."""
 
@@ -328,20 +353,3 @@ class AttributeJudgement(_Model):
         if self.valid != (self.score is not None):
             raise ValueError("a judgement is valid exactly when it has a score")
         return self
-
-
-class ScenarioResult(_Model):
-    """What one (model, scenario, mode) run produced. ``pref_align`` is None when no criterion was judged."""
-
-    scenario_id: NonEmptyStr
-    task: str
-    mode: Mode
-    fixed_k: int | None = None
-    model: str
-    pref_align: float | None
-    correct: bool | None
-    n_questions: int = Field(ge=0)
-    judge_invalid: int = Field(ge=0)
-    judgements: list[AttributeJudgement]
-    final_response: str = ""
-    error: str | None = None

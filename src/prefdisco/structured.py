@@ -29,6 +29,7 @@ from inspect_ai.util import JSONSchema, json_schema
 from pydantic import BaseModel, ValidationError
 
 from prefdisco import prompts
+from prefdisco.errors import validation_message
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -149,17 +150,7 @@ def parse_reply(text: str, schema: type[T]) -> T:
     try:
         return schema.model_validate(data)
     except ValidationError as err:
-        raise ValueError(validation_reason(err)) from None
-
-
-def validation_reason(err: ValidationError) -> str:
-    """One line for a pydantic error: ``field.path: message`` of the first problem (+N more)."""
-    problems = err.errors(include_url=False)
-    first = problems[0]
-    loc = ".".join(str(p) for p in first.get("loc", ()))
-    msg = str(first.get("msg", "invalid")).removeprefix("Value error, ")
-    more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-    return " ".join(f"{loc + ': ' if loc else ''}{msg}{more}".split())
+        raise ValueError(validation_message(err)) from None
 
 
 async def generate_structured(

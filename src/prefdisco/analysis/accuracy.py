@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from prefdisco.analysis.table import MAIN_MODES
+from prefdisco.schema import CONDITIONS
 
 ALL = "(all tasks)"
 """The task label of the per-model rows pooled over tasks."""
@@ -33,7 +33,7 @@ def accuracy_table(results: pd.DataFrame) -> pd.DataFrame:
     Holds per (model, task) rows, per-model rows with task ``ALL``, and pooled rows with model ``POOLED`` (per
     task and over all tasks).
     """
-    mask = (~results["failed"] & results["correct"].notna() & results["mode"].isin(MAIN_MODES)).to_numpy()
+    mask = (~results["failed"] & results["correct"].notna() & results["mode"].isin(CONDITIONS)).to_numpy()
     judged = results.loc[mask, ["model", "task", "mode", "correct"]].astype({"model": str, "task": str, "mode": str})
     columns = ["model", "task", "mode", "n", "n_correct", "accuracy", "ci_low", "ci_high"]
     if judged.empty:

@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.table import MAIN_MODES
+from prefdisco.schema import CONDITIONS
 
 COLUMNS = ["model", "mode", "attribute", "n", "n_valid", "mean_score", "mean_weight"]
 
 
 def attribute_table(attributes: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     failed = results.loc[results["failed"].to_numpy(), ["model", "task", "scenario_id", "mode", "fixed_k"]]
-    att = attributes.loc[attributes["mode"].isin(MAIN_MODES).to_numpy()]
+    att = attributes.loc[attributes["mode"].isin(CONDITIONS).to_numpy()]
     if not failed.empty:
         att = att.loc[~_in_failed(att, failed)]
     g = att.groupby(["model", "mode", "attribute"], observed=True).agg(

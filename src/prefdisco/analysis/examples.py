@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.table import MAIN_MODES
 from prefdisco.errors import UserError
+from prefdisco.schema import CONDITIONS
 
 KINDS = ("monotone gain", "discovery worse than baseline", "correct baseline turned incorrect")
 
@@ -46,7 +46,7 @@ class Example:
 
 
 def _wide(results: pd.DataFrame) -> pd.DataFrame:
-    rows = results.loc[~results["failed"].to_numpy() & results["mode"].isin(MAIN_MODES).to_numpy()]
+    rows = results.loc[~results["failed"].to_numpy() & results["mode"].isin(CONDITIONS).to_numpy()]
     rows = rows.astype({"model": str, "task": str, "scenario_id": str, "mode": str})
     wide = rows.pivot(
         index=["model", "task", "scenario_id"],
@@ -55,7 +55,7 @@ def _wide(results: pd.DataFrame) -> pd.DataFrame:
     )
     wide.columns = [f"{v}_{m}" for v, m in wide.columns]
     for v in ("pref_align", "correct", "n_questions"):
-        for m in MAIN_MODES:
+        for m in CONDITIONS:
             if f"{v}_{m}" not in wide.columns:
                 wide[f"{v}_{m}"] = np.nan
     return wide.reset_index()
@@ -64,7 +64,7 @@ def _wide(results: pd.DataFrame) -> pd.DataFrame:
 def pick(wide: pd.DataFrame, n: int, chosen: list[str]) -> list[tuple[str, str, str, str]]:
     """(kind, model, task, scenario_id) tuples to show, from the ``_wide`` per-scenario table."""
     keys = ["model", "task", "scenario_id"]
-    b, d, o = (wide[f"pref_align_{m}"] for m in MAIN_MODES)
+    b, d, o = (wide[f"pref_align_{m}"] for m in CONDITIONS)
     picks: list[tuple[str, str, str, str]] = []
     seen: set[tuple[str, str, str]] = set()
     for sid in chosen:
@@ -166,7 +166,7 @@ def build_examples(
     picks = pick(wide, n, chosen)
     if not picks:
         return []
-    wanted = {(m, t, s, mode) for _, m, t, s in picks for mode in MAIN_MODES}
+    wanted = {(m, t, s, mode) for _, m, t, s in picks for mode in CONDITIONS}
     if transcript_rows is not None:
         texts = transcripts_from_rows(transcript_rows, wanted)
     else:
@@ -176,7 +176,7 @@ def build_examples(
     for kind, model, task, sid in picks:
         row = wide.loc[(model, task, sid)]
         views = []
-        for mode in MAIN_MODES:
+        for mode in CONDITIONS:
             pa_, corr, nq = (row[f"{v}_{mode}"] for v in ("pref_align", "correct", "n_questions"))
             obj = texts.get((model, task, sid, mode))
             views.append(
@@ -201,7 +201,7 @@ def _attribute_rows(attributes: pd.DataFrame | None, model: str, task: str, sid:
         (attributes["scenario_id"] == sid).to_numpy()
         & (attributes["model"] == model).to_numpy()
         & (attributes["task"] == task).to_numpy()
-        & attributes["mode"].isin(MAIN_MODES).to_numpy()
+        & attributes["mode"].isin(CONDITIONS).to_numpy()
     )
     sub = attributes.loc[mask].astype({"attribute": str, "mode": str})
     if sub.empty:
@@ -211,7 +211,7 @@ def _attribute_rows(attributes: pd.DataFrame | None, model: str, task: str, sid:
     rows = []
     for attribute in weights.sort_values(ascending=False, kind="stable").index:
         row: dict[str, object] = {"attribute": attribute, "weight": float(weights[attribute])}
-        for mode in MAIN_MODES:
+        for mode in CONDITIONS:
             v = scores[mode].get(attribute, np.nan) if mode in scores.columns else np.nan
             row[mode] = None if pd.isna(v) else float(v)
         rows.append(row)

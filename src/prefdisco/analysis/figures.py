@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.accuracy import ALL, POOLED
-from prefdisco.analysis.table import MAIN_MODES
+from prefdisco.schema import CONDITIONS
 
 MODE_COLORS = {"baseline": "#8c8c8c", "discovery": "#1f77b4", "oracle": "#2ca02c"}
 MAX_SCATTER = 20_000
@@ -86,8 +86,8 @@ def normalign_distribution(scenarios: pd.DataFrame) -> bytes:
 
 def _bars(ax, table: pd.DataFrame, group: str, title: str) -> None:
     groups = list(dict.fromkeys(table[group]))
-    width = 0.8 / len(MAIN_MODES)
-    for j, mode in enumerate(MAIN_MODES):
+    width = 0.8 / len(CONDITIONS)
+    for j, mode in enumerate(CONDITIONS):
         sub = table.loc[table["mode"] == mode].set_index(group).reindex(groups)
         acc = sub["accuracy"].to_numpy(dtype=float)
         err = np.vstack([acc - sub["ci_low"].to_numpy(dtype=float), sub["ci_high"].to_numpy(dtype=float) - acc])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from prefdisco.scoring.alignment import norm_align
+from prefdisco.analysis.normalign import norm_align
 
 COLUMNS = ["model", "task", "k", "n", "mean_pref_align", "accuracy", "n_both", "normalign_k", "reason"]
 

@@ -1,7 +1,7 @@
 """Table 1: NormAlign per (model, task), its per-scenario distribution and a seeded bootstrap interval.
 
 A scenario is *scored* in a mode when its row has a PrefAlign and is not failed. A (model, task) cell's
-NormAlign is ``scoring.alignment.norm_align`` applied to the mean PrefAlign of baseline, discovery and oracle,
+NormAlign is ``norm_align`` applied to the mean PrefAlign of baseline, discovery and oracle,
 each mean taken over the same scenarios: those scored in all three modes (the intersection of scenario ids).
 
 Per-scenario NormAlign is the same formula on one scenario's three scores; it is undefined (and excluded from
@@ -15,32 +15,45 @@ denominator is 0, and takes the 2.5th and 97.5th percentiles.
 
 from __future__ import annotations
 
+import math
 import zlib
 
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.table import MAIN_MODES
-from prefdisco.scoring.alignment import norm_align
+from prefdisco.schema import CONDITIONS
 
 ZERO = 1e-12
-"""A denominator this close to 0 counts as 0 (the tolerance ``scoring.alignment.norm_align`` uses)."""
+"""A denominator this close to 0 counts as 0 (here and in ``norm_align``)."""
 _BLOCK = 2_000_000
 """At most this many resampled indices are held at once."""
 
 
+def norm_align(baseline: float | None, discovery: float | None, oracle: float | None) -> tuple[float | None, str]:
+    """NormAlign = 100 · (discovery − baseline) / (oracle − baseline) of three PrefAlign means; returns
+    (value, reason), the reason empty when the value is defined, the value None when a term is missing or the
+    denominator is 0."""
+    if baseline is None or discovery is None or oracle is None:
+        missing = [n for n, v in (("baseline", baseline), ("discovery", discovery), ("oracle", oracle)) if v is None]
+        return None, f"no scored {'/'.join(missing)} results"
+    denominator = oracle - baseline
+    if math.isclose(denominator, 0.0, abs_tol=ZERO):
+        return None, "oracle and baseline PrefAlign are equal (denominator 0)"
+    return 100.0 * (discovery - baseline) / denominator, ""
+
+
 def scenario_table(results: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, task, scenario_id) scored in all three modes, with their three PrefAligns."""
-    scored = results.loc[results["scored"].to_numpy() & results["mode"].isin(MAIN_MODES).to_numpy()]
+    scored = results.loc[results["scored"].to_numpy() & results["mode"].isin(CONDITIONS).to_numpy()]
     wide = (
         scored.assign(mode=scored["mode"].astype(str), model=scored["model"].astype(str))
         .assign(task=scored["task"].astype(str), scenario_id=scored["scenario_id"].astype(str))
         .pivot(index=["model", "task", "scenario_id"], columns="mode", values="pref_align")
     )
-    for m in MAIN_MODES:
+    for m in CONDITIONS:
         if m not in wide.columns:
             wide[m] = np.nan
-    wide = wide[list(MAIN_MODES)].dropna().reset_index().sort_values(["model", "task", "scenario_id"])
+    wide = wide[list(CONDITIONS)].dropna().reset_index().sort_values(["model", "task", "scenario_id"])
     wide = wide.reset_index(drop=True)
     wide.columns.name = None
     den = wide["oracle"].to_numpy() - wide["baseline"].to_numpy()
@@ -50,6 +63,16 @@ def scenario_table(results: pd.DataFrame) -> pd.DataFrame:
     np.divide(100.0 * num, den, out=per, where=defined)
     wide["normalign"] = per
     return wide
+
+
+def intersection_norm_align(scenarios: pd.DataFrame) -> tuple[float | None, str, dict[str, float]]:
+    """``norm_align`` of the three conditions' mean PrefAlign over ``scenarios`` (rows of ``scenario_table``:
+    scored in all three); (value, reason, the three means)."""
+    if not len(scenarios):
+        return None, "no scenario is scored in all three modes (baseline, discovery, oracle)", {}
+    means = {m: float(scenarios[m].mean()) for m in CONDITIONS}
+    value, reason = norm_align(*(means[m] for m in CONDITIONS))
+    return value, reason, means
 
 
 def cell_seed(seed: int, model: str, task: str) -> np.random.Generator:
@@ -94,14 +117,11 @@ def normalign_cells(results: pd.DataFrame, scenarios: pd.DataFrame, *, seed: int
         sub = groups.get((model, task))
         n = 0 if sub is None else len(sub)
         row: dict[str, object] = {"model": model, "task": task, "n_scenarios": n}
-        if n:
-            b, d, o = (float(sub[m].mean()) for m in MAIN_MODES)
-            value, reason = norm_align(b, d, o)
-            row |= {"mean_baseline": b, "mean_discovery": d, "mean_oracle": o}
-        elif all(m in present for m in MAIN_MODES):
-            value, reason = None, "no scenario is scored in all three modes (baseline, discovery, oracle)"
+        if n or all(m in present for m in CONDITIONS):
+            value, reason, means = intersection_norm_align(sub if n else scenarios.iloc[:0])
+            row |= {f"mean_{m}": v for m, v in means.items()}
         else:  # norm_align words the reason for a mode without any scored row
-            value, reason = norm_align(*(0.0 if m in present else None for m in MAIN_MODES))
+            value, reason = norm_align(*(0.0 if m in present else None for m in CONDITIONS))
         row |= {"normalign": value, "reason": reason}
         per = sub["normalign"].to_numpy() if n else np.array([])
         defined = per[~np.isnan(per)]

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import base64
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from prefdisco.analysis.accuracy import ALL, POOLED
-from prefdisco.analysis.table import MAIN_MODES
-
-if TYPE_CHECKING:
-    from prefdisco.analysis.report import Report
+from prefdisco.analysis.contents import Report
+from prefdisco.schema import CONDITIONS
 
 
 def num(value: Any, digits: int = 2) -> str:
@@ -64,7 +62,7 @@ def _accuracy_rows(acc: pd.DataFrame) -> list[dict[str, Any]]:
     for (model, task), sub in order.groupby(["model", "task"], sort=False):
         by_mode = {r["mode"]: r for r in _records(sub)}
         row = {"model": model, "task": task}
-        for m in MAIN_MODES:
+        for m in CONDITIONS:
             r = by_mode.get(m)
             row[m] = (
                 "—" if r is None else f"{num(r['accuracy'], 3)} {interval(r['ci_low'], r['ci_high'], 3)} n={r['n']}"
@@ -93,7 +91,7 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
         "examples": report.examples,
         "quality": _records(report.quality),
         "tables": sorted(report.tables),
-        "modes": MAIN_MODES,
+        "modes": CONDITIONS,
         "has_attributes": report.attribute_scores is not None,
     }
 

@@ -6,43 +6,23 @@ temporary file in the report folder and moved into place with ``os.replace``.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from prefdisco.analysis import figures as figs
 from prefdisco.analysis.accuracy import accuracy_table
 from prefdisco.analysis.attributes import attribute_table, heatmap_matrix, heatmap_mode, worst_attributes
-from prefdisco.analysis.examples import Example, build_examples
+from prefdisco.analysis.contents import Report
+from prefdisco.analysis.examples import build_examples
 from prefdisco.analysis.fixed_k import fixed_k_table
 from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario_table
-from prefdisco.analysis.questions import QuestionStats, question_stats
-from prefdisco.analysis.summary import build_summary
-from prefdisco.analysis.table import ResultsData, load_results
+from prefdisco.analysis.questions import question_stats
+from prefdisco.analysis.render import render_html, render_markdown
+from prefdisco.analysis.summary import build_summary, summary_json
+from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
-
-
-@dataclass
-class Report:
-    summary: dict[str, Any]
-    settings: dict[str, Any]
-    cells: pd.DataFrame
-    scenarios: pd.DataFrame
-    accuracy: pd.DataFrame
-    questions: QuestionStats
-    fixed_k: pd.DataFrame
-    attribute_scores: pd.DataFrame | None
-    worst_attributes: pd.DataFrame | None
-    heatmap_mode: str | None
-    examples: list[Example]
-    quality: pd.DataFrame
-    figures: list[figs.FigureFile] = field(default_factory=list)
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+from prefdisco.results.table import ResultsData, load_results
 
 
 def _quality(results: pd.DataFrame) -> pd.DataFrame:
@@ -199,20 +179,8 @@ def _figures(report: Report, matrix: pd.DataFrame | None, seed: int) -> list[fig
     return out
 
 
-def _write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_report(report: Report, out: Path) -> list[Path]:
     """Render and write every file of the report folder; returns the paths written."""
-    from prefdisco.analysis.render import render_html, render_markdown
 
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -220,14 +188,14 @@ def write_report(report: Report, out: Path) -> list[Path]:
     files: dict[str, bytes] = {
         "report.html": render_html(report).encode("utf-8"),
         "report.md": render_markdown(report).encode("utf-8"),
-        "summary.json": (json.dumps(report.summary, indent=2, allow_nan=False) + "\n").encode("utf-8"),
+        "summary.json": summary_json(report.summary),
     }
     files |= {f.name: f.png for f in report.figures}
     files |= {name: table.to_csv(index=False).encode("utf-8") for name, table in report.tables.items()}
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for name, data in files.items():
-        _write(out / name, data)
+        atomic_write(out / name, data)
         written.append(out / name)
     return written
 

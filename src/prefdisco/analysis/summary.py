@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -25,6 +26,11 @@ def plain(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def summary_json(summary: dict[str, Any]) -> bytes:
+    """The bytes of a ``summary.json``: plain JSON, indented, null for every missing or non-finite number."""
+    return (json.dumps(plain(summary), indent=2, allow_nan=False) + "\n").encode("utf-8")
 
 
 def _nested(frame: pd.DataFrame, keys: list[str], value: Any) -> dict:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
+from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
 
 COLUMNS = ("annotator", "scenario_id", "attribute", "llm_relevant", "label")
@@ -37,14 +36,7 @@ def write_csv(rows: list[LabelRow], out: Path) -> None:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS)
     writer.writerows(rows)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(buffer.getvalue())
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(out, buffer.getvalue())
 
 
 def read_csv(path: Path) -> list[LabelRow]:

@@ -23,7 +23,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from prefdisco.dialogue.cache import cache_policy
+from prefdisco.cache import cache_policy
 from prefdisco.dialogue.protocol import (
     ANSWER_ONLY_GBNF,
     PROTOCOL_GBNF,

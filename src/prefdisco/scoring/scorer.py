@@ -29,7 +29,7 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from prefdisco.dialogue.cache import cache_policy
+from prefdisco.cache import cache_policy
 from prefdisco.dialogue.solver import scenario_of
 from prefdisco.scoring.alignment import pref_align
 from prefdisco.scoring.audit import audit_user

@@ -17,8 +17,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from prefdisco import prompts
-from prefdisco.build.dedup import canonicalize, clean
-from prefdisco.build.pool import StepOutcome, StepRunner
+from prefdisco.builder.dedup import canonicalize, clean
+from prefdisco.builder.pool import StepOutcome, StepRunner
 from prefdisco.schema import ATTRIBUTE_CATEGORIES, Attribute, Problem
 
 STEP = "relevance"

@@ -50,11 +50,6 @@ class Bench(BaseModel):
     manifest: dict[str, Any]
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` atomically (see ``prefdisco.atomic``)."""
-    atomic_write(path, data)
-
-
 def content_hash(files: dict[str, bytes]) -> str:
     """The manifest's content hash over ``files`` (name → bytes), taken in :data:`HASHED_FILES` order."""
     h = hashlib.sha256()
@@ -127,9 +122,9 @@ def write_bench(
         "content_hash": content_hash(files),
     }
     for name in HASHED_FILES:
-        atomic_write_bytes(directory / name, files[name])
+        atomic_write(directory / name, files[name])
     text = json.dumps(manifest, indent=2, ensure_ascii=False, default=str) + "\n"
-    atomic_write_bytes(directory / MANIFEST_FILE, text.encode("utf-8"))
+    atomic_write(directory / MANIFEST_FILE, text.encode("utf-8"))
     return manifest
 
 
@@ -177,8 +172,6 @@ def read_manifest(directory: Path) -> dict[str, Any]:
 
 def read_bench(directory: Path | str, verify_hash: bool = True) -> Bench:
     """Read and check a benchmark folder (content hash, every line's schema, unique ids)."""
-    from prefdisco.build.catalogue import parse_catalogue
-
     directory = Path(directory)
     if not directory.is_dir():
         raise UserError(f"{directory}: not a folder (expected a benchmark folder with {MANIFEST_FILE})")
@@ -195,9 +188,7 @@ def read_bench(directory: Path | str, verify_hash: bool = True) -> Bench:
     personas = read_jsonl_models(directory / PERSONAS_FILE, Persona)
     _check_unique(scenarios, directory / SCENARIOS_FILE, "scenario")
     _check_unique(personas, directory / PERSONAS_FILE, "persona")
-    attributes = parse_catalogue(
-        files[ATTRIBUTES_FILE].decode("utf-8"), str(directory / ATTRIBUTES_FILE), check_aliases=False
-    )
+    attributes = parse_attributes(files[ATTRIBUTES_FILE].decode("utf-8"), str(directory / ATTRIBUTES_FILE))
     return Bench(scenarios=scenarios, personas=personas, attributes=attributes, manifest=manifest)
 
 
@@ -222,8 +213,32 @@ def is_release_file(path: Path) -> bool:
     return isinstance(first, dict) and first.get("type") in ("metadata", "personalized_problem")
 
 
+def parse_attributes(text: str, label: str) -> list[Attribute]:
+    """A non-empty JSON list of :class:`Attribute` with unique names; ``label`` names the source in errors."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UserError(f"{label}:{e.lineno}: invalid JSON ({e.msg})") from e
+    if not isinstance(data, list) or not data:
+        raise UserError(f"{label}: expected a non-empty JSON list of attributes")
+    attributes: list[Attribute] = []
+    seen: dict[str, int] = {}
+    for index, entry in enumerate(data):
+        try:
+            attribute = Attribute.model_validate(entry)
+        except ValidationError as e:
+            raise UserError(describe_validation_error(e, f"{label}: entry {index}")) from e
+        folded = " ".join(attribute.name.split()).casefold()
+        if folded in seen:
+            raise UserError(f"{label}: entry {index}: field name: {attribute.name!r} duplicates entry {seen[folded]}")
+        seen[folded] = index
+        attributes.append(attribute)
+    return attributes
+
+
 def read_scenarios(path: Path | str) -> list[Scenario]:
-    """Scenarios from a benchmark folder, a ``scenarios.jsonl`` file, or a prefq-bench release JSONL."""
+    """Scenarios from a benchmark folder or a ``scenarios.jsonl`` file (a release file is the release stage's:
+    ``prefdisco.release.convert.load_scenarios`` reads all three)."""
     path = Path(path)
     if path.is_dir():
         if (path / MANIFEST_FILE).is_file():
@@ -235,9 +250,7 @@ def read_scenarios(path: Path | str) -> list[Scenario]:
     if not path.is_file():
         raise UserError(f"{path}: not found (expected a benchmark folder, scenarios.jsonl or a release JSONL)")
     if is_release_file(path):
-        from prefdisco.build.release_import import import_release
-
-        return import_release(path)[0]
+        raise UserError(f"{path}: a prefq-bench release file; import it with prefdisco import-release first")
     scenarios = read_jsonl_models(path, Scenario)
     if not scenarios:
         raise UserError(f"{path}: no scenarios")

@@ -35,7 +35,8 @@ from typing import Any
 
 from prefdisco import __version__
 from prefdisco.atomic import atomic_open
-from prefdisco.build.release_import import (
+from prefdisco.errors import UserError
+from prefdisco.release.importer import (
     EXTENSION_FORMAT,
     EXTENSION_KEY,
     METADATA_TYPE,
@@ -44,7 +45,6 @@ from prefdisco.build.release_import import (
     normalize_release_problem,
     value_text,
 )
-from prefdisco.errors import UserError
 from prefdisco.schema import BIG_FIVE, AnswerType, Attribute, Persona, Problem, Scenario
 
 UNSPECIFIED = "unspecified"

@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Check a benchmark in either format; print every problem as path:line: message."""
-        from prefdisco.build.validate import validate_path
+        from prefdisco.release.validate import validate_path
 
         report = validate_path(path)
         console = Console(highlight=False, soft_wrap=True)
@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="Benchmark folder to write."),
     ) -> None:
         """Convert the paper's released benchmark file into a benchmark folder."""
-        from prefdisco.build.release import import_release_to_bench
+        from prefdisco.release.convert import import_release_to_bench
 
         manifest = import_release_to_bench(src, out)
         counts = manifest["counts"]
@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="prefq-bench JSONL file to write."),
     ) -> None:
         """Write scenarios in the paper's released format, readable by its evaluator."""
-        from prefdisco.build.release import export_bench_to_release
+        from prefdisco.release.convert import export_bench_to_release
 
         n = export_bench_to_release(src, out)
         Console(highlight=False, soft_wrap=True).print(f"wrote {out}: {n} records", markup=False)

@@ -5,29 +5,22 @@ One inspect process uses one core, and at high concurrency with short latencies 
 ordinary eval-set in its own spawned process, with its own log folder ``LOG_DIR/worker-K`` and
 ``max_connections / N`` connections per provider. The shared ``LOG_DIR`` is then read by the results reader,
 which merges the worker folders. Each worker resumes like any run.
-``LOG_DIR/workers.json`` records the split: a rerun with another worker count, or a single-process run in the
-same folder, is refused rather than mixed.
+``LOG_DIR/workers.json`` records the split (``evaluation/guard.py``).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
-from pathlib import Path
-from typing import TYPE_CHECKING
 
-from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
+from prefdisco.evaluation.config import RunConfig
+from prefdisco.evaluation.evalset import run_eval_set
+from prefdisco.evaluation.guard import prepare_log_dir
+from prefdisco.results.logs import Tables, merge_tables, results_from_logs, write_tables
 from prefdisco.schema import Scenario
-
-if TYPE_CHECKING:
-    from prefdisco.analysis.results import Tables
-    from prefdisco.dialogue.run import RunConfig
-
-SPLIT_FILE = "workers.json"
 
 
 def shards(scenarios: list[Scenario], workers: int) -> list[list[Scenario]]:
@@ -48,43 +41,18 @@ def worker_config(config: RunConfig, index: int, n: int) -> RunConfig:
     )
 
 
-def check_split(log_dir: Path, workers: int, scenario_set: str) -> None:
-    """Refuse a folder holding a single-process run, or a split with another worker count or scenario set."""
-    split_file = log_dir / SPLIT_FILE
-    wanted = {"workers": workers, "scenario_set": scenario_set}
-    if workers > 1 and (log_dir / "run.json").exists():
-        raise UserError(f"{log_dir} holds a single-process run; use a new --log-dir for --workers {workers}")
-    if split_file.exists():
-        try:
-            previous = json.loads(split_file.read_text())
-        except json.JSONDecodeError as e:
-            raise UserError(f"{split_file}: not valid JSON ({e.msg}); delete it or use a new --log-dir") from e
-        if previous != wanted:
-            same_set = previous.get("scenario_set") == scenario_set
-            raise UserError(
-                f"{log_dir} holds a run split over {previous.get('workers')} worker(s)"
-                + ("" if same_set else " of another scenario set")
-                + "; rerun with the same --workers and scenarios, or use a new --log-dir"
-            )
-    if workers > 1:
-        atomic_write(split_file, json.dumps(wanted, indent=2))
-
-
 def _run_one(scenarios: list[Scenario], config: RunConfig) -> tuple[str | None, Tables | None]:
     """In a worker process: one shard's eval-set, read back there (in parallel with the other workers).
     Returns the one-line error or None, and the shard's tables when it finished."""
-    from prefdisco.dialogue.run import run_conditions
-
     try:
-        return None, run_conditions(scenarios, config)
+        prepare_log_dir(config.log_dir)
+        return None, run_eval_set(scenarios, config)
     except UserError as e:
         return f"{config.log_dir.name}: {e}", None
 
 
 def run_workers(scenarios: list[Scenario], config: RunConfig) -> Tables:
     """Run ``scenarios`` as ``config.workers`` processes and return the merged tables of ``config.log_dir``."""
-    from prefdisco.analysis.results import merge_tables, results_from_logs, write_tables
-
     parts = shards(scenarios, config.workers)
     configs = [worker_config(config, i, len(parts)) for i in range(len(parts))]
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited event loop or model

@@ -23,9 +23,7 @@ import asyncio
 import hashlib
 import json
 import math
-import os
 import random
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from functools import cache
@@ -35,7 +33,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from prefdisco import prompts
-from prefdisco.build.pool import StepRunner
+from prefdisco.atomic import atomic_write
+from prefdisco.builder.pool import StepRunner
 from prefdisco.errors import UserError, describe_validation_error
 from prefdisco.schema import BIG_FIVE, Persona, TraitScore
 
@@ -565,17 +564,7 @@ def library_diversity(personas: Sequence[Persona]) -> dict[str, Any]:
 
 def save_library(path: Path, personas: Sequence[Persona]) -> None:
     """Write personas.jsonl atomically (temp file in the same folder, then ``os.replace``)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for p in personas:
-                f.write(p.model_dump_json() + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(Path(path), "".join(p.model_dump_json() + "\n" for p in personas))
 
 
 def load_library(path: Path) -> list[Persona]:

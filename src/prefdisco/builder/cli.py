@@ -1,6 +1,6 @@
 """CLI commands of the generation pipeline: ``prefdisco build`` and ``prefdisco personas``.
 
-Parsing and printing only; the work is in :mod:`prefdisco.build.pipeline`.
+Parsing and printing only; the work is in :mod:`prefdisco.builder.pipeline`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
-    from prefdisco.build.pipeline import BuildConfig
+    from prefdisco.builder.pipeline import BuildConfig
 
 
 class _RichProgress:
@@ -32,7 +32,7 @@ class _RichProgress:
 
 
 def _model_args(pairs: list[str]) -> dict[str, Any]:
-    from prefdisco.dialogue.cli import parse_model_args
+    from prefdisco.models.args import parse_model_args
 
     return parse_model_args(pairs)
 
@@ -40,7 +40,7 @@ def _model_args(pairs: list[str]) -> dict[str, Any]:
 def _config(**values: Any) -> BuildConfig:
     from pydantic import ValidationError
 
-    from prefdisco.build.pipeline import BuildConfig
+    from prefdisco.builder.pipeline import BuildConfig
     from prefdisco.errors import UserError, describe_validation_error
 
     try:
@@ -152,7 +152,7 @@ def register(app: typer.Typer) -> None:
             return
         from rich.progress import Progress
 
-        from prefdisco.build.pipeline import run_build
+        from prefdisco.builder.pipeline import run_build
 
         with Progress(console=console, transient=False) as bar:
             report = run_build(config, progress=_RichProgress(bar))
@@ -210,7 +210,7 @@ def register(app: typer.Typer) -> None:
         from rich.progress import Progress
         from rich.table import Table
 
-        from prefdisco.build.pipeline import run_personas
+        from prefdisco.builder.pipeline import run_personas
 
         config = _config(
             benchmark="personas",
@@ -251,7 +251,7 @@ def register(app: typer.Typer) -> None:
 def _print_estimate(console: Console, config: BuildConfig) -> None:
     from rich.table import Table
 
-    from prefdisco.build.pipeline import estimate_build
+    from prefdisco.builder.pipeline import estimate_build
 
     estimate = estimate_build(config)
     table = Table("step", "model calls", "input tokens", "output tokens", "note", title="dry run: nothing called")

@@ -6,19 +6,17 @@ student-modelling features of Chrysafiadi & Virvou (2015) plus communication-sty
 their own file in the same format.
 
 A catalogue is rejected (``UserError``) when an entry is not a valid Attribute, when two attributes share a
-name, or when a name/alias of one attribute has the same normalized key (see :mod:`prefdisco.build.dedup`)
+name, or when a name/alias of one attribute has the same normalized key (see :mod:`prefdisco.builder.dedup`)
 as a name/alias of another — such a collision would make matching ambiguous.
 """
 
 from __future__ import annotations
 
-import json
 from importlib.resources import files
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from prefdisco.build.dedup import clean, compact_form, normalized_key
+from prefdisco.benchio import parse_attributes
+from prefdisco.builder.dedup import clean, compact_form, normalized_key
 from prefdisco.errors import UserError
 from prefdisco.schema import Attribute
 
@@ -39,33 +37,16 @@ def _read_text(path: Path | None) -> tuple[str, str]:
         raise UserError(f"{path}: cannot read attribute catalogue ({e})") from e
 
 
-def parse_catalogue(text: str, label: str, check_aliases: bool = True) -> list[Attribute]:
-    """Parse and check catalogue JSON text; ``label`` names the source in error messages.
-
-    With ``check_aliases=False`` only duplicate names are rejected (for attribute lists that are not a
-    curated Θ, e.g. the attributes of an imported release).
-    """
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UserError(f"{label}:{e.lineno}: invalid JSON ({e.msg})") from e
-    if not isinstance(data, list) or not data:
-        raise UserError(f"{label}: expected a non-empty JSON list of attributes")
-    attributes: list[Attribute] = []
-    for index, entry in enumerate(data):
-        try:
-            attributes.append(Attribute.model_validate(entry))
-        except ValidationError as e:
-            err = e.errors(include_url=False)[0]
-            field = ".".join(str(p) for p in err.get("loc", ())) or "(entry)"
-            msg = err.get("msg", "invalid").removeprefix("Value error, ")
-            raise UserError(f"{label}: entry {index}: field {field}: {msg}") from e
-    check_catalogue(attributes, label, check_aliases)
+def parse_catalogue(text: str, label: str) -> list[Attribute]:
+    """Parse and check catalogue JSON text (``label`` names the source in error messages): the attribute list
+    of a benchmark folder (:func:`prefdisco.benchio.parse_attributes`), with no name/alias collisions."""
+    attributes = parse_attributes(text, label)
+    check_catalogue(attributes, label)
     return attributes
 
 
-def check_catalogue(attributes: list[Attribute], label: str = "catalogue", check_aliases: bool = True) -> None:
-    """Reject duplicate names and (with ``check_aliases``) name/alias collisions between attributes."""
+def check_catalogue(attributes: list[Attribute], label: str = "catalogue") -> None:
+    """Reject duplicate names and name/alias collisions between attributes."""
     seen_names: dict[str, int] = {}
     seen_keys: dict[str, tuple[int, str]] = {}
     for index, attr in enumerate(attributes):
@@ -73,8 +54,6 @@ def check_catalogue(attributes: list[Attribute], label: str = "catalogue", check
         if folded in seen_names:
             raise UserError(f"{label}: entry {index}: field name: {attr.name!r} duplicates entry {seen_names[folded]}")
         seen_names[folded] = index
-        if not check_aliases:
-            continue
         for form in (attr.name, *attr.aliases):
             field = "name" if form == attr.name else "aliases"
             key = normalized_key(form)

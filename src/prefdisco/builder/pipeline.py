@@ -27,11 +27,11 @@ from typing import Any
 from inspect_ai.model import GenerateConfig, Model
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from prefdisco.build import personas as persona_lib
-from prefdisco.build import profiles as profile_lib
-from prefdisco.build import relevance as relevance_lib
-from prefdisco.build import rubrics as rubric_lib
-from prefdisco.build.pool import Checkpoint, Failure, ModelPool, NoProgress, Progress, StepOutcome, StepRunner
+from prefdisco.builder import personas as persona_lib
+from prefdisco.builder import profiles as profile_lib
+from prefdisco.builder import relevance as relevance_lib
+from prefdisco.builder import rubrics as rubric_lib
+from prefdisco.builder.pool import Checkpoint, Failure, ModelPool, NoProgress, Progress, StepOutcome, StepRunner
 from prefdisco.errors import UserError
 from prefdisco.schema import BIG_FIVE, Attribute, Persona, PreferenceItem, PreferenceProfile, Problem, Scenario
 from prefdisco.structured import response_schema
@@ -207,8 +207,8 @@ async def build_benchmark(
     progress: Progress | None = None,
 ) -> BuildReport:
     """Build the benchmark folder ``config.out`` (see the module docstring)."""
-    from prefdisco.build.benchfolder import write_bench
-    from prefdisco.build.catalogue import load_catalogue
+    from prefdisco.benchio import write_bench
+    from prefdisco.builder.catalogue import load_catalogue
 
     started = time.monotonic()
     check_out_folder(config.out)
@@ -599,7 +599,7 @@ def estimate_build(
 ) -> BuildEstimate:
     """Model calls and tokens per step, from the real prompts where they are known, without any model call.
     Retries and regenerations of identical profiles are not included (each retry resends the conversation)."""
-    from prefdisco.build.catalogue import load_catalogue
+    from prefdisco.builder.catalogue import load_catalogue
 
     problems = problems if problems is not None else load_build_problems(config)
     catalogue = catalogue if catalogue is not None else load_catalogue(config.catalogue)

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from prefdisco.build.benchfolder import (
+from prefdisco.benchio import (
     ATTRIBUTES_FILE,
     FORMAT_VERSION,
     HASHED_FILES,
@@ -34,7 +34,8 @@ from prefdisco.build.benchfolder import (
     SCENARIOS_FILE,
     content_hash,
 )
-from prefdisco.build.release_import import (
+from prefdisco.errors import UserError
+from prefdisco.release.importer import (
     ANSWER_FIELDS,
     METADATA_TYPE,
     PROBLEM_ID_RE,
@@ -43,7 +44,6 @@ from prefdisco.build.release_import import (
     REQUIRED_KEYS,
     scenario_from_record,
 )
-from prefdisco.errors import UserError
 from prefdisco.schema import BIG_FIVE, SCORE_LEVELS, WEIGHT_TOLERANCE, Attribute, Persona, Scenario
 
 RELEASE_WEIGHT_TOLERANCE = 0.05

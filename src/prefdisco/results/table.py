@@ -1,6 +1,6 @@
 """Read and validate the results table and the per-attribute table (CSV or Parquet) into pandas frames.
 
-Results (one row per model × task × scenario_id × mode [× fixed_k]) required columns: ``RESULT_COLUMNS``;
+Results (one row per model × task × scenario_id × mode [× fixed_k]) required columns: ``REQUIRED_RESULT_COLUMNS``;
 optional ``failed`` (0/1) and ``error``. Per-attribute (long) table: ``ATTRIBUTE_COLUMNS``.
 
 Text columns become pandas categoricals and numbers float64 (NaN = empty), so 300k results rows and a few
@@ -18,40 +18,20 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from prefdisco.analysis.columns import Columns
 from prefdisco.errors import UserError
-from prefdisco.schema import Mode
+from prefdisco.results.columns import Columns
+from prefdisco.results.contract import (
+    ATTRIBUTE_COLUMNS,
+    ATTRIBUTE_KEY,
+    REQUIRED_RESULT_COLUMNS,
+    RESULT_KEY,
+    TABLE_SUFFIXES,
+)
+from prefdisco.results.logs import results_from_logs
+from prefdisco.schema import MODES
 
-MODES: tuple[str, ...] = tuple(m.value for m in Mode)
-MAIN_MODES: tuple[str, ...] = ("baseline", "discovery", "oracle")
-RESULT_COLUMNS: tuple[str, ...] = (
-    "model",
-    "family",
-    "task",
-    "scenario_id",
-    "mode",
-    "fixed_k",
-    "pref_align",
-    "correct",
-    "n_questions",
-    "judge_invalid",
-    "input_tokens",
-    "output_tokens",
-)
-ATTRIBUTE_COLUMNS: tuple[str, ...] = (
-    "model",
-    "task",
-    "scenario_id",
-    "mode",
-    "fixed_k",
-    "attribute",
-    "weight",
-    "score",
-)
-RESULT_KEY: tuple[str, ...] = ("model", "task", "scenario_id", "mode", "fixed_k")
-ATTRIBUTE_KEY: tuple[str, ...] = (*RESULT_KEY, "attribute")
 _TEXT_COLUMNS = ("model", "family", "task", "scenario_id", "mode", "attribute", "error")
-SUFFIXES = (".parquet", ".csv")
+SUFFIXES = TABLE_SUFFIXES
 
 
 @dataclass
@@ -163,7 +143,7 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
     """Check every column and return the results frame (see module docstring)."""
     word = _row_word(where)
     cols = Columns(table, where, row_word=word)
-    cols.require(RESULT_COLUMNS)
+    cols.require(REQUIRED_RESULT_COLUMNS)
     if table.num_rows == 0:
         raise UserError(f"{where}: the results table has no data rows")
     text = {name: cols.text(name, required=True) for name in ("model", "task", "scenario_id")}
@@ -254,27 +234,15 @@ def _has_logs(folder: Path) -> bool:
 
 
 def _from_logs(folder: Path) -> tuple[pa.Table, pa.Table | None, pd.DataFrame | None]:
-    """Results, attributes and transcripts read by the evaluation stage's ``results_from_logs``."""
+    """Results, attributes and transcripts read from the eval logs in ``folder``."""
     missing = UserError(f"{folder}: no results table in {folder}; run `prefdisco eval` first")
     if not _has_logs(folder):
         raise missing
-    try:
-        from prefdisco.analysis.results import results_from_logs  # written by the evaluation stage
-    except ModuleNotFoundError as e:
-        if e.name == "prefdisco.analysis.results":
-            raise missing from None
-        raise
     produced = results_from_logs(folder)
-    results = getattr(produced, "results", produced)
-    attrs = getattr(produced, "attributes", None)
-    transcripts = getattr(produced, "transcripts", None)
-    if isinstance(produced, tuple):
-        results, attrs = produced[0], produced[1] if len(produced) > 1 else None
-    table = _to_arrow(results, folder)
+    table = _to_arrow(produced.results, folder)
     if table.num_rows == 0:
         raise missing
-    attributes = _to_arrow(attrs, folder) if attrs is not None else None
-    return table, attributes, transcripts if isinstance(transcripts, pd.DataFrame) else None
+    return table, _to_arrow(produced.attributes, folder), produced.transcripts
 
 
 def _to_arrow(obj: object, folder: Path) -> pa.Table:

@@ -15,7 +15,7 @@ other types are skipped. Each record becomes one Scenario (id = ``problem_id``):
   the whole educational profile, trait descriptions, the raw expertise list, usage count, unknown keys) is
   kept in ``persona.extra`` so that export loses nothing.
 * **Profile** — one item per evaluation criterion, in ``persona_preferences`` order. An item's category is
-  that of the catalogue attribute its name dedups to (:mod:`prefdisco.build.dedup`), else "knowledge" for a
+  that of the catalogue attribute its name dedups to (:mod:`prefdisco.builder.dedup`), else "knowledge" for a
   ``type: "expertise"`` preference, else unset. Weights are the criteria ``weight`` values, renormalized
   when they do not sum to 1 (the original sum is recorded in ``provenance["release_weight_sum"]``); when any
   weight is missing, ``local_importance / Σ local_importance``; when that is missing too, equal weights (the
@@ -28,13 +28,12 @@ other types are skipped. Each record becomes one Scenario (id = ``problem_id``):
 
 Fields of the release with no place in our model (value_range, local_importance, type, problem_context, raw
 values, preferences without a criterion, unknown keys) are kept in ``provenance["release"]``. A record written
-by :func:`prefdisco.build.release_export.export_release` carries a ``prefdisco`` key with what the paper
+by :func:`prefdisco.release.exporter.export_release` carries a ``prefdisco`` key with what the paper
 format cannot express (our ids, persona, provenance); when present it is authoritative for those fields.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -44,7 +43,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from prefdisco.build.dedup import explain
+from prefdisco.builder.dedup import explain
 from prefdisco.errors import UserError, describe_validation_error
 from prefdisco.schema import (
     BIG_FIVE,
@@ -60,6 +59,8 @@ from prefdisco.schema import (
     Scenario,
     TraitScore,
     option_letters,
+    persona_id,
+    trait_level,
 )
 
 RECORD_TYPE = "personalized_problem"
@@ -89,21 +90,6 @@ DATASET_HINTS: dict[str, tuple[str, str, AnswerType | None]] = {
 
 _RANGE_RE = re.compile(r"^\s*-?\d+(?:\.\d+)?\s+to\s+-?\d+(?:\.\d+)?\s*$")
 _INT_RE = re.compile(r"^-?\d+$")
-
-
-def trait_level(score: float) -> str:
-    """Big Five score 1-5 → level: < 2.5 low, <= 3.5 medium, else high (1-2 / 3 / 4-5 for integers)."""
-    if score < 2.5:
-        return "low"
-    if score <= 3.5:
-        return "medium"
-    return "high"
-
-
-def release_persona_id(name: str, description: str) -> str:
-    """The paper's persona id: last name token lower-cased + "_" + md5("<name>_<description>")[:8]."""
-    digest = hashlib.md5(f"{name}_{description}".encode()).hexdigest()[:8]
-    return f"{name.split()[-1].lower()}_{digest}"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -337,7 +323,7 @@ def persona_from_release(obj: Any, where: str) -> Persona:
     pid = obj.get("id")
     try:
         return Persona(
-            id=pid if isinstance(pid, str) and pid.strip() else release_persona_id(name, description),
+            id=pid if isinstance(pid, str) and pid.strip() else persona_id(name, description),
             name=name,
             age=age,
             occupation=str(demo.get("occupation") or "").strip() or "unspecified",
@@ -661,7 +647,7 @@ def import_release(path: Path | str, catalogue: list[Attribute] | None = None) -
     ``catalogue`` (default: the packaged Θ) only sets each preference item's category, through dedup.
     """
     if catalogue is None:
-        from prefdisco.build.catalogue import load_catalogue
+        from prefdisco.builder.catalogue import load_catalogue
 
         catalogue = load_catalogue()
     path = Path(path)

@@ -25,6 +25,7 @@ from prefdisco.dialogue.solver import (
 )
 from prefdisco.dialogue.user import UserType
 from prefdisco.errors import UserError
+from prefdisco.release.convert import load_scenarios as load_scenarios_from
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.scorer import none_aware_reducer, prefdisco_scorer
 
@@ -44,9 +45,7 @@ def scenario_sample(scenario: Scenario) -> Sample:
 
 
 def load_scenarios(source: str | Path) -> list[Scenario]:
-    from prefdisco.build.benchfolder import read_scenarios
-
-    return read_scenarios(Path(source))
+    return load_scenarios_from(Path(source))
 
 
 def build_task(

@@ -21,8 +21,8 @@ from typing import Any, ClassVar, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from prefdisco import prompts
-from prefdisco.build.pool import StepOutcome, StepRunner
-from prefdisco.build.relevance import UNIQUE, problem_text
+from prefdisco.builder.pool import StepOutcome, StepRunner
+from prefdisco.builder.relevance import UNIQUE, problem_text
 from prefdisco.schema import Attribute, Persona, PreferenceItem, PreferenceProfile, Problem
 
 STEP = "profile"

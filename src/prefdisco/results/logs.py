@@ -24,26 +24,9 @@ from typing import Any
 
 import pandas as pd
 
-from prefdisco.analysis.table import ATTRIBUTE_COLUMNS as REQUIRED_ATTRIBUTE_COLUMNS
-from prefdisco.analysis.table import RESULT_COLUMNS as REQUIRED_RESULT_COLUMNS
 from prefdisco.atomic import atomic_path
 from prefdisco.errors import UserError
-
-RESULT_COLUMNS = [
-    *REQUIRED_RESULT_COLUMNS,  # the contract every report input meets (analysis/table.py)
-    "user_input_tokens",
-    "user_output_tokens",
-    "grader_input_tokens",
-    "grader_output_tokens",
-    "user_turns",
-    "user_leaks",
-    "user_model",
-    "grader_model",
-    "cost_usd",
-    "failed",
-    "error",
-]
-ATTRIBUTE_COLUMNS = list(REQUIRED_ATTRIBUTE_COLUMNS)
+from prefdisco.results.contract import ATTRIBUTE_COLUMNS, RESULT_COLUMNS
 
 _FAMILIES = {
     "openai": "openai",
@@ -263,8 +246,8 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
             )
     return _finish(
         folder,
-        pd.DataFrame(results, columns=RESULT_COLUMNS),
-        pd.DataFrame(attributes, columns=ATTRIBUTE_COLUMNS),
+        pd.DataFrame(results, columns=list(RESULT_COLUMNS)),
+        pd.DataFrame(attributes, columns=list(ATTRIBUTE_COLUMNS)),
         pd.DataFrame(transcripts),
     )
 

@@ -1,7 +1,7 @@
 """The paper's released format (``prefq-bench`` JSONL): import, export, and conversion to/from bench folders.
 
-The format and its mapping onto our model are described in :mod:`prefdisco.build.release_import` and
-:mod:`prefdisco.build.release_export`; this module re-exports their entry points and adds the two
+The format and its mapping onto our model are described in :mod:`prefdisco.release.importer` and
+:mod:`prefdisco.release.exporter`; this module re-exports their entry points and adds the two
 folder-level conversions the CLI runs (``import-release`` and ``export-release``).
 
 Attributes of an imported release: every preference name becomes one :class:`Attribute` (a catalogue name
@@ -19,8 +19,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from prefdisco.build.release_export import export_release
-from prefdisco.build.release_import import import_release
+from prefdisco.benchio import MANIFEST_FILE, is_release_file, read_bench, read_scenarios, write_bench
+from prefdisco.builder.catalogue import load_catalogue
+from prefdisco.release.exporter import export_release
+from prefdisco.release.importer import import_release
 from prefdisco.schema import Attribute, Persona, Scenario
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "export_release",
     "import_release",
     "import_release_to_bench",
+    "load_scenarios",
     "parse_value_range",
 ]
 
@@ -85,8 +88,6 @@ def unique_personas(scenarios: list[Scenario]) -> list[Persona]:
 
 def import_release_to_bench(src: Path | str, out: Path | str) -> dict[str, Any]:
     """Import a prefq-bench JSONL file into a benchmark folder. Returns the manifest written."""
-    from prefdisco.build.benchfolder import write_bench
-    from prefdisco.build.catalogue import load_catalogue
 
     src = Path(src)
     catalogue = load_catalogue()
@@ -106,8 +107,6 @@ def import_release_to_bench(src: Path | str, out: Path | str) -> dict[str, Any]:
 
 def export_bench_to_release(src: Path | str, out: Path | str) -> int:
     """Export a benchmark folder (or scenarios.jsonl / release file) to a prefq-bench JSONL file."""
-    from prefdisco.build.benchfolder import MANIFEST_FILE, read_bench, read_scenarios
-
     src = Path(src)
     metadata: dict[str, Any] | None = None
     attributes: list[Attribute] | None = None
@@ -117,5 +116,13 @@ def export_bench_to_release(src: Path | str, out: Path | str) -> int:
         stored = bench.manifest.get("release_metadata")
         metadata = stored if isinstance(stored, dict) else None
     else:
-        scenarios = read_scenarios(src)
+        scenarios = load_scenarios(src)
     return export_release(scenarios, out, metadata=metadata, attributes=attributes)
+
+
+def load_scenarios(path: Path | str) -> list[Scenario]:
+    """Scenarios from a benchmark folder, a ``scenarios.jsonl`` file, or a prefq-bench release JSONL."""
+    path = Path(path)
+    if path.is_file() and is_release_file(path):
+        return import_release(path)[0]
+    return read_scenarios(path)

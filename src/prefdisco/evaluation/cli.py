@@ -1,87 +1,17 @@
-"""``prefdisco demo`` and ``prefdisco eval``."""
+"""``prefdisco eval``."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from prefdisco.errors import UserError
+from prefdisco.models.args import check_models, parse_model_args
 
 console = Console()
-
-
-def _check_models(names: list[str]) -> None:
-    """Resolve every model once, so a typo or a missing API key fails before anything runs."""
-    from inspect_ai.model import get_model
-
-    for name in names:
-        try:
-            get_model(name)
-        except UserError:
-            raise
-        except Exception as e:  # inspect raises several types here; all mean "this model cannot be used"
-            raise UserError(f"model {name!r} cannot be used: {one_line(str(e)) or type(e).__name__}") from e
-
-
-def one_line(message: str) -> str:
-    """inspect's error text without rich markup, "ERROR:" prefixes or line breaks."""
-    text = re.sub(r"\[/?[a-z ]+\]", "", message)
-    parts = [p.strip().removeprefix("ERROR:").strip() for p in text.splitlines()]
-    return " — ".join(p for p in parts if p)
-
-
-def parse_model_args(pairs: list[str]) -> dict[str, Any]:
-    args: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise UserError(f"-M {key or pair!r}: expected key=value")
-        if "key" in key.lower() or "token" in key.lower() or "secret" in key.lower():
-            raise UserError(
-                f"-M {key}: pass credentials through the provider's environment variable, not -M "
-                "(model args are written to the logs)"
-            )
-        args[key.strip()] = value.strip()
-    return args
-
-
-def demo(
-    out: Annotated[Path, typer.Option(help="Output folder (logs, results tables, summary.json).")] = Path(
-        "prefdisco-demo"
-    ),
-    limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N demo scenarios.")] = None,
-    display: Annotated[str, typer.Option(help="inspect display: full, rich, plain, log, none.")] = "plain",
-) -> None:
-    """Run baseline, discovery and oracle on the packaged demo scenarios with the embedded model, offline."""
-    from prefdisco.demo import format_number, run_demo
-
-    summary = run_demo(out=out, limit=limit, display=display)
-    table = Table(title=f"PrefDisco demo — {summary['n_scenarios']} scenarios, model {summary['models']['assistant']}")
-    for column in ("mode", "PrefAlign (1-5)", "accuracy", "questions asked", "n", "judge invalid", "failed"):
-        table.add_column(column, justify="left" if column == "mode" else "right")
-    for mode, row in summary["modes"].items():
-        table.add_row(
-            mode,
-            format_number(row["pref_align_mean"]),
-            format_number(row["accuracy"]),
-            format_number(row["mean_questions"], 1),
-            str(row["n"]),
-            str(row["judge_invalid"]),
-            str(row["failed"]),
-        )
-    console.print(table)
-    if summary["norm_align"] is None:
-        console.print(f"NormAlign: undefined — {summary['norm_align_reason']}")
-    else:
-        console.print(f"NormAlign: {summary['norm_align']:.1f}")
-    console.print(
-        f"Wrote {out / 'summary.json'}; logs in {summary['log_dir']} (inspect view --log-dir {summary['log_dir']})"
-    )
 
 
 def eval_command(
@@ -134,9 +64,9 @@ def eval_command(
     Rerunning the same command in the same --log-dir finishes what is missing and makes no model call for
     finished samples. Writes LOG_DIR/results.csv (+ .parquet), attributes.csv and transcripts.jsonl.
     """
-    from prefdisco.analysis.results import load_prices
-    from prefdisco.dialogue.run import RunConfig, run_conditions
-    from prefdisco.dialogue.task import load_scenarios
+    from prefdisco.evaluation.run import RunConfig, run_conditions
+    from prefdisco.evaluation.task import load_scenarios
+    from prefdisco.results.logs import load_prices
 
     scenarios = load_scenarios(bench)
     config = RunConfig(
@@ -174,7 +104,7 @@ def eval_command(
         model_args=parse_model_args(model_arg),
     )
     config.validate()
-    _check_models(sorted({*config.models, config.user_model, config.grader_model}))
+    check_models(sorted({*config.models, config.user_model, config.grader_model}))
     tables = run_conditions(scenarios, config)
     failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
     console.print(f"{len(tables.results)} result rows ({failed} failed) → {log_dir / 'results.csv'}")
@@ -192,5 +122,4 @@ def _parse_ks(text: str) -> list[int]:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("demo")(demo)
     app.command("eval")(eval_command)

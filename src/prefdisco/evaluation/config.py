@@ -1,0 +1,126 @@
+"""The settings of one evaluation run (``prefdisco eval``), checked before anything runs."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prefdisco.dialogue.user import USER_TYPES
+from prefdisco.errors import UserError
+from prefdisco.schema import CONDITIONS, Scenario
+from prefdisco.scoring.scorer import JUDGES
+
+REASONING_EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "none")
+
+
+@dataclass
+class RunConfig:
+    models: list[str]
+    user_model: str
+    grader_model: str
+    log_dir: Path
+    modes: list[str] = field(default_factory=lambda: list(CONDITIONS))
+    fixed_k: list[int] = field(default_factory=list)
+    user_type: str = "passive"
+    judge: str = "per_criterion"
+    audit: bool = True
+    cache: bool = True
+    logprobs: bool = False
+    constrain_protocol: bool = False
+    max_questions: int = 5
+    limit: int | None = None
+    temperature: float | None = 0.7
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    user_temperature: float | None = 0.7
+    user_max_tokens: int | None = None
+    user_reasoning_effort: str | None = None
+    grader_max_tokens: int | None = None
+    grader_reasoning_effort: str | None = None
+    prices: dict[str, dict[str, float]] = field(default_factory=dict)
+    max_connections: int | None = None
+    max_samples: int | None = None
+    max_tasks: int | None = None
+    """Tasks (condition × model) run at once; default all of them, so the conditions share the connections
+    (inspect's eval-set default is one task per model at a time, which leaves connections idle while the
+    slowest samples of one condition finish)."""
+    workers: int = 1
+    """Processes the scenarios are split over (``evaluation/workers.py``)."""
+    write_tables: bool = True
+    """Write results/attributes/transcripts into ``log_dir`` (a worker of a split run leaves that to the parent)."""
+    max_retries: int | None = None
+    timeout: int | None = None
+    attempt_timeout: int | None = None
+    retry_attempts: int = 1
+    retry_wait: float = 5.0
+    display: str | None = None
+    model_args: dict[str, Any] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        unknown = [m for m in self.modes if m not in CONDITIONS]
+        if unknown:
+            raise UserError(f"--modes: unknown mode(s) {', '.join(unknown)}; expected {', '.join(CONDITIONS)}")
+        if any(k < 1 for k in self.fixed_k):
+            raise UserError("--fixed-k: every K must be >= 1")
+        if not self.modes and not self.fixed_k:
+            raise UserError("nothing to run: give --modes and/or --fixed-k")
+        if self.user_type not in USER_TYPES:
+            raise UserError(f"--user-type: unknown {self.user_type!r}; expected one of {', '.join(USER_TYPES)}")
+        if not self.models:
+            raise UserError("--model: give at least one model to evaluate")
+        if self.workers < 1:
+            raise UserError(f"--workers: expected at least 1, got {self.workers}")
+        if self.judge not in JUDGES:
+            raise UserError(f"--judge: unknown {self.judge!r}; expected one of {', '.join(JUDGES)}")
+        for flag, value in (
+            ("--reasoning-effort", self.reasoning_effort),
+            ("--user-reasoning-effort", self.user_reasoning_effort),
+            ("--judge-reasoning-effort", self.grader_reasoning_effort),
+        ):
+            if value is not None and value not in REASONING_EFFORTS:
+                raise UserError(f"{flag}: unknown {value!r}; expected one of {', '.join(REASONING_EFFORTS)}")
+
+    def fingerprint(self, scenario_set: str, n_scenarios: int) -> dict[str, Any]:
+        """What ``run.json`` records of this run."""
+        return {
+            "scenario_set": scenario_set,
+            "n_scenarios": n_scenarios,
+            "models": self.models,
+            "user_model": self.user_model,
+            "grader_model": self.grader_model,
+            "modes": self.modes,
+            "fixed_k": self.fixed_k,
+            "user_type": self.user_type,
+            "judge": self.judge,
+            "audit": self.audit,
+            "cache": self.cache,
+            "logprobs": self.logprobs,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "reasoning_effort": self.reasoning_effort,
+            "user_temperature": self.user_temperature,
+            "user_max_tokens": self.user_max_tokens,
+            "user_reasoning_effort": self.user_reasoning_effort,
+            "grader_max_tokens": self.grader_max_tokens,
+            "grader_reasoning_effort": self.grader_reasoning_effort,
+        }
+
+
+def scenario_set_hash(scenarios: Sequence[Scenario]) -> str:
+    digest = hashlib.sha256()
+    for s in scenarios:
+        digest.update(s.model_dump_json().encode())
+    return digest.hexdigest()[:16]
+
+
+def run_scope(log_dir: Path, scenario_set: str) -> str:
+    """The cache scope of a run: its folder and scenario set (a new folder never replays an old run)."""
+    return hashlib.sha256(f"{log_dir.resolve()}|{scenario_set}".encode()).hexdigest()[:16]
+
+
+def selected_scenarios(scenarios: Sequence[Scenario], config: RunConfig) -> list[Scenario]:
+    """The scenarios a run evaluates: the first ``config.limit``, or all."""
+    return list(scenarios[: config.limit] if config.limit else scenarios)

@@ -1,0 +1,72 @@
+"""What a run folder holds, and the refusals that keep one folder to one run.
+
+* ``run.json``: the settings of a single-process run; a rerun with another scenario set is refused.
+* ``workers.json``: the split of a ``--workers N`` run; a rerun with another worker count or scenario set, or a
+  single-process run in the same folder, is refused rather than mixed.
+* a damaged log (e.g. truncated by a full disk) would stop the eval-set: it is named instead.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from prefdisco.atomic import atomic_write
+from prefdisco.errors import UserError
+from prefdisco.results.logs import read_header
+
+RUN_FILE = "run.json"
+SPLIT_FILE = "workers.json"
+
+
+def prepare_log_dir(log_dir: Path) -> None:
+    """Create ``log_dir`` (or fail in one line when it cannot be written) and check the logs already there."""
+    from inspect_ai.log import list_eval_logs
+
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        probe = log_dir / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise UserError(f"--log-dir {log_dir}: cannot write there ({e.strerror})") from e
+    for info in list_eval_logs(str(log_dir), recursive=True):
+        read_header(info)
+
+
+def guard_run(log_dir: Path, fingerprint: dict[str, Any]) -> None:
+    """Refuse to mix two different scenario sets or settings in one log folder (resume needs the same run)."""
+    run_file = log_dir / RUN_FILE
+    if run_file.exists():
+        try:
+            previous = json.loads(run_file.read_text())
+        except json.JSONDecodeError as e:
+            raise UserError(f"{run_file}: not valid JSON ({e.msg}); delete it or use a new --log-dir") from e
+        if previous.get("scenario_set") != fingerprint["scenario_set"]:
+            raise UserError(
+                f"{log_dir} holds a run of a different scenario set; use a new --log-dir to start another run"
+            )
+    atomic_write(run_file, json.dumps(fingerprint, indent=2))
+
+
+def check_split(log_dir: Path, workers: int, scenario_set: str) -> None:
+    """Refuse a folder holding a single-process run, or a split with another worker count or scenario set."""
+    split_file = log_dir / SPLIT_FILE
+    wanted = {"workers": workers, "scenario_set": scenario_set}
+    if workers > 1 and (log_dir / RUN_FILE).exists():
+        raise UserError(f"{log_dir} holds a single-process run; use a new --log-dir for --workers {workers}")
+    if split_file.exists():
+        try:
+            previous = json.loads(split_file.read_text())
+        except json.JSONDecodeError as e:
+            raise UserError(f"{split_file}: not valid JSON ({e.msg}); delete it or use a new --log-dir") from e
+        if previous != wanted:
+            same_set = previous.get("scenario_set") == scenario_set
+            raise UserError(
+                f"{log_dir} holds a run split over {previous.get('workers')} worker(s)"
+                + ("" if same_set else " of another scenario set")
+                + "; rerun with the same --workers and scenarios, or use a new --log-dir"
+            )
+    if workers > 1:
+        atomic_write(split_file, json.dumps(wanted, indent=2))

@@ -1,0 +1,43 @@
+"""Model names and ``-M key=value`` model args from the command line, checked before anything runs."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from prefdisco.errors import UserError
+
+
+def check_models(names: list[str]) -> None:
+    """Resolve every model once, so a typo or a missing API key fails before anything runs."""
+    from inspect_ai.model import get_model
+
+    for name in names:
+        try:
+            get_model(name)
+        except UserError:
+            raise
+        except Exception as e:  # inspect raises several types here; all mean "this model cannot be used"
+            raise UserError(f"model {name!r} cannot be used: {one_line(str(e)) or type(e).__name__}") from e
+
+
+def one_line(message: str) -> str:
+    """inspect's error text without rich markup, "ERROR:" prefixes or line breaks."""
+    text = re.sub(r"\[/?[a-z ]+\]", "", message)
+    parts = [p.strip().removeprefix("ERROR:").strip() for p in text.splitlines()]
+    return " — ".join(p for p in parts if p)
+
+
+def parse_model_args(pairs: list[str]) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise UserError(f"-M {key or pair!r}: expected key=value")
+        if "key" in key.lower() or "token" in key.lower() or "secret" in key.lower():
+            raise UserError(
+                f"-M {key}: pass credentials through the provider's environment variable, not -M "
+                "(model args are written to the logs)"
+            )
+        args[key.strip()] = value.strip()
+    return args
