@@ -28,8 +28,8 @@ sys.path.insert(0, str(REPO / "tests"))
 def library(n: int, max_share: float, seed: int, collapse: float, marginal: float | None) -> dict:
     import random
 
-    from prefdisco.build import personas as pl
-    from prefdisco.build.pool import Checkpoint, ModelPool, StepRunner
+    from prefdisco.builder import personas as pl
+    from prefdisco.builder.pool import Checkpoint, ModelPool, StepRunner
     from test_build_support import FakeBuilder, default_persona, fake_model
 
     rng = random.Random(seed)

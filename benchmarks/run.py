@@ -154,7 +154,6 @@ def _prefdisco_eval(bench: Path, log_dir: Path, model: str, *extra: str) -> None
 
 def worker_eval(job: dict[str, Any]) -> dict[str, Any]:
     """``prefdisco eval`` (warm-up run first); CPU and wall time of the measured run."""
-    import prefdisco.dialogue.run
     import prefdisco.models.lean_registry  # noqa: F401  (registers openai-lean)
 
     tmp = Path(job["tmp"])
@@ -172,14 +171,14 @@ def worker_eval(job: dict[str, Any]) -> dict[str, Any]:
 def worker_floor(job: dict[str, Any]) -> dict[str, Any]:
     """A plain inspect solver loop: the same samples per mode, each making that mode's calls in sequence, with
     the settings ``prefdisco eval`` passes to eval_set."""
+    import prefdisco.models.lean_registry  # noqa: F401
     from inspect_ai import Task, eval_set
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, get_model
     from inspect_ai.scorer import Score, Target, mean, scorer
     from inspect_ai.solver import Generate, TaskState, solver
 
-    import prefdisco.models.lean_registry  # noqa: F401
-    from prefdisco.dialogue.task import load_scenarios
+    from prefdisco.evaluation.task import load_scenarios
 
     @solver
     def loop(calls: int):
@@ -274,7 +273,6 @@ def worker_counts(job: dict[str, Any]) -> dict[str, Any]:
 
 def worker_split(job: dict[str, Any]) -> dict[str, Any]:
     """One of several processes sharing a run: warm up, say ready, wait for the go, run its share of scenarios."""
-    import prefdisco.dialogue.run
     import prefdisco.models.lean_registry  # noqa: F401
 
     tmp = Path(job["tmp"])
@@ -291,7 +289,7 @@ def worker_bare(job: dict[str, Any]) -> dict[str, Any]:
     """A bare asyncio loop of the openai SDK: ``calls`` chat completions, at most 64 at a time."""
     from openai import AsyncOpenAI
 
-    from prefdisco.dialogue.task import load_scenarios
+    from prefdisco.evaluation.task import load_scenarios
 
     prompts = [s.problem.prompt_text() for s in load_scenarios(Path(job["bench"]))]
 
@@ -458,7 +456,7 @@ def split_scheduling(
     stats = mock.stats()
     calls = stats["received"]
     ideal = max(critical_depth(stats["by_case_role"]) * latency, calls * latency / CONCURRENCY)
-    from prefdisco.analysis.results import results_from_logs
+    from prefdisco.results.logs import results_from_logs
 
     merged = results_from_logs(folder / "runs").results
     return {

@@ -32,7 +32,7 @@ import re
 import signal
 import threading
 
-from inspect_ai.model import GenerateConfig, Model, ResponseSchema
+from inspect_ai.model import CachePolicy, GenerateConfig, Model, ResponseSchema
 from inspect_ai.util import JSONSchema
 from pydantic import BaseModel, ConfigDict
 
@@ -91,10 +91,13 @@ GRADER_MAX_TOKENS = 256
 # ---------------------------------------------------------------------------------------------------------
 
 
-async def check_correct(problem: Problem, response: str, grader: Model | None = None) -> CorrectnessResult:
-    """Judge ``response`` by the problem's metric; free text goes to ``grader`` if its benchmark wants it."""
+async def check_correct(
+    problem: Problem, response: str, grader: Model | None = None, *, cache: CachePolicy | bool = False
+) -> CorrectnessResult:
+    """Judge ``response`` by the problem's metric; free text goes to ``grader`` if its benchmark wants it (its
+    calls cached under ``cache``)."""
     if problem.answer_type is AnswerType.FREE_TEXT and grader is not None and uses_model_grader(problem):
-        return await grade_simpleqa(problem.question, problem.answer, response, grader)
+        return await grade_simpleqa(problem.question, problem.answer, response, grader, cache=cache)
     return check_correct_offline(problem, response)
 
 
@@ -408,7 +411,9 @@ def parse_grade(text: str) -> str | None:
     return _GRADE_LETTER[letter.group(1)] if letter else None
 
 
-async def grade_simpleqa(question: str, gold: str, response: str, grader: Model) -> CorrectnessResult:
+async def grade_simpleqa(
+    question: str, gold: str, response: str, grader: Model, *, cache: CachePolicy | bool = False
+) -> CorrectnessResult:
     """SimpleQA's grading: a grader model labels the response CORRECT, INCORRECT or NOT_ATTEMPTED.
 
     Unparseable grader output is retried (GRADER_ATTEMPTS calls in all); after that the result is
@@ -418,7 +423,7 @@ async def grade_simpleqa(question: str, gold: str, response: str, grader: Model)
     prompt = render("simpleqa_grader", question=question, target=gold, response=response)
     config = _grader_config()
     for attempt in range(1, GRADER_ATTEMPTS + 1):
-        output = await grader.generate(prompt, config=config)
+        output = await grader.generate(prompt, config=config, cache=cache if attempt == 1 else False)
         grade = parse_grade(output.completion)
         if grade is not None:
             return CorrectnessResult(

@@ -143,7 +143,7 @@ def prefdisco_scorer(
             judgements = await judge_all(
                 grader, scenario.problem, response, scenario.rubric, items, logprobs=logprobs, cache=cache
             )
-        correctness = await check_correct(scenario.problem, response, grader=grader)
+        correctness = await check_correct(scenario.problem, response, grader=grader, cache=cache)
         user_audit = await audit_user(grader, scenario.profile, turns, cache=cache) if audit else None
         audited = user_audit is not None and user_audit.audit_valid
         value = {
