@@ -27,8 +27,11 @@ demo: install
 test: install
 	$(BIN)/python -m pytest
 
+# ruff (lint + format) and mypy (types, with the pydantic plugin) over src/; CI runs it beside the tests
 lint: install
-	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) prefdisco-demo .pytest_cache

@@ -7,12 +7,12 @@ Prints context lines, then last one ``name: value`` line per figure, all measure
 * ``scheduling_efficiency`` — N scenarios × 3 modes at 1 s server latency and concurrency 64 (N = 1,000; quick:
   100): ideal time / measured wall time, where the ideal is the larger of the dialogue's critical path (the
   deepest chain of sequential calls of one sample × latency) and total calls × latency ÷ 64, from the calls the
-  server actually answered. Measured with the lean provider, in one process and with ``--workers 2`` (two
-  processes, 32 connections each, the wall time including their start); full runs add ``_openai_api`` (inspect's
-  ``openai-api``) and ``_2_processes`` (the scenarios split over two processes with their own log folders, 32
-  connections each, read back together by the results reader: ``merged_rows_of_2_processes``).
+  server actually answered. Measured with inspect's ``openai-api`` provider, in one process and with
+  ``--workers 2`` (two processes, 32 connections each, the wall time including their start); full runs add
+  ``_2_processes`` (the scenarios split over two processes with their own log folders, 32 connections each, read
+  back together by the results reader: ``merged_rows_of_2_processes``).
 * ``cpu_ms_per_call`` — our process's CPU time per model call against a zero-latency server (``prefdisco eval``
-  with ``openai-api``; ``_lean``: with ``openai-lean``); ``overhead_vs_inspect_floor`` — that over a plain inspect
+  with ``openai-api``); ``overhead_vs_inspect_floor`` — that over a plain inspect
   solver loop making the same calls per sample with the same settings and provider; ``overhead_vs_bare_sdk`` —
   that over a bare asyncio loop of the ``openai`` SDK (2,000 calls, at most 64 at a time, measured before and after
   in the same process, averaged).
@@ -45,6 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 CONCURRENCY = 64
+MODEL = "openai-api/mock/m"
 PAPER_FIXED_CALLS = 21  # per record over the three modes, 5 questions: 3 answers + 2 correctness + 5 × 3 per turn
 
 
@@ -154,8 +155,6 @@ def _prefdisco_eval(bench: Path, log_dir: Path, model: str, *extra: str) -> None
 
 def worker_eval(job: dict[str, Any]) -> dict[str, Any]:
     """``prefdisco eval`` (warm-up run first); CPU and wall time of the measured run."""
-    import prefdisco.models.lean_registry  # noqa: F401  (registers openai-lean)
-
     tmp = Path(job["tmp"])
     latency = job.get("latency_s", 0.0)
     if job.get("warmup", True):
@@ -171,7 +170,6 @@ def worker_eval(job: dict[str, Any]) -> dict[str, Any]:
 def worker_floor(job: dict[str, Any]) -> dict[str, Any]:
     """A plain inspect solver loop: the same samples per mode, each making that mode's calls in sequence, with
     the settings ``prefdisco eval`` passes to eval_set."""
-    import prefdisco.models.lean_registry  # noqa: F401
     from inspect_ai import Task, eval_set
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, get_model
@@ -273,8 +271,6 @@ def worker_counts(job: dict[str, Any]) -> dict[str, Any]:
 
 def worker_split(job: dict[str, Any]) -> dict[str, Any]:
     """One of several processes sharing a run: warm up, say ready, wait for the go, run its share of scenarios."""
-    import prefdisco.models.lean_registry  # noqa: F401
-
     tmp = Path(job["tmp"])
     _prefdisco_eval(Path(job["warmup_bench"]), tmp / "warmup", job["model"], *job["extra"])
     Path(job["ready"]).touch()
@@ -542,7 +538,7 @@ def cpu_costs(tmp: Path, n: int, env: dict[str, str], mock: MockProcess) -> dict
         "warmup_bench": str(warmup),
         "mock": mock.url,
         "extra": ["--max-connections", str(CONCURRENCY)],
-        "providers": ["openai-api", "openai-lean"],
+        "providers": ["openai-api"],
         "bare_calls": 2000,
     }
     return in_child("cpu", job, env)
@@ -561,7 +557,7 @@ def call_counts(tmp: Path, n: int, env: dict[str, str], mock: MockProcess) -> di
         "benches": benches,
         "n": n,
         "warmup_bench": str(write_set(tmp / "calls-warmup", 1, prefix="w")),
-        "model": "openai-lean/mock/m",
+        "model": "openai-api/mock/m",
         "mock": mock.url,
     }
     return in_child("counts", job, env)
@@ -593,33 +589,26 @@ def main() -> None:
         mock = MockProcess()
         env = {**mock.env(), "INSPECT_CACHE_DIR": str(tmp / "inspect-cache"), "XDG_DATA_HOME": str(tmp / "data")}
         try:
-            lean = scheduling(tmp, n_sched, "openai-lean/mock/m", env, mock)
-            print(f"scheduling (openai-lean): {json.dumps(lean)}", flush=True)
-            figures["scheduling_efficiency"] = f"{lean['efficiency']:.3f}"
-            two = scheduling(tmp, n_sched, "openai-lean/mock/m", env, mock, workers=2)
-            print(f"scheduling (openai-lean, prefdisco eval --workers 2): {json.dumps(two)}", flush=True)
+            one = scheduling(tmp, n_sched, MODEL, env, mock)
+            print(f"scheduling (openai-api): {json.dumps(one)}", flush=True)
+            figures["scheduling_efficiency"] = f"{one['efficiency']:.3f}"
+            two = scheduling(tmp, n_sched, MODEL, env, mock, workers=2)
+            print(f"scheduling (openai-api, prefdisco eval --workers 2): {json.dumps(two)}", flush=True)
             figures["scheduling_efficiency_workers_2"] = f"{two['efficiency']:.3f}"
             if not args.quick:
-                split = split_scheduling(tmp, n_sched, 2, "openai-lean/mock/m", env, mock)
-                print(f"scheduling (openai-lean, 2 processes): {json.dumps(split)}", flush=True)
+                split = split_scheduling(tmp, n_sched, 2, MODEL, env, mock)
+                print(f"scheduling (openai-api, 2 processes): {json.dumps(split)}", flush=True)
                 figures["scheduling_efficiency_2_processes"] = f"{split['efficiency']:.3f}"
                 figures["merged_rows_of_2_processes"] = f"{split['merged_rows']} of {split['expected_rows']}"
-                sdk = scheduling(tmp, n_sched, "openai-api/mock/m", env, mock)
-                print(f"scheduling (openai-api): {json.dumps(sdk)}", flush=True)
-                figures["scheduling_efficiency_openai_api"] = f"{sdk['efficiency']:.3f}"
 
             cpu = cpu_costs(tmp, n_cpu, env, mock)
-            api, lean_cpu = cpu["openai-api"], cpu["openai-lean"]
+            api = cpu["openai-api"]
             print(f"cpu (openai-api): {json.dumps(api)}", flush=True)
-            print(f"cpu (openai-lean): {json.dumps(lean_cpu)}", flush=True)
             bare = sum(cpu["bare_ms"]) / len(cpu["bare_ms"])
             print(f"cpu (bare openai SDK loop, before/after): {cpu['bare_ms']} ms/call", flush=True)
             figures["cpu_ms_per_call"] = f"{api['ours_ms']:.2f}"
             figures["overhead_vs_inspect_floor"] = f"{api['ours_ms'] / api['floor_ms']:.2f}"
             figures["overhead_vs_bare_sdk"] = f"{api['ours_ms'] / bare:.2f}"
-            figures["cpu_ms_per_call_lean"] = f"{lean_cpu['ours_ms']:.2f}"
-            figures["overhead_vs_inspect_floor_lean"] = f"{lean_cpu['ours_ms'] / lean_cpu['floor_ms']:.2f}"
-            figures["overhead_vs_bare_sdk_lean"] = f"{lean_cpu['ours_ms'] / bare:.2f}"
 
             counts = call_counts(tmp, 2 if args.quick else 5, env, mock)
             print(f"calls per scenario: {json.dumps(counts)}", flush=True)

@@ -100,6 +100,14 @@ def resumable_run_with_truncated_log(ws: Path) -> None:
     (ws / "out" / "run" / "2026-01-01T00-00-00-00-00_prefdisco-baseline_mock_abc.eval").write_bytes(b"PK\x03\x04")
 
 
+def run_of_other_settings(ws: Path) -> None:
+    """The run folder of this very scenario set, recorded with another user type."""
+    from prefdisco.evaluation.config import scenario_set_hash
+
+    recorded = {"scenario_set": scenario_set_hash(demo_scenarios()[:2]), "user_type": "cooperative"}
+    write(ws / "out" / "run" / "run.json", json.dumps(recorded))
+
+
 CASES = [
     # ---- eval: benchmark files --------------------------------------------------------------------------
     Case("eval-missing-bench", lambda ws: eval_args(ws / "in" / "nope.jsonl", ws), "nope.jsonl"),
@@ -166,6 +174,12 @@ CASES = [
         lambda ws: eval_args(good_jsonl(ws), ws),
         "different scenario set",
         setup=lambda ws: write(ws / "out" / "run" / "run.json", json.dumps({"scenario_set": "0123456789abcdef"})),
+    ),
+    Case(
+        "eval-log-dir-with-other-settings",
+        lambda ws: eval_args(good_jsonl(ws), ws),
+        'user_type = "cooperative", not "passive"',
+        setup=run_of_other_settings,
     ),
     Case(
         "eval-corrupt-run-json",

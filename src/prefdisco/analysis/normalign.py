@@ -114,16 +114,16 @@ def normalign_cells(results: pd.DataFrame, scenarios: pd.DataFrame, *, seed: int
     out = []
     for model, task in cells.itertuples(index=False):
         present = modes_scored.get((model, task), set())
-        sub = groups.get((model, task))
-        n = 0 if sub is None else len(sub)
+        sub = groups.get((model, task), scenarios.iloc[:0])
+        n = len(sub)
         row: dict[str, object] = {"model": model, "task": task, "n_scenarios": n}
         if n or all(m in present for m in CONDITIONS):
-            value, reason, means = intersection_norm_align(sub if n else scenarios.iloc[:0])
+            value, reason, means = intersection_norm_align(sub)
             row |= {f"mean_{m}": v for m, v in means.items()}
         else:  # norm_align words the reason for a mode without any scored row
             value, reason = norm_align(*(0.0 if m in present else None for m in CONDITIONS))
         row |= {"normalign": value, "reason": reason}
-        per = sub["normalign"].to_numpy() if n else np.array([])
+        per = sub["normalign"].to_numpy()
         defined = per[~np.isnan(per)]
         row |= {
             "scenario_median": float(np.median(defined)) if len(defined) else None,

@@ -6,14 +6,21 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
+
+from inspect_ai.model import GenerateConfig
+from inspect_ai.util import DisplayType
 
 from prefdisco.dialogue.user import USER_TYPES
 from prefdisco.errors import UserError
+from prefdisco.prompts import templates_hash
 from prefdisco.schema import CONDITIONS, Scenario
 from prefdisco.scoring.scorer import JUDGES
 
+UNCOMPARED_SETTINGS = ("n_scenarios", "cache")
+"""Recorded in ``run.json`` but free to change on a rerun: they do not change what a sample's result is."""
 REASONING_EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "none")
+DISPLAYS: tuple[str, ...] = get_args(DisplayType)
 
 
 @dataclass
@@ -82,6 +89,34 @@ class RunConfig:
         ):
             if value is not None and value not in REASONING_EFFORTS:
                 raise UserError(f"{flag}: unknown {value!r}; expected one of {', '.join(REASONING_EFFORTS)}")
+        if self.display is not None and self.display not in DISPLAYS:
+            raise UserError(f"--display: unknown {self.display!r}; expected one of {', '.join(DISPLAYS)}")
+
+    def limits(self) -> dict[str, Any]:
+        """inspect's per-call retry and timeout settings, the same for every role."""
+        return {"max_retries": self.max_retries, "timeout": self.timeout, "attempt_timeout": self.attempt_timeout}
+
+    def role_config(self, role: str) -> GenerateConfig:
+        """The generation settings of ``assistant`` (the models under test), ``user`` or ``grader`` (the judge
+        and the correctness grader, deterministic where the provider allows)."""
+        settings: dict[str, Any] = {
+            "assistant": {
+                "temperature": self.temperature,
+                "max_tokens": self.max_tokens,
+                "reasoning_effort": self.reasoning_effort,
+            },
+            "user": {
+                "temperature": self.user_temperature,
+                "max_tokens": self.user_max_tokens,
+                "reasoning_effort": self.user_reasoning_effort,
+            },
+            "grader": {
+                "temperature": 0.0,
+                "max_tokens": self.grader_max_tokens,
+                "reasoning_effort": self.grader_reasoning_effort,
+            },
+        }[role]
+        return GenerateConfig.model_validate({**settings, **self.limits()})
 
     def fingerprint(self, scenario_set: str, n_scenarios: int) -> dict[str, Any]:
         """What ``run.json`` records of this run."""
@@ -106,6 +141,10 @@ class RunConfig:
             "user_reasoning_effort": self.user_reasoning_effort,
             "grader_max_tokens": self.grader_max_tokens,
             "grader_reasoning_effort": self.grader_reasoning_effort,
+            "max_questions": self.max_questions,
+            "constrain_protocol": self.constrain_protocol,
+            "model_args": self.model_args,
+            "prompt_templates": templates_hash(),
         }
 
 

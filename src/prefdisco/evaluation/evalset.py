@@ -9,59 +9,50 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import cast
+
+from inspect_ai import Task
+from inspect_ai.util import DisplayType
 
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig, run_scope, scenario_set_hash
+from prefdisco.evaluation.config import UNCOMPARED_SETTINGS, RunConfig, run_scope, scenario_set_hash
 from prefdisco.evaluation.guard import guard_run
 from prefdisco.evaluation.task import build_task
 from prefdisco.results.logs import Tables, results_from_logs, write_tables
 from prefdisco.schema import Mode, Scenario
 
 
-def build_tasks(scenarios: Sequence[Scenario], config: RunConfig) -> list[Any]:
+def build_tasks(scenarios: Sequence[Scenario], config: RunConfig) -> list[Task]:
+    """One task per asked condition and one per fixed-K value, over the same scenarios."""
     selected = list(scenarios)
-    common = dict(
-        user_type=config.user_type,
-        judge=config.judge,
-        audit=config.audit,
-        logprobs=config.logprobs,
-        constrain_protocol=config.constrain_protocol,
-        max_questions=config.max_questions,
-        cache_scope=run_scope(config.log_dir, scenario_set_hash(selected)) if config.cache else None,
-    )
-    tasks = [build_task(selected, mode=m, **common) for m in config.modes]
-    tasks += [build_task(selected, mode=Mode.FIXED_K.value, k=k, **common) for k in config.fixed_k]
-    return tasks
+    scope = run_scope(config.log_dir, scenario_set_hash(selected)) if config.cache else None
+
+    def task(mode: Mode, k: int | None = None) -> Task:
+        return build_task(
+            selected,
+            mode=mode.value,
+            k=k,
+            user_type=config.user_type,
+            judge=config.judge,
+            audit=config.audit,
+            logprobs=config.logprobs,
+            constrain_protocol=config.constrain_protocol,
+            max_questions=config.max_questions,
+            cache_scope=scope,
+        )
+
+    return [task(Mode(m)) for m in config.modes] + [task(Mode.FIXED_K, k) for k in config.fixed_k]
 
 
 def run_eval_set(selected: list[Scenario], config: RunConfig) -> Tables:
     """Run ``selected`` (already limited) in ``config.log_dir``; raise when a sample failed or is missing."""
     from inspect_ai import eval_set
-    from inspect_ai.model import GenerateConfig, get_model
+    from inspect_ai.model import get_model
 
-    guard_run(config.log_dir, config.fingerprint(scenario_set_hash(selected), len(selected)))
-    limits = dict(max_retries=config.max_retries, timeout=config.timeout, attempt_timeout=config.attempt_timeout)
+    guard_run(config.log_dir, config.fingerprint(scenario_set_hash(selected), len(selected)), UNCOMPARED_SETTINGS)
     roles = {
-        "user": get_model(
-            config.user_model,
-            config=GenerateConfig(
-                temperature=config.user_temperature,
-                max_tokens=config.user_max_tokens,
-                reasoning_effort=config.user_reasoning_effort,
-                **limits,
-            ),
-        ),
-        # the judge and the correctness grader are deterministic where the provider allows
-        "grader": get_model(
-            config.grader_model,
-            config=GenerateConfig(
-                temperature=0.0,
-                max_tokens=config.grader_max_tokens,
-                reasoning_effort=config.grader_reasoning_effort,
-                **limits,
-            ),
-        ),
+        role: get_model(name, config=config.role_config(role))
+        for role, name in (("user", config.user_model), ("grader", config.grader_model))
     }
     tasks = build_tasks(selected, config)
     os.environ.setdefault("INSPECT_EVAL_LOG_FILE_PATTERN", "{task}_{model}_{id}")
@@ -71,13 +62,10 @@ def run_eval_set(selected: list[Scenario], config: RunConfig) -> Tables:
         model=config.models,
         model_args=config.model_args,
         model_roles=roles,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens,
-        reasoning_effort=config.reasoning_effort,
         max_connections=config.max_connections,
         max_samples=config.max_samples,
         max_tasks=config.max_tasks or len(tasks) * len(config.models),
-        **limits,
+        **config.role_config("assistant").model_dump(exclude_none=True),
         # A sample whose calls still fail after inspect's own retries marks its task failed (the other samples
         # keep running); eval-set then retries the task, reusing every finished sample, and a rerun of the
         # command does the same. A failed sample is never dropped or scored.
@@ -85,7 +73,7 @@ def run_eval_set(selected: list[Scenario], config: RunConfig) -> Tables:
         retry_wait=config.retry_wait,
         fail_on_error=True,
         continue_on_fail=True,
-        display=config.display,
+        display=cast(DisplayType | None, config.display),  # checked by RunConfig.validate
         log_realtime=False,
         log_level="warning",
     )

@@ -35,19 +35,30 @@ def prepare_log_dir(log_dir: Path) -> None:
         read_header(info)
 
 
-def guard_run(log_dir: Path, fingerprint: dict[str, Any]) -> None:
-    """Refuse to mix two different scenario sets or settings in one log folder (resume needs the same run)."""
+def guard_run(log_dir: Path, fingerprint: dict[str, Any], uncompared: tuple[str, ...] = ()) -> None:
+    """Refuse to resume a run in ``log_dir`` with another scenario set or any other setting that changes results
+    (every key of ``fingerprint`` but ``uncompared``; a key an older ``run.json`` lacks is not compared), in one
+    line naming the setting; then record ``fingerprint``."""
     run_file = log_dir / RUN_FILE
+    wanted = json.loads(json.dumps(fingerprint))  # as it reads back
     if run_file.exists():
         try:
             previous = json.loads(run_file.read_text())
         except json.JSONDecodeError as e:
             raise UserError(f"{run_file}: not valid JSON ({e.msg}); delete it or use a new --log-dir") from e
-        if previous.get("scenario_set") != fingerprint["scenario_set"]:
+        if not isinstance(previous, dict):
+            raise UserError(f"{run_file}: expected a JSON object; delete it or use a new --log-dir")
+        if previous.get("scenario_set") != wanted["scenario_set"]:
             raise UserError(
                 f"{log_dir} holds a run of a different scenario set; use a new --log-dir to start another run"
             )
-    atomic_write(run_file, json.dumps(fingerprint, indent=2))
+        for key, value in wanted.items():
+            if key in previous and key not in uncompared and previous[key] != value:
+                raise UserError(
+                    f"{log_dir} holds a run with {key} = {json.dumps(previous[key])}, not {json.dumps(value)}; "
+                    "rerun with the same settings to resume, or use a new --log-dir for another setting"
+                )
+    atomic_write(run_file, json.dumps(wanted, indent=2))
 
 
 def check_split(log_dir: Path, workers: int, scenario_set: str) -> None:
