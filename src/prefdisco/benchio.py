@@ -135,7 +135,7 @@ def read_jsonl_models(path: Path, model: type[M]) -> list[M]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise UserError(f"{path}: cannot read ({e})") from e
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -214,13 +214,13 @@ def is_release_file(path: Path) -> bool:
 
 
 def parse_attributes(text: str, label: str) -> list[Attribute]:
-    """A non-empty JSON list of :class:`Attribute` with unique names; ``label`` names the source in errors."""
+    """A JSON list of :class:`Attribute` with unique names; ``label`` names the source in errors."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise UserError(f"{label}:{e.lineno}: invalid JSON ({e.msg})") from e
-    if not isinstance(data, list) or not data:
-        raise UserError(f"{label}: expected a non-empty JSON list of attributes")
+    if not isinstance(data, list):
+        raise UserError(f"{label}: expected a JSON list of attributes")
     attributes: list[Attribute] = []
     seen: dict[str, int] = {}
     for index, entry in enumerate(data):

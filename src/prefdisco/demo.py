@@ -36,7 +36,7 @@ DEMO_USER_MAX_TOKENS = 60
 
 def demo_scenarios() -> list[Scenario]:
     text = files("prefdisco").joinpath("data/demo_scenarios.jsonl").read_text(encoding="utf-8")
-    return [Scenario.model_validate_json(line) for line in text.splitlines() if line.strip()]
+    return [Scenario.model_validate_json(line) for line in text.split("\n") if line.strip()]
 
 
 def _mean(series: pd.Series) -> float | None:
