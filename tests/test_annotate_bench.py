@@ -1,5 +1,6 @@
 """Benchmark-folder fixtures for the annotation tests (imported by the other test_annotate_* modules), and
-tests of reading a benchmark folder."""
+tests of reading a benchmark folder. Folders are written by the real writer, ``prefdisco.benchio.write_bench``;
+tests of bad inputs corrupt its files."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import uvicorn
 
+from prefdisco import benchio
 from prefdisco.annotate.bench import load_benchmark
 from prefdisco.errors import UserError
 from prefdisco.schema import (
@@ -107,16 +110,33 @@ def standard_scenarios() -> list[Scenario]:
 
 
 def write_bench(folder: Path, scenarios: list[Scenario], attributes: list[Attribute] | None = None) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "scenarios.jsonl").write_text("".join(s.model_dump_json() + "\n" for s in scenarios))
+    """A benchmark folder written by ``benchio.write_bench``; its personas are the scenarios' unique personas."""
+    personas = list({s.persona.id: s.persona for s in scenarios}.values())
     catalogue = attributes if attributes is not None else make_attributes()
-    (folder / "attributes.json").write_text(json.dumps([a.model_dump() for a in catalogue]))
-    (folder / "manifest.json").write_text(json.dumps({"counts": {"scenarios": len(scenarios)}}))
+    benchio.write_bench(folder, scenarios, personas, catalogue)
     return folder
 
 
 def standard_bench(tmp_path: Path) -> Path:
     return write_bench(tmp_path / "bench", standard_scenarios())
+
+
+def restamp(folder: Path) -> None:
+    """Give the manifest the content hash of the files as they are now (a folder edited and then re-stamped),
+    so the reader gets past the hash check to the file's own content."""
+    manifest = json.loads((folder / benchio.MANIFEST_FILE).read_text())
+    manifest["content_hash"] = benchio.content_hash({n: (folder / n).read_bytes() for n in benchio.HASHED_FILES})
+    (folder / benchio.MANIFEST_FILE).write_text(json.dumps(manifest))
+
+
+def edit_lines(folder: Path, name: str, edit: Callable[[list[str]], object], stamp: bool = True) -> None:
+    """Apply ``edit`` (a function of the list of lines) to a data file; re-stamp the manifest unless told not to."""
+    path = folder / name
+    lines = path.read_text().splitlines()
+    edit(lines)
+    path.write_text("\n".join(lines) + "\n")
+    if stamp:
+        restamp(folder)
 
 
 @contextmanager
@@ -125,8 +145,6 @@ def running_server(app: object) -> Iterator[str]:
 
     Logging is left unconfigured (``log_config=None``) so uvicorn's records reach pytest's log capture.
     """
-    import uvicorn
-
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
@@ -151,52 +169,87 @@ def running_server(app: object) -> Iterator[str]:
 
 
 def test_loads_scenarios_and_catalogue(tmp_path: Path) -> None:
-    bench = load_benchmark(standard_bench(tmp_path))
+    folder = standard_bench(tmp_path)
+    bench = load_benchmark(folder)
     assert len(bench.scenarios) == 9
     assert len(bench.attributes) == 26
-    assert bench.resolve("maths_background").name == "math_background"  # alias
-    assert len(bench.content_sha256) == 64
+    assert len(bench.personas) == 9  # the scenarios' unique personas
+    assert bench.manifest["content_hash"].startswith("sha256:")
+    assert bench.manifest["content_hash"] == benchio.read_bench(folder).manifest["content_hash"]
+
+
+def test_a_folder_without_manifest_is_refused(tmp_path: Path) -> None:
+    folder = standard_bench(tmp_path)
+    (folder / "manifest.json").unlink()
+    with pytest.raises(UserError, match=r"manifest\.json: missing \(not a benchmark folder"):
+        load_benchmark(folder)
+    with pytest.raises(UserError, match=r"not a folder"):
+        load_benchmark(tmp_path / "absent")
+
+
+def test_a_data_file_changed_after_the_manifest_fails_the_hash_check(tmp_path: Path) -> None:
+    folder = standard_bench(tmp_path)
+    edit_lines(folder, "scenarios.jsonl", lambda lines: lines.pop(), stamp=False)
+    with pytest.raises(UserError, match=r"manifest\.json: content_hash .* does not match the files"):
+        load_benchmark(folder)
 
 
 def test_bad_json_line_names_file_and_line(tmp_path: Path) -> None:
     folder = standard_bench(tmp_path)
-    lines = (folder / "scenarios.jsonl").read_text().splitlines()
-    lines.insert(2, "{not json")
-    (folder / "scenarios.jsonl").write_text("\n".join(lines) + "\n")
-    with pytest.raises(UserError, match=r"scenarios\.jsonl line 3"):
+    edit_lines(folder, "scenarios.jsonl", lambda lines: lines.insert(2, "{not json"))
+    with pytest.raises(UserError, match=r"scenarios\.jsonl:3: invalid JSON"):
         load_benchmark(folder)
 
 
 def test_invalid_scenario_names_line_and_field(tmp_path: Path) -> None:
     folder = standard_bench(tmp_path)
-    lines = (folder / "scenarios.jsonl").read_text().splitlines()
-    record = json.loads(lines[0])
-    record["problem"]["answer"] = "Z"
-    lines[0] = json.dumps(record)
-    (folder / "scenarios.jsonl").write_text("\n".join(lines) + "\n")
-    with pytest.raises(UserError, match=r"scenarios\.jsonl line 1: problem.*option letters"):
+
+    def bad_answer(lines: list[str]) -> None:
+        record = json.loads(lines[0])
+        record["problem"]["answer"] = "Z"
+        lines[0] = json.dumps(record)
+
+    edit_lines(folder, "scenarios.jsonl", bad_answer)
+    with pytest.raises(UserError, match=r"scenarios\.jsonl:1: problem.*option letters"):
         load_benchmark(folder)
 
 
 def test_duplicate_scenario_id_is_rejected(tmp_path: Path) -> None:
-    scenarios = standard_scenarios()
-    folder = write_bench(tmp_path / "b", [*scenarios, scenarios[0]])
-    with pytest.raises(UserError, match=r"line 10: scenario id 'mmlu-p0-s0' already used on line 1"):
+    folder = standard_bench(tmp_path)
+    edit_lines(folder, "scenarios.jsonl", lambda lines: lines.append(lines[0]))
+    with pytest.raises(UserError, match=r"scenarios\.jsonl: duplicate scenario id 'mmlu-p0-s0'"):
         load_benchmark(folder)
 
 
 def test_relevant_attribute_missing_from_catalogue(tmp_path: Path) -> None:
-    scenarios = [make_scenario("s1", "mmlu", "p1", ["domain_expertise", "no_such_attribute"])]
+    scenarios = [
+        make_scenario("s1", "mmlu", "p1", ["domain_expertise", "maths_background"]),  # an alias is fine
+        make_scenario("s2", "mmlu", "p2", ["domain_expertise", "no_such_attribute"]),
+    ]
     folder = write_bench(tmp_path / "b", scenarios)
-    with pytest.raises(UserError, match=r"line 1: relevant_attributes \['no_such_attribute'\]"):
+    with pytest.raises(UserError, match=r"scenarios\.jsonl:2: relevant_attributes \['no_such_attribute'\] are not"):
         load_benchmark(folder)
+    edit_lines(folder, "scenarios.jsonl", lambda lines: lines.insert(0, ""))  # blank lines hold no record
+    with pytest.raises(UserError, match=r"scenarios\.jsonl:3: relevant_attributes \['no_such_attribute'\]"):
+        load_benchmark(folder)
+
+
+def test_a_folder_without_scenarios_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"scenarios\.jsonl: no scenarios"):
+        load_benchmark(write_bench(tmp_path / "b", []))
 
 
 def test_missing_or_bad_catalogue(tmp_path: Path) -> None:
     folder = standard_bench(tmp_path)
     (folder / "attributes.json").write_text("{}")
+    restamp(folder)
     with pytest.raises(UserError, match=r"attributes\.json: expected a non-empty JSON list"):
         load_benchmark(folder)
+    catalogue = [a.model_dump(mode="json") for a in make_attributes()]
+    (folder / "attributes.json").write_text(json.dumps([*catalogue, catalogue[3]]))
+    restamp(folder)
+    with pytest.raises(UserError, match=r"attributes\.json: entry 26: field name: 'working_memory_load' dup"):
+        load_benchmark(folder)
     (folder / "attributes.json").unlink()
-    with pytest.raises(UserError, match=r"attributes\.json: file not found"):
+    with pytest.raises(UserError, match=r"attributes\.json: missing"):
         load_benchmark(folder)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from playwright.sync_api import expect, sync_playwright
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from prefdisco.annotate.app import create_app
@@ -54,8 +55,6 @@ def log_in(browser, base: str, name: str, dialogs: list[str], posts: list[str]):
 def test_two_annotators_complete_a_session_in_chromium(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     if not CHROMIUM.is_file():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
-    from playwright.sync_api import expect, sync_playwright
-
     db = tmp_path / "annotations.sqlite"
     items = prepare(standard_bench(tmp_path), db, per_task=1).items  # gpqa, mmlu, simpleqa
     total = len(items)

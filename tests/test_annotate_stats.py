@@ -10,6 +10,7 @@ import typer
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from typer.testing import CliRunner
 
+import prefdisco.annotate.service as service
 from prefdisco.annotate.cli import register
 from prefdisco.annotate.labels import LabelRow, write_csv
 from prefdisco.annotate.service import prepare
@@ -157,8 +158,6 @@ def test_stats_cli_needs_exactly_one_source_and_documents_the_tie_rule(tmp_path:
 def test_serve_cli_prints_summary_without_tokens(
     tmp_path: Path, cli: typer.Typer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import prefdisco.annotate.service as service
-
     calls = []
     monkeypatch.setattr(service, "serve", lambda *args: calls.append(args))
     bench, db = standard_bench(tmp_path), tmp_path / "a.sqlite"

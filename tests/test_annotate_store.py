@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from prefdisco import benchio
 from prefdisco.annotate.labels import COLUMNS, LabelRow, read_csv, write_csv
 from prefdisco.annotate.service import export, prepare
 from prefdisco.annotate.store import Store, SubmissionError
@@ -37,6 +38,8 @@ def test_items_are_fixed_at_first_start(tmp_path: Path) -> None:
         )
     assert any("simpleqa" in note and "only 1 distinct problem" in note for note in first.notes)
     assert any("4 relevant and 10 irrelevant" in note for note in first.notes)
+    # the database is keyed by the folder's one content hash, the manifest's
+    assert Store(db).meta()["bench_content_hash"] == benchio.read_bench(bench).manifest["content_hash"]
 
 
 def test_restart_with_other_options_or_benchmark_is_refused(tmp_path: Path) -> None:
@@ -49,6 +52,9 @@ def test_restart_with_other_options_or_benchmark_is_refused(tmp_path: Path) -> N
     other = write_bench(tmp_path / "other", standard_scenarios()[:3])
     with pytest.raises(UserError, match="different benchmark"):
         prepare(other, db)
+    # the same data written again elsewhere (a new manifest, created_at and all) is the same benchmark
+    copy = write_bench(tmp_path / "copy", standard_scenarios())
+    assert prepare(copy, db).items == prepare(bench, db).items
 
 
 def test_not_a_database_is_a_user_error(tmp_path: Path) -> None:

@@ -1,38 +1,19 @@
-"""Read what the annotation tool needs from a benchmark folder: ``scenarios.jsonl`` and ``attributes.json``.
+"""The benchmark folder as the annotation tool needs it: read through :func:`prefdisco.benchio.read_bench`.
 
-Every problem is a ``UserError`` naming the file (and line) and what was expected. The folder's content hash
-(over both files) lets the annotation store refuse to mix items from two different builds.
+``read_bench`` checks the manifest, the content hash and every line's schema; on top of that the annotation
+tool needs every scenario's ``relevant_attributes`` to name an attribute of the folder's ``attributes.json``
+(by name or alias), since those attributes are what the annotators are shown. Every problem is a one-line
+``UserError`` naming the file (and line). The manifest's ``content_hash`` is what the annotation store keys the
+folder by.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import TypeAdapter, ValidationError
-
-from prefdisco.errors import UserError, describe_validation_error
-from prefdisco.schema import Attribute, Scenario
-
-SCENARIOS_FILE = "scenarios.jsonl"
-ATTRIBUTES_FILE = "attributes.json"
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    scenarios: list[Scenario]
-    attributes: list[Attribute]
-    content_sha256: str
-    _index: dict[str, Attribute] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_index", attribute_index(self.attributes))
-
-    def resolve(self, name: str) -> Attribute:
-        """The catalogue attribute called ``name`` (or having it as an alias)."""
-        return self._index[name]
+from prefdisco.benchio import ATTRIBUTES_FILE, SCENARIOS_FILE, Bench, read_bench
+from prefdisco.errors import UserError
+from prefdisco.schema import Attribute
 
 
 def attribute_index(attributes: list[Attribute]) -> dict[str, Attribute]:
@@ -42,65 +23,24 @@ def attribute_index(attributes: list[Attribute]) -> dict[str, Attribute]:
     return index
 
 
-def load_benchmark(bench_dir: Path) -> Benchmark:
+def load_benchmark(bench_dir: Path | str) -> Bench:
+    """Read a benchmark folder and check it has scenarios whose relevant attributes are all in the catalogue."""
     bench_dir = Path(bench_dir)
-    if not bench_dir.is_dir():
-        raise UserError(f"{bench_dir}: not a folder (expected a benchmark folder with {SCENARIOS_FILE})")
-    attributes_path = bench_dir / ATTRIBUTES_FILE
+    bench = read_bench(bench_dir)
     scenarios_path = bench_dir / SCENARIOS_FILE
-    attributes = _load_attributes(attributes_path)
-    scenarios = _load_scenarios(scenarios_path, attribute_index(attributes))
-    digest = hashlib.sha256()
-    for path in (scenarios_path, attributes_path):
-        digest.update(path.read_bytes())
-    return Benchmark(scenarios=scenarios, attributes=attributes, content_sha256=digest.hexdigest())
-
-
-def _load_attributes(path: Path) -> list[Attribute]:
-    if not path.is_file():
-        raise UserError(f"{path}: file not found (expected a JSON list of attributes)")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise UserError(f"{path}: not valid JSON ({e})") from None
-    if not isinstance(raw, list) or not raw:
-        raise UserError(f"{path}: expected a non-empty JSON list of attributes")
-    try:
-        attributes = TypeAdapter(list[Attribute]).validate_python(raw)
-    except ValidationError as e:
-        raise UserError(describe_validation_error(e, str(path))) from None
-    names = [a.name for a in attributes]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise UserError(f"{path}: attribute name(s) listed more than once: {', '.join(dupes)}")
-    return attributes
-
-
-def _load_scenarios(path: Path, index: dict[str, Attribute]) -> list[Scenario]:
-    if not path.is_file():
-        raise UserError(f"{path}: file not found (expected one Scenario JSON object per line)")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as e:
-        raise UserError(f"{path}: not UTF-8 text ({e})") from None
-    scenarios: list[Scenario] = []
-    seen: dict[str, int] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            scenario = Scenario.model_validate_json(line)
-        except ValidationError as e:
-            raise UserError(describe_validation_error(e, f"{path} line {number}")) from None
-        if scenario.id in seen:
-            raise UserError(
-                f"{path} line {number}: scenario id {scenario.id!r} already used on line {seen[scenario.id]}"
-            )
-        seen[scenario.id] = number
-        unknown = [n for n in scenario.relevant_attributes if n not in index]
+    if not bench.scenarios:
+        raise UserError(f"{scenarios_path}: no scenarios (expected one Scenario JSON object per line)")
+    index = attribute_index(bench.attributes)
+    for number, scenario in enumerate(bench.scenarios):
+        unknown = [name for name in scenario.relevant_attributes if name not in index]
         if unknown:
-            raise UserError(f"{path} line {number}: relevant_attributes {unknown} are not in {ATTRIBUTES_FILE}")
-        scenarios.append(scenario)
-    if not scenarios:
-        raise UserError(f"{path}: no scenarios (expected one Scenario JSON object per line)")
-    return scenarios
+            line = _line_of_record(scenarios_path, number)
+            raise UserError(f"{scenarios_path}:{line}: relevant_attributes {unknown} are not in {ATTRIBUTES_FILE}")
+    return bench
+
+
+def _line_of_record(path: Path, number: int) -> int:
+    """The 1-based line of the ``number``-th (0-based) record of a JSONL file; blank lines hold no record."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    records = [lineno for lineno, line in enumerate(lines, start=1) if line.strip()]
+    return records[number]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from prefdisco.annotate.labels import TIE_RULE
 
@@ -37,7 +38,7 @@ def register(app: typer.Typer) -> None:
 
     @annotate.command("serve", help=SERVE_HELP)
     def serve_command(
-        bench_dir: Annotated[Path, typer.Argument(help="benchmark folder (scenarios.jsonl, attributes.json)")],
+        bench_dir: Annotated[Path, typer.Argument(help="benchmark folder (written by prefdisco build)")],
         db: Annotated[Path, typer.Option("--db", help="SQLite file for items and labels (created if absent)")],
         host: Annotated[str, typer.Option(help="interface to bind")] = "127.0.0.1",
         port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
@@ -87,7 +88,7 @@ def register(app: typer.Typer) -> None:
         from_csv: Annotated[Path | None, typer.Option("--from", help="CSV written by `annotate export`")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="print the statistics as JSON")] = False,
     ) -> None:
-        from prefdisco.annotate.service import stats
+        from prefdisco.annotate.stats import stats
 
         result = stats(db=db, csv=from_csv)
         if as_json:
@@ -99,8 +100,6 @@ def register(app: typer.Typer) -> None:
 
 
 def _print_stats(result: AgreementStats) -> None:
-    from rich.table import Table
-
     def fmt(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.3f}"
 

@@ -17,8 +17,9 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass
 
-from prefdisco.annotate.bench import Benchmark
-from prefdisco.schema import Scenario
+from prefdisco.annotate.bench import attribute_index
+from prefdisco.benchio import Bench
+from prefdisco.schema import Attribute, Scenario
 
 DEFAULT_PER_TASK = 2
 DEFAULT_PER_SIDE = 10
@@ -54,7 +55,7 @@ class Item:
 
 
 def sample_items(
-    bench: Benchmark,
+    bench: Bench,
     per_task: int = DEFAULT_PER_TASK,
     per_side: int = DEFAULT_PER_SIDE,
     seed: int = DEFAULT_SEED,
@@ -70,16 +71,27 @@ def sample_items(
         problems = by_task[task]
         for problem_id in rng.sample(sorted(problems), min(per_task, len(problems))):
             chosen.append(rng.choice(sorted(problems[problem_id], key=lambda s: s.id)))
-    return [_item(bench, scenario, position, per_side, seed) for position, scenario in enumerate(chosen, 1)]
+    index = attribute_index(bench.attributes)
+    return [
+        _item(bench.attributes, index, scenario, position, per_side, seed)
+        for position, scenario in enumerate(chosen, 1)
+    ]
 
 
-def _item(bench: Benchmark, scenario: Scenario, position: int, per_side: int, seed: int) -> Item:
-    relevant = sorted({bench.resolve(name).name for name in scenario.relevant_attributes})
+def _item(
+    catalogue: list[Attribute],
+    index: dict[str, Attribute],
+    scenario: Scenario,
+    position: int,
+    per_side: int,
+    seed: int,
+) -> Item:
+    relevant = sorted({index[name].name for name in scenario.relevant_attributes})
     relevant_set = set(relevant)
-    irrelevant = sorted(a.name for a in bench.attributes if a.name not in relevant_set)
+    irrelevant = sorted(a.name for a in catalogue if a.name not in relevant_set)
     rng = random.Random(f"prefdisco-annotate:{seed}:candidates:{scenario.id}")
     picked = rng.sample(relevant, min(per_side, len(relevant))) + rng.sample(irrelevant, min(per_side, len(irrelevant)))
-    attributes = [bench.resolve(name) for name in sorted(picked)]
+    attributes = [index[name] for name in sorted(picked)]
     candidates = tuple(
         Candidate(a.name, a.category, a.description, llm_relevant=a.name in relevant_set) for a in attributes
     )

@@ -16,6 +16,9 @@ An *item* is one (scenario_id, attribute) pair. Only items labelled by every ann
 
 Tie rule: a majority is taken over 0/1 votes, and a tie — possible only with an even number of voters —
 counts as **relevant (1)**: an attribute half of the voters call relevant is kept, not dropped.
+
+:func:`stats` is the ``prefdisco annotate stats`` entry point (labels from a database or an exported CSV).
+Only that command imports this module, so serving and exporting never pay for scikit-learn and statsmodels.
 """
 
 from __future__ import annotations
@@ -23,11 +26,16 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.metrics import accuracy_score, cohen_kappa_score, precision_score, recall_score
+from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from prefdisco.annotate.labels import TIE_RULE, LabelRow
+from prefdisco.annotate.labels import TIE_RULE, LabelRow, read_csv
+from prefdisco.annotate.store import stored_labels
+from prefdisco.errors import UserError
 
 
 def majority(votes: np.ndarray) -> np.ndarray:
@@ -51,6 +59,15 @@ class AgreementStats:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def stats(db: Path | None = None, csv: Path | None = None) -> AgreementStats:
+    """``prefdisco annotate stats``: the statistics of a database's labels (``db``) or an exported CSV's."""
+    if db is not None and csv is None:
+        return agreement_stats(stored_labels(db))
+    if csv is not None and db is None:
+        return agreement_stats(read_csv(csv))
+    raise UserError("give exactly one of --db or --from")
 
 
 def agreement_stats(rows: list[LabelRow]) -> AgreementStats:
@@ -91,8 +108,6 @@ def _fleiss(labels: np.ndarray) -> tuple[float | None, str | None]:
         return None, "no item was labelled by every annotator"
     if np.all(labels == labels.flat[0]):
         return None, "undefined: every rating carries the same label (chance agreement is 1)"
-    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
-
     table, _ = aggregate_raters(labels, n_cat=2)
     return float(fleiss_kappa(table, method="fleiss")), None
 
@@ -108,8 +123,6 @@ def _llm_agreement(human: np.ndarray, llm: np.ndarray) -> dict[str, float | None
     keys = ("accuracy", "precision", "recall", "cohen_kappa")
     if human.size == 0:
         return dict.fromkeys(keys)
-    from sklearn.metrics import accuracy_score, cohen_kappa_score, precision_score, recall_score
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         values = (

@@ -214,5 +214,12 @@ class Store:
             ]
 
 
+def stored_labels(db: Path) -> list[LabelRow]:
+    """Every label in an annotation database; UserError unless it exists and holds an item set."""
+    store = Store(db)
+    store.require_items()
+    return store.label_rows()
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
