@@ -243,7 +243,7 @@ def test_missing_or_bad_catalogue(tmp_path: Path) -> None:
     folder = standard_bench(tmp_path)
     (folder / "attributes.json").write_text("{}")
     restamp(folder)
-    with pytest.raises(UserError, match=r"attributes\.json: expected a non-empty JSON list"):
+    with pytest.raises(UserError, match=r"attributes\.json: expected a JSON list of attributes"):
         load_benchmark(folder)
     catalogue = [a.model_dump(mode="json") for a in make_attributes()]
     (folder / "attributes.json").write_text(json.dumps([*catalogue, catalogue[3]]))
