@@ -7,7 +7,7 @@
 #
 # The embedded model gets two small-model settings, both plain options: strings in its grammar are capped at
 # 100 characters (-M max_string_chars=100) and profiles hold 3-4 attributes (--max-attributes 4), so a rubric
-# fits its 2,048-token budget.
+# (256 + 640 output tokens per criterion) fits its 4,096-token context.
 set -euo pipefail
 out=${1:?usage: build_all_embedded.sh OUT_DIR [SHARED_DIR] [--no-eval]}
 shared=${2:-$(dirname "$0")/../../shared}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
 import random
 import re
@@ -12,10 +13,12 @@ from typing import Any
 
 import pytest
 
+from prefdisco.builder import blueprints as bp_lib
 from prefdisco.builder import personas as pl
+from prefdisco.builder.ipip import DOMAIN_LETTERS, load_ipip
 from prefdisco.builder.pool import Checkpoint, ModelPool, StepRunner
 from prefdisco.errors import UserError
-from prefdisco.schema import BIG_FIVE, Persona
+from prefdisco.schema import BIG_FIVE, TRAIT_LEVEL_RANGES, Persona, persona_id, trait_level
 from test_build_support import FakeBuilder, default_persona, fake_model
 
 
@@ -28,18 +31,19 @@ def _build(fake: FakeBuilder, config: pl.LibraryConfig, checkpoint: Path | None 
 
 
 def test_blueprints_are_seeded_and_respect_levels_groups_and_facets() -> None:
-    space = pl.BlueprintSpace(facets=True)
-    a = [pl.sample_blueprint(random.Random("s"), space, i) for i in range(3)]
-    b = [pl.sample_blueprint(random.Random("s"), space, i) for i in range(3)]
+    space = bp_lib.BlueprintSpace(facets=True)
+    a = [bp_lib.sample_blueprint(random.Random("s"), space, i) for i in range(3)]
+    b = [bp_lib.sample_blueprint(random.Random("s"), space, i) for i in range(3)]
     assert a == b
     rng = random.Random(0)
     for i in range(300):
-        bp = pl.sample_blueprint(rng, space, i)
+        bp = bp_lib.sample_blueprint(rng, space, i)
         for trait in BIG_FIVE:
             ts = bp.traits[trait]
-            lo, hi = pl.LEVEL_RANGES[ts.level]
+            lo, hi = TRAIT_LEVEL_RANGES[ts.level]
             assert lo <= ts.score <= hi
-            assert list(ts.facets) == list(pl.FACETS[trait])
+            assert trait_level(ts.score) == ts.level  # the ranges and their inverse agree
+            assert list(ts.facets) == list(bp_lib.FACETS[trait])
             assert all(1 <= v <= 5 for v in ts.facets.values())
         if bp.occupation_group == "retired":
             assert bp.age_band[0] >= 56
@@ -52,30 +56,30 @@ def test_blueprints_are_seeded_and_respect_levels_groups_and_facets() -> None:
 
 def test_ipip_items_describe_the_trait_levels(shared_dir: Path) -> None:
     path = shared_dir / "data" / "ipip" / "ipip_neo_120_en_questions.json"
-    ipip = pl.load_ipip(path)
+    ipip = load_ipip(path)
     assert sum(len(v) for v in ipip.values()) == 120
     texts = {item.text: item for items in ipip.values() for item in items}
-    bp = pl.sample_blueprint(random.Random(5), pl.BlueprintSpace(level_weights=(0, 0, 1)), 0)  # all high
-    lines = pl.trait_lines(bp, ipip, seed=0).splitlines()
+    bp = bp_lib.sample_blueprint(random.Random(5), bp_lib.BlueprintSpace(level_weights=(0, 0, 1)), 0)  # all high
+    lines = bp_lib.trait_lines(bp, ipip, seed=0).splitlines()
     assert len(lines) == 5
     for trait, line in zip(BIG_FIVE, lines, strict=True):
         assert line.startswith(f"- {trait}: high")
         for verb, text in re.findall(r'(agrees with|disagrees with) "([^"]+)"', line):
             item = texts[text]
-            assert pl._DOMAIN_LETTERS[item.domain] == trait
+            assert DOMAIN_LETTERS[item.domain] == trait
             assert (verb == "agrees with") == (item.keyed == "plus")  # high: agree with plus-keyed items
-    assert pl.trait_lines(bp, ipip, seed=0) == pl.trait_lines(bp, ipip, seed=0)
+    assert bp_lib.trait_lines(bp, ipip, seed=0) == bp_lib.trait_lines(bp, ipip, seed=0)
     # Without items, the packaged hints are used: no shared data needed.
-    assert "curious and imaginative" in pl.trait_lines(bp, None, seed=0)
+    assert "curious and imaginative" in bp_lib.trait_lines(bp, None, seed=0)
 
 
 def test_bad_ipip_file_is_a_user_error(tmp_path: Path) -> None:
     bad = tmp_path / "items.json"
     bad.write_text('[{"text": "Worry", "keyed": "sideways", "domain": "N"}]')
     with pytest.raises(UserError, match=r"items.json: item 0: keyed"):
-        pl.load_ipip(bad)
+        load_ipip(bad)
     with pytest.raises(UserError, match="not found"):
-        pl.load_ipip(tmp_path / "missing.json")
+        load_ipip(tmp_path / "missing.json")
 
 
 def test_library_personas_have_stable_ids_and_a_rerun_makes_no_call(tmp_path: Path) -> None:
@@ -85,8 +89,9 @@ def test_library_personas_have_stable_ids_and_a_rerun_makes_no_call(tmp_path: Pa
     result = _build(fake, config, cp)
     assert len(result.personas) == 6 and fake.calls["persona"] == 6
     for p in result.personas:
-        assert re.fullmatch(r"persona-[0-9a-f]{8}", p.id)
-        assert p.id == pl.persona_id(p.name, p.occupation, p.age)
+        # the paper's id scheme: last name lower-cased, "_", md5("<name>_<summary>")[:8]
+        digest = hashlib.md5(f"{p.name}_{p.summary}".encode()).hexdigest()[:8]
+        assert p.id == f"{p.name.split()[-1].lower()}_{digest}" == persona_id(p.name, p.summary)
         assert p.extra["built_by"] == "mockllm/model"
         assert p.extra["trait_pattern"] == pl.bucket_of(p)[2]
     again = FakeBuilder()
@@ -105,7 +110,7 @@ def test_scripted_model_stuck_on_one_bucket_is_rejected_and_library_stays_within
         return reply
 
     fake = FakeBuilder({"persona": stuck})
-    space = pl.BlueprintSpace(level_weights=(0, 0, 1))  # one trait pattern, so age + group decide the bucket
+    space = bp_lib.BlueprintSpace(level_weights=(0, 0, 1))  # one trait pattern, so age + group decide the bucket
     config = pl.LibraryConfig(n=10, seed=0, max_share=0.2, batch_size=5, space=space, max_marginal_share=None)
     assert config.cap == 2
     result = _build(fake, config)
@@ -119,7 +124,7 @@ def test_scripted_model_stuck_on_one_bucket_is_rejected_and_library_stays_within
 
 def test_blueprints_of_a_full_bucket_are_rejected_before_any_call() -> None:
     fake = FakeBuilder()
-    space = pl.BlueprintSpace(age_bands=[(36, 45)], occupation_groups=["healthcare"], level_weights=(1, 0, 0))
+    space = bp_lib.BlueprintSpace(age_bands=[(36, 45)], occupation_groups=["healthcare"], level_weights=(1, 0, 0))
     config = pl.LibraryConfig(n=5, max_share=0.4, space=space, max_blueprints=40)
     result = _build(fake, config)
     assert len(result.personas) == 2  # the cap; the library cannot grow further in this space
@@ -234,12 +239,12 @@ def test_library_file_round_trip_and_errors(tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"personas.jsonl:2: age"):
         pl.load_library(path)
     path.write_text(lines[0] + "\n" + lines[0] + "\n")
-    with pytest.raises(UserError, match="appears twice"):
+    with pytest.raises(UserError, match=r"persona id .p0. appears twice \(records 1 and 2\)"):
         pl.load_library(path)
 
 
 def test_ipip_items_reach_the_persona_prompts(shared_dir: Path) -> None:
-    ipip = pl.load_ipip(shared_dir / "data" / "ipip" / "ipip_neo_50_en_questions.json")
+    ipip = load_ipip(shared_dir / "data" / "ipip" / "ipip_neo_50_en_questions.json")
     fake = FakeBuilder()
     result = asyncio.run(pl.build_library(_runner(fake), pl.LibraryConfig(n=3, max_share=1.0), ipip))
     assert len(result.personas) == 3

@@ -14,13 +14,16 @@ import typer
 from typer.testing import CliRunner
 
 from prefdisco.benchio import read_bench
-from prefdisco.builder import pipeline
+from prefdisco.builder import pipeline, setup
 from prefdisco.builder.cli import register
+from prefdisco.builder.config import BuildConfig
+from prefdisco.builder.estimate import estimate_build
+from prefdisco.builder.manifest import BuildReport
 from prefdisco.builder.personas import save_library
 from test_build_support import FakeBuilder, default_rubric, fake_model, make_problems, same_profile
 
 
-def _config(out: Path, **kw: Any) -> pipeline.BuildConfig:
+def _config(out: Path, **kw: Any) -> BuildConfig:
     values: dict[str, Any] = {
         "benchmark": "toy",
         "problems": 3,
@@ -31,10 +34,10 @@ def _config(out: Path, **kw: Any) -> pipeline.BuildConfig:
         "out": out,
     }
     values.update(kw)
-    return pipeline.BuildConfig.model_validate(values)
+    return BuildConfig.model_validate(values)
 
 
-def _build(fake: FakeBuilder, config: pipeline.BuildConfig, n_problems: int = 3) -> pipeline.BuildReport:
+def _build(fake: FakeBuilder, config: BuildConfig, n_problems: int = 3) -> BuildReport:
     models = [fake_model(fake, "a"), fake_model(fake, "b")]
     return asyncio.run(pipeline.build_benchmark(config, models=models, problems=make_problems(n_problems)))
 
@@ -146,7 +149,7 @@ def test_profiles_still_identical_after_regeneration_are_dropped_and_reported(tm
 
 def test_dry_run_estimates_without_any_model_call(tmp_path: Path) -> None:
     config = _config(tmp_path / "bench", problems=4)
-    estimate = pipeline.estimate_build(config, problems=make_problems(4))
+    estimate = estimate_build(config, problems=make_problems(4))
     steps = estimate.steps
     assert steps["persona"].calls == 5 and steps["relevance"].calls == 4
     assert steps["profile"].calls == steps["rubric"].calls == 12
@@ -163,7 +166,7 @@ def _cli() -> typer.Typer:
 
 def test_cli_dry_run_makes_zero_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_benchmarks: Path) -> None:
     fake = FakeBuilder()
-    monkeypatch.setattr(pipeline, "resolve_models", lambda names, config: [fake_model(fake)])
+    monkeypatch.setattr(setup, "resolve_models", lambda names, config: [fake_model(fake)])
     out = tmp_path / "bench"
     args = ["build", "--benchmark", "math500", "--source", str(shared_benchmarks / "math500" / "test.jsonl")]
     args += ["--problems", "3", "--personas-per-problem", "2", "--model", "mockllm/model", "--out", str(out)]
@@ -177,7 +180,7 @@ def test_cli_dry_run_makes_zero_calls(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_cli_build_from_a_persona_library_and_a_generic_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A persona library made first, then reused by the build.
     fake = FakeBuilder()
-    monkeypatch.setattr(pipeline, "resolve_models", lambda names, config: [fake_model(fake)])
+    monkeypatch.setattr(setup, "resolve_models", lambda names, config: [fake_model(fake)])
     library = tmp_path / "personas.jsonl"
     result = CliRunner().invoke(
         _cli(), ["personas", "--n", "4", "--model", "mockllm/model", "--out", str(library), "--max-share", "0.5"]

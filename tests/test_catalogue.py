@@ -108,7 +108,7 @@ def test_unreadable_catalogue_files(tmp_path):
     bad.write_text('[\n  {"name": "x",\n  oops\n]', encoding="utf-8")
     with pytest.raises(UserError, match=r"bad\.json:3: invalid JSON"):
         load_catalogue(bad)
-    with pytest.raises(UserError, match="non-empty JSON list"):
+    with pytest.raises(UserError, match="JSON list of attributes"):
         load_catalogue(_write(tmp_path, {"name": "x"}))
 
 

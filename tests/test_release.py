@@ -9,15 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from prefdisco.benchmarks.registry import BENCHMARKS, spec_for_hub_id
+from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.errors import UserError
 from prefdisco.release.convert import attributes_from_scenarios, parse_value_range
-from prefdisco.release.exporter import export_release, local_importance, scenario_to_record
-from prefdisco.release.importer import (
-    EXTENSION_KEY,
-    import_release,
-    normalize_release_problem,
-    problem_from_release,
-)
+from prefdisco.release.exporter import export_release, local_importance, scenario_to_record, write_jsonl_atomic
+from prefdisco.release.format import EXTENSION_KEY
+from prefdisco.release.importer import import_release
+from prefdisco.release.problems import normalize_release_problem, problem_from_release
 from prefdisco.schema import (
     AnswerType,
     Persona,
@@ -226,6 +225,37 @@ def test_problem_normalization_follows_the_evaluator(dataset, row, question, cho
     assert p.metadata["original_problem"] == row
 
 
+@pytest.mark.parametrize(
+    ("name", "release_id", "row", "answer_type"),
+    [
+        ("aime", "gneubig/aime-1983-2024", {"Question": "Find n.", "Answer": "012"}, AnswerType.INTEGER),
+        ("mmlu", "lighteval/mmlu", {"question": "Q?", "choices": ["a", "b"], "answer": 1}, AnswerType.LETTER),
+        ("simpleqa", "pvduy/simpleqa", {"problem": "When?", "answer": "1912"}, AnswerType.FREE_TEXT),  # not integer
+        ("mascqa", "stellalisy/MaScQA", {"question": "k?", "correct_answer": "0.85 to 0.89"}, AnswerType.NUMERIC_RANGE),
+        ("math500", "HuggingFaceH4/MATH-500", {"problem": "x?", "answer": "12"}, AnswerType.LATEX),  # not integer
+    ],
+)
+def test_release_dataset_ids_come_from_the_benchmark_registry(name, release_id, row, answer_type):
+    """The paper's Hub ids are aliases of the registry's benchmarks: name, domain and (where the benchmark has
+    one) answer type come from the spec, whichever id the metadata line names; the registry's Hub id stays."""
+    spec = BENCHMARKS[name]
+    assert spec_for_hub_id(release_id) is spec
+    if spec.hub_id is not None:
+        assert spec_for_hub_id(spec.hub_id) is spec
+    assert BENCHMARKS["aime"].hub_id == "di-zhang-fdu/AIME_1983_2024"
+    record = {"problem_id": "problem_3_someone_0123abcd", "original_problem": row}
+    for dataset in {release_id, spec.hub_id} - {None}:
+        p = problem_from_release(record, dataset, "f:2")
+        assert (p.benchmark, p.domain, p.answer_type) == (spec.name, spec.domain, answer_type)
+
+
+def test_unknown_dataset_keeps_its_id_and_infers_the_rest():
+    assert spec_for_hub_id("someone/other-bench") is None
+    record = {"problem_id": "problem_0_x", "original_problem": {"question": "Who?", "answer": "Ada"}}
+    p = problem_from_release(record, "someone/other-bench", "f:2")
+    assert (p.benchmark, p.domain, p.answer_type) == ("someone/other-bench", "general", AnswerType.FREE_TEXT)
+
+
 def test_scienceqa_solution_joins_lecture_and_solution():
     row = {
         "question": "Q?",
@@ -359,8 +389,6 @@ def _built_scenario() -> Scenario:
 
 
 def test_export_of_built_scenarios_is_evaluator_readable_and_lossless(tmp_path):
-    from prefdisco.builder.catalogue import load_catalogue
-
     s = _built_scenario()
     out = tmp_path / "built.jsonl"
     export_release([s], out, attributes=load_catalogue())
@@ -420,8 +448,6 @@ def test_scenario_to_record_keeps_preferences_without_criterion(tmp_path, exampl
 
 
 def test_failed_export_leaves_the_old_file_untouched(tmp_path):
-    from prefdisco.release.exporter import write_jsonl_atomic
-
     out = tmp_path / "out.jsonl"
     out.write_text("old\n", encoding="utf-8")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from prefdisco.benchio import (
@@ -18,8 +19,10 @@ from prefdisco.benchio import (
     write_bench,
 )
 from prefdisco.builder.catalogue import load_catalogue
-from prefdisco.errors import UserError
+from prefdisco.errors import UserError, validation_messages
 from prefdisco.release.convert import load_scenarios as read_scenarios
+from prefdisco.release.exporter import export_release
+from prefdisco.release.format import EXTENSION_KEY
 from prefdisco.release.importer import import_release
 from prefdisco.release.validate import validate_path
 from prefdisco.schema import Scenario
@@ -137,17 +140,21 @@ def test_validate_accepts_good_files(tmp_path, scenario, example_path):
 
 
 def test_validate_reports_every_problem_with_its_line(tmp_path, scenario):
+    """Each problem once, with its line; a model's problems are pydantic's own errors (``field.path: message``)."""
     weights = _variant(scenario, 2)
     for item, w in zip(weights["profile"]["items"], (0.3, 0.1, 0.2, 0.1), strict=True):
         item["weight"] = w  # sums to 0.7
     level = _variant(scenario, 3)
     del level["rubric"][1]["levels"]["4"]
     mismatch = _variant(scenario, 6)
+    renamed = mismatch["rubric"][0]["attribute"]
     mismatch["rubric"][0]["attribute"] = "Kitchen Vocabulary"
     several = _variant(scenario, 7)
     several["profile"]["items"][0]["weight"] = 0.0  # sum 0.64
     del several["rubric"][2]["levels"]["1"]
     several["persona"]["age"] = 7
+    extra = _variant(scenario, 8)
+    extra["rubric"].append({**extra["rubric"][0], "attribute": "Kitchen Vocabulary"})
     path = _write_jsonl(
         tmp_path / SCENARIOS_FILE,
         [
@@ -158,22 +165,26 @@ def test_validate_reports_every_problem_with_its_line(tmp_path, scenario):
             _variant(scenario, 1),
             mismatch,
             several,
+            extra,
         ],
     )
     issues = _issues(path)
-    assert _lines_matching(issues, "profile weights sum to 0.7") == [2]
-    assert _lines_matching(
-        issues, "rubric[1] (Familiarity with Subtraction by Regrouping) is missing level(s) [4]"
-    ) == [3]
+    assert _lines_matching(issues, "profile: profile weights must sum to 1, got 0.7") == [2]
+    assert _lines_matching(issues, "rubric.1.levels: rubric levels must describe every score 1..5; missing [4]") == [3]
     assert _lines_matching(issues, "invalid JSON") == [4]
     assert _lines_matching(issues, "duplicate id 's1' (first on line 1)") == [5]
-    assert _lines_matching(issues, "have no rubric criterion") == [6]
-    assert _lines_matching(issues, "['Kitchen Vocabulary'] not in the profile") == [6]
+    # the Scenario validator names both halves of a mismatch in one message
+    assert _lines_matching(
+        issues, f"(record): scenario s6: rubric has no criterion for profile attribute(s) ['{renamed}']; rubric "
+    ) == [6]
+    assert _lines_matching(
+        issues, "(record): scenario s8: rubric criterion for attribute(s) ['Kitchen Vocabulary'] not in profile"
+    ) == [8]
     line7 = [msg for line, msg in issues if line == 7]
-    assert any("weights sum to 0.64" in m for m in line7)
-    assert any("rubric[2]" in m and "missing level(s) [1]" in m for m in line7)
+    assert any(m == "profile: profile weights must sum to 1, got 0.64" for m in line7)
+    assert any(m.startswith("rubric.2.levels:") and "missing [1]" in m for m in line7)
     assert any(m.startswith("persona.age:") for m in line7)
-    assert len(line7) == 3  # each problem once: the pydantic duplicates of our own checks are dropped
+    assert len(line7) == 3  # each problem once, as pydantic reports it
     assert 1 not in {line for line, _ in issues}
     assert len(issues) == 9
 
@@ -260,6 +271,58 @@ def test_validate_release_catches_what_only_the_import_sees(tmp_path, release_li
     assert "answer 'C' is not one of the option letters" in issues[0][1]
 
 
+def test_validate_release_reports_every_pydantic_error_of_the_import(tmp_path, example_path, release_lines):
+    """The import stops at a model's first error ("(+N more)"); validate shows each, prefixed by the record part."""
+    meta, _ = release_lines
+    scenarios, _ = import_release(example_path)
+    out = tmp_path / "exported.jsonl"
+    export_release(scenarios, out, metadata=meta)
+    _, record = (json.loads(line) for line in out.read_text(encoding="utf-8").splitlines())
+    record[EXTENSION_KEY]["persona"]["age"] = 7
+    record[EXTENSION_KEY]["persona"]["name"] = " "
+    path = _write_jsonl(tmp_path / "r.jsonl", [meta, record])
+    with pytest.raises(UserError, match=r"r\.jsonl:2: prefdisco: name: .* \(\+1 more\)"):
+        import_release(path)
+    issues = _issues(path)
+    assert [line for line, _ in issues] == [2, 2]
+    assert issues[0][1].startswith(f"{EXTENSION_KEY}: name: ")
+    assert issues[1][1] == f"{EXTENSION_KEY}: age: Input should be greater than or equal to 13"
+
+
+def test_validation_messages_group_by_type_and_location():
+    def error(kind: str, loc: tuple, ctx: dict | None = None) -> dict:
+        return {"type": kind, "loc": loc, "input": None, **({"ctx": ctx} if ctx else {})}
+
+    err = ValidationError.from_exception_data(
+        "Scenario",
+        [
+            error("value_error", ("profile",), {"error": ValueError("profile weights must sum to 1, got 0.7")}),
+            error("missing", ("persona", "age")),
+            error("value_error", ("profile",), {"error": ValueError("another reason")}),
+            error("value_error", ("profile",), {"error": ValueError("another reason")}),
+            error("string_too_short", (), {"min_length": 1}),
+        ],
+    )
+    assert validation_messages(err) == [
+        "profile: profile weights must sum to 1, got 0.7; another reason",
+        "persona.age: Field required",
+        "(record): String should have at least 1 character",
+    ]
+
+
+def test_validate_and_import_split_lines_alike(tmp_path, release_lines):
+    """A JSON string may hold U+2028 unescaped (``ensure_ascii=False``): it is not a line break for either."""
+    meta, good = release_lines
+    record = copy.deepcopy(good)
+    record["persona"]["backstory"] += "\u2028Second paragraph.\x0c"
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(meta) + "\n" + json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert import_release(path)[0][0].persona.backstory.endswith("\u2028Second paragraph.\x0c")
+    report = validate_path(path)
+    assert report.ok, report.issues
+    assert report.records == 1
+
+
 # ---------------------------------------------------------------------------------------------------------
 # CLI
 # ---------------------------------------------------------------------------------------------------------
@@ -293,7 +356,7 @@ def test_cli_validate_exit_codes(tmp_path, cli_app, scenario, example_path):
     res = runner.invoke(cli_app, ["validate", str(path)])
     assert res.exit_code == 1
     out = res.output.strip().splitlines()
-    assert out[0] == f"{path}:2: scenario s2: profile weights sum to 0.7, expected 1"
+    assert out[0] == f"{path}:2: profile: profile weights must sum to 1, got 0.7"
     assert out[1].startswith(f"{path}:3: invalid JSON")
     assert out[2] == f"{path}:4: duplicate id 's1' (first on line 1)"
     assert out[3] == f"{path}: 3 problem(s) in scenarios file (3 scenarios read)"

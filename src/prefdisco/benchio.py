@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -128,22 +129,39 @@ def write_bench(
     return manifest
 
 
+def text_lines(path: Path, errors: str = "strict") -> Iterator[tuple[int, str]]:
+    """(1-based line number, text) of every non-blank line of a UTF-8 file. Lines are split on newlines only (as
+    file iteration does), so a JSON string holding U+2028 or a form feed stays on its line. ``errors`` is the
+    decoding's error handler; reading errors (OSError, UnicodeDecodeError) propagate."""
+    with path.open(encoding="utf-8", errors=errors, newline="\n") as f:
+        for lineno, line in enumerate(f, start=1):
+            if line.strip():
+                yield lineno, line
+
+
+def json_lines(path: Path, errors: str = "strict") -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) of every non-blank line; a line that is not JSON gives its
+    :class:`json.JSONDecodeError` as the value, so a caller may stop at it or report each."""
+    for lineno, line in text_lines(path, errors):
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as e:
+            yield lineno, e
+
+
 def read_jsonl_models(path: Path, model: type[M]) -> list[M]:
     """Parse one model per non-blank line; UserError naming ``path:line`` on the first bad line."""
     out: list[M] = []
     try:
-        text = path.read_text(encoding="utf-8")
+        for lineno, line in text_lines(path):
+            try:
+                out.append(model.model_validate_json(line))
+            except ValidationError as e:
+                if any(err.get("type") == "json_invalid" for err in e.errors()):
+                    raise UserError(f"{path}:{lineno}: invalid JSON") from e
+                raise UserError(describe_validation_error(e, f"{path}:{lineno}")) from e
     except (OSError, UnicodeDecodeError) as e:
         raise UserError(f"{path}: cannot read ({e})") from e
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(model.model_validate_json(line))
-        except ValidationError as e:
-            if any(err.get("type") == "json_invalid" for err in e.errors()):
-                raise UserError(f"{path}:{lineno}: invalid JSON") from e
-            raise UserError(describe_validation_error(e, f"{path}:{lineno}")) from e
     return out
 
 
@@ -195,13 +213,10 @@ def read_bench(directory: Path | str, verify_hash: bool = True) -> Bench:
 def first_json_line(path: Path) -> Any:
     """The parsed first non-blank line of a file (None for an empty file); UserError on bad JSON."""
     try:
-        with path.open(encoding="utf-8") as f:
-            for lineno, line in enumerate(f, start=1):
-                if line.strip():
-                    try:
-                        return json.loads(line)
-                    except json.JSONDecodeError as e:
-                        raise UserError(f"{path}:{lineno}: invalid JSON ({e.msg})") from e
+        for lineno, value in json_lines(path):
+            if isinstance(value, json.JSONDecodeError):
+                raise UserError(f"{path}:{lineno}: invalid JSON ({value.msg})")
+            return value
     except UnicodeDecodeError as e:
         raise UserError(f"{path}: not UTF-8 text (byte {e.start}); expected a JSONL file") from e
     return None

@@ -18,14 +18,31 @@ class UserError(Exception):
         super().__init__(" ".join(message.split()))
 
 
+def validation_messages(err: ValidationError) -> list[str]:
+    """pydantic's own errors, one line per (error type, location): ``field.path: message``.
+
+    Groups keep pydantic's order; a group's distinct messages are joined with "; ". A ``value_error`` (one of our
+    validators) shows the validator's own message (``ctx["error"]``), never pydantic's wording around it; a
+    model-level error's location is "(record)".
+    """
+    groups: dict[tuple[str, tuple[int | str, ...]], list[str]] = {}
+    for e in err.errors(include_url=False):
+        reason = e.get("ctx", {}).get("error")
+        text = str(reason) if e["type"] == "value_error" and reason is not None else e["msg"]
+        texts = groups.setdefault((e["type"], tuple(e["loc"])), [])
+        if text not in texts:
+            texts.append(text)
+    return [
+        " ".join(f"{'.'.join(str(p) for p in loc) or '(record)'}: {'; '.join(texts)}".split())
+        for (_, loc), texts in groups.items()
+    ]
+
+
 def validation_message(err: ValidationError) -> str:
-    """One line for a pydantic error: ``<field.path>: <message>`` of the first problem (+N more)."""
-    problems = err.errors(include_url=False)
-    first = problems[0]
-    loc = ".".join(str(p) for p in first.get("loc", ()))
-    msg = str(first.get("msg", "invalid")).removeprefix("Value error, ")
-    more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-    return " ".join(f"{loc or '(record)'}: {msg}{more}".split())
+    """The first of :func:`validation_messages`, with how many more there are."""
+    messages = validation_messages(err)
+    more = f" (+{len(messages) - 1} more)" if len(messages) > 1 else ""
+    return messages[0] + more
 
 
 def describe_validation_error(err: ValidationError, where: str) -> str:

@@ -298,10 +298,10 @@ class Scenario(_Model):
             raise ValueError(f"scenario {self.id}: rubric has more than one criterion for an attribute")
         missing = [a for a in profile if a not in rubric]
         unknown = [a for a in rubric if a not in profile]
-        if missing:
-            raise ValueError(f"scenario {self.id}: rubric has no criterion for profile attribute(s) {missing}")
-        if unknown:
-            raise ValueError(f"scenario {self.id}: rubric criterion for attribute(s) {unknown} not in profile")
+        problems = [f"rubric has no criterion for profile attribute(s) {missing}"] if missing else []
+        problems += [f"rubric criterion for attribute(s) {unknown} not in profile"] if unknown else []
+        if problems:
+            raise ValueError(f"scenario {self.id}: {'; '.join(problems)}")
         return self
 
     def criterion(self, attribute: str) -> RubricCriterion:

@@ -14,6 +14,11 @@ from the paper's loaders (``prefdisco_release_format.md`` §5, §7):
 Problem ids come from the dataset's own id field where it has one (with a ``-dup<k>`` suffix on repeats, e.g.
 MaScQA's duplicated qid), otherwise they are ``<benchmark>-<split>-<row index>`` (0-based, in the source's
 order). ScienceQA's ``id`` exists only in the local copy; from the Hub its ids fall back to row indices.
+
+``release_ids`` are the other Hub ids of the same data that the paper's release configs name (§5): its AIME,
+MMLU, SimpleQA and MaScQA came from gneubig/aime-1983-2024, lighteval/mmlu, pvduy/simpleqa and
+stellalisy/MaScQA. :func:`spec_for_hub_id` finds a benchmark by either kind of id (the release importer reads
+a release file's ``dataset`` with it).
 """
 
 from __future__ import annotations
@@ -44,10 +49,16 @@ class BenchmarkSpec:
     id_required: bool = True  # False: a missing id column falls back to row-index ids
     source_hint: str = ""  # said when no source can be used
     source_fields: tuple[str, ...] = field(default=())  # the source's columns (canonical Hub names)
+    release_ids: tuple[str, ...] = ()  # other Hub ids of this data, as the paper's release configs name it
 
     @property
     def domain(self) -> str:
         return self.mapping.domain
+
+    @property
+    def answer_type(self) -> AnswerType | None:
+        """The answer type of every problem, or None when it varies (MaScQA)."""
+        return self.answer_types[0] if len(self.answer_types) == 1 else None
 
 
 def _build_simpleqa(row: Row, mapping: FieldMapping, ref: RowRef) -> dict[str, Any]:
@@ -95,6 +106,7 @@ _SPECS = (
         hub_id="di-zhang-fdu/AIME_1983_2024",
         config="default",
         split="train",
+        release_ids=("gneubig/aime-1983-2024",),
         mapping=FieldMapping(
             question="Question",
             answer="Answer",
@@ -124,6 +136,7 @@ _SPECS = (
         hub_id=None,
         config=None,
         split="test",
+        release_ids=("stellalisy/MaScQA",),
         mapping=FieldMapping(
             question="question",
             answer="answer",
@@ -176,6 +189,7 @@ _SPECS = (
         hub_id="cais/mmlu",
         config="all",
         split="test",
+        release_ids=("lighteval/mmlu",),
         mapping=FieldMapping(
             question="question",
             **_mc("answer", "choices", GoldFormat.INDEX0),
@@ -190,6 +204,7 @@ _SPECS = (
         hub_id="basicv8vc/SimpleQA",
         config="default",
         split="test",
+        release_ids=("pvduy/simpleqa",),
         mapping=FieldMapping(
             question="problem", answer="answer", answer_type=AnswerType.FREE_TEXT, domain="general knowledge"
         ),
@@ -237,3 +252,13 @@ def get_spec(name: str) -> BenchmarkSpec:
     if spec is None:
         raise UserError(f"unknown benchmark {name!r} (known: {', '.join(BENCHMARKS)})")
     return spec
+
+
+_BY_HUB_ID: dict[str, BenchmarkSpec] = {
+    hub_id: spec for spec in _SPECS for hub_id in (spec.hub_id, *spec.release_ids) if hub_id is not None
+}
+
+
+def spec_for_hub_id(hub_id: str) -> BenchmarkSpec | None:
+    """The benchmark whose Hub id or release id is ``hub_id`` (exact spelling), or None."""
+    return _BY_HUB_ID.get(hub_id)

@@ -41,6 +41,8 @@ def parse_catalogue(text: str, label: str) -> list[Attribute]:
     """Parse and check catalogue JSON text (``label`` names the source in error messages): the attribute list
     of a benchmark folder (:func:`prefdisco.benchio.parse_attributes`), with no name/alias collisions."""
     attributes = parse_attributes(text, label)
+    if not attributes:
+        raise UserError(f"{label}: expected a non-empty JSON list of attributes")
     check_catalogue(attributes, label)
     return attributes
 

@@ -1,6 +1,7 @@
 """CLI commands of the generation pipeline: ``prefdisco build`` and ``prefdisco personas``.
 
-Parsing and printing only; the work is in :mod:`prefdisco.builder.pipeline`.
+Parsing and printing only; the work is in :mod:`prefdisco.builder.pipeline` (build),
+:mod:`prefdisco.builder.library` (personas) and :mod:`prefdisco.builder.estimate` (``--dry-run``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
-    from prefdisco.builder.pipeline import BuildConfig
+    from prefdisco.builder.config import BuildConfig
 
 
 class _RichProgress:
@@ -40,7 +41,7 @@ def _model_args(pairs: list[str]) -> dict[str, Any]:
 def _config(**values: Any) -> BuildConfig:
     from pydantic import ValidationError
 
-    from prefdisco.builder.pipeline import BuildConfig
+    from prefdisco.builder.config import BuildConfig
     from prefdisco.errors import UserError, describe_validation_error
 
     try:
@@ -210,7 +211,7 @@ def register(app: typer.Typer) -> None:
         from rich.progress import Progress
         from rich.table import Table
 
-        from prefdisco.builder.pipeline import run_personas
+        from prefdisco.builder.library import run_personas
 
         config = _config(
             benchmark="personas",
@@ -251,7 +252,7 @@ def register(app: typer.Typer) -> None:
 def _print_estimate(console: Console, config: BuildConfig) -> None:
     from rich.table import Table
 
-    from prefdisco.builder.pipeline import estimate_build
+    from prefdisco.builder.estimate import estimate_build
 
     estimate = estimate_build(config)
     table = Table("step", "model calls", "input tokens", "output tokens", "note", title="dry run: nothing called")

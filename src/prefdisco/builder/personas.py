@@ -1,10 +1,9 @@
-"""The persona library: Big-Five-grounded simulated users, generated from seeded blueprints with rejection
-sampling against over-represented combinations.
+"""The persona library: Big-Five-grounded simulated users, written by an LLM from seeded blueprints
+(:mod:`prefdisco.builder.blueprints`) with rejection sampling against over-represented combinations.
 
-Code samples a *blueprint* (Big Five levels and 1-5 scores, optional facet scores, an age band, an occupation
-group, an education level); the LLM (temperature 0.7 by default) fills in a coherent person. Trait levels are
-described in the prompt either by IPIP-NEO items from a file the user gives (``load_ipip``) or by the short
-packaged descriptions below, so the default needs no shared data.
+Code samples a blueprint; the LLM (temperature 0.7 by default) fills in a coherent person: name, age,
+occupation, location, education, summary, backstory and expertise. A persona's id is
+:func:`prefdisco.schema.persona_id` of its name and summary, the paper's scheme.
 
 A persona's *bucket* is (occupation group, age band, trait pattern of the five levels). A candidate is
 rejected when its bucket already holds ``floor(max_share * n)`` personas of the target library size ``n``;
@@ -20,8 +19,6 @@ seed and the batch size only, not on concurrency.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import math
 import random
 from collections import Counter
@@ -30,246 +27,27 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from prefdisco import prompts
 from prefdisco.atomic import atomic_write
+from prefdisco.benchio import read_jsonl_models
+from prefdisco.builder.blueprints import (
+    Blueprint,
+    BlueprintSpace,
+    age_band_of,
+    band_label,
+    sample_blueprint,
+    trait_lines,
+    trait_pattern,
+)
+from prefdisco.builder.ipip import IpipItem
 from prefdisco.builder.pool import StepRunner
-from prefdisco.errors import UserError, describe_validation_error
-from prefdisco.schema import BIG_FIVE, Persona, TraitScore
+from prefdisco.errors import UserError
+from prefdisco.schema import BIG_FIVE, Persona, persona_id
 
 STEP = "persona"
 MAX_TOKENS = 640
-
-AGE_BANDS: tuple[tuple[int, int], ...] = ((18, 25), (26, 35), (36, 45), (46, 55), (56, 65), (66, 80))
-
-OCCUPATION_GROUPS: dict[str, tuple[int, int]] = {
-    # group -> the ages it is plausible for (a blueprint never pairs a group with a band outside this range)
-    "skilled trades and construction": (18, 80),
-    "healthcare": (18, 80),
-    "education and childcare": (18, 80),
-    "arts, design and media": (18, 80),
-    "science and research": (18, 80),
-    "engineering and technology": (18, 80),
-    "business, finance and sales": (18, 80),
-    "law, government and public safety": (18, 80),
-    "hospitality, food and retail": (18, 80),
-    "agriculture, fishing and outdoor work": (18, 80),
-    "transport and logistics": (18, 80),
-    "care work and community service": (18, 80),
-    "student": (18, 35),
-    "homemaker or not in paid work": (18, 80),
-    "retired": (56, 80),
-}
-
-EDUCATION_LEVELS: tuple[str, ...] = (
-    "left school early",
-    "secondary school",
-    "vocational or trade qualification",
-    "some college",
-    "bachelor's degree",
-    "master's degree",
-    "doctorate or professional degree",
-)
-_MIN_AGE_FOR_EDUCATION = {"master's degree": 23, "doctorate or professional degree": 26}
-
-TRAIT_LEVELS: tuple[str, ...] = ("low", "medium", "high")
-LEVEL_RANGES = {"low": (1.0, 2.4), "medium": (2.5, 3.5), "high": (3.6, 5.0)}
-
-FACETS: dict[str, tuple[str, ...]] = {  # the six IPIP-NEO facets of each domain, in facet-number order
-    "neuroticism": ("anxiety", "anger", "depression", "self-consciousness", "immoderation", "vulnerability"),
-    "extraversion": (
-        "friendliness",
-        "gregariousness",
-        "assertiveness",
-        "activity level",
-        "excitement-seeking",
-        "cheerfulness",
-    ),
-    "openness": (
-        "imagination",
-        "artistic interests",
-        "emotionality",
-        "adventurousness",
-        "intellect",
-        "liberalism",
-    ),
-    "agreeableness": ("trust", "morality", "altruism", "cooperation", "modesty", "sympathy"),
-    "conscientiousness": (
-        "self-efficacy",
-        "orderliness",
-        "dutifulness",
-        "achievement-striving",
-        "self-discipline",
-        "cautiousness",
-    ),
-}
-
-TRAIT_HINTS: dict[str, dict[str, str]] = {  # used when no IPIP item file is given
-    "openness": {
-        "low": "prefers the familiar and concrete, wary of abstract ideas",
-        "medium": "open to new ideas when they are useful",
-        "high": "curious and imaginative, enjoys new and abstract ideas",
-    },
-    "conscientiousness": {
-        "low": "spontaneous, dislikes plans and detail",
-        "medium": "organised when it matters",
-        "high": "careful, orderly and thorough",
-    },
-    "extraversion": {
-        "low": "reserved and quiet, prefers working alone",
-        "medium": "sociable in moderation",
-        "high": "outgoing, talkative and energetic",
-    },
-    "agreeableness": {
-        "low": "blunt and sceptical of others",
-        "medium": "cooperative but stands their ground",
-        "high": "warm, trusting and eager to help",
-    },
-    "neuroticism": {
-        "low": "calm and rarely worried",
-        "medium": "sometimes stressed under pressure",
-        "high": "worries easily and is quick to feel stressed",
-    },
-}
-
-_DOMAIN_LETTERS = {
-    "O": "openness",
-    "C": "conscientiousness",
-    "E": "extraversion",
-    "A": "agreeableness",
-    "N": "neuroticism",
-}
-
-
-# ---------------------------------------------------------------------------------------------------------
-# IPIP items
-# ---------------------------------------------------------------------------------------------------------
-
-
-class IpipItem(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    text: str = Field(min_length=1)
-    keyed: Literal["plus", "minus"]
-    domain: Literal["O", "C", "E", "A", "N"]
-    facet: int | None = None
-
-
-def load_ipip(path: Path) -> dict[str, list[IpipItem]]:
-    """IPIP-NEO items (a JSON list of ``{text, keyed, domain[, facet]}``) grouped by Big Five trait."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{path}: IPIP item file not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise UserError(f"{path}: cannot read IPIP items as JSON ({err})") from None
-    if not isinstance(data, list) or not data:
-        raise UserError(f"{path}: expected a non-empty JSON list of IPIP items")
-    grouped: dict[str, list[IpipItem]] = {t: [] for t in BIG_FIVE}
-    for row, entry in enumerate(data):
-        try:
-            item = IpipItem.model_validate(entry)
-        except ValidationError as err:
-            raise UserError(describe_validation_error(err, f"{path}: item {row}")) from None
-        grouped[_DOMAIN_LETTERS[item.domain]].append(item)
-    empty = [t for t, items in grouped.items() if not items]
-    if empty:
-        raise UserError(f"{path}: no IPIP items for trait(s) {', '.join(empty)}")
-    return grouped
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Blueprints
-# ---------------------------------------------------------------------------------------------------------
-
-
-class BlueprintSpace(BaseModel):
-    """What blueprints are drawn from. Narrow it to steer a library (or, in tests, to force collisions)."""
-
-    age_bands: list[tuple[int, int]] = Field(default_factory=lambda: list(AGE_BANDS), min_length=1)
-    occupation_groups: list[str] = Field(default_factory=lambda: list(OCCUPATION_GROUPS), min_length=1)
-    education_levels: list[str] = Field(default_factory=lambda: list(EDUCATION_LEVELS), min_length=1)
-    level_weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    """Sampling weights of the trait levels low, medium, high."""
-    facets: bool = False
-
-
-class Blueprint(BaseModel):
-    index: int
-    traits: dict[str, TraitScore]
-    age_band: tuple[int, int]
-    occupation_group: str
-    education: str
-
-    @property
-    def pattern(self) -> str:
-        return trait_pattern({t: s.level for t, s in self.traits.items()})
-
-    @property
-    def bucket(self) -> tuple[str, str, str]:
-        return (self.occupation_group, age_band_of(self.age_band[0]), self.pattern)
-
-
-def band_label(band: tuple[int, int]) -> str:
-    return f"{band[0]}-{band[1]}"
-
-
-def age_band_of(age: int) -> str:
-    for lo, hi in AGE_BANDS:
-        if lo <= age <= hi:
-            return band_label((lo, hi))
-    return "under-18" if age < AGE_BANDS[0][0] else f"over-{AGE_BANDS[-1][1]}"
-
-
-def trait_pattern(levels: dict[str, str]) -> str:
-    """Five letters L/M/H in BIG_FIVE order, e.g. ``HMLMH``."""
-    return "".join(levels[t][0].upper() for t in BIG_FIVE)
-
-
-def sample_blueprint(rng: random.Random, space: BlueprintSpace, index: int) -> Blueprint:
-    traits: dict[str, TraitScore] = {}
-    for trait in BIG_FIVE:
-        level = rng.choices(TRAIT_LEVELS, weights=space.level_weights)[0]
-        lo, hi = LEVEL_RANGES[level]
-        score = round(rng.uniform(lo, hi), 1)
-        facets: dict[str, float] = {}
-        if space.facets:
-            for facet in FACETS[trait]:
-                facets[facet] = round(min(5.0, max(1.0, rng.gauss(score, 0.5))), 1)
-        traits[trait] = TraitScore(level=level, score=score, facets=facets)  # type: ignore[arg-type]
-    band = rng.choice(space.age_bands)
-    groups = [g for g in space.occupation_groups if _group_fits(g, band)] or space.occupation_groups
-    group = rng.choice(groups)
-    levels = [e for e in space.education_levels if _MIN_AGE_FOR_EDUCATION.get(e, 0) <= band[1]]
-    education = rng.choice(levels or space.education_levels)
-    return Blueprint(index=index, traits=traits, age_band=band, occupation_group=group, education=education)
-
-
-def _group_fits(group: str, band: tuple[int, int]) -> bool:
-    lo, hi = OCCUPATION_GROUPS.get(group, (0, 200))
-    return band[0] >= lo and band[1] <= hi
-
-
-def trait_lines(blueprint: Blueprint, ipip: dict[str, list[IpipItem]] | None, seed: int) -> str:
-    """One line per trait: level, score, and what it means (two IPIP items, or the packaged hint)."""
-    rng = random.Random(f"{seed}\x1fipip\x1f{blueprint.index}")
-    lines = []
-    for trait in BIG_FIVE:
-        ts = blueprint.traits[trait]
-        head = f"- {trait}: {ts.level} ({ts.score:.1f}/5)"
-        if ipip is None:
-            lines.append(f"{head}: {TRAIT_HINTS[trait][ts.level]}")
-            continue
-        items = rng.sample(ipip[trait], k=min(2, len(ipip[trait])))
-        parts = []
-        for item in items:
-            agrees = (item.keyed == "plus") == (ts.level == "high")
-            verb = "neutral on" if ts.level == "medium" else ("agrees with" if agrees else "disagrees with")
-            parts.append(f'{verb} "{item.text}"')
-        lines.append(f"{head}; {'; '.join(parts)}")
-    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -357,16 +135,11 @@ def persona_prompt(
     )
 
 
-def persona_id(name: str, occupation: str, age: int) -> str:
-    digest = hashlib.sha1(f"{name}|{occupation}|{age}".encode()).hexdigest()[:8]
-    return f"persona-{digest}"
-
-
 def draft_to_persona(draft: BaseModel, blueprint: Blueprint, built_by: str) -> Persona:
     d = draft.model_dump()
     levels = {t: blueprint.traits[t].level for t in BIG_FIVE}
     return Persona(
-        id=persona_id(d["name"], d["occupation"], d["age"]),
+        id=persona_id(d["name"], d["summary"]),
         name=d["name"],
         age=d["age"],
         occupation=d["occupation"],
@@ -568,23 +341,18 @@ def save_library(path: Path, personas: Sequence[Persona]) -> None:
 
 
 def load_library(path: Path) -> list[Persona]:
-    """Read a personas.jsonl library; a bad line raises ``UserError`` naming the file and line."""
+    """Read a personas.jsonl library; a bad line or a repeated id raises ``UserError`` naming the file."""
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: persona library not found (expected personas.jsonl)")
-    personas: list[Persona] = []
-    seen: set[str] = set()
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            persona = Persona.model_validate_json(line)
-        except ValidationError as err:
-            raise UserError(describe_validation_error(err, f"{path}:{lineno}")) from None
+    personas = read_jsonl_models(path, Persona)
+    seen: dict[str, int] = {}
+    for record, persona in enumerate(personas, start=1):
         if persona.id in seen:
-            raise UserError(f"{path}:{lineno}: id: persona id {persona.id!r} appears twice")
-        seen.add(persona.id)
-        personas.append(persona)
+            raise UserError(
+                f"{path}: id: persona id {persona.id!r} appears twice (records {seen[persona.id]} and {record})"
+            )
+        seen[persona.id] = record
     if not personas:
         raise UserError(f"{path}: the persona library is empty")
     return personas

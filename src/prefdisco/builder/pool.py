@@ -294,5 +294,12 @@ class StepRunner:
             cached=True,
         )
 
+    def first_failure(self) -> str:
+        """``; first failure: step item (model): reason``, or nothing when no item failed (for error messages)."""
+        if not self.failures:
+            return ""
+        f = self.failures[0]
+        return f"; first failure: {f.step} {f.item} ({f.model}): {f.reason}"
+
     def usage_table(self) -> dict[str, dict[str, int]]:
         return {step: vars(u).copy() for step, u in self.usage.items()}

@@ -36,15 +36,15 @@ from typing import Any
 from prefdisco import __version__
 from prefdisco.atomic import atomic_open
 from prefdisco.errors import UserError
-from prefdisco.release.importer import (
+from prefdisco.release.format import (
     EXTENSION_FORMAT,
     EXTENSION_KEY,
     METADATA_TYPE,
     PROBLEM_ID_RE,
     RECORD_TYPE,
-    normalize_release_problem,
     value_text,
 )
+from prefdisco.release.problems import normalize_release_problem
 from prefdisco.schema import BIG_FIVE, AnswerType, Attribute, Persona, Problem, Scenario
 
 UNSPECIFIED = "unspecified"

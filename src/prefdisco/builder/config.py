@@ -1,0 +1,52 @@
+"""``BuildConfig``: everything ``prefdisco build`` and ``prefdisco personas`` need, recorded in the manifest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field, model_validator
+
+from prefdisco.builder.profiles import ProfileConfig
+from prefdisco.builder.relevance import RelevanceConfig
+
+
+class BuildConfig(BaseModel):
+    """Everything ``prefdisco build`` needs; recorded in the manifest."""
+
+    benchmark: str
+    source: str | None = None
+    split: str | None = None
+    mapping: str | None = Field(default=None, description="field mapping for --benchmark generic")
+    problems: int | None = Field(default=100, ge=1)
+    personas_per_problem: int = Field(default=10, ge=1)
+    persona_library: Path | None = None
+    library_size: int = Field(default=100, ge=1, description="personas to generate when no library is given")
+    models: list[str] = Field(default_factory=list)
+    model_args: dict[str, str] = Field(default_factory=dict, description="provider args (-M) for every model")
+    seed: int = 0
+    temperature: float = Field(default=0.7, ge=0)
+    retries: int = Field(default=2, ge=0)
+    max_connections: int = Field(default=8, ge=1)
+    max_retries: int | None = Field(default=None, ge=0, description="inspect's retries of a failed request")
+    timeout: int | None = Field(default=None, ge=1, description="seconds for a request, its retries included")
+    attempt_timeout: int | None = Field(default=None, ge=1, description="seconds for one attempt")
+    catalogue: Path | None = None
+    ipip: Path | None = None
+    facets: bool = False
+    max_share: float = Field(default=0.05, gt=0, le=1)
+    max_marginal_share: float | None = Field(default=2.0, gt=0)
+    persona_batch: int = Field(default=8, ge=1)
+    relevance: RelevanceConfig = Field(default_factory=RelevanceConfig)
+    profile: ProfileConfig = Field(default_factory=ProfileConfig)
+    out: Path
+
+    @model_validator(mode="after")
+    def _consistent(self) -> BuildConfig:
+        if self.relevance.min_relevant < self.profile.min_attributes:
+            raise ValueError(
+                f"min_relevant ({self.relevance.min_relevant}) must be at least min_attributes "
+                f"({self.profile.min_attributes})"
+            )
+        if self.benchmark == "generic" and (not self.source or not self.mapping):
+            raise ValueError("--benchmark generic needs --source PATH and --map question=...,answer=...")
+        return self
