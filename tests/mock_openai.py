@@ -113,6 +113,11 @@ def _text(content: Any) -> str:
     return ""
 
 
+def _judge_prompt(messages: list[dict[str, Any]]) -> str:
+    """The first user message: the judge prompt, the same on every re-ask of it."""
+    return next((_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
+
+
 def _digest(*parts: str) -> int:
     return int.from_bytes(hashlib.sha256("\x00".join(parts).encode()).digest()[:8], "big")
 
@@ -180,7 +185,10 @@ def reply_for(
     everything = "\n".join(_text(m.get("content")) for m in messages)
     h = _digest(str(config.seed), everything)
     if who.role == "judge":
-        if config.judge_garbage_rate > 0 and (h % 10_000) / 10_000 < config.judge_garbage_rate:
+        # garbage is decided by the judge prompt alone, so the judge's re-asks (the prompt, the bad reply and why)
+        # stay garbage and the judgement ends invalid
+        hp = _digest(str(config.seed), _judge_prompt(messages))
+        if config.judge_garbage_rate > 0 and (hp % 10_000) / 10_000 < config.judge_garbage_rate:
             return GARBAGE_JUDGE
         if STRUCTURED_JUDGE_MARK in everything:
             keys = re.findall(r'"(c\d+)": N', everything.split(STRUCTURED_JUDGE_MARK[:-4], 1)[-1])
@@ -288,7 +296,7 @@ class MockOpenAI:
         """Remember what a per-criterion judge prompt was answered (None: garbage), keyed by case/mode/attribute."""
         everything = "\n".join(_text(m.get("content")) for m in messages)
         if text == GARBAGE_JUDGE:
-            self.garbage_prompts.add(_digest(everything))
+            self.garbage_prompts.add(_digest(_judge_prompt(messages)))
         attribute = re.search(r"^The preference: (.+)$", everything, flags=re.MULTILINE)
         if attribute and text:
             score = json.loads(text)["score"] if text != GARBAGE_JUDGE else None

@@ -1,4 +1,4 @@
-"""generate_structured: schema sent, robust parsing, re-asking with feedback, and a hard failure."""
+"""generate_structured: schema sent, robust parsing, re-asking with feedback, caching, and a hard failure."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from inspect_ai.model import GenerateConfig, ModelOutput, ModelUsage, get_model
+from inspect_ai.model import CachePolicy, GenerateConfig, ModelOutput, ModelUsage, get_model
 from pydantic import BaseModel, Field
 
 from prefdisco.structured import StructuredOutputError, extract_json, generate_structured
@@ -86,6 +86,7 @@ def test_invalid_reply_is_re_asked_with_the_bad_output_and_a_one_line_reason() -
     assert result.attempts == 3
     assert len(result.errors) == 2
     assert result.usage.input_tokens == 30  # every attempt's tokens are booked
+    assert result.output.completion == '{"score": 5, "reason": "fixed"}'  # the accepted attempt's output
     second = script.inputs[1]
     assert second[0] == "Grade it."
     assert second[1] == '{"score": 9, "reason": "x"}'  # the bad output goes back as the assistant turn
@@ -104,6 +105,7 @@ def test_reply_still_invalid_after_retries_raises_with_the_last_reason() -> None
     assert err.reason == "reason: Field required"
     assert err.model == "mockllm/model"
     assert err.usage.input_tokens == 30
+    assert [o.completion for o in err.outputs] == ['{"score": 3}'] * 3  # every rejected attempt, in order
 
 
 def test_zero_retries_means_one_call() -> None:
@@ -151,3 +153,24 @@ def test_a_reply_cut_at_the_token_limit_is_echoed_capped_with_a_hint() -> None:
     echoed, feedback = script.inputs[1][1], script.inputs[1][2]
     assert len(echoed) <= ECHO_LIMIT + 10 and echoed.endswith("(cut)")
     assert "cut off at the length limit" in feedback
+
+
+def test_strict_is_sent_only_when_asked() -> None:
+    script = Script(json.dumps({"score": 1, "reason": "r"}), json.dumps({"score": 1, "reason": "r"}))
+    run(script)
+    run(script, strict=True)
+    assert [c.response_schema.strict for c in script.configs if c.response_schema] == [None, True]
+
+
+def test_every_attempt_is_cached_and_a_rerun_replays_the_whole_chain(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    policy = CachePolicy(expiry=None, scopes={"run": "r1"})
+    first = Script("not json at all", '{"score": 5, "reason": "fixed"}')
+    result = run(first, cache=policy)
+    assert result.attempts == 2 and len(first.inputs) == 2
+    again = Script("never sent", "never sent")
+    replayed = run(again, cache=policy)
+    assert again.inputs == []  # the bad reply and the re-ask both came from the cache
+    assert replayed.value == result.value and replayed.attempts == 2 and len(replayed.errors) == 1
+    uncached = Script('{"score": 2, "reason": "fresh"}')
+    assert run(uncached).value.score == 2 and len(uncached.inputs) == 1  # cache=False: always a call

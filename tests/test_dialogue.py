@@ -7,7 +7,12 @@ import math
 
 import pytest
 from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ChatMessage
+from inspect_ai.util import Store
 
+from prefdisco.dialogue.loop import QuestionBudget
+from prefdisco.dialogue.state import DialogueRecord
+from prefdisco.dialogue.user import USERS, UserReply
 from prefdisco.evaluation.task import build_task
 from scripted import Scripted, constant, make_persona, make_scenario, replies
 
@@ -250,13 +255,14 @@ def test_user_audit_counts_replies_that_reveal_unasked_preferences(tmp_path):
 
 
 def test_user_audit_schema_is_bounded_and_invalid_replies_are_not_counted(tmp_path):
-    from prefdisco.scoring.audit import audit_schema, parse_audit
+    from prefdisco.scoring.audit import audit_reply_model
+    from prefdisco.structured import parse_reply, response_schema
 
-    schema = audit_schema(3, 2).json_schema
+    schema = response_schema(audit_reply_model(3, 2)).json_schema
     assert schema.required == ["t1", "t2"]
     assert schema.properties["t1"].properties["asked"].required == ["a1", "a2", "a3"]
-    names = ["x", "y", "z"]
-    assert parse_audit('{"t1": {"asked": {"a1": true}}}', names, 1) is None  # incomplete flags
+    with pytest.raises(ValueError):  # incomplete flags
+        parse_reply('{"t1": {"asked": {"a1": true}}}', audit_reply_model(3, 1))
     grader = Scripted(lambda call, i: "not json" if "simulated user" in call.text else '{"score": 3}')
     assistant = Scripted(replies("QUESTION: How deep?", "ANSWER: 3 trips"))
     log = run([make_scenario()], "discovery", assistant, grader=grader, tmp_path=tmp_path)
@@ -295,3 +301,70 @@ def test_cache_is_scoped_per_scenario_and_replays_only_the_same_sample(tmp_path,
     other_run = Scripted(constant("B"))
     run([a, b], "baseline", other_run, tmp_path=tmp_path / "r3", cache_scope="run-2")
     assert len(other_run.calls) == 2
+
+
+def record_of(sample) -> DialogueRecord:
+    """The DialogueRecord the solver left in the sample's store, read back from the log."""
+    return DialogueRecord(store=Store(sample.store))
+
+
+def test_budget_rule_by_hand():
+    free, forced = QuestionBudget(2), QuestionBudget(2, forced=True)
+    assert [free.must_ask(n) for n in range(3)] == [False, False, False]
+    assert [forced.must_ask(n) for n in range(3)] == [True, True, False]
+    assert [free.must_answer(n) for n in range(3)] == [False, False, True]
+    assert free.note("Short.", 1) == "Short."  # discovery: the reply alone until the budget is used up
+    assert "question 1 of 2" in forced.note("Short.", 1)
+    for budget in (free, forced):
+        last = budget.note("Short.", 2)
+        assert last.startswith("Short.") and "used all 2 of your questions" in last
+
+
+def test_record_says_why_each_dialogue_ended(tmp_path):
+    cases = [
+        ("discovery", {}, replies("QUESTION: Depth?", "ANSWER: 3"), "answered", 1, 0),
+        ("discovery", {}, constant("It is 3."), "unmarked", 0, 1),
+        ("discovery", {"max_questions": 1}, constant("QUESTION: Depth?"), "budget", 1, 0),
+        ("fixed_k", {"k": 2}, replies("Q1?", "Q2?", "ANSWER: 3"), "budget", 2, 0),
+        ("baseline", {}, constant("3"), "single_turn", 0, 0),
+    ]
+    for i, (mode, args, script, reason, questions, unmarked) in enumerate(cases):
+        log = run([make_scenario()], mode, Scripted(script), tmp_path=tmp_path / str(i), **args)
+        [sample] = log.samples
+        record = record_of(sample)
+        assert (record.stop_reason, record.n_questions, record.unmarked_turns) == (reason, questions, unmarked), mode
+        assert score_of(sample).value["n_questions"] == questions
+        assert score_of(sample).answer == record.final_response
+        assert record.condition == ("fixed_k2" if mode == "fixed_k" else mode)
+
+
+def test_zero_question_budget_makes_the_first_turn_the_answer(tmp_path):
+    user = Scripted(constant("Short."))
+    log = run(
+        [make_scenario()], "discovery", Scripted(constant("QUESTION: Depth?")), user, tmp_path=tmp_path, max_questions=0
+    )
+    score = score_of(log.samples[0])
+    assert score.value["n_questions"] == 0 and len(user.calls) == 0
+    assert score.answer == "Depth?"
+
+
+def test_a_new_user_type_is_one_class_and_one_registry_line(tmp_path, monkeypatch):
+    class EchoUser:  # a rule-based user: no model call
+        def __init__(self, model, scenario, cache=False):
+            self.history: list[ChatMessage] = []
+
+        async def reply(self, question: str) -> UserReply:
+            return UserReply(f"echo {len(self.history)}: {question}", None)
+
+    monkeypatch.setitem(USERS, "echo", EchoUser)
+    user = Scripted(constant("unused"))
+    assistant = Scripted(replies("QUESTION: Depth?", "ANSWER: 3"))
+    log = run([make_scenario()], "discovery", assistant, user, tmp_path=tmp_path, user_type="echo")
+    assert len(user.calls) == 0
+    assert assistant.calls[1].messages[-1].text == "echo 0: Depth?"
+    assert record_of(log.samples[0]).turns[1].content == "echo 0: Depth?"
+
+
+def test_unknown_user_type_fails_when_the_task_is_built():
+    with pytest.raises(ValueError, match="chatty"):
+        build_task([make_scenario()], mode="discovery", user_type="chatty")

@@ -16,9 +16,17 @@ from typer.testing import CliRunner
 from prefdisco import cli
 from prefdisco.demo import demo_scenarios
 from prefdisco.dialogue.protocol import PROTOCOL_GBNF, parse_turn
-from prefdisco.scoring.judge import SCORE_SCHEMA, logprob_weighted_score, parse_score
+from prefdisco.scoring.geval import logprob_weighted_score
+from prefdisco.scoring.judge import CriterionScore
+from prefdisco.structured import parse_reply, response_schema
 
 pytestmark = pytest.mark.embedded
+
+SCORE_SCHEMA = response_schema(CriterionScore, "criterion_score", strict=True)
+
+
+def parse_score(text: str) -> int:
+    return parse_reply(text, CriterionScore).score
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,10 @@ An invalid reply is answered with the bad output (capped at ``ECHO_LIMIT`` chara
 the model is asked again, at most ``retries`` more times; each retry replaces the previous rejected exchange, so
 the conversation does not grow with the retries. It never returns a half-valid object: after the last failure it raises
 ``StructuredOutputError``. HTTP/provider errors are not retried here (inspect retries those itself).
+
+``cache`` applies to every attempt: a retry's conversation differs from the first one, so it has its own cache key,
+and a rerun replays the whole chain (the bad reply, then the re-ask) without paying for any of it again. The
+accepted attempt's ``ModelOutput`` is returned with the value, so callers can read its log-probabilities.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from inspect_ai.model import (
+    CachePolicy,
     ChatMessage,
     ChatMessageAssistant,
     ChatMessageUser,
     GenerateConfig,
     Model,
+    ModelOutput,
     ModelUsage,
     ResponseSchema,
 )
@@ -38,15 +44,26 @@ _NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 class StructuredOutputError(Exception):
-    """The model's reply stayed invalid after every retry. ``reason`` is the last one-line validation error."""
+    """The model's reply stayed invalid after every retry. ``reason`` is the last one-line validation error;
+    ``outputs`` holds every rejected attempt's output, in order."""
 
-    def __init__(self, reason: str, *, attempts: int, model: str, usage: ModelUsage, errors: list[str]) -> None:
+    def __init__(
+        self,
+        reason: str,
+        *,
+        attempts: int,
+        model: str,
+        usage: ModelUsage,
+        errors: list[str],
+        outputs: list[ModelOutput] | None = None,
+    ) -> None:
         super().__init__(f"{model}: no valid reply after {attempts} attempt(s): {reason}")
         self.reason = reason
         self.attempts = attempts
         self.model = model
         self.usage = usage
         self.errors = errors
+        self.outputs = outputs or []
 
 
 @dataclass
@@ -56,6 +73,8 @@ class StructuredResult(Generic[T]):
     value: T
     attempts: int
     model: str
+    output: ModelOutput
+    """The accepted attempt's output (its log-probabilities, stop reason, raw completion)."""
     usage: ModelUsage = field(default_factory=ModelUsage)
     errors: list[str] = field(default_factory=list)
     """One line per rejected attempt (empty when the first reply was valid)."""
@@ -81,11 +100,12 @@ UNSENT_KEYWORDS = ("minLength", "maxLength")
 output came back unconstrained) and which made every token slow."""
 
 
-def response_schema(schema: type[BaseModel], name: str | None = None) -> ResponseSchema:
+def response_schema(schema: type[BaseModel], name: str | None = None, *, strict: bool | None = None) -> ResponseSchema:
     """The ``ResponseSchema`` for a pydantic model (``name`` defaults to the class name, sanitized), without
-    the keywords in ``UNSENT_KEYWORDS``."""
+    the keywords in ``UNSENT_KEYWORDS``. ``strict`` asks providers with a strict mode (OpenAI) to enforce it; every
+    field must then be required (the top level is always sent closed, ``additionalProperties: false``)."""
     label = _NAME.sub("_", name or schema.__name__).strip("_")[:64] or "response"
-    return ResponseSchema(name=label, json_schema=_strip(json_schema(schema)))
+    return ResponseSchema(name=label, json_schema=_strip(json_schema(schema)), strict=strict)
 
 
 def _strip(node: JSONSchema) -> JSONSchema:
@@ -101,11 +121,13 @@ def _strip(node: JSONSchema) -> JSONSchema:
     return node.model_copy(update=update)
 
 
-def structured_config(model: Model, schema: type[BaseModel], name: str | None = None) -> GenerateConfig:
+def structured_config(
+    model: Model, schema: type[BaseModel], name: str | None = None, *, strict: bool | None = None
+) -> GenerateConfig:
     """``response_schema`` for every provider; for providers that take a whole JSON schema in the request body
     (``accepts_json_schema_body``: the embedded model, like llama.cpp's server) also the full pydantic schema as
     ``extra_body["json_schema"]``, so list sizes, constants and string lengths reach the grammar too."""
-    config = GenerateConfig(response_schema=response_schema(schema, name))
+    config = GenerateConfig(response_schema=response_schema(schema, name, strict=strict))
     if getattr(model.api, "accepts_json_schema_body", False):
         config = config.merge(GenerateConfig(extra_body={"json_schema": schema.model_json_schema()}))
     return config
@@ -161,18 +183,23 @@ async def generate_structured(
     config: GenerateConfig | None = None,
     retries: int = 2,
     name: str | None = None,
+    strict: bool | None = None,
+    cache: CachePolicy | bool = False,
 ) -> StructuredResult[T]:
-    """Ask ``model`` for a JSON object valid under ``schema``; re-ask up to ``retries`` times with feedback."""
+    """Ask ``model`` for a JSON object valid under ``schema``; re-ask up to ``retries`` times with feedback.
+
+    ``cache`` is passed to every attempt (see the module docstring); ``strict`` to the response schema."""
     if retries < 0:
         raise ValueError("retries must be >= 0")
     original: list[ChatMessage] = [ChatMessageUser(content=messages)] if isinstance(messages, str) else list(messages)
     conversation = original
-    call_config = (config or GenerateConfig()).merge(structured_config(model, schema, name))
+    call_config = (config or GenerateConfig()).merge(structured_config(model, schema, name, strict=strict))
     label = model_name(model)
     usage = ModelUsage()
     errors: list[str] = []
+    rejected: list[ModelOutput] = []
     for attempt in range(1, retries + 2):
-        output = await model.generate(conversation, config=call_config)
+        output = await model.generate(conversation, config=call_config, cache=cache)
         if output.usage is not None:
             usage = usage + output.usage
         text = output.completion or ""
@@ -183,13 +210,16 @@ async def generate_structured(
             if output.stop_reason in ("max_tokens", "model_length"):
                 reason = f"the reply was cut off at the length limit, so be briefer ({reason})"
             errors.append(reason)
+            rejected.append(output)
             if attempt > retries:
-                raise StructuredOutputError(reason, attempts=attempt, model=label, usage=usage, errors=errors) from None
+                raise StructuredOutputError(
+                    reason, attempts=attempt, model=label, usage=usage, errors=errors, outputs=rejected
+                ) from None
             conversation = [  # the question, the latest bad reply (capped) and why it was rejected
                 *original,
                 ChatMessageAssistant(content=_cap(text) or "(empty reply)"),
                 ChatMessageUser(content=prompts.render("build_retry", reason=reason)),
             ]
             continue
-        return StructuredResult(value=value, attempts=attempt, model=label, usage=usage, errors=errors)
+        return StructuredResult(value=value, attempts=attempt, model=label, output=output, usage=usage, errors=errors)
     raise AssertionError("unreachable")  # pragma: no cover

@@ -5,16 +5,21 @@ justifications, never weights or the rubric) and the problem (the paper's simula
 which left its answers unanchored). It answers only what is asked and never ends the dialogue: the
 assistant alone decides when to answer.
 
-User types, selected by name:
+Every user type implements ``SimulatedUser`` and is built as ``USERS[name](model, scenario, cache)``:
 
 * ``passive`` (default): answers only the question asked and volunteers nothing;
 * ``cooperative``: answers, then volunteers at most one related preference.
+
+A new type is one class (for a prompted one: a subclass of ``PromptedUser`` naming its template) and one line in
+``USERS``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import ClassVar, NamedTuple, Protocol
 
 from inspect_ai.model import (
     CachePolicy,
@@ -31,10 +36,20 @@ from prefdisco.dialogue.protocol import strip_markers
 from prefdisco.prompts import render
 from prefdisco.schema import PreferenceProfile, Scenario
 
-UserType = Literal["passive", "cooperative"]
-USER_TYPES: tuple[str, ...] = ("passive", "cooperative")
-
 USER_MAX_TOKENS = 160
+
+
+class UserReply(NamedTuple):
+    text: str
+    output: ModelOutput | None  # None for a user that calls no model
+
+
+class SimulatedUser(Protocol):
+    """Replies to assistant questions; ``history`` is its own view of the dialogue (questions in, replies out)."""
+
+    history: list[ChatMessage]
+
+    async def reply(self, question: str) -> UserReply: ...
 
 
 def preferences_for_user(profile: PreferenceProfile) -> str:
@@ -47,41 +62,60 @@ def preferences_for_user(profile: PreferenceProfile) -> str:
     return "\n".join(lines)
 
 
-def user_system_prompt(scenario: Scenario, user_type: UserType) -> str:
-    if user_type not in USER_TYPES:
-        raise ValueError(f"unknown user type {user_type!r}: expected one of {', '.join(USER_TYPES)}")
-    return render(
-        f"user_{user_type}",
-        persona=scenario.persona.profile_text(),
-        problem=scenario.problem.prompt_text(),
-        preferences=preferences_for_user(scenario.profile),
-    )
-
-
 @dataclass
-class SimulatedUser:
-    """Replies to assistant questions. ``history`` is the simulator's own view: questions in, replies out."""
+class PromptedUser:
+    """A user played by the ``user`` model under the system prompt ``prompts/<template>.txt``."""
+
+    template: ClassVar[str]
 
     model: Model
     scenario: Scenario
-    user_type: UserType = "passive"
     cache: CachePolicy | bool = False
+    history: list[ChatMessage] = field(default_factory=list, init=False)
 
-    def __post_init__(self) -> None:
-        self.system = user_system_prompt(self.scenario, self.user_type)
-        self.history: list[ChatMessage] = []
+    @cached_property
+    def system(self) -> str:
+        return render(
+            self.template,
+            persona=self.scenario.persona.profile_text(),
+            problem=self.scenario.problem.prompt_text(),
+            preferences=preferences_for_user(self.scenario.profile),
+        )
 
     def messages_for(self, question: str) -> list[ChatMessage]:
         """What the user model is sent to answer ``question`` (the previous exchanges included)."""
         return [ChatMessageSystem(content=self.system), *self.history, ChatMessageUser(content=question)]
 
-    async def reply(self, question: str) -> tuple[str, ModelOutput]:
+    async def reply(self, question: str) -> UserReply:
         messages = self.messages_for(question)
         config = GenerateConfig() if self.model.config.max_tokens else GenerateConfig(max_tokens=USER_MAX_TOKENS)
         output = await self.model.generate(messages, config=config, cache=self.cache)
         text = _clean(output.completion)
         self.history = [*messages[1:], ChatMessageAssistant(content=text)]
-        return text, output
+        return UserReply(text, output)
+
+
+class PassiveUser(PromptedUser):
+    template = "user_passive"
+
+
+class CooperativeUser(PromptedUser):
+    template = "user_cooperative"
+
+
+UserFactory = Callable[[Model, Scenario, CachePolicy | bool], SimulatedUser]
+
+USERS: dict[str, UserFactory] = {
+    "passive": PassiveUser,
+    "cooperative": CooperativeUser,
+}
+USER_TYPES: tuple[str, ...] = tuple(USERS)
+
+
+def check_user_type(name: str) -> str:
+    if name not in USERS:
+        raise ValueError(f"unknown user type {name!r}: expected one of {', '.join(USER_TYPES)}")
+    return name
 
 
 def _clean(text: str) -> str:

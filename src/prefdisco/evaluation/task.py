@@ -1,11 +1,12 @@
 """The PrefDisco inspect task: one sample per scenario, one task per condition.
 
-Run from Python (``prefdisco_task(...)``), from ``prefdisco eval``/``prefdisco demo``, or with inspect's own CLI::
+Run from Python (``build_task(...)``), from ``prefdisco eval``/``prefdisco demo``, or with inspect's own CLI::
 
     inspect eval prefdisco/prefdisco -T scenarios=BENCH_DIR -T mode=discovery \
         --model openai/gpt-4.1 --model-role user=openai/gpt-4.1 --model-role grader=openai/gpt-4.1
 
-Sample ids are the scenario ids, so eval-sets resume and analysis joins the conditions of one scenario.
+The task composes the condition's solver (``dialogue/conditions.py``) with the PrefDisco scorer. Sample ids are
+the scenario ids (``dialogue/scenario.py``), so eval-sets resume and analysis joins the conditions of one scenario.
 Each sample makes its own model calls: nothing is shared between two personas of one problem.
 """
 
@@ -15,37 +16,38 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from inspect_ai import Epochs, Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import MemoryDataset
+from inspect_ai.solver import Solver
 
-from prefdisco.dialogue.solver import (
-    MAX_DISCOVERY_QUESTIONS,
-    SCENARIO_KEY,
-    condition_label,
-    personalized_dialogue,
-)
-from prefdisco.dialogue.user import UserType
+from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS, baseline, condition_label, discovery, fixed_k, oracle
+from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.errors import UserError
 from prefdisco.release.convert import load_scenarios as load_scenarios_from
 from prefdisco.schema import Mode, Scenario
-from prefdisco.scoring.scorer import none_aware_reducer, prefdisco_scorer
-
-
-def scenario_sample(scenario: Scenario) -> Sample:
-    return Sample(
-        id=scenario.id,
-        input=scenario.problem.prompt_text(),
-        target=scenario.problem.answer,
-        metadata={
-            SCENARIO_KEY: scenario.model_dump(mode="json"),
-            "benchmark": scenario.problem.benchmark,
-            "problem_id": scenario.problem.id,
-            "persona_id": scenario.persona.id,
-        },
-    )
+from prefdisco.scoring.metrics import none_aware_reducer
+from prefdisco.scoring.scorer import prefdisco_scorer
 
 
 def load_scenarios(source: str | Path) -> list[Scenario]:
     return load_scenarios_from(Path(source))
+
+
+def condition_solver(
+    condition: Mode,
+    k: int | None = None,
+    max_questions: int = MAX_DISCOVERY_QUESTIONS,
+    user_type: str = "passive",
+    constrain_protocol: bool = False,
+    cache_scope: str | None = None,
+) -> Solver:
+    """The assistant side of ``condition`` (see ``dialogue/conditions.py``)."""
+    if condition is Mode.BASELINE:
+        return baseline(cache_scope=cache_scope)
+    if condition is Mode.ORACLE:
+        return oracle(cache_scope=cache_scope)
+    if condition is Mode.DISCOVERY:
+        return discovery(max_questions, user_type, constrain_protocol, cache_scope)
+    return fixed_k(k, user_type, constrain_protocol, cache_scope)
 
 
 def build_task(
@@ -53,7 +55,7 @@ def build_task(
     mode: str = "baseline",
     k: int | None = None,
     max_questions: int = MAX_DISCOVERY_QUESTIONS,
-    user_type: UserType = "passive",
+    user_type: str = "passive",
     judge: str = "per_criterion",
     logprobs: bool = False,
     constrain_protocol: bool = False,
@@ -72,14 +74,7 @@ def build_task(
     return Task(
         name=name or f"prefdisco_{condition_label(condition, k)}",
         dataset=MemoryDataset([scenario_sample(s) for s in scenarios], name="+".join(benchmarks)),
-        solver=personalized_dialogue(
-            mode=condition.value,
-            max_questions=max_questions,
-            k=k,
-            user_type=user_type,
-            constrain_protocol=constrain_protocol,
-            cache_scope=cache_scope,
-        ),
+        solver=condition_solver(condition, k, max_questions, user_type, constrain_protocol, cache_scope),
         scorer=prefdisco_scorer(judge=judge, logprobs=logprobs, audit=audit, cache_scope=cache_scope),
         epochs=Epochs(1, none_aware_reducer()),
         metadata={
@@ -110,7 +105,7 @@ def prefdisco(
         mode=mode,
         k=k,
         max_questions=max_questions,
-        user_type=user_type,  # type: ignore[arg-type]
+        user_type=user_type,
         judge=judge,
         logprobs=logprobs,
         constrain_protocol=constrain_protocol,

@@ -3,11 +3,15 @@
 tau2-bench found that up to 30 % of agent failures came from the user simulator, so ours must be checkable.
 After a dialogue with at least one question, one grader call reads the question/reply turns and the profile's
 attribute names (and meanings), and marks per turn and attribute whether the question asked about it and
-whether the reply revealed it (true/false flags under a schema with every key required, so even a tiny
-grammar-constrained model returns a complete, bounded answer). A turn *leaks* when its reply reveals a preference its
-question did not ask about. Per sample we record the number of user turns, of leaking turns and the leaked
-attributes; the run's leak rate is leaking turns / user turns. An unparseable audit is recorded as
-``audit_valid = False`` and left out of the rate, never counted as "no leak".
+whether the reply revealed it: the reply is a pydantic model built per dialogue (``audit_reply_model``) with
+turn keys ``t<i>`` holding ``asked``/``revealed`` objects of boolean flags ``a<j>``, every key required, so even
+a tiny grammar-constrained model returns a complete, bounded answer. The call goes through
+``structured.generate_structured`` (an invalid reply is re-asked with a one-line reason; every attempt cached).
+
+A turn *leaks* when its reply reveals a preference its question did not ask about. Per sample we record the
+number of user turns, of leaking turns and the leaked attributes; the run's leak rate is leaking turns / user
+turns. An audit still invalid after the retries is recorded as ``audit_valid = False`` and left out of the rate,
+never counted as "no leak".
 
 A passive user should leak rarely; the cooperative user volunteers one preference per turn by design, so its
 leak rate is expected to be high — the audit measures the simulator, it does not judge the assistant.
@@ -15,15 +19,16 @@ leak rate is expected to be high — the audit measures the simulator, it does n
 
 from __future__ import annotations
 
-import json
+from functools import cache as memoize
 from typing import Any
 
-from inspect_ai.model import CachePolicy, GenerateConfig, Model, ResponseSchema
-from inspect_ai.util import JSONSchema
-from pydantic import BaseModel, Field
+from inspect_ai.model import CachePolicy, Model
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, create_model
 
 from prefdisco.prompts import render
 from prefdisco.schema import PreferenceProfile
+from prefdisco.scoring.grader_config import grader_config
+from prefdisco.structured import StructuredOutputError, generate_structured
 
 AUDIT_RETRIES = 1
 
@@ -53,54 +58,22 @@ def _keys(prefix: str, n: int) -> list[str]:
     return [f"{prefix}{i}" for i in range(1, n + 1)]
 
 
-def audit_schema(n_attributes: int, n_turns: int) -> ResponseSchema:
+_CLOSED = ConfigDict(json_schema_extra={"additionalProperties": False})
+"""Nested objects are sent closed (no other keys), as the top level is; extra keys in a reply are ignored."""
+
+
+@memoize
+def audit_reply_model(n_attributes: int, n_turns: int) -> type[BaseModel]:
     """Per turn ``t<i>``, per attribute ``a<j>``: asked / revealed booleans (bounded, unlike free lists)."""
-    flags = JSONSchema(
-        type="object",
-        properties={a: JSONSchema(type="boolean") for a in _keys("a", n_attributes)},
-        required=_keys("a", n_attributes),
-        additionalProperties=False,
-    )
-    turn = JSONSchema(
-        type="object",
-        properties={"asked": flags, "revealed": flags},
-        required=["asked", "revealed"],
-        additionalProperties=False,
-    )
-    return ResponseSchema(
-        name="user_audit",
-        json_schema=JSONSchema(
-            type="object",
-            properties={t: turn for t in _keys("t", n_turns)},
-            required=_keys("t", n_turns),
-            additionalProperties=False,
-        ),
-    )
+    flag_fields: dict[str, Any] = {a: (StrictBool, ...) for a in _keys("a", n_attributes)}
+    flags = create_model("AttributeFlags", __config__=_CLOSED, **flag_fields)
+    turn = create_model("TurnAudit", __config__=_CLOSED, asked=(flags, ...), revealed=(flags, ...))
+    turn_fields: dict[str, Any] = {t: (turn, ...) for t in _keys("t", n_turns)}
+    return create_model("UserAuditReply", **turn_fields)
 
 
-def parse_audit(text: str, names: list[str], n_turns: int) -> list[tuple[set[str], set[str]]] | None:
-    """(asked, revealed) attribute names per turn, or None unless every turn and flag is present."""
-    start, end = text.find("{"), text.rfind("}")
-    try:
-        data = json.loads(text[start : end + 1]) if start >= 0 and end > start else None
-    except (json.JSONDecodeError, ValueError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    keys = _keys("a", len(names))
-    parsed = []
-    for turn_key in _keys("t", n_turns):
-        entry = data.get(turn_key)
-        if not isinstance(entry, dict):
-            return None
-        sets = []
-        for part in ("asked", "revealed"):
-            flags = entry.get(part)
-            if not isinstance(flags, dict) or not all(isinstance(flags.get(k), bool) for k in keys):
-                return None
-            sets.append({name for key, name in zip(keys, names, strict=True) if flags[key]})
-        parsed.append((sets[0], sets[1]))
-    return parsed
+def _named(flags: dict[str, bool], names: list[str]) -> set[str]:
+    return {name for key, name in zip(_keys("a", len(names)), names, strict=True) if flags[key]}
 
 
 async def audit_user(
@@ -123,26 +96,30 @@ async def audit_user(
     )
     flags = ", ".join(f'"{a}": true|false' for a in _keys("a", len(names)))
     shape = ", ".join(f'"{t}": {{"asked": {{{flags}}}, "revealed": {{{flags}}}}}' for t in _keys("t", len(pairs)))
-    prompt = render("audit_user", attributes=attributes, turns=transcript, shape=shape)
-    base = grader.config
-    config = GenerateConfig(
-        temperature=0.0 if base.temperature is None else None,
-        max_tokens=32 + 16 * len(pairs) * (len(names) + 2) if base.max_tokens is None else None,
-        response_schema=audit_schema(len(names), len(pairs)),
-    )
-    last = ""
-    for attempt in range(retries + 1):
-        output = await grader.generate(prompt, config=config, cache=cache if attempt == 0 else False)
-        parsed = parse_audit(output.completion, names, len(pairs))
-        if parsed is not None:
-            leaked = [sorted(revealed - asked) for asked, revealed in parsed]
-            return UserAudit(
-                user_turns=len(pairs),
-                leaked_turns=sum(bool(x) for x in leaked),
-                leaked_attributes=leaked,
-                asked_attributes=[sorted(asked) for asked, _ in parsed],
-            )
-        last = output.completion[:200]
+    max_tokens = 32 + 16 * len(pairs) * (len(names) + 2)
+    try:
+        result = await generate_structured(
+            grader,
+            render("audit_user", attributes=attributes, turns=transcript, shape=shape),
+            audit_reply_model(len(names), len(pairs)),
+            config=grader_config(grader, max_tokens),
+            retries=retries,
+            name="user_audit",
+            cache=cache,
+        )
+    except StructuredOutputError as err:
+        return UserAudit(
+            user_turns=len(pairs),
+            leaked_turns=0,
+            audit_valid=False,
+            error=f"invalid audit reply after {err.attempts} attempt(s): {'; '.join(err.errors)}",
+        )
+    reply = result.value.model_dump()
+    parsed = [(_named(reply[t]["asked"], names), _named(reply[t]["revealed"], names)) for t in _keys("t", len(pairs))]
+    leaked = [sorted(revealed - asked) for asked, revealed in parsed]
     return UserAudit(
-        user_turns=len(pairs), leaked_turns=0, audit_valid=False, error=f"unparseable audit reply: {last!r}"
+        user_turns=len(pairs),
+        leaked_turns=sum(bool(x) for x in leaked),
+        leaked_attributes=leaked,
+        asked_attributes=[sorted(asked) for asked, _ in parsed],
     )

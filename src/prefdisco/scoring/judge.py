@@ -5,108 +5,54 @@ problem, the final response (protocol markers already stripped) and that one cri
 meaning, the preferred value, what to check, the five level anchors) — never the persona, never the other
 attributes, never the weights.
 
-The score is requested as JSON ``{"score": N}`` with a response schema whose ``enum`` is 1..5 (providers with
-structured output — and the embedded model's grammar — then always return a parseable value). Parsing also
-accepts a bare digit or ``score: N``. An unparseable reply is retried; after the last attempt the judgement
-is recorded as invalid, with no score: it is excluded from PrefAlign, never counted as a number.
+The reply is the ``CriterionScore`` JSON object ``{"score": N}``, asked for through
+``structured.generate_structured``: its schema (an ``enum`` of 1..5) is sent, so providers with structured
+output — and the embedded model's grammar — always return a valid value; an invalid reply is re-asked with the
+bad reply and a one-line reason (``JUDGE_RETRIES`` times), every attempt cached under the caller's policy. A
+reply still invalid after the retries is recorded as an invalid judgement, with no score and the reason: it is
+excluded from PrefAlign, never counted as a number.
 
 With ``logprobs=True`` and a provider that returns token log-probabilities, the score is the G-Eval
-probability-weighted mean Σ k·p(k) / Σ p(k) over the score tokens 1..5 at the position where the score was
-written; without usable log-probabilities the hard score is used and ``rationale`` says so.
+probability-weighted mean over the score digits of the accepted attempt (``geval``); without usable
+log-probabilities the hard score is used and ``rationale`` says so.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import math
-import re
+from typing import Annotated, Literal
 
-from inspect_ai.model import CachePolicy, GenerateConfig, Logprob, Model, ModelOutput, ResponseSchema
-from inspect_ai.util import JSONSchema
+from inspect_ai.model import CachePolicy, Model
+from pydantic import BaseModel, BeforeValidator
 
 from prefdisco.prompts import render
-from prefdisco.schema import SCORE_LEVELS, AttributeJudgement, PreferenceItem, Problem, RubricCriterion
+from prefdisco.schema import AttributeJudgement, PreferenceItem, Problem, RubricCriterion
+from prefdisco.scoring.geval import SCORE_DIGITS, logprob_weighted_score
+from prefdisco.scoring.grader_config import grader_config
+from prefdisco.structured import StructuredOutputError, generate_structured
 
 JUDGE_RETRIES = 2
-"""Extra attempts after an unparseable judge reply."""
-
-SCORE_SCHEMA = ResponseSchema(
-    name="criterion_score",
-    description="The rubric level, 1 to 5, that best describes the response.",
-    json_schema=JSONSchema(
-        type="object",
-        properties={"score": JSONSchema(type="integer", enum=list(SCORE_LEVELS))},
-        required=["score"],
-        additionalProperties=False,
-    ),
-    strict=True,
-)
-
-_SCORE_PATTERNS = (
-    re.compile(r'"score"\s*:\s*"?([1-5])(?![0-9.])'),
-    re.compile(r"\bscore\b\s*(?:is|=|:)?\s*\**([1-5])(?![0-9.])", re.IGNORECASE),
-    re.compile(r"^\s*\**([1-5])\**\s*(?:/\s*5)?\s*\.?\s*$"),
-)
+"""Re-asks after an invalid judge reply."""
+JUDGE_MAX_TOKENS = 16
 
 
-def parse_score(text: str) -> int | None:
-    """The 1-5 score in a judge reply, or None when there is no unambiguous one."""
-    stripped = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
-    try:
-        data = json.loads(stripped)
-    except (json.JSONDecodeError, ValueError):
-        data = None
-    if isinstance(data, dict) and "score" in data:
-        value = data["score"]
-        if isinstance(value, bool):
-            return None
-        if isinstance(value, int | float) and float(value).is_integer() and int(value) in SCORE_LEVELS:
-            return int(value)
-        if isinstance(value, str) and value.strip() in {str(s) for s in SCORE_LEVELS}:
-            return int(value.strip())
-        return None
-    if isinstance(data, int) and not isinstance(data, bool) and data in SCORE_LEVELS:
-        return data
-    for pattern in _SCORE_PATTERNS:
-        found = {m.group(1) for m in pattern.finditer(stripped)}
-        if len(found) == 1:
-            return int(found.pop())
-        if len(found) > 1:
-            return None
-    return None
+def _as_level(value: object) -> object:
+    """A digit string names its level; a boolean is not a level (pydantic would read ``true`` as 1)."""
+    if isinstance(value, bool):
+        raise ValueError("a score level is a number 1 to 5, not true/false")
+    if isinstance(value, str) and value.strip() in SCORE_DIGITS:
+        return int(value.strip())
+    return value
 
 
-SCORE_DIGITS = frozenset(str(s) for s in SCORE_LEVELS)
+ScoreLevel = Annotated[Literal[1, 2, 3, 4, 5], BeforeValidator(_as_level)]
+"""One rubric level (``schema.SCORE_LEVELS``); sent as an integer ``enum``."""
 
 
-def score_digit(token: str) -> str | None:
-    """The score digit a token spells (``"4"``, `` 4``, ``"4``), or None."""
-    digit = token.strip().strip('"')
-    return digit if digit in SCORE_DIGITS else None
+class CriterionScore(BaseModel):
+    """The per-criterion judge's reply."""
 
-
-def digit_expectation(entry: Logprob) -> float | None:
-    """Σ k·p(k) / Σ p(k) over the score digits among a generated token and its top alternatives."""
-    candidates: dict[str, float] = {}
-    for token, logprob in [(entry.token, entry.logprob), *((t.token, t.logprob) for t in entry.top_logprobs or [])]:
-        digit = score_digit(token)
-        if digit is not None and digit not in candidates:
-            candidates[digit] = logprob
-    weights = {int(d): math.exp(lp) for d, lp in candidates.items()}
-    total = sum(weights.values())
-    return sum(k * w for k, w in weights.items()) / total if total > 0 else None
-
-
-def logprob_weighted_score(output: ModelOutput) -> float | None:
-    """G-Eval score from the first generated token that is a score digit, or None when unavailable."""
-    choice = output.choices[0] if output.choices else None
-    if choice is None or choice.logprobs is None:
-        return None
-    for entry in choice.logprobs.content:
-        if score_digit(entry.token) is not None:
-            return digit_expectation(entry)
-    return None
+    score: ScoreLevel
 
 
 def judge_prompt(problem: Problem, response: str, criterion: RubricCriterion, item: PreferenceItem) -> str:
@@ -123,15 +69,36 @@ def judge_prompt(problem: Problem, response: str, criterion: RubricCriterion, it
     )
 
 
-def judge_config(model: Model, logprobs: bool) -> GenerateConfig:
-    """Deterministic, short, schema-constrained — unless the grader role was given its own settings."""
-    base = model.config
-    return GenerateConfig(
-        temperature=0.0 if base.temperature is None else None,
-        max_tokens=16 if base.max_tokens is None else None,
-        response_schema=SCORE_SCHEMA,
-        logprobs=True if logprobs else None,
-        top_logprobs=5 if logprobs else None,
+def scored(
+    criterion: RubricCriterion,
+    item: PreferenceItem,
+    hard: int,
+    weighted: float | None,
+    *,
+    logprobs: bool,
+    attempts: int,
+) -> AttributeJudgement:
+    """A valid judgement: the weighted score when there is one, else the hard score (``rationale`` says which)."""
+    if weighted is not None:
+        score, rationale = weighted, f"probability-weighted {weighted:.3f} (hard score {hard})"
+    elif logprobs:
+        score, rationale = hard, f"hard score {hard} (no log-probabilities returned)"
+    else:
+        score, rationale = hard, f"hard score {hard}"
+    return AttributeJudgement(
+        attribute=criterion.attribute,
+        weight=item.weight,
+        score=score,
+        valid=True,
+        attempts=attempts,
+        rationale=rationale,
+    )
+
+
+def invalid(criterion: RubricCriterion, item: PreferenceItem, *, attempts: int, error: str) -> AttributeJudgement:
+    """A judgement with no score: left out of PrefAlign, counted in ``judge_invalid``."""
+    return AttributeJudgement(
+        attribute=criterion.attribute, weight=item.weight, score=None, valid=False, attempts=attempts, error=error
     )
 
 
@@ -146,40 +113,21 @@ async def judge_criterion(
     retries: int = JUDGE_RETRIES,
     cache: CachePolicy | bool = False,
 ) -> AttributeJudgement:
-    prompt = judge_prompt(problem, response, criterion, item)
-    config = judge_config(grader, logprobs)
-    replies: list[str] = []
-    for attempt in range(1, retries + 2):
-        # a retry must reach the model again, never replay the cached bad reply
-        output = await grader.generate(prompt, config=config, cache=cache if attempt == 1 else False)
-        hard = parse_score(output.completion)
-        if hard is None:
-            replies.append(output.completion[:200])
-            continue
-        score: float = hard
-        rationale = f"hard score {hard}"
-        if logprobs:
-            weighted = logprob_weighted_score(output)
-            if weighted is None:
-                rationale = f"hard score {hard} (no log-probabilities returned)"
-            else:
-                score, rationale = weighted, f"probability-weighted {weighted:.3f} (hard score {hard})"
-        return AttributeJudgement(
-            attribute=criterion.attribute,
-            weight=item.weight,
-            score=score,
-            valid=True,
-            attempts=attempt,
-            rationale=rationale,
+    try:
+        result = await generate_structured(
+            grader,
+            judge_prompt(problem, response, criterion, item),
+            CriterionScore,
+            config=grader_config(grader, JUDGE_MAX_TOKENS, logprobs=logprobs),
+            retries=retries,
+            name="criterion_score",
+            strict=True,
+            cache=cache,
         )
-    return AttributeJudgement(
-        attribute=criterion.attribute,
-        weight=item.weight,
-        score=None,
-        valid=False,
-        attempts=retries + 1,
-        error="unparseable judge reply: " + " | ".join(repr(r) for r in replies),
-    )
+    except StructuredOutputError as err:
+        return invalid(criterion, item, attempts=err.attempts, error=f"invalid judge reply: {'; '.join(err.errors)}")
+    weighted = logprob_weighted_score(result.output) if logprobs else None
+    return scored(criterion, item, result.value.score, weighted, logprobs=logprobs, attempts=result.attempts)
 
 
 async def judge_all(

@@ -1,118 +1,122 @@
 """The PrefDisco scorer: rubric judgements, PrefAlign, correctness and dialogue facts for one sample.
 
+One registered scorer composed of three typed parts, each a call on the grader (role ``grader``):
+
+* ``RubricJudging`` — the rubric judged by a named judge (``judging.py``), giving PrefAlign;
+* ``Correctness`` — the response checked against the problem's answer (``correctness.py``);
+* ``UserAuditing`` — the simulated user's replies audited for leaks (``audit.py``; only after a question).
+
 The score value is a dict so ``inspect view`` shows each part and the results table is read straight from
 the logs::
 
-    {"pref_align": float | None, "correct": 1 | 0 | None, "n_questions": int, "judge_invalid": int}
+    {"pref_align": float | None, "correct": 1 | 0 | None, "n_questions": int, "judge_invalid": int,
+     "user_turns": int | None, "user_leaks": int | None}
 
-``None`` means "not measured" (every judgement invalid; correctness not judgeable) and is excluded from the
-metrics — never a zero. Per-attribute judgements, the correctness detail and the dialogue turns go into the
-score's metadata.
+``None`` means "not measured" (every judgement invalid; correctness not judgeable; no valid audit) and is
+excluded from the metrics (``metrics.py``) — never a zero. Per-attribute judgements, the correctness detail, the
+dialogue turns and the audit go into the score's metadata.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 
-from inspect_ai.model import get_model
-from inspect_ai.scorer import (
-    Metric,
-    SampleScore,
-    Score,
-    ScoreReducer,
-    Target,
-    Value,
-    mean_score,
-    metric,
-    scorer,
-    value_to_float,
-)
+from inspect_ai.model import CachePolicy, Model, get_model
+from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from prefdisco.cache import cache_policy
-from prefdisco.dialogue.solver import scenario_of
+from prefdisco.dialogue.scenario import scenario_of
+from prefdisco.dialogue.state import DialogueRecord
+from prefdisco.schema import AttributeJudgement, Scenario
 from prefdisco.scoring.alignment import pref_align
-from prefdisco.scoring.audit import audit_user
-from prefdisco.scoring.judge import judge_all
-from prefdisco.scoring.judge_structured import judge_structured
+from prefdisco.scoring.audit import UserAudit, audit_user
+from prefdisco.scoring.correctness import CorrectnessResult, check_correct
+from prefdisco.scoring.judging import JUDGES, Judge, judge_named
+from prefdisco.scoring.metrics import PREFDISCO_METRICS
 
-_to_float = value_to_float()
-
-
-def _none_as_nan(value: Value) -> float:
-    return float("nan") if value is None else _to_float(value)
+__all__ = ["JUDGES", "prefdisco_scorer"]
 
 
-def none_aware_reducer() -> ScoreReducer:
-    """Epoch reducer that keeps "not measured" (None) out of means instead of turning it into 0."""
-    return mean_score(value_to_float=_none_as_nan)
+@dataclass(frozen=True)
+class Submission:
+    """What is scored: the scenario, the final response and the dialogue that led to it."""
+
+    scenario: Scenario
+    response: str
+    record: DialogueRecord
+
+    @classmethod
+    def of(cls, state: TaskState) -> Submission:
+        record = state.store_as(DialogueRecord)
+        response = record.final_response if record.final_response is not None else state.output.completion or ""
+        return cls(scenario_of(state), response, record)
 
 
-def _number(score: SampleScore, key: str) -> float | None:
-    """The score's ``key`` as a float; None when absent or not measured (None, or NaN after reduction)."""
-    value = score.score.value
-    item = value.get(key) if isinstance(value, dict) else None
-    if item is None or isinstance(item, str) or (isinstance(item, float) and math.isnan(item)):
-        return None
-    return float(item)
+@dataclass(frozen=True)
+class RubricJudging:
+    judge: Judge
+    logprobs: bool = False
+
+    async def __call__(self, grader: Model, sub: Submission, cache: CachePolicy | bool) -> list[AttributeJudgement]:
+        scenario = sub.scenario
+        items = {i.attribute: i for i in scenario.profile.items}
+        return await self.judge(
+            grader, scenario.problem, sub.response, scenario.rubric, items, logprobs=self.logprobs, cache=cache
+        )
 
 
-def _mean_of(key: str) -> Metric:
-    def compute(scores: list[SampleScore]) -> float:
-        values = [v for s in scores if (v := _number(s, key)) is not None]
-        return sum(values) / len(values) if values else float("nan")
-
-    return compute
+@dataclass(frozen=True)
+class Correctness:
+    async def __call__(self, grader: Model, sub: Submission, cache: CachePolicy | bool) -> CorrectnessResult:
+        return await check_correct(sub.scenario.problem, sub.response, grader=grader, cache=cache)
 
 
-@metric
-def pref_align_mean() -> Metric:
-    """Mean PrefAlign over samples with at least one valid judgement."""
-    return _mean_of("pref_align")
+@dataclass(frozen=True)
+class UserAuditing:
+    enabled: bool = True
+
+    async def __call__(self, grader: Model, sub: Submission, cache: CachePolicy | bool) -> UserAudit | None:
+        if not self.enabled:
+            return None
+        turns = [t.model_dump() for t in sub.record.turns]
+        return await audit_user(grader, sub.scenario.profile, turns, cache=cache)
 
 
-@metric
-def accuracy_judged() -> Metric:
-    """Share correct among samples whose correctness could be judged."""
-    return _mean_of("correct")
+@dataclass(frozen=True)
+class Findings:
+    judgements: list[AttributeJudgement]
+    correctness: CorrectnessResult
+    audit: UserAudit | None
+
+    def score(self, sub: Submission) -> Score:
+        audited = self.audit if self.audit is not None and self.audit.audit_valid else None
+        value = {
+            "pref_align": pref_align(self.judgements),
+            "correct": None if self.correctness.correct is None else int(self.correctness.correct),
+            "n_questions": sub.record.n_questions,
+            "judge_invalid": sum(not j.valid for j in self.judgements),
+            "user_turns": audited.user_turns if audited else None,
+            "user_leaks": audited.leaked_turns if audited else None,
+        }
+        return Score(
+            value=value,
+            answer=sub.response,
+            explanation=self.correctness.detail or None,
+            metadata={
+                "judgements": [j.model_dump() for j in self.judgements],
+                "correctness": self.correctness.model_dump(),
+                "turns": [t.model_dump() for t in sub.record.turns],
+                "unmarked_turns": sub.record.unmarked_turns,
+                "user_audit": self.audit.model_dump() if self.audit else None,
+            },
+        )
 
 
-@metric
-def mean_questions() -> Metric:
-    return _mean_of("n_questions")
-
-
-@metric
-def user_leak_rate() -> Metric:
-    """Share of audited simulated-user replies that revealed a preference the question did not ask about."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        turns = leaks = 0.0
-        for s in scores:
-            n = _number(s, "user_turns")
-            if n is not None:
-                turns += n
-                leaks += _number(s, "user_leaks") or 0.0
-        return leaks / turns if turns else float("nan")
-
-    return compute
-
-
-@metric
-def judge_invalid_total() -> Metric:
-    def compute(scores: list[SampleScore]) -> float:
-        return sum(_number(s, "judge_invalid") or 0.0 for s in scores)
-
-    return compute
-
-
-JUDGES = ("per_criterion", "structured")
-
-
-@scorer(metrics=[pref_align_mean(), accuracy_judged(), mean_questions(), judge_invalid_total(), user_leak_rate()])
+@scorer(metrics=PREFDISCO_METRICS)
 def prefdisco_scorer(
     judge: str = "per_criterion", logprobs: bool = False, audit: bool = True, cache_scope: str | None = None
-):
+) -> Scorer:
     """Judge the rubric (role ``grader``), check correctness and audit the simulated user.
 
     Args:
@@ -120,51 +124,19 @@ def prefdisco_scorer(
             (one call scoring every criterion).
         logprobs: use probability-weighted scores where the grader returns log-probabilities.
         audit: run the simulator-leak audit on dialogues with at least one question (one grader call).
-        cache_scope: cache grader calls under this run scope (see ``dialogue/cache.py``); None: no cache.
+        cache_scope: cache grader calls under this run scope (see ``prefdisco.cache``); None: no cache.
     """
-    if judge not in JUDGES:
-        raise ValueError(f"unknown judge {judge!r}: expected one of {', '.join(JUDGES)}")
+    rubric = RubricJudging(judge_named(judge), logprobs)
+    correctness = Correctness()
+    auditing = UserAuditing(audit)
 
     async def score(state: TaskState, target: Target) -> Score:
-        from prefdisco.scoring.correctness import check_correct
-
-        scenario = scenario_of(state)
-        response = state.store.get("prefdisco:final_response", state.output.completion or "")
-        turns = state.store.get("prefdisco:turns", [])
-        condition = state.store.get("prefdisco:condition", "")
+        sub = Submission.of(state)
         grader = get_model(role="grader")
-        cache = cache_policy(cache_scope, scenario.id, condition, "grader")
-        items = {i.attribute: i for i in scenario.profile.items}
-        if judge == "structured":
-            judgements = await judge_structured(
-                grader, scenario.problem, response, scenario.rubric, items, logprobs=logprobs, cache=cache
-            )
-        else:
-            judgements = await judge_all(
-                grader, scenario.problem, response, scenario.rubric, items, logprobs=logprobs, cache=cache
-            )
-        correctness = await check_correct(scenario.problem, response, grader=grader, cache=cache)
-        user_audit = await audit_user(grader, scenario.profile, turns, cache=cache) if audit else None
-        audited = user_audit is not None and user_audit.audit_valid
-        value = {
-            "pref_align": pref_align(judgements),
-            "correct": None if correctness.correct is None else int(correctness.correct),
-            "n_questions": int(state.store.get("prefdisco:n_questions", 0)),
-            "judge_invalid": sum(not j.valid for j in judgements),
-            "user_turns": user_audit.user_turns if audited else None,
-            "user_leaks": user_audit.leaked_turns if audited else None,
-        }
-        return Score(
-            value=value,
-            answer=response,
-            explanation=correctness.detail or None,
-            metadata={
-                "judgements": [j.model_dump() for j in judgements],
-                "correctness": correctness.model_dump(),
-                "turns": turns,
-                "unmarked_turns": state.store.get("prefdisco:unmarked_turns", 0),
-                "user_audit": user_audit.model_dump() if user_audit else None,
-            },
-        )
+        cache = cache_policy(cache_scope, sub.scenario.id, sub.record.condition, "grader")
+        judgements = await rubric(grader, sub, cache)
+        checked = await correctness(grader, sub, cache)
+        audited = await auditing(grader, sub, cache)
+        return Findings(judgements, checked, audited).score(sub)
 
     return score

@@ -1,0 +1,70 @@
+"""The four conditions, each a chain of the steps in ``steps.py``.
+
+* ``baseline``: the problem alone, one reply.
+* ``oracle``: a system message with the profile (preferences, values and weights; never the rubric), one reply.
+* ``discovery``: the protocol in ``protocol.py``; at most ``max_questions`` questions, the model decides when to
+  answer. After the last allowed question has been answered the user message says the questions are used up,
+  and whatever the next turn says is the final answer.
+* ``fixed_k``: exactly ``k`` questions, then the final answer.
+
+The response that is scored is the assistant's own final turn with protocol markers stripped — never a
+regenerated one; it and the dialogue reach the scorer as a ``DialogueRecord`` (``state.py``).
+"""
+
+from __future__ import annotations
+
+from inspect_ai.solver import Solver, chain, solver
+
+from prefdisco.dialogue.steps import instructions, oracle_profile, pose_problem, question_loop, single_reply
+from prefdisco.schema import Mode
+
+MAX_DISCOVERY_QUESTIONS = 5
+
+
+def condition_label(mode: Mode, k: int | None) -> str:
+    """baseline, discovery, oracle, or fixed_k<K>."""
+    return f"fixed_k{k}" if mode is Mode.FIXED_K else mode.value
+
+
+@solver
+def baseline(cache_scope: str | None = None) -> Solver:
+    return chain(pose_problem(), single_reply(Mode.BASELINE.value, cache_scope))
+
+
+@solver
+def oracle(cache_scope: str | None = None) -> Solver:
+    return chain(pose_problem(), oracle_profile(), single_reply(Mode.ORACLE.value, cache_scope))
+
+
+@solver
+def discovery(
+    max_questions: int = MAX_DISCOVERY_QUESTIONS,
+    user_type: str = "passive",
+    constrain_protocol: bool = False,
+    cache_scope: str | None = None,
+) -> Solver:
+    """Discovery: the model may ask up to ``max_questions`` (0..5, the paper's setting) before answering."""
+    if not 0 <= max_questions <= MAX_DISCOVERY_QUESTIONS:
+        raise ValueError(f"discovery allows 0..{MAX_DISCOVERY_QUESTIONS} questions, got {max_questions}")
+    return chain(
+        pose_problem(),
+        instructions("assistant_discovery", max_questions=max_questions),
+        question_loop(Mode.DISCOVERY.value, max_questions, False, user_type, constrain_protocol, cache_scope),
+    )
+
+
+@solver
+def fixed_k(
+    k: int | None = None,
+    user_type: str = "passive",
+    constrain_protocol: bool = False,
+    cache_scope: str | None = None,
+) -> Solver:
+    """Fixed-K ablation: the model must ask exactly ``k`` questions, then answer."""
+    if k is None or k < 1:
+        raise ValueError("fixed_k mode needs k >= 1")
+    return chain(
+        pose_problem(),
+        instructions("assistant_fixed_k", k=k),
+        question_loop(condition_label(Mode.FIXED_K, k), k, True, user_type, constrain_protocol, cache_scope),
+    )

@@ -1,0 +1,38 @@
+"""What a dialogue hands to the scorer: one typed record in the sample's store.
+
+The condition solvers write it once the final response is known; the scorer reads it (``inspect score`` re-reads
+it from the log). Fields, under ``DialogueRecord:<field>`` in the store:
+
+* ``condition`` — baseline, discovery, oracle or fixed_k<K> (also the cache scope of the calls);
+* ``final_response`` — the assistant's own final turn, protocol markers stripped (None: no dialogue ran);
+* ``turns`` — the dialogue as the protocol read it (assistant questions, user replies, the answer);
+* ``unmarked_turns`` — assistant turns that carried no protocol marker (protocol compliance);
+* ``stop_reason`` — why the dialogue ended.
+
+``n_questions`` is derived from ``turns``, never stored twice.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from inspect_ai.util import StoreModel
+from pydantic import Field
+
+from prefdisco.schema import DialogueTurn
+
+StopReason = Literal["single_turn", "answered", "unmarked", "budget"]
+"""single_turn: baseline/oracle, one reply; answered: a marked ANSWER; unmarked: a turn without a marker taken as
+the answer; budget: the question budget was used up, so the next turn was the answer whatever it said."""
+
+
+class DialogueRecord(StoreModel):
+    condition: str = ""
+    final_response: str | None = None
+    turns: list[DialogueTurn] = Field(default_factory=list)
+    unmarked_turns: int = 0
+    stop_reason: StopReason | None = None
+
+    @property
+    def n_questions(self) -> int:
+        return sum(t.kind == "question" for t in self.turns)

@@ -1,0 +1,17 @@
+"""Free text without a grader model: SQuAD-normalized exact match of the final answer with the gold."""
+
+from __future__ import annotations
+
+from prefdisco.scoring.correctness.result import CorrectnessResult
+from prefdisco.scoring.extract.text import final_text_answer, normalize_text
+
+METHOD_MATCH = "normalized_match"
+
+
+def check_normalized_match(gold: str, response: str) -> CorrectnessResult:
+    found = final_text_answer(response)
+    if found is None:
+        return CorrectnessResult(correct=False, extracted=None, method=METHOD_MATCH, detail="empty response")
+    text, how = found
+    ok = bool(normalize_text(gold)) and normalize_text(text) == normalize_text(gold)
+    return CorrectnessResult(correct=ok, extracted=text, method=METHOD_MATCH, detail=how)

@@ -1,0 +1,44 @@
+"""The rubric judges, by name: every judge scores one response against a scenario's rubric.
+
+* ``per_criterion`` — one grader call per criterion, concurrently (the paper's method; ``judge.py``);
+* ``structured`` — one grader call scoring every criterion under a JSON schema (``judge_structured.py``).
+
+A judge returns one ``AttributeJudgement`` per criterion in rubric order, invalid ones included (score None).
+A new judge is one function of the ``Judge`` shape and one line in ``JUDGES``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from inspect_ai.model import CachePolicy, Model
+
+from prefdisco.schema import AttributeJudgement, PreferenceItem, Problem, RubricCriterion
+from prefdisco.scoring.judge import judge_all
+from prefdisco.scoring.judge_structured import judge_structured
+
+
+class Judge(Protocol):
+    async def __call__(
+        self,
+        grader: Model,
+        problem: Problem,
+        response: str,
+        rubric: list[RubricCriterion],
+        items: dict[str, PreferenceItem],
+        *,
+        logprobs: bool = ...,
+        cache: CachePolicy | bool = ...,
+    ) -> list[AttributeJudgement]: ...
+
+
+JUDGES: dict[str, Judge] = {
+    "per_criterion": judge_all,
+    "structured": judge_structured,
+}
+
+
+def judge_named(name: str) -> Judge:
+    if name not in JUDGES:
+        raise ValueError(f"unknown judge {name!r}: expected one of {', '.join(JUDGES)}")
+    return JUDGES[name]

@@ -1,0 +1,104 @@
+"""MaScQA numeric-range correctness and number reading, on real rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import benchmark_rows
+from prefdisco.schema import Problem
+from prefdisco.scoring.correctness import check_correct_offline
+from prefdisco.scoring.correctness.numeric_range import gold_ranges
+from prefdisco.scoring.extract.numbers import final_number, find_numbers
+
+
+@pytest.fixture(scope="module")
+def mascqa_num(shared_benchmarks: Path) -> list[Problem]:
+    return benchmark_rows.mascqa_num(shared_benchmarks)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1.2e-3", 1.2e-3),
+        ("1.2E+03 J", 1200.0),
+        ("1.2 × 10^-3 m", 1.2e-3),
+        ("1.2 \\times 10^{-3}", 1.2e-3),
+        ("1.2 x 10⁻³", 1.2e-3),
+        ("12,345.6 J/mol", 12345.6),
+        ("6\\,850 Å", 6850.0),
+        ("−0.92", -0.92),
+    ],
+)
+def test_number_reading(text: str, value: float) -> None:
+    nums = find_numbers(text)
+    assert len(nums) == 1 and nums[0][0] == pytest.approx(value), nums
+
+
+def test_final_number_skips_unit_exponents() -> None:
+    assert final_number("so the strain rate is 3.5 × 10^-4 s^{-1}")[0] == pytest.approx(3.5e-4)  # type: ignore[index]
+    assert final_number("The area is 25 m^2")[0] == 25  # type: ignore[index]
+    assert final_number("The answer is 0.87 μm (within 0.85–0.89).")[0] == 0.87  # type: ignore[index]
+
+
+def test_mascqa_gold_quirks(mascqa_num: list[Problem]) -> None:
+    golds = {p.answer: gold_ranges(p) for p in mascqa_num}
+    assert golds["0.85 to 0.89"] == [(0.85, 0.89, False)]
+    assert golds["6850 : 6950"] == [(6850, 6950, False)]
+    assert golds["48O TO 494"] == [(480, 494, False)]
+    assert golds["350 T0 350"] == [(350, 350, False)]
+    assert golds["0.90 TO 0.94 OR -0.94 TO -0.90"] == [(0.9, 0.94, False), (-0.94, -0.9, False)]
+    assert golds["840000"] == [(840000, 840000, True)]
+    assert golds["Marks to all"] is None
+    assert all(v is None or len(v) >= 1 for v in golds.values())  # every NUM gold parses
+
+
+def test_mascqa_ranges_inside_boundary_outside(mascqa_num: list[Problem]) -> None:
+    checked = 0
+    for p in mascqa_num:
+        ranges = gold_ranges(p)
+        if ranges is None or ranges[0][2]:
+            continue
+        lo, hi, _ = ranges[0]
+        mid = (lo + hi) / 2
+        width = max(hi - lo, abs(hi) * 0.05, 1e-6)
+        for value in (lo, hi, mid):
+            result = check_correct_offline(p, f"Working through the numbers, the answer is {value:.10g} units.")
+            assert result.correct is True, (p.answer, value, result)
+        for value in (hi + width, lo - width):
+            if len(ranges) > 1 and any(a <= value <= b for a, b, _ in ranges):
+                continue
+            result = check_correct_offline(p, f"The final answer is {value:.10g}.")
+            assert result.correct is False, (p.answer, value, result)
+        sci = f"{mid:.6e}".replace("e", " × 10^")
+        assert check_correct_offline(p, f"So x ≈ {sci} (rounded)").correct is True, (p.answer, sci)
+        checked += 1
+    assert checked >= 150
+
+
+def test_mascqa_scientific_notation_and_separators() -> None:
+    p = Problem(id="n", benchmark="mascqa", question="q", answer="0.0011 to 0.0013", answer_type="numeric_range")
+    assert check_correct_offline(p, "The answer is 1.2e-3 mol").correct is True
+    assert check_correct_offline(p, "The answer is 1.2 × 10^-3 mol").correct is True
+    assert check_correct_offline(p, "The answer is 1.2 \\times 10^{-3}").correct is True
+    assert check_correct_offline(p, "The answer is 1.2 × 10^-2 mol").correct is False
+    big = Problem(id="b", benchmark="mascqa", question="q", answer="9600 to 9800", answer_type="numeric_range")
+    assert check_correct_offline(big, "≈ 9,700 J").correct is True
+    assert check_correct_offline(big, "≈ 9,900 J").correct is False
+
+
+def test_mascqa_single_value_gold_uses_one_percent(mascqa_num: list[Problem]) -> None:
+    p = next(p for p in mascqa_num if p.answer == "840000")
+    assert check_correct_offline(p, "The answer is 8.45 × 10^5").correct is True  # 0.6% off
+    assert check_correct_offline(p, "The answer is 850000").correct is False  # 1.2% off
+
+
+def test_mascqa_metadata_bounds_and_voided(mascqa_num: list[Problem]) -> None:
+    p = next(p for p in mascqa_num if p.answer == "0.85 to 0.89")
+    narrowed = p.model_copy(update={"metadata": {"lo": 0.86, "hi": 0.87}})
+    assert check_correct_offline(narrowed, "0.88").correct is False
+    assert check_correct_offline(p, "0.88").correct is True
+    voided = next(p for p in mascqa_num if p.answer == "Marks to all")
+    result = check_correct_offline(voided, "The answer is 3.")
+    assert result.correct is None and "voided" in result.detail
