@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from inspect_ai.model import (
     CachePolicy,
@@ -87,6 +87,12 @@ limit would otherwise push the retry past a small model's context window."""
 
 def _cap(text: str) -> str:
     return text if len(text) <= ECHO_LIMIT else text[:ECHO_LIMIT] + " …(cut)"
+
+
+def literal(*values: Any) -> Any:
+    """``Literal[values...]`` built at run time, for reply models whose allowed values come from the data (the
+    attribute names of a profile, the values of an attribute). Typed ``Any``: a static checker cannot know them."""
+    return Literal[values]
 
 
 def model_name(model: Model) -> str:

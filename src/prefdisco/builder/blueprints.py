@@ -12,6 +12,7 @@ when a file is given, else by the short packaged hints below.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
@@ -148,7 +149,7 @@ def age_band_of(age: int) -> str:
     return "under-18" if age < AGE_BANDS[0][0] else f"over-{AGE_BANDS[-1][1]}"
 
 
-def trait_pattern(levels: dict[str, str]) -> str:
+def trait_pattern(levels: Mapping[str, str]) -> str:
     """Five letters L/M/H in BIG_FIVE order, e.g. ``HMLMH``."""
     return "".join(levels[t][0].upper() for t in BIG_FIVE)
 
@@ -163,7 +164,7 @@ def sample_blueprint(rng: random.Random, space: BlueprintSpace, index: int) -> B
         if space.facets:
             for facet in FACETS[trait]:
                 facets[facet] = round(min(5.0, max(1.0, rng.gauss(score, 0.5))), 1)
-        traits[trait] = TraitScore(level=level, score=score, facets=facets)  # type: ignore[arg-type]
+        traits[trait] = TraitScore(level=level, score=score, facets=facets)
     band = rng.choice(space.age_bands)
     groups = [g for g in space.occupation_groups if _group_fits(g, band)] or space.occupation_groups
     group = rng.choice(groups)

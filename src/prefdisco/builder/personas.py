@@ -97,7 +97,7 @@ class _PersonaDraftBase(BaseModel):
 @cache
 def persona_schema(groups: tuple[str, ...]) -> type[BaseModel]:
     """The reply schema: the person's fields plus the occupation group (one of ``groups``)."""
-    group_type: Any = Literal[groups]  # type: ignore[valid-type]
+    group_type: Any = Literal[groups]
     return create_model("PersonaDraft", __base__=_PersonaDraftBase, occupation_group=(group_type, ...))
 
 
@@ -146,7 +146,7 @@ def draft_to_persona(draft: BaseModel, blueprint: Blueprint, built_by: str) -> P
         location=d["location"],
         education=d["education"],
         summary=d["summary"],
-        big_five={t: blueprint.traits[t].model_copy() for t in BIG_FIVE},  # type: ignore[misc]
+        big_five={t: blueprint.traits[t].model_copy() for t in BIG_FIVE},
         expertise=draft.expertise.as_dict(),  # type: ignore[attr-defined]
         backstory=d["backstory"],
         extra={

@@ -230,6 +230,7 @@ class StepRunner:
         config = self.config
         if max_tokens is not None and config.max_tokens is None:
             config = config.merge(GenerateConfig(max_tokens=max_tokens))
+        failure: Failure | None
         async with self._semaphore:
             try:
                 result = await generate_structured(

@@ -24,6 +24,7 @@ from prefdisco import prompts
 from prefdisco.builder.pool import StepOutcome, StepRunner
 from prefdisco.builder.relevance import UNIQUE, problem_text
 from prefdisco.schema import Attribute, Persona, PreferenceItem, PreferenceProfile, Problem
+from prefdisco.structured import literal
 
 STEP = "profile"
 MAX_TOKENS = 1024
@@ -109,8 +110,8 @@ def _schema(spec: tuple[tuple[str, tuple[str, ...]], ...], lo: int, hi: int) -> 
             create_model(
                 f"Preference{index}",
                 __config__=ConfigDict(extra="ignore"),
-                attribute=(Literal[name], Field(json_schema_extra={"enum": [name]})),  # type: ignore[valid-type]
-                value=(Literal[values], ...),  # type: ignore[valid-type]
+                attribute=(literal(name), Field(json_schema_extra={"enum": [name]})),
+                value=(literal(*values), ...),
                 justification=(str, Field(min_length=3, max_length=400)),
                 importance=(Literal[1, 2, 3, 4, 5], ...),
             )

@@ -84,7 +84,7 @@ class _RelevanceBase(BaseModel):
 @cache
 def relevance_schema(names: tuple[str, ...], lo: int, hi: int, max_new: int) -> type[BaseModel]:
     """Reply schema: ``relevant`` (lo..hi catalogue names) and, when ``max_new`` > 0, ``new_attributes``."""
-    name_type: Any = Literal[names]  # type: ignore[valid-type]
+    name_type: Any = Literal[names]
     fields: dict[str, Any] = {
         "relevant": (list[name_type], Field(min_length=lo, max_length=hi, json_schema_extra=UNIQUE))
     }

@@ -18,6 +18,7 @@ from prefdisco import prompts
 from prefdisco.builder.pool import StepOutcome, StepRunner
 from prefdisco.builder.relevance import UNIQUE, problem_text
 from prefdisco.schema import AnswerType, Persona, PreferenceProfile, Problem, RubricCriterion
+from prefdisco.structured import literal
 
 STEP = "rubric"
 TOKENS_PER_CRITERION = 640
@@ -81,7 +82,7 @@ def rubric_schema(attributes: tuple[str, ...]) -> type[BaseModel]:
     sent to the model is a *wire* form of the same document: one member per attribute (``attribute`` fixed
     to its name) in a list marked ``uniqueItems``, so a grammar-constrained provider writes every attribute
     exactly once, in profile order."""
-    name_type: Any = Literal[attributes]  # type: ignore[valid-type]
+    name_type: Any = Literal[attributes]
     criterion = create_model(
         "Criterion",
         __config__=ConfigDict(extra="ignore"),
@@ -93,7 +94,7 @@ def rubric_schema(attributes: tuple[str, ...]) -> type[BaseModel]:
     model = create_model("Rubric", __base__=_RubricBase, criteria=(list[criterion], Field(min_length=n, max_length=n)))
     model.expected = attributes
     wire = _wire_schema(attributes)
-    model.model_json_schema = classmethod(lambda cls, *a, **k: wire.model_json_schema(*a, **k))  # type: ignore[method-assign]
+    model.model_json_schema = classmethod(lambda cls, *a, **k: wire.model_json_schema(*a, **k))  # type: ignore[method-assign,assignment]
     return model
 
 
@@ -102,7 +103,7 @@ def _wire_schema(attributes: tuple[str, ...]) -> type[BaseModel]:
         create_model(
             f"Criterion{index}",
             __config__=ConfigDict(extra="ignore"),
-            attribute=(Literal[name], Field(json_schema_extra={"enum": [name]})),  # type: ignore[valid-type]
+            attribute=(literal(name), Field(json_schema_extra={"enum": [name]})),
             description=(str, Field(min_length=5, max_length=500)),
             levels=(Levels, ...),
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, get_model
 
@@ -47,6 +48,7 @@ def resolve_models(names: Sequence[str], config: BuildConfig) -> list[Model]:
     if not names:
         raise UserError("--model: give at least one model (e.g. --model openai/gpt-4o)")
     try:
+        model_args: dict[str, Any] = dict(config.model_args)
         return [
             get_model(
                 name,
@@ -56,7 +58,7 @@ def resolve_models(names: Sequence[str], config: BuildConfig) -> list[Model]:
                     timeout=config.timeout,
                     attempt_timeout=config.attempt_timeout,
                 ),
-                **config.model_args,
+                **model_args,
             )
             for name in names
         ]

@@ -71,7 +71,7 @@ def attributes_from_scenarios(scenarios: list[Scenario], catalogue: list[Attribu
             value_range = raw.get("value_range") if isinstance(raw, dict) else None
             out[item.attribute] = Attribute(
                 name=item.attribute,
-                category=item.category or FALLBACK_CATEGORY,  # type: ignore[arg-type]
+                category=item.category or FALLBACK_CATEGORY,
                 description=item.description or f"{item.attribute} (no description in the source)",
                 value_space=parse_value_range(value_range if isinstance(value_range, str) else ""),
             )

@@ -129,10 +129,15 @@ def _educational_profile(persona: Persona) -> dict[str, Any]:
     return profile
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (the extension fields are optional)."""
+    return value if isinstance(value, dict) else {}
+
+
 def persona_to_release(persona: Persona) -> dict[str, Any]:
     """The paper's persona object for a Persona (keys in the paper's order)."""
     extra = persona.extra
-    demo_extra = extra.get("demographics") if isinstance(extra.get("demographics"), dict) else {}
+    demo_extra = _mapping(extra.get("demographics"))
     demographics: dict[str, Any] = {
         "age": persona.age,
         "occupation": persona.occupation,
@@ -141,11 +146,11 @@ def persona_to_release(persona: Persona) -> dict[str, Any]:
         "hobbies": demo_extra.get("hobbies", []),
     }
     demographics.update({k: v for k, v in demo_extra.items() if k not in demographics})
-    traits_extra = extra.get("personality_big5") if isinstance(extra.get("personality_big5"), dict) else {}
+    traits_extra = _mapping(extra.get("personality_big5"))
     big5: dict[str, Any] = {}
     for trait in BIG_FIVE:
         ts = persona.big_five[trait]  # type: ignore[index]
-        rest = traits_extra.get(trait) if isinstance(traits_extra.get(trait), dict) else {}
+        rest = _mapping(traits_extra.get(trait))
         score: int | float = int(ts.score) if float(ts.score).is_integer() else ts.score
         big5[trait] = {
             "score": score,
@@ -186,14 +191,14 @@ def scenario_to_record(
 ) -> dict[str, Any]:
     """One ``personalized_problem`` record for a scenario."""
     attributes = attributes or {}
-    release = scenario.provenance.get("release") if isinstance(scenario.provenance.get("release"), dict) else {}
+    release = _mapping(scenario.provenance.get("release"))
     stored_prefs = release.get("preferences", {}) if isinstance(release.get("preferences"), dict) else {}
     max_weight = max(i.weight for i in scenario.profile.items)
     default_context = "math problem" if scenario.problem.domain == "math" else "question"
 
     preferences: dict[str, Any] = {}
     for item in scenario.profile.items:
-        stored = stored_prefs.get(item.attribute) if isinstance(stored_prefs.get(item.attribute), dict) else {}
+        stored = _mapping(stored_prefs.get(item.attribute))
         attr = attributes.get(item.attribute)
         raw_value = stored.get("value")
         value = (

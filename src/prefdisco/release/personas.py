@@ -54,7 +54,7 @@ def persona_from_release(obj: Any, where: str) -> Persona:
         score = entry.get("score") if isinstance(entry, dict) else None
         if isinstance(score, bool) or not isinstance(score, int | float) or not 1 <= score <= 5:
             raise UserError(f"{where}: persona.personality_big5.{trait}.score must be a number 1-5, got {score!r}")
-        big_five[trait] = TraitScore(level=trait_level(score), score=float(score))  # type: ignore[arg-type]
+        big_five[trait] = TraitScore(level=trait_level(score), score=float(score))
         trait_rest[trait] = {k: v for k, v in entry.items() if k != "score"}  # type: ignore[union-attr]
     description = obj.get("minimal_necessary_description")
     description = description.strip() if isinstance(description, str) else ""
@@ -88,7 +88,7 @@ def persona_from_release(obj: Any, where: str) -> Persona:
             location=str(demo.get("location") or ""),
             education=knowledge if isinstance(knowledge, str) else "",
             summary=description or name,
-            big_five=big_five,  # type: ignore[arg-type]
+            big_five=big_five,
             expertise=expertise,
             backstory=str(obj.get("backstory") or ""),
             extra=extra,

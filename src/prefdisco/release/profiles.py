@@ -171,7 +171,7 @@ def profile_and_rubric(
                     weight=min(1.0, weight / total) if rescale else weight,
                     justification=str(p.get("justification") or ""),
                     description=str(p.get("description") or ""),
-                    category=categories.get(attr),  # type: ignore[arg-type]
+                    category=categories.get(attr),
                 )
             )
             release_prefs[attr] = {k: v for k, v in p.items() if k not in _PREF_IN_ITEM}

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from prefdisco.errors import UserError, validation_messages
 from prefdisco.release.format import (
@@ -41,7 +41,7 @@ from prefdisco.release.record_error import RecordModelError
 from prefdisco.release.report import Issue, ValidationReport, read_lines
 
 
-def _is_number(v: Any) -> bool:
+def _is_number(v: Any) -> TypeGuard[float]:
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 
@@ -141,8 +141,9 @@ def _criteria_messages(record: dict[str, Any]) -> list[str]:
     for ci, crit in enumerate(criteria):
         msgs.extend(_criterion_messages(ci, crit, prefs, named))
     weights = [c.get("weight") for c in criteria if isinstance(c, dict)]
-    if weights and all(_is_number(w) for w in weights):
-        total = math.fsum(weights)
+    numbers = [w for w in weights if _is_number(w)]
+    if weights and len(numbers) == len(weights):
+        total = math.fsum(numbers)
         if abs(total - 1.0) > RELEASE_WEIGHT_TOLERANCE:
             msgs.append(f"criteria weights sum to {total:.6g}, expected 1 (± {RELEASE_WEIGHT_TOLERANCE})")
     orphans = [k for k in prefs if k not in named]

@@ -74,8 +74,8 @@ def math_verify_equivalent(gold: str, answer: str, timeout_s: int = MATH_VERIFY_
         return False, f"answer longer than {MAX_MATH_ANSWER_CHARS} characters; not parsed"
     timeout = timeout_s if _signal_timeouts_available() else None
     try:
-        gold_parsed = parse(_wrap_latex(gold), parsing_timeout=timeout)  # type: ignore[arg-type]
-        answer_parsed = parse(_wrap_latex(answer), parsing_timeout=timeout)  # type: ignore[arg-type]
+        gold_parsed = parse(_wrap_latex(gold), parsing_timeout=timeout)
+        answer_parsed = parse(_wrap_latex(answer), parsing_timeout=timeout)
         if not gold_parsed:
             return False, "math-verify could not parse the gold answer"
         if not answer_parsed:

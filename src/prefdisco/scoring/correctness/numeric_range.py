@@ -41,18 +41,14 @@ def gold_ranges(problem: Problem) -> list[tuple[float, float, bool]] | None:
         return None
     text = re.sub(r"\bT0\b", "TO", gold, flags=re.IGNORECASE)  # "350 T0 350"
     text = re.sub(r"(?<=\d)[oO](?=\d|\s|$)", "0", text)  # "48O TO 494"
-    ranges = []
+    ranges: list[tuple[float, float, bool]] = []
     for part in re.split(r"\s+or\s+", text.strip(), flags=re.IGNORECASE):
         bounds = _RANGE_SEP.split(part.strip())
-        values = [_single_number(b) for b in bounds]
-        if len(values) not in (1, 2) or any(v is None for v in values):
+        values = [v for v in (_single_number(b) for b in bounds) if v is not None]
+        if len(values) != len(bounds) or len(values) not in (1, 2):
             raise UserError(f"problem {problem.id}: answer {gold!r} is not a number or a range 'lo to hi'")
-        if len(values) == 1:
-            ranges.append((values[0], values[0], True))
-        else:
-            lo, hi = values
-            ranges.append((min(lo, hi), max(lo, hi), False))  # type: ignore[type-var]
-    return ranges  # type: ignore[return-value]
+        ranges.append((min(values), max(values), len(values) == 1))
+    return ranges
 
 
 def _single_number(text: str) -> float | None:
