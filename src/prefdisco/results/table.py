@@ -28,7 +28,7 @@ from prefdisco.results.contract import (
     TABLE_SUFFIXES,
 )
 from prefdisco.results.logs import results_from_logs
-from prefdisco.schema import MODES
+from prefdisco.schema import MODES, Mode
 
 _TEXT_COLUMNS = ("model", "family", "task", "scenario_id", "mode", "attribute", "error")
 SUFFIXES = TABLE_SUFFIXES
@@ -86,7 +86,7 @@ def _first_line(e: BaseException) -> str:
 def _mode_and_k(cols: Columns) -> tuple[pd.Categorical, np.ndarray]:
     mode = cols.choice("mode", MODES)
     fixed_k = cols.number("fixed_k", lo=0, integer=True)
-    is_k = np.asarray(mode == "fixed_k")
+    is_k = np.asarray(mode == Mode.FIXED_K.value)
     missing = is_k & np.isnan(fixed_k)
     if missing.any():
         raise cols.fail(int(np.argmax(missing)), "fixed_k", "is empty (mode fixed_k needs K, an integer >= 0)")
