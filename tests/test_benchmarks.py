@@ -12,11 +12,21 @@ import datasets
 import pandas as pd
 import pytest
 
+from prefdisco.answer_spec import (
+    RANGE_REL_TOL,
+    SINGLE_VALUE_REL_TOL,
+    IntegerAnswer,
+    LetterAnswer,
+    NotJudgeable,
+    RangeAnswer,
+    parse_integers,
+    parse_ranges,
+)
 from prefdisco.benchmarks import BENCHMARKS, FieldMapping, load_generic, load_problems, parse_mapping
-from prefdisco.benchmarks.answers import parse_integers, parse_ranges
 from prefdisco.benchmarks.mascqa import split_options
 from prefdisco.errors import UserError
 from prefdisco.schema import AnswerType, Problem
+from prefdisco.scoring.correctness import check_correct_offline
 
 EXPECTED_ROWS = {
     "math500": 500,
@@ -137,14 +147,14 @@ def test_aime_keeps_verbatim_answers_and_accepted_integers(
     by_id = {p.id: p for p in loaded["aime"]}
     special = by_id["2022-II-8"]
     assert special.answer == "080 or 081 (both were accepted)"
-    assert special.metadata["accepted"] == [80, 81]
+    assert special.answer_spec == IntegerAnswer(accepted=[80, 81])
     for r in raw["aime"]:
         p = by_id[r["ID"]]
         assert p.answer == r["Answer"] and p.answer_type is AnswerType.INTEGER
         assert p.metadata["Year"] == r["Year"] and p.metadata["Problem Number"] == r["Problem Number"]
         if r["ID"] != "2022-II-8":
-            assert p.metadata["accepted"] == [int(r["Answer"])]
-    assert by_id["1983-1"].metadata["accepted"] == [60]
+            assert p.answer_spec == IntegerAnswer(accepted=[int(r["Answer"])])
+    assert by_id["1983-1"].answer_spec == IntegerAnswer(accepted=[60])
     assert "Part" not in by_id["1983-1"].metadata  # null upstream
     assert by_id["2022-II-8"].metadata["Part"] == "II"
 
@@ -242,24 +252,40 @@ def mascqa(loaded: dict[str, list[Problem]]) -> dict[str, Problem]:
     return {p.id: p for p in loaded["mascqa"]}
 
 
+def ranges_of(problem: Problem) -> list[tuple[float, float, float, bool]]:
+    spec = problem.answer_spec
+    assert isinstance(spec, RangeAnswer), spec
+    return [(r.lo, r.hi, r.rel_tol, r.single) for r in spec.ranges]
+
+
 def test_mascqa_num_ranges(mascqa: dict[str, Problem]) -> None:
     led = mascqa["G-XEC-2013-15"]  # "0.85 to 0.89"
     assert led.answer_type is AnswerType.NUMERIC_RANGE and led.answer == "0.85 to 0.89"
-    assert (led.metadata["lo"], led.metadata["hi"], led.metadata["gold_raw"]) == (0.85, 0.89, "0.85 to 0.89")
-    single = mascqa["G-META-15-38"]  # "0.5"
-    assert (single.metadata["lo"], single.metadata["hi"]) == (0.5, 0.5) and single.answer == "0.5 to 0.5"
+    assert ranges_of(led) == [(0.85, 0.89, RANGE_REL_TOL, False)] and led.metadata["gold_raw"] == "0.85 to 0.89"
+    single = mascqa["G-META-15-38"]  # "0.5": a single number keeps the documented 1 % tolerance
+    assert ranges_of(single) == [(0.5, 0.5, SINGLE_VALUE_REL_TOL, True)] and single.answer == "0.5"
     colon = mascqa["G-XEC-2016-14"]  # "6.00 : 7.30"
-    assert (colon.metadata["lo"], colon.metadata["hi"]) == (6.0, 7.3)
+    assert ranges_of(colon) == [(6.0, 7.3, RANGE_REL_TOL, False)]
     typo = mascqa["G-META-20-22"]  # "48O TO 494"
-    assert (typo.metadata["lo"], typo.metadata["hi"], typo.metadata["gold_raw"]) == (
-        480.0,
-        494.0,
-        "48O TO 494",
-    )
-    either = mascqa["G-META-21-42"]  # "0.90 TO 0.94 OR -0.94 TO -0.90"
-    assert either.metadata["ranges"] == [[0.9, 0.94], [-0.94, -0.9]]
-    voided = mascqa["G-XEC-2013-21"]  # "Marks to all" on a NUM question
+    assert ranges_of(typo) == [(480.0, 494.0, RANGE_REL_TOL, False)] and typo.metadata["gold_raw"] == "48O TO 494"
+    either = mascqa["G-META-21-42"]  # "0.90 TO 0.94 OR -0.94 TO -0.90": both ranges, not only the first
+    assert ranges_of(either) == [(0.9, 0.94, RANGE_REL_TOL, False), (-0.94, -0.9, RANGE_REL_TOL, False)]
+    voided = mascqa["G-XEC-2013-21"]  # "Marks to all" on a NUM question: nothing to judge against
     assert voided.answer_type is AnswerType.FREE_TEXT and voided.metadata["all_accepted"] is True
+    assert isinstance(voided.answer_spec, NotJudgeable)
+
+
+def test_mascqa_numeric_golds_score_through_the_loader(mascqa: dict[str, Problem]) -> None:
+    """The loader → metric path on the real rows the first-range-only reading got wrong."""
+    single = next(p for p in mascqa.values() if p.metadata.get("gold_raw") == "840000")
+    assert check_correct_offline(single, "The answer is 8.45 × 10^5.").correct is True  # within 1 %
+    assert check_correct_offline(single, "The answer is 860000.").correct is False  # 2.4 % off
+    either = mascqa["G-META-21-42"]
+    assert check_correct_offline(either, "So the answer is -0.92").correct is True  # the second range
+    assert check_correct_offline(either, "So the answer is 0.92").correct is True
+    assert check_correct_offline(either, "So the answer is 0.5").correct is False
+    for voided in (mascqa["G-XEC-2013-21"], mascqa["G-META-20-7"]):
+        assert check_correct_offline(voided, "The answer is 3.").correct is None  # not judgeable, never False
 
 
 def test_mascqa_options_parsed_from_question(mascqa: dict[str, Problem], raw: dict[str, list[dict]]) -> None:
@@ -284,6 +310,8 @@ def test_mascqa_multi_answers_and_duplicate_qid(mascqa: dict[str, Problem]) -> N
         "A,B,C",
     )
     assert multi.metadata["gold_letters"] == ["A", "B", "C"] and len(multi.choices) == 4
+    assert multi.answer_spec == LetterAnswer(accepted=["A", "B", "C"], all_required=True)
+    assert mascqa["G-META-18-36"].answer_spec == LetterAnswer(accepted=["C", "D"])
     assert mascqa["G-XEC-2021-8"].metadata["gold_letters"] == ["B", "D"]  # "B; D"
     assert mascqa["G-META-18-36"].metadata["accepted"] == ["C", "D"]  # "C OR D"
     voided = mascqa["G-META-20-7"]
@@ -455,7 +483,10 @@ def test_generic_parquet_with_label_text_choices(tmp_path: Path) -> None:
     assert problems[0].choices == ["apple", "stone", "chair"] and problems[0].answer == "A"  # labels sorted
     assert problems[0].id == f"{tmp_path.name}-validation-0"
     integers = load_generic(path, "question=question,answer=answer_num,answer_type=integer")
-    assert [(p.answer, p.metadata["accepted"]) for p in integers] == [("7", [7]), ("8", [8])]
+    assert [(p.answer, p.answer_spec) for p in integers] == [
+        ("7", IntegerAnswer(accepted=[7])),
+        ("8", IntegerAnswer(accepted=[8])),
+    ]
 
 
 def test_generic_dict_options_of_varying_size_and_numeric_labels(tmp_path: Path) -> None:

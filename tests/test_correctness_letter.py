@@ -130,3 +130,14 @@ def test_accepted_letters_in_metadata() -> None:
     )  # fmt: skip
     assert check_correct_offline(p, "Answer: D").correct is True
     assert check_correct_offline(p, "Answer: A").correct is False
+
+
+def test_multiple_select_gold_needs_exactly_its_letters() -> None:
+    p = Problem(
+        id="m2", benchmark="mascqa", question="q", choices=["w", "x", "y", "z"], answer="A,C",
+        answer_type=AnswerType.FREE_TEXT, metadata={"gold_letters": ["A", "C"]},
+    )  # fmt: skip
+    assert check_correct_offline(p, "The answer is A and C.").correct is True
+    assert check_correct_offline(p, "Answer: C, A").correct is True
+    assert check_correct_offline(p, "The answer is A.").correct is False
+    assert check_correct_offline(p, "The answer is A, B and C.").correct is False

@@ -89,3 +89,17 @@ def test_norm_align():
     assert value is None and "denominator 0" in reason
     value, reason = norm_align(None, 3.5, 3.0)
     assert value is None and "baseline" in reason
+
+
+def test_the_answer_spec_is_read_on_load_and_never_written() -> None:
+    from prefdisco.answer_spec import NotJudgeable, RangeAnswer
+    from prefdisco.schema import Problem
+
+    p = Problem(id="p", benchmark="mascqa", question="q", answer="0.85 to 0.89", answer_type="numeric_range")
+    assert isinstance(p.answer_spec, RangeAnswer) and "answer_spec" not in p.model_dump()
+    back = Problem.model_validate_json(p.model_dump_json())
+    assert back.answer_spec == p.answer_spec
+    blank = Problem(id="b", benchmark="csqa", question="q", choices=["a", "b"], answer=" ", answer_type="letter")
+    assert isinstance(blank.answer_spec, NotJudgeable)
+    with pytest.raises(ValidationError, match="not one of the option letters"):
+        Problem(id="z", benchmark="csqa", question="q", choices=["a", "b"], answer="Z", answer_type="letter")

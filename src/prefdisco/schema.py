@@ -21,6 +21,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from prefdisco.answer_spec import AnswerSpec, AnswerType, LetterAnswer, answer_spec
+
 WEIGHT_TOLERANCE = 1e-6
 """Profile weights must sum to 1 within this tolerance (use ``PreferenceProfile.normalized`` to fix drift)."""
 
@@ -38,16 +40,6 @@ class _Model(BaseModel):
 # ---------------------------------------------------------------------------------------------------------
 
 
-class AnswerType(StrEnum):
-    """How a problem's gold answer is compared with a model's answer."""
-
-    LETTER = "letter"  # multiple choice: gold is an option letter A, B, ...
-    INTEGER = "integer"  # AIME-style integer (possibly several accepted values)
-    LATEX = "latex"  # MATH-style expression, compared by symbolic equivalence
-    NUMERIC_RANGE = "numeric_range"  # MaScQA NUM: gold is "lo to hi"
-    FREE_TEXT = "free_text"  # short free text (SimpleQA): graded by a model, or normalized match
-
-
 def option_letters(n: int) -> list[str]:
     if n > len(string.ascii_uppercase):
         raise ValueError(f"at most 26 options are supported, got {n}")
@@ -55,17 +47,33 @@ def option_letters(n: int) -> list[str]:
 
 
 class Problem(_Model):
-    """One item of a static benchmark, normalized."""
+    """One item of a static benchmark, normalized. ``answer_spec`` is what counts as correct (``answer_spec.py``):
+    read from the gold (answer, answer type, metadata) once, whenever a problem is built or loaded, and never
+    written, so the gold text stays its one source. ``model_copy(update=...)`` does not re-read it: build a new
+    problem from a dump to change the gold."""
 
     id: NonEmptyStr
     benchmark: NonEmptyStr
     domain: NonEmptyStr = "general"
     question: NonEmptyStr
     choices: list[str] = Field(default_factory=list, description="option texts in letter order A, B, ...")
-    answer: NonEmptyStr = Field(description="gold answer; an option letter for multiple choice")
+    answer: str = Field(description="gold answer as written; an option letter for multiple choice; blank: none")
     answer_type: AnswerType
+    answer_spec: AnswerSpec = Field(  # type: ignore[assignment]  # _read_spec fills it before validation
+        default=None, exclude=True, description="read from the gold on every load; never written (one source)"
+    )
     solution: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_spec(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("answer_spec") is None and "answer_type" in data:
+            answer_type = AnswerType(data["answer_type"])
+            metadata = data.get("metadata") or {}
+            spec = answer_spec(str(data.get("answer", "")), answer_type, metadata, str(data.get("benchmark", "")))
+            data = {**data, "answer_spec": spec}
+        return data
 
     @model_validator(mode="after")
     def _check_answer(self) -> Problem:
@@ -73,10 +81,12 @@ class Problem(_Model):
             if len(self.choices) < 2:
                 raise ValueError(f"problem {self.id}: a letter answer needs at least 2 choices")
             letters = option_letters(len(self.choices))
-            if self.answer not in letters:
-                raise ValueError(
-                    f"problem {self.id}: answer {self.answer!r} is not one of the option letters {letters}"
-                )
+            spec = self.answer_spec
+            gold = [self.answer.strip()] if self.answer.strip() else []
+            gold += spec.accepted if isinstance(spec, LetterAnswer) else []
+            wrong = [g for g in gold if g not in letters]
+            if wrong:
+                raise ValueError(f"problem {self.id}: answer {wrong[0]!r} is not one of the option letters {letters}")
         return self
 
     @property

@@ -7,10 +7,10 @@ question_type, question, answer`` and the options of choice questions are writte
 
 Choices made here:
 
-* **NUM** rows are ``numeric_range``: the answer becomes ``"lo to hi"`` (numbers as written) and
-  ``metadata`` gets ``lo``/``hi`` (floats) and ``ranges`` (every accepted ``[lo, hi]``; one row accepts two
-  ranges joined by ``OR``, ``lo``/``hi`` are then the first). A single number gives lo = hi; ``6850 : 6950``
-  is a range; two typos (``48O``, ``T0``) are repaired (see :mod:`prefdisco.benchmarks.answers`).
+* **NUM** rows are ``numeric_range``: the answer becomes the canonical ``"lo to hi"`` (or the single number;
+  alternatives joined by ``or``), read from the verbatim ``gold_raw`` into the problem's answer spec
+  (:mod:`prefdisco.answer_spec`): a single number accepts answers within 1 %, a range its bounds; ``6850 : 6950``
+  is a range; two typos (``48O``, ``T0``) are repaired.
 * **MCQS, MATCH, MCQS-NUM** (any non-NUM type): the options are cut out of the question when it ends with
   clear ``(A) ... (B) ... (C) ... (D) ...`` options (the last ``(A)`` followed by ``(B)``, ``(C)``, ``(D)``,
   each option non-empty); the question keeps the text before them. Otherwise the question is kept whole, with
@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from prefdisco.benchmarks.answers import parse_ranges, range_answer, range_metadata
+from prefdisco.answer_spec import parse_ranges, range_text
 from prefdisco.benchmarks.mapping import FieldMapping
 from prefdisco.benchmarks.normalize import Row, RowRef, copy_metadata, get_field
 from prefdisco.schema import AnswerType
@@ -87,8 +87,7 @@ def build_mascqa(row: Row, mapping: FieldMapping, ref: RowRef) -> dict[str, Any]
             ranges = parse_ranges(raw)
             if ranges is None:
                 raise ref.error(f"gold {raw!r} in field {mapping.answer!r} is not a number or 'lo to hi' range")
-            answer_type, answer = AnswerType.NUMERIC_RANGE, range_answer(ranges)
-            metadata.update(range_metadata(ranges))
+            answer_type, answer = AnswerType.NUMERIC_RANGE, range_text(ranges)
     else:
         parsed = split_options(question)
         if parsed:

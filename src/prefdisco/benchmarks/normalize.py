@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from prefdisco.benchmarks.answers import parse_integers, parse_ranges, range_answer, range_metadata
+from prefdisco.answer_spec import parse_integers, parse_ranges, range_text
 from prefdisco.benchmarks.mapping import FieldMapping, GoldFormat
 from prefdisco.errors import UserError
 from prefdisco.schema import AnswerType, option_letters
@@ -158,20 +158,21 @@ def gold_letter(raw: Any, texts: list[str], labels: list[str] | None, mapping: F
 
 
 def build_answer(raw: Any, mapping: FieldMapping, ref: RowRef) -> tuple[str, dict[str, Any]]:
-    """A non-multiple-choice gold answer (verbatim, stripped) and what parsing it adds to the metadata."""
+    """A non-multiple-choice gold answer (stripped; a numeric one canonical, with ``gold_raw`` kept) and what it
+    adds to the metadata. The problem's answer spec is read from these (``answer_spec.py``); here a gold not of
+    its type's form is refused with the row it came from."""
     answer = _text(raw)
     if not answer:
         raise ref.error(f"field {mapping.answer!r} is empty: no gold answer (is this an unlabeled split?)")
     if mapping.answer_type is AnswerType.INTEGER:
-        accepted = parse_integers(answer)
-        if accepted is None:
+        if parse_integers(answer) is None:
             raise ref.error(f"gold {answer!r} in field {mapping.answer!r} is not an integer")
-        return answer, {"accepted": accepted}
+        return answer, {}
     if mapping.answer_type is AnswerType.NUMERIC_RANGE:
         ranges = parse_ranges(answer)
         if ranges is None:
             raise ref.error(f"gold {answer!r} in field {mapping.answer!r} is not a number or 'lo to hi' range")
-        return range_answer(ranges), {"gold_raw": answer, **range_metadata(ranges)}
+        return range_text(ranges), {"gold_raw": answer}
     return answer, {}
 
 

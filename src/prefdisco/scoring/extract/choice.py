@@ -221,3 +221,21 @@ def extract_choice(response: str, choices: Sequence[str]) -> ChoiceExtraction:
             None, f"ambiguous: no final answer statement; options {', '.join(sorted(mentioned))} mentioned"
         )
     return ChoiceExtraction(None, "no answer letter or option text found")
+
+
+def extract_choices(response: str, choices: Sequence[str]) -> tuple[set[str], str]:
+    """The set of option letters a response's final answer names (a multiple-select answer: "A and C"), with how
+    they were found; an empty set with the reason when it names none."""
+    letters = [string.ascii_uppercase[i] for i in range(len(choices))]
+    text = _clean(response)
+    candidates = (
+        _boxed_candidates(text, choices, letters)
+        + _statement_candidates(text, choices, letters)
+        + _final_line_candidate(text, choices, letters)
+    )
+    if candidates:
+        last_pos = max(c.pos for c in candidates)
+        named = {x for c in candidates if c.pos == last_pos for x in c.letters}
+        return named, next(c.how for c in candidates if c.pos == last_pos)
+    single = extract_choice(response, choices)
+    return ({single.letter} if single.letter else set()), single.how
