@@ -50,12 +50,14 @@ def _register() -> None:
     from prefdisco.builder.cli import register as register_build
     from prefdisco.evaluation.cli import register as register_evaluation
     from prefdisco.release.cli import register as register_release
+    from prefdisco.scoring.cli import register as register_scoring
 
     app.command("demo")(demo)
     for register in (
         register_evaluation,
         register_build,
         register_release,
+        register_scoring,
         register_analysis,
         register_annotate,
     ):
