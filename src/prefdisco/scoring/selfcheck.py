@@ -102,8 +102,8 @@ def wrong_response(problem: Problem, others: Sequence[Problem]) -> str | None:
             return f"The answer is \\boxed{{{spec.expression} + 1}}."
         case RangeAnswer():
             top = max(r.hi for r in spec.ranges)
-            value = top + max(abs(top) * 0.5, 1.0)
-            return f"The answer is {value:.12g}."
+            outside = top + max(abs(top) * 0.5, 1.0)
+            return f"The answer is {outside:.12g}."
         case TextAnswer():
             gold = normalize_text(spec.text)
             for other in others:
