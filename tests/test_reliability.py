@@ -178,3 +178,40 @@ def test_split_runs_are_merged_by_the_results_reader(app, tmp_path, monkeypatch)
             assert result.exit_code == 0, result.output
     merged = results_from_logs(tmp_path / "runs").results
     assert sorted(merged["scenario_id"]) == [s.id for s in scenarios]
+
+
+# ---- a run whose logs were lost, rerun: every paid call replays from the cache, the SimpleQA grader's included --
+
+
+def test_rerun_of_a_finished_run_makes_no_model_call(app, tmp_path, monkeypatch):
+    """The logs of a finished run are deleted (as a crash before they were written would lose them), so every
+    sample runs again: each call — assistant, user, judge, audit and the SimpleQA grader — must come from the
+    run-scoped cache."""
+    from prefdisco.schema import Problem
+
+    scenarios = tagged_scenarios(3)
+    graded = []
+    for s in scenarios[:2]:  # two of them as SimpleQA problems, so the correctness grader is called
+        problem = Problem.model_validate(
+            {**s.problem.model_dump(exclude={"answer_spec"}), "benchmark": "simpleqa", "answer_type": "free_text"}
+        )
+        graded.append(s.model_copy(update={"problem": problem}))
+    scenarios = [*graded, *scenarios[2:]]
+    bench = write_scenarios(tmp_path / "scenarios.jsonl", scenarios)
+    with MockOpenAI(MockConfig(questions=2)) as mock:
+        mock_env(monkeypatch, mock, tmp_path)
+        first = run_eval(app, mock, bench, tmp_path / "run")
+        assert first.exit_code == 0, first.output
+        before = mock.stats()
+        logs = list((tmp_path / "run").rglob("*.eval"))
+        assert len(logs) == len(MODES)
+        for log in logs:
+            log.unlink()
+        second = run_eval(app, mock, bench, tmp_path / "run")
+        after = mock.stats()
+    assert second.exit_code == 0, second.output
+    assert before["by_role"].get("grader", 0) == 2 * len(MODES)  # the SimpleQA grader ran once per sample
+    assert before["by_role"].get("user", 0) > 0 and before["by_role"].get("judge", 0) > 0
+    assert after["completions"] == before["completions"]  # the rerun asked the server nothing
+    results = pd.read_csv(tmp_path / "run" / "results.csv")
+    assert len(results) == len(scenarios) * len(MODES) and (results["failed"] == 0).all()
