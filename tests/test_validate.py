@@ -22,8 +22,8 @@ from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.errors import UserError, validation_messages
 from prefdisco.release.convert import load_scenarios as read_scenarios
 from prefdisco.release.exporter import export_release
-from prefdisco.release.format import EXTENSION_KEY
-from prefdisco.release.importer import import_release
+from prefdisco.release.format import EXTENSION_KEY, REQUIRED_KEYS
+from prefdisco.release.reader import import_release
 from prefdisco.release.validate import validate_path
 from prefdisco.schema import Scenario
 
@@ -40,7 +40,7 @@ def release_lines(example_path: Path) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def scenario(example_path: Path) -> Scenario:
-    return import_release(example_path)[0][0]
+    return import_release(example_path).scenarios[0]
 
 
 def _variant(scenario: Scenario, n: int) -> dict:
@@ -213,7 +213,12 @@ def test_validate_bench_folder_checks_hash_and_personas(tmp_path, scenario):
 # ---------------------------------------------------------------------------------------------------------
 
 
+def _severity_lines(path: Path, text: str) -> list[tuple[int, str]]:
+    return [(i.line, i.severity) for i in validate_path(path).issues if text in i.message]
+
+
 def test_validate_release_reports_every_problem(tmp_path, release_lines):
+    """Errors for what breaks scoring, warnings for what the paper's evaluator scores anyway; each with its line."""
     meta, good = release_lines
     unknown = copy.deepcopy(good)
     unknown["problem_id"] = "problem_1_okafor_f334feca"
@@ -240,26 +245,34 @@ def test_validate_release_reports_every_problem(tmp_path, release_lines):
             {"type": "other"},
         ],
     )
-    issues = _issues(path)
-    assert _lines_matching(issues, "preference 'Kitchen Vocabulary' is not a key of persona_preferences") == [3]
-    assert _lines_matching(issues, "['Workplace Analogies'] have no evaluation criterion") == [3]
-    assert _lines_matching(issues, "duplicate problem_id 'problem_0_okafor_f334feca' (first on line 2)") == [4]
-    line5 = [msg for line, msg in issues if line == 5]
-    for expected in (
-        "problem_id 'okafor-2' does not match problem_<i>_<persona id>",
-        "original_problem has no answer field",
-        "persona.demographics.hobbies must be a list of strings",
-        "persona.domain_expertise must be a list of strings",
-        "persona_preferences['Workplace Analogies'] has no 'justification'",
-        "criteria weights sum to 0.7",
+    report = validate_path(path)
+    assert not report.ok
+    assert _severity_lines(path, "preference 'Kitchen Vocabulary' is not a key of persona_preferences") == [
+        (3, "error")
+    ]
+    assert _severity_lines(path, "['Workplace Analogies'] have no criterion") == [(3, "warning")]
+    assert _severity_lines(path, "duplicate problem_id 'problem_0_okafor_f334feca' (first on line 2)") == [(4, "error")]
+    line5 = [(i.severity, i.message) for i in report.issues if i.line == 5]
+    for severity, expected in (
+        ("warning", "problem_id 'okafor-2' is not problem_<i>_<persona id>"),
+        ("warning", "original_problem has no answer field"),
+        ("error", "persona.demographics.hobbies must be a list of strings"),
+        ("error", "persona.domain_expertise must be a list of strings"),
+        ("error", "persona_preferences['Workplace Analogies'] has no 'justification'"),
+        ("warning", "criteria weights sum to 0.7, not 1 ± 0.05"),
     ):
-        assert sum(expected in m for m in line5) == 1, (expected, line5)
+        assert sum(sev == severity and expected in m for sev, m in line5) == 1, (expected, line5)
     assert len(line5) == 6
-    assert _lines_matching(issues, "invalid JSON") == [6]
-    assert sorted(_lines_matching(issues, "missing required key")) == [7, 7, 7]
-    assert _lines_matching(issues, "metadata line may only be the first line") == [8]
-    assert _lines_matching(issues, "unknown line type 'other'") == [9]
-    assert 1 not in {line for line, _ in issues} and 2 not in {line for line, _ in issues}
+    assert _severity_lines(path, "invalid JSON") == [(6, "error")]
+    assert [line for line, _ in _severity_lines(path, "missing required key")] == [7] * 3 + [9] * 5
+    assert _severity_lines(path, "a metadata line after 5 record(s) (two generator files concatenated?)") == [
+        (8, "warning")
+    ]
+    assert [(i.line, i.message) for i in report.issues if i.line == 9] == [
+        (9, f"missing required key {k!r}") for k in ("problem_id", *REQUIRED_KEYS[1:])
+    ]
+    assert 1 not in {i.line for i in report.issues} and 2 not in {i.line for i in report.issues}
+    assert report.summary() == f"{path}: 14 problem(s) in prefq-bench release (5 records read, 5 warnings)"
 
 
 def test_validate_release_catches_what_only_the_import_sees(tmp_path, release_lines):
@@ -274,9 +287,9 @@ def test_validate_release_catches_what_only_the_import_sees(tmp_path, release_li
 def test_validate_release_reports_every_pydantic_error_of_the_import(tmp_path, example_path, release_lines):
     """The import stops at a model's first error ("(+N more)"); validate shows each, prefixed by the record part."""
     meta, _ = release_lines
-    scenarios, _ = import_release(example_path)
+    read = import_release(example_path)
     out = tmp_path / "exported.jsonl"
-    export_release(scenarios, out, metadata=meta)
+    export_release(read.scenarios, out, metadata=read.metadata)
     _, record = (json.loads(line) for line in out.read_text(encoding="utf-8").splitlines())
     record[EXTENSION_KEY]["persona"]["age"] = 7
     record[EXTENSION_KEY]["persona"]["name"] = " "
@@ -317,7 +330,7 @@ def test_validate_and_import_split_lines_alike(tmp_path, release_lines):
     record["persona"]["backstory"] += "\u2028Second paragraph.\x0c"
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(meta) + "\n" + json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
-    assert import_release(path)[0][0].persona.backstory.endswith("\u2028Second paragraph.\x0c")
+    assert import_release(path).scenarios[0].persona.backstory.endswith("\u2028Second paragraph.\x0c")
     report = validate_path(path)
     assert report.ok, report.issues
     assert report.records == 1
@@ -373,7 +386,7 @@ def test_cli_import_and_export_release(tmp_path, cli_app, example_path, release_
     assert res.exit_code == 0, res.output
     assert "1 scenarios, 1 problems, 1 personas, 4 attributes" in res.output
     loaded = read_bench(bench)
-    assert loaded.manifest["release_metadata"]["dataset"] == "synthetic/arithmetic-demo"
+    assert loaded.manifest["release_metadata"] == [{"at": 0, "line": release_lines[0]}]
     assert [a.name for a in loaded.attributes] == list(release_lines[1]["persona_preferences"])
     assert runner.invoke(cli_app, ["validate", str(bench)]).exit_code == 0
 
@@ -385,4 +398,4 @@ def test_cli_import_and_export_release(tmp_path, cli_app, example_path, release_
     assert lines[0] == release_lines[0]  # metadata carried through the bench manifest
     assert lines[1]["original_problem"] == release_lines[1]["original_problem"]
     assert runner.invoke(cli_app, ["validate", str(out)]).exit_code == 0
-    assert import_release(out)[0] == loaded.scenarios
+    assert import_release(out).scenarios == loaded.scenarios

@@ -1,4 +1,8 @@
-"""CLI commands for benchmark files: ``validate``, ``import-release``, ``export-release``."""
+"""CLI commands for benchmark files: ``validate``, ``import-release``, ``export-release``.
+
+Errors go to the error output as ``error: …`` (exit 2) through the app's handler; warnings and skipped lines are
+printed one per line, ``path:line: warning: …`` / ``path:line: skipped: …``, on the error output too.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,10 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(highlight=False, soft_wrap=True, stderr=stderr)
 
 
 def register(app: typer.Typer) -> None:
@@ -16,33 +24,52 @@ def register(app: typer.Typer) -> None:
         path: Path = typer.Argument(
             ..., help="A benchmark folder, a scenarios.jsonl file, or a prefq-bench release JSONL file."
         ),
+        skip_images: bool = typer.Option(
+            False, "--skip-images", help="Release files: do not check that relative image paths exist."
+        ),
     ) -> None:
-        """Check a benchmark in either format; print every problem as path:line: message."""
+        """Check a benchmark in either format; print every error and warning as path:line: message.
+
+        Exit 1 when there is an error; warnings (what is accepted, and how it is read) do not fail.
+        """
         from prefdisco.release.validate import validate_path
 
-        report = validate_path(path)
-        console = Console(highlight=False, soft_wrap=True)
-        if report.ok:
-            console.print(report.summary(), markup=False)
-            return
+        report = validate_path(path, skip_images=skip_images)
+        console = _console()
         for issue in report.issues:
             console.print(str(issue), markup=False)
         console.print(report.summary(), markup=False)
-        raise typer.Exit(1)
+        if not report.ok:
+            raise typer.Exit(1)
 
     @app.command("import-release")
     def import_release_cmd(
         src: Path = typer.Argument(..., help="A prefq-bench JSONL file (the paper's released format)."),
         out: Path = typer.Option(..., "--out", help="Benchmark folder to write."),
+        skip_invalid: bool = typer.Option(
+            False,
+            "--skip-invalid",
+            help="Write the records that can be scored and list the lines skipped (default: write nothing).",
+        ),
     ) -> None:
-        """Convert the paper's released benchmark file into a benchmark folder."""
+        """Convert the paper's released benchmark file into a benchmark folder (with its images)."""
         from prefdisco.release.convert import import_release_to_bench
+        from prefdisco.release.report import summarized
 
-        manifest = import_release_to_bench(src, out)
-        counts = manifest["counts"]
-        Console(highlight=False, soft_wrap=True).print(
+        summary = import_release_to_bench(src, out, skip_invalid=skip_invalid)
+        err = _console(stderr=True)
+        for text in summarized(summary.read.warnings):
+            err.print(text, markup=False)
+        for line, messages in summary.read.error_lines():
+            err.print(f"{src}:{line}: skipped: {'; '.join(messages)}", markup=False)
+        counts = summary.manifest["counts"]
+        skipped = len(summary.read.error_lines())
+        _console().print(
             f"wrote {out}: {counts['scenarios']} scenarios, {counts['problems']} problems, "
-            f"{counts['personas']} personas, {counts['attributes']} attributes",
+            f"{counts['personas']} personas, {counts['attributes']} attributes"
+            + (f", {len(summary.images)} images" if summary.images else "")
+            + (f"; skipped {skipped} line(s)" if skipped else "")
+            + (f"; {len(summary.read.warnings)} warning(s)" if summary.read.warnings else ""),
             markup=False,
         )
 
@@ -50,9 +77,22 @@ def register(app: typer.Typer) -> None:
     def export_release_cmd(
         src: Path = typer.Argument(..., help="A benchmark folder (or scenarios.jsonl / release JSONL)."),
         out: Path = typer.Option(..., "--out", help="prefq-bench JSONL file to write."),
+        skip_invalid: bool = typer.Option(
+            False, "--skip-invalid", help="A release file as SRC: leave out the lines nothing can score."
+        ),
     ) -> None:
-        """Write scenarios in the paper's released format, readable by its evaluator."""
+        """Write scenarios in the paper's released format, readable by its evaluator (images copied beside it)."""
         from prefdisco.release.convert import export_bench_to_release
+        from prefdisco.release.report import summarized
 
-        n = export_bench_to_release(src, out)
-        Console(highlight=False, soft_wrap=True).print(f"wrote {out}: {n} records", markup=False)
+        summary = export_bench_to_release(src, out, skip_invalid=skip_invalid)
+        err = _console(stderr=True)
+        for text in summarized([i for i in summary.issues if i.severity == "warning"]):
+            err.print(text, markup=False)
+        for issue in summary.issues:
+            if issue.severity == "error":
+                err.print(f"{issue.path}:{issue.line}: skipped: {issue.message}", markup=False)
+        for rel in summary.missing_images:
+            err.print(f"warning: image {rel} not found next to {src}: not copied", markup=False)
+        images = f", {len(summary.images)} images" if summary.images else ""
+        _console().print(f"wrote {out}: {summary.records} records{images}", markup=False)

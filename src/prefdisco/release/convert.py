@@ -1,8 +1,14 @@
 """The paper's released format (``prefq-bench`` JSONL): import, export, and conversion to/from bench folders.
 
-The format and its mapping onto our model are described in :mod:`prefdisco.release.importer` and
-:mod:`prefdisco.release.exporter`; this module re-exports their entry points and adds the two
-folder-level conversions the CLI runs (``import-release`` and ``export-release``).
+The format and its mapping onto our model are described in :mod:`prefdisco.release.reader`,
+:mod:`prefdisco.release.importer` and :mod:`prefdisco.release.exporter` (and ``docs/release.md``); this module
+adds the folder-level conversions the CLI runs (``import-release``, ``export-release``) and
+:func:`load_scenarios`, which reads any of the three inputs for ``eval``.
+
+A release imported into a benchmark folder keeps its metadata lines (``release_metadata`` in the manifest) and
+its images (copied into the folder under their relative paths); exported, both come back: the metadata lines at
+their places, the images next to the written file. A scenarios file or benchmark folder of our own is exported
+with the value ranges of its attributes (the folder's, else Θ's).
 
 Attributes of an imported release: every preference name becomes one :class:`Attribute` (a catalogue name
 keeps its catalogue entry). Its description is the release's; its value space is parsed from the release's
@@ -16,24 +22,21 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from prefdisco.benchio import MANIFEST_FILE, is_release_file, read_bench, read_scenarios, write_bench
 from prefdisco.builder.catalogue import load_catalogue
+from prefdisco.errors import UserError
 from prefdisco.release.exporter import export_release
-from prefdisco.release.importer import import_release
+from prefdisco.release.format import MetadataLine
+from prefdisco.release.images import copy_images, local_path
+from prefdisco.release.reader import ReleaseRead, import_release
+from prefdisco.release.report import Issue, summarized
 from prefdisco.schema import Attribute, Persona, Scenario
-
-__all__ = [
-    "attributes_from_scenarios",
-    "export_bench_to_release",
-    "export_release",
-    "import_release",
-    "import_release_to_bench",
-    "load_scenarios",
-    "parse_value_range",
-]
 
 FALLBACK_CATEGORY = "communication"
 _ANCHOR_SPLIT = re.compile(r"[,;]\s*(?=-?\d+(?:\.\d+)?\s*[:=-])")
@@ -60,15 +63,17 @@ def attributes_from_scenarios(scenarios: list[Scenario], catalogue: list[Attribu
     by_name = {a.name: a for a in catalogue or []}
     out: dict[str, Attribute] = {}
     for s in scenarios:
-        stored = s.provenance.get("release", {}).get("preferences", {}) if isinstance(s.provenance, dict) else {}
+        release = s.provenance.get("release")
+        stored = release.get("preferences") if isinstance(release, dict) else None
+        raw = {k.strip(): v for k, v in stored.items()} if isinstance(stored, dict) else {}
         for item in s.profile.items:
             if item.attribute in out:
                 continue
             if item.attribute in by_name:
                 out[item.attribute] = by_name[item.attribute]
                 continue
-            raw = stored.get(item.attribute, {}) if isinstance(stored, dict) else {}
-            value_range = raw.get("value_range") if isinstance(raw, dict) else None
+            entry = raw.get(item.attribute)
+            value_range = entry.get("value_range") if isinstance(entry, dict) else None
             out[item.attribute] = Attribute(
                 name=item.attribute,
                 category=item.category or FALLBACK_CATEGORY,
@@ -86,43 +91,104 @@ def unique_personas(scenarios: list[Scenario]) -> list[Persona]:
     return list(seen.values())
 
 
-def import_release_to_bench(src: Path | str, out: Path | str) -> dict[str, Any]:
-    """Import a prefq-bench JSONL file into a benchmark folder. Returns the manifest written."""
+def scenario_images(scenarios: list[Scenario]) -> list[str]:
+    """The relative image paths the scenarios' problems name, once each, in order."""
+    paths = (s.problem.metadata.get("image") for s in scenarios)
+    return list(dict.fromkeys(rel for p in paths if isinstance(p, str) and (rel := local_path(p))))
 
-    src = Path(src)
+
+@dataclass
+class ImportSummary:
+    manifest: dict[str, Any]
+    read: ReleaseRead
+    images: list[str] = field(default_factory=list)
+    """Copied into the folder."""
+
+
+def import_release_to_bench(src: Path | str, out: Path | str, skip_invalid: bool = False) -> ImportSummary:
+    """Import a prefq-bench JSONL file into a benchmark folder (nothing is written when a line cannot be scored,
+    unless ``skip_invalid``: see :func:`~prefdisco.release.reader.import_release`)."""
+    src, out = Path(src), Path(out)
     catalogue = load_catalogue()
-    scenarios, metadata = import_release(src, catalogue=catalogue)
+    read = import_release(src, catalogue=catalogue, skip_invalid=skip_invalid)
+    scenarios = read.scenarios
+    first = read.metadata[0].line if read.metadata else {}
+    copied, _ = copy_images(scenario_images(scenarios), src.parent, out)
     extra = {
         "config": {"source": "prefq-bench", "file": str(src)},
         "source": {
             "kind": "prefq-bench",
             "file": src.name,
             "sha256": hashlib.sha256(src.read_bytes()).hexdigest(),
+            "warnings": len(read.warnings),
+            "skipped_lines": [line for line, _ in read.error_lines()],
         },
-        "models": {"builder": metadata.get("llm_clients", [])},
-        "release_metadata": metadata,
+        "models": {"builder": first.get("llm_clients", [])},
+        "release_metadata": [m.to_json() for m in read.metadata],
+        "release_images": copied,
     }
-    return write_bench(out, scenarios, unique_personas(scenarios), attributes_from_scenarios(scenarios), extra)
+    manifest = write_bench(out, scenarios, unique_personas(scenarios), attributes_from_scenarios(scenarios), extra)
+    return ImportSummary(manifest, read, copied)
 
 
-def export_bench_to_release(src: Path | str, out: Path | str) -> int:
-    """Export a benchmark folder (or scenarios.jsonl / release file) to a prefq-bench JSONL file."""
-    src = Path(src)
-    metadata: dict[str, Any] | None = None
-    attributes: list[Attribute] | None = None
+@dataclass
+class ExportSummary:
+    records: int
+    images: list[str] = field(default_factory=list)
+    missing_images: list[str] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+    """Of reading a release file given as the source: warnings, and (``skip_invalid``) the lines skipped."""
+
+
+def _stored_metadata(value: Any) -> list[MetadataLine] | None:
+    if value is None:
+        return None
+    items = value if isinstance(value, list) else [value]
+    lines = [m for m in (MetadataLine.from_json(v) for v in items) if m is not None]
+    return lines
+
+
+def export_bench_to_release(src: Path | str, out: Path | str, skip_invalid: bool = False) -> ExportSummary:
+    """Export a benchmark folder, scenarios.jsonl or release file to a prefq-bench JSONL file, with its images."""
+    src, out = Path(src), Path(out)
+    metadata: list[MetadataLine] | None = None
+    issues: list[Issue] = []
     if src.is_dir() and (src / MANIFEST_FILE).is_file():
         bench = read_bench(src)
-        scenarios, attributes = bench.scenarios, bench.attributes
-        stored = bench.manifest.get("release_metadata")
-        metadata = stored if isinstance(stored, dict) else None
+        scenarios, attributes, images_dir = bench.scenarios, bench.attributes, src
+        metadata = _stored_metadata(bench.manifest.get("release_metadata"))
+    elif src.is_file() and is_release_file(src):
+        read = import_release(src, skip_invalid=skip_invalid)
+        scenarios, attributes, images_dir = read.scenarios, load_catalogue(), src.parent
+        metadata, issues = read.metadata, read.issues
     else:
-        scenarios = load_scenarios(src)
-    return export_release(scenarios, out, metadata=metadata, attributes=attributes)
+        scenarios, attributes = read_scenarios(src), load_catalogue()
+        images_dir = src if src.is_dir() else src.parent
+    if not scenarios:
+        raise UserError(f"{src}: nothing to export (no scenarios)")
+    copied, missing = copy_images(scenario_images(scenarios), images_dir, out.parent)
+    n = export_release(scenarios, out, metadata=metadata, attributes=attributes)
+    return ExportSummary(n, copied, missing, issues)
 
 
-def load_scenarios(path: Path | str) -> list[Scenario]:
-    """Scenarios from a benchmark folder, a ``scenarios.jsonl`` file, or a prefq-bench release JSONL."""
+def print_issues(issues: list[Issue]) -> None:
+    """The default ``warn`` of :func:`load_scenarios`: the issues on stderr (skipped lines as such; at most ten
+    lines of one warning, see :func:`~prefdisco.release.report.summarized`)."""
+    for text in summarized([i for i in issues if i.severity == "warning"]):
+        print(text, file=sys.stderr)
+    for issue in issues:
+        if issue.severity == "error":
+            print(f"{issue.path}:{issue.line}: skipped: {issue.message}", file=sys.stderr)
+
+
+def load_scenarios(
+    path: Path | str, skip_invalid: bool = False, warn: Callable[[list[Issue]], None] = print_issues
+) -> list[Scenario]:
+    """Scenarios from a benchmark folder, a ``scenarios.jsonl`` file, or a prefq-bench release JSONL. A release
+    file's warnings (and, with ``skip_invalid``, the lines it skipped) go to ``warn``."""
     path = Path(path)
     if path.is_file() and is_release_file(path):
-        return import_release(path)[0]
+        read = import_release(path, skip_invalid=skip_invalid)
+        warn(read.issues)
+        return read.scenarios
     return read_scenarios(path)

@@ -1,8 +1,9 @@
 """The paper's released format (``prefq-bench`` JSONL): its line types, keys, id pattern and value shapes.
 
-A file is one optional ``type: "metadata"`` line (first), then ``type: "personalized_problem"`` records; the
-release's own reader skips other types. See ``prefdisco_release_format.md`` §1-§3 and the importer
-(:mod:`prefdisco.release.importer`) for how a record maps onto our model.
+A generator file is one ``type: "metadata"`` line, then ``type: "personalized_problem"`` records; two files
+concatenated give a metadata line in the middle, which the paper's validator and evaluator both accept (the
+evaluator keeps the last). Its evaluator skips other types. See ``prefdisco_release_format.md`` §1-§3,
+``docs/release.md`` and the reader (:mod:`prefdisco.release.reader`) for how a file maps onto our model.
 """
 
 from __future__ import annotations
@@ -10,11 +11,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
-
-from prefdisco.benchio import json_lines
-from prefdisco.errors import UserError
 
 RECORD_TYPE = "personalized_problem"
 METADATA_TYPE = "metadata"
@@ -27,6 +25,12 @@ EXTENSION_FORMAT = "prefdisco-release-ext/1"
 DEFAULT_BENCHMARK = "prefq-bench"
 RELEASE_WEIGHT_TOLERANCE = 0.05
 """The paper's generator warns when criteria weights miss 1 by more than this (``weight_tolerance``)."""
+
+NO_VALUE = "(no value given)"
+"""Our text for a blank or null release ``value`` (the judge of the paper sees an empty value); the release's own
+value stays in ``provenance["release"]["preferences"]``, so export writes it back exactly."""
+NO_DESCRIPTION = "(no description given)"
+"""Our text for a blank criterion ``description`` (kept as written in the release part, like :data:`NO_VALUE`)."""
 
 INT_RE = re.compile(r"^-?\d+$")
 """A plain integer's text."""
@@ -53,7 +57,10 @@ def non_negative(value: Any) -> float | None:
 
 
 def value_text(value: Any) -> str:
-    """A release preference value as our string value (numbers via str, structures as JSON)."""
+    """A release preference value as our string value (numbers via str, structures as JSON, blank or null as
+    :data:`NO_VALUE`)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return NO_VALUE
     if isinstance(value, str):
         return value
     if isinstance(value, dict | list):
@@ -61,15 +68,21 @@ def value_text(value: Any) -> str:
     return str(value)
 
 
-def iter_release_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(1-based line number, parsed object) for every non-blank line; UserError on bad JSON."""
-    if not path.is_file():
-        raise UserError(f"{path}: file not found (expected a prefq-bench JSONL file)")
-    out: list[tuple[int, dict[str, Any]]] = []
-    for lineno, obj in json_lines(path):
-        if isinstance(obj, json.JSONDecodeError):
-            raise UserError(f"{path}:{lineno}: invalid JSON ({obj.msg} at column {obj.colno})") from obj
-        if not isinstance(obj, dict):
-            raise UserError(f"{path}:{lineno}: expected a JSON object, got {type(obj).__name__}")
-        out.append((lineno, obj))
-    return out
+@dataclass(frozen=True)
+class MetadataLine:
+    """A metadata line as written (``line`` keeps its ``type``) and where it stood: ``at`` records before it."""
+
+    at: int
+    line: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "line": self.line}
+
+    @classmethod
+    def from_json(cls, value: Any) -> MetadataLine | None:
+        """From :meth:`to_json`'s shape; a bare metadata object (older manifests) stands first. None otherwise."""
+        if isinstance(value, dict) and isinstance(value.get("line"), dict) and isinstance(value.get("at"), int):
+            return cls(value["at"], value["line"])
+        if isinstance(value, dict):
+            return cls(0, {"type": METADATA_TYPE, **value})
+        return None

@@ -1,18 +1,19 @@
-"""Import the paper's released benchmark format (``prefq-bench`` JSONL) into :class:`Scenario` objects.
+"""One release record (``type: "personalized_problem"``, already parsed) → one :class:`Scenario`.
 
-Line types (:mod:`prefdisco.release.format`): one optional ``type: "metadata"`` line (first), then
-``type: "personalized_problem"`` records; other types are skipped. Each record becomes one Scenario (id =
-``problem_id``), from three parts:
+The file around it (metadata lines, line rules, warnings, skipped records) is the reader's
+(:mod:`prefdisco.release.reader`). A record becomes one Scenario (id = ``problem_id``), from three parts:
 
 * **Problem** — :mod:`prefdisco.release.problems` (``original_problem``, the evaluator's normalization rules;
   benchmark, domain and answer type from the benchmark registry for the metadata line's ``dataset``);
-* **Persona** — :mod:`prefdisco.release.personas` (the paper's persona object; unmapped fields kept);
-* **Profile and rubric** — :mod:`prefdisco.release.profiles` (one item and criterion per evaluation criterion,
-  weights renormalized, the missing levels 2 and 4 interpolated).
+* **Persona** — :mod:`prefdisco.release.personas` (the paper's persona object, kept as written);
+* **Profile and rubric** — :mod:`prefdisco.release.profiles` (one item and criterion per scored preference, the
+  later criterion winning as in the evaluator, weights divided by their sum, missing levels filled for scoring).
 
-Record keys with no place in our model are kept in ``provenance["release"]["record"]``. A record written by
+Record keys with no place in our model (``generation_success`` among them) are kept in
+``provenance["release"]["record"]``. A record written by
 :func:`prefdisco.release.exporter.export_release` carries a ``prefdisco`` key with what the paper format cannot
-express (our ids, persona, provenance); when present it is authoritative for those fields.
+express (our ids, persona, provenance); when present it is authoritative for those fields, and the parts it
+leaves to the record's own fields (source row, persona object, release parts) are read from them.
 
 A model that fails validation raises :class:`~prefdisco.release.record_error.RecordModelError` (a
 ``UserError`` keeping pydantic's errors); any other problem a one-line ``UserError`` naming file and line.
@@ -20,29 +21,25 @@ A model that fails validation raises :class:`~prefdisco.release.record_error.Rec
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.errors import UserError
 from prefdisco.release.format import (
     DEFAULT_BENCHMARK,
     EXTENSION_FORMAT,
     EXTENSION_KEY,
-    METADATA_TYPE,
-    RECORD_TYPE,
     REQUIRED_KEYS,
-    iter_release_lines,
 )
+from prefdisco.release.personas import RELEASE_KEY as PERSONA_RELEASE_KEY
 from prefdisco.release.personas import persona_from_release
 from prefdisco.release.problems import problem_from_release
 from prefdisco.release.profiles import profile_and_rubric
 from prefdisco.release.record_error import RecordModelError
 from prefdisco.schema import Attribute, Persona, PreferenceProfile, Problem, RubricCriterion, Scenario
 
-_RECORD_KNOWN = {"type", *REQUIRED_KEYS, "parsed_problem", "generation_success", EXTENSION_KEY}
+_RECORD_KNOWN = {"type", *REQUIRED_KEYS, "parsed_problem", EXTENSION_KEY}
 
 
 def scenario_from_record(
@@ -60,15 +57,17 @@ def scenario_from_record(
     problem_id = record["problem_id"]
     if not isinstance(problem_id, str) or not problem_id.strip():
         raise UserError(f"{where}: problem_id must be a non-empty string")
-    profile, rubric, provenance = profile_and_rubric(record, where, catalogue)
+    profile, rubric, provenance = profile_and_rubric(
+        record["persona_preferences"], record["evaluation_rubric"], where, catalogue
+    )
     ext = record.get(EXTENSION_KEY)
-    if isinstance(ext, dict) and ext.get("format") == EXTENSION_FORMAT:
-        return _scenario_from_extension(record, ext, profile, rubric, where)
-    problem = problem_from_release(record, dataset, where)
-    persona = persona_from_release(record["persona"], where)
     others = {k: v for k, v in record.items() if k not in _RECORD_KNOWN}
     if others:
         provenance["release"]["record"] = others
+    if isinstance(ext, dict) and ext.get("format") == EXTENSION_FORMAT:
+        return _scenario_from_extension(record, ext, profile, rubric, provenance["release"], where)
+    problem = problem_from_release(record, dataset, where)
+    persona = persona_from_release(record["persona"], where)
     try:
         return Scenario(
             id=problem_id,
@@ -88,15 +87,22 @@ def _scenario_from_extension(
     ext: dict[str, Any],
     profile: PreferenceProfile,
     rubric: list[RubricCriterion],
+    release: dict[str, Any],
     where: str,
 ) -> Scenario:
+    """The scenario an exported record's extension describes; what the extension leaves out because the record's
+    paper fields hold it (the source row, the persona object, the release parts) is read back from them."""
     try:
         problem_data = dict(ext["problem"])
         if ext.get("original_problem_is_source"):
-            problem_data["metadata"] = {
-                **problem_data.get("metadata", {}),
-                "original_problem": record["original_problem"],
-            }
+            sources = {k: record[k] for k in ("original_problem", "parsed_problem") if k in record}
+            problem_data["metadata"] = {**problem_data.get("metadata", {}), **sources}
+        persona_data = dict(ext["persona"])
+        if ext.get("persona_is_release"):
+            persona_data["extra"] = {**persona_data.get("extra", {}), PERSONA_RELEASE_KEY: record["persona"]}
+        provenance = dict(ext.get("provenance", {}))
+        if ext.get("release_parts_are_source"):
+            provenance["release"] = release
         categories = ext.get("categories", {})
         preferred = ext.get("preferred_values", {})
         descriptions = ext.get("item_descriptions", {})
@@ -116,51 +122,13 @@ def _scenario_from_extension(
         return Scenario(
             id=ext["scenario_id"],
             problem=Problem.model_validate(problem_data),
-            persona=Persona.model_validate(ext["persona"]),
+            persona=Persona.model_validate(persona_data),
             profile=PreferenceProfile(items=items),
             rubric=rubric,
             relevant_attributes=ext.get("relevant_attributes", []),
-            provenance=ext.get("provenance", {}),
+            provenance=provenance,
         )
     except (KeyError, TypeError) as e:
         raise UserError(f"{where}: the {EXTENSION_KEY!r} key is malformed (missing {e})") from e
     except ValidationError as e:
         raise RecordModelError(where, EXTENSION_KEY, e) from e
-
-
-def import_release(path: Path | str, catalogue: list[Attribute] | None = None) -> tuple[list[Scenario], dict[str, Any]]:
-    """Read a prefq-bench JSONL file: (scenarios in file order, metadata line without ``type`` or {}).
-
-    ``catalogue`` (default: the packaged Θ) only sets each preference item's category, through dedup.
-    """
-    if catalogue is None:
-        catalogue = load_catalogue()
-    path = Path(path)
-    metadata: dict[str, Any] = {}
-    scenarios: list[Scenario] = []
-    seen: dict[str, int] = {}
-    for index, (lineno, obj) in enumerate(iter_release_lines(path)):
-        kind = obj.get("type")
-        where = f"{path}:{lineno}"
-        if kind == METADATA_TYPE:
-            if index != 0:
-                raise UserError(f"{where}: a metadata line must be the first line of the file")
-            metadata = {k: v for k, v in obj.items() if k != "type"}
-            continue
-        if kind != RECORD_TYPE:
-            continue
-        dataset = metadata.get("dataset") if isinstance(metadata.get("dataset"), str) else None
-        scenario = scenario_from_record(
-            obj,
-            where=where,
-            dataset=dataset,
-            catalogue=catalogue,
-            source={"release_file": path.name, "release_line": lineno},
-        )
-        if scenario.id in seen:
-            raise UserError(f"{where}: duplicate problem_id {scenario.id!r} (first on line {seen[scenario.id]})")
-        seen[scenario.id] = lineno
-        scenarios.append(scenario)
-    if not scenarios:
-        raise UserError(f"{path}: no {RECORD_TYPE!r} records found")
-    return scenarios, metadata

@@ -6,7 +6,11 @@ registered benchmarks (by its Hub id or the id the paper's release used, see
 :func:`prefdisco.benchmarks.registry.spec_for_hub_id`), benchmark name, domain and answer type come from its
 spec; otherwise the benchmark is that dataset id, the domain "math" when every preference's
 ``problem_context`` is "math problem" (else "general"), and the answer type is inferred. Problem id =
-``problem_<i>`` (shared by all personas of a problem).
+``problem_<i>`` (shared by all personas of a problem). A blank gold (CommonsenseQA's test split, which the paper's
+config uses) is kept blank: its answer spec is ``NotJudgeable`` and correctness is None, never False.
+
+Export (:func:`original_problem_row`) writes the stored source row (and ``parsed_problem``) back as written while
+they still yield the problem's question, options and answer; otherwise a row built from the Problem.
 """
 
 from __future__ import annotations
@@ -113,15 +117,16 @@ def infer_answer_type(answer: str, source: Any) -> AnswerType:
 
 def problem_from_release(record: dict[str, Any], dataset: str | None, where: str) -> Problem:
     """Build the Problem of one release record (``where`` prefixes error messages)."""
+    parsed = record.get("parsed_problem")
+    if not (isinstance(parsed, dict) and parsed.get("question")) and not isinstance(
+        record.get("original_problem"), dict
+    ):
+        raise UserError(f"{where}: original_problem must be an object (the source row)")
     norm = normalize_release_problem(record)
     question = norm.question.strip()
     if not question:
         raise UserError(f"{where}: original_problem has no question (looked for {', '.join(QUESTION_FIELDS)})")
     answer = "" if norm.answer is None else str(norm.answer).strip()
-    if not answer:
-        raise UserError(
-            f"{where}: original_problem has no gold answer (looked for a non-empty {', '.join(ANSWER_FIELDS)})"
-        )
     metadata: dict[str, Any] = {}
     choices: list[str] = []
     if norm.options:
@@ -134,7 +139,7 @@ def problem_from_release(record: dict[str, Any], dataset: str | None, where: str
             metadata["option_labels"] = [str(k) for k in keys]
             by_label = {str(k): letter for k, letter in zip(keys, letters, strict=True)}
             answer = by_label.get(answer, answer)
-        if answer not in letters and answer in choices:  # answer given as option text
+        if answer and answer not in letters and answer in choices:  # answer given as option text
             answer = letters[choices.index(answer)]
     spec = spec_for_hub_id(dataset) if dataset else None
     prefs = record.get("persona_preferences")
@@ -152,9 +157,8 @@ def problem_from_release(record: dict[str, Any], dataset: str | None, where: str
     m = PROBLEM_ID_RE.match(pid)
     if m:
         metadata["release_index"] = int(m.group(1))
-    raw = record.get("original_problem")
-    if isinstance(raw, dict):
-        metadata["original_problem"] = raw
+    if "original_problem" in record:
+        metadata["original_problem"] = record["original_problem"]
     if isinstance(record.get("parsed_problem"), dict):
         metadata["parsed_problem"] = record["parsed_problem"]
     if norm.image is not None:
@@ -173,3 +177,33 @@ def problem_from_release(record: dict[str, Any], dataset: str | None, where: str
         )
     except ValidationError as e:
         raise RecordModelError(where, "original_problem", e) from e
+
+
+def original_problem_row(problem: Problem) -> tuple[dict[str, Any], dict[str, Any] | None, bool]:
+    """(``original_problem``, ``parsed_problem`` or None, whether they are the stored source parts)."""
+    raw = problem.metadata.get("original_problem")
+    parsed = problem.metadata.get("parsed_problem")
+    parsed = parsed if isinstance(parsed, dict) else None
+    if raw is not None:
+        record = {
+            "problem_id": "problem_0_x",
+            "original_problem": raw,
+            **({"parsed_problem": parsed} if parsed else {}),
+        }
+        try:
+            again = problem_from_release(record, None, "")
+        except UserError:
+            again = None
+        if again is not None and (again.question, again.choices, again.answer) == (
+            problem.question,
+            problem.choices,
+            problem.answer,
+        ):
+            return raw, parsed, True
+    if problem.answer_type is AnswerType.LETTER:
+        return {"question": problem.question, "choices": list(problem.choices), "answer": problem.answer}, None, False
+    row: dict[str, Any] = {"problem": problem.question}
+    if problem.solution:
+        row["solution"] = problem.solution
+    row["answer"] = problem.answer
+    return row, None, False

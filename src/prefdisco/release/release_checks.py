@@ -1,216 +1,176 @@
-"""Validation of a prefq-bench release file: every problem of every record, with its line.
+"""The rules for one release line: what breaks scoring (an error) and what is accepted with a warning.
 
-Two kinds of check per ``personalized_problem`` record, reported together:
-
-* the rules of the paper's format that its evaluator relies on (``prefdisco_release_format.md`` §3) and our
-  models do not know: the five required keys; unique ``problem_id`` of the form ``problem_<i>_<...>``;
-  ``original_problem`` with a question and a non-empty answer field (the evaluator's ``normalize_problem``
-  rules); a persona object with an ``id``, demographics with an integer ``age`` and a list of string
-  ``hobbies``, ``domain_expertise`` a list of strings, ``personality_big5`` an object; a non-empty criteria
-  list, each criterion's ``preference`` a key of ``persona_preferences`` (named once) whose entry has ``value``
-  and ``justification``, a criterion description, a non-negative numeric weight and anchors at 1, 3 and 5;
-  weights summing to 1 within the generator's own tolerance (0.05); no preference without a criterion;
-* when those hold, the import itself (:func:`prefdisco.release.importer.scenario_from_record`): pydantic's
-  errors of the models it builds (:class:`~prefdisco.release.record_error.RecordModelError`), each reported
-  once by type and location, or the import's own one-line error. The invariants of :mod:`prefdisco.schema`
-  (Big Five and level scores 1-5, non-empty names and texts, a letter answer among the options, ...) are
-  checked there and nowhere else.
-
-Line-level: a metadata line only first, no unknown line types, at least one record.
+The importer and ``prefdisco validate`` apply the same rules (:mod:`prefdisco.release.reader`); ``docs/release.md``
+tabulates them against the paper's validator (``scripts/validate_benchmark.py``), of which they are a strict
+superset. An error is what the paper's validator rejects, or what makes its evaluator skip the record (a direct
+lookup that fails: a criterion naming no preference, a preference without ``value`` or ``justification``, a
+criterion without ``description``), or what no score can come from (no question, weights summing to 0). A warning
+is what the evaluator scores anyway, said with how we read it: a blank gold, a criterion repeated for one
+preference, a blank value, a missing weight, weights off 1 by more than the generator's tolerance, levels other
+than the 1/3/5 anchors, a preference without criterion, an odd ``problem_id``, a persona without ``id``.
 """
 
 from __future__ import annotations
 
-import math
-from pathlib import Path
-from typing import Any, TypeGuard
+from dataclasses import dataclass, field
+from typing import Any
 
-from prefdisco.errors import UserError, validation_messages
 from prefdisco.release.format import (
     ANSWER_FIELDS,
-    METADATA_TYPE,
     PROBLEM_ID_RE,
     QUESTION_FIELDS,
-    RECORD_TYPE,
     RELEASE_WEIGHT_TOLERANCE,
     REQUIRED_KEYS,
 )
-from prefdisco.release.importer import scenario_from_record
 from prefdisco.release.problems import normalize_release_problem
-from prefdisco.release.record_error import RecordModelError
-from prefdisco.release.report import Issue, ValidationReport, read_lines
+from prefdisco.release.profiles import level_anchors, raw_weight
+
+NOT_JUDGED = "correctness is not judged (None) for this record"
 
 
-def _is_number(v: Any) -> TypeGuard[float]:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+@dataclass
+class Findings:
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
-def _persona_messages(persona: Any) -> list[str]:
-    if not isinstance(persona, dict):
-        return ["persona must be an object"]
-    msgs = []
-    if not isinstance(persona.get("id"), str) or not persona["id"].strip():
-        msgs.append("persona.id must be a non-empty string")
-    demo = persona.get("demographics")
-    if not isinstance(demo, dict):
-        msgs.append("persona.demographics must be an object")
-    else:
-        age = demo.get("age")
-        if not (isinstance(age, int) and not isinstance(age, bool)):
-            msgs.append(f"persona.demographics.age must be an integer, got {age!r}")
-        hobbies = demo.get("hobbies")
-        if not isinstance(hobbies, list) or not all(isinstance(h, str) for h in hobbies):
-            msgs.append("persona.demographics.hobbies must be a list of strings")
-    expertise = persona.get("domain_expertise")
-    if not isinstance(expertise, list) or not all(isinstance(x, str) for x in expertise):
-        msgs.append("persona.domain_expertise must be a list of strings")
-    if not isinstance(persona.get("personality_big5"), dict):
-        msgs.append("persona.personality_big5 must be an object")
-    return msgs
+def paper_validator_errors(row: dict[str, Any]) -> list[str]:
+    """The paper's validator's per-line rules for a non-metadata line (besides unique ids): the required keys
+    and a non-empty ``evaluation_rubric.evaluation_criteria``."""
+    errors = [f"missing required key {k!r}" for k in ("type", *REQUIRED_KEYS) if k not in row]
+    rubric = row.get("evaluation_rubric", {})
+    criteria = rubric.get("evaluation_criteria") if isinstance(rubric, dict) else None
+    if "evaluation_rubric" in row and (not isinstance(criteria, list) or not criteria):
+        errors.append("evaluation_rubric.evaluation_criteria must be a non-empty list")
+    return errors
 
 
-def _problem_messages(record: dict[str, Any]) -> list[str]:
+def _problem(record: dict[str, Any], out: Findings) -> None:
     parsed = record.get("parsed_problem")
     if isinstance(parsed, dict) and parsed.get("question"):
-        return []
+        if not str(parsed.get("answer") or "").strip():
+            out.warnings.append(f"parsed_problem has no gold answer: {NOT_JUDGED}")
+        return
     source = record.get("original_problem")
     if not isinstance(source, dict):
-        return ["original_problem must be an object (the source row)"]
+        out.errors.append("original_problem must be an object (the source row)")
+        return
     norm = normalize_release_problem({"original_problem": source})
-    msgs = []
     if not norm.question.strip():
-        msgs.append(f"original_problem has no question field ({', '.join(QUESTION_FIELDS)})")
+        out.errors.append(f"original_problem has no question field ({', '.join(QUESTION_FIELDS)})")
     if norm.answer_field is None:
-        msgs.append(f"original_problem has no answer field ({', '.join(ANSWER_FIELDS)})")
+        out.warnings.append(f"original_problem has no answer field ({', '.join(ANSWER_FIELDS)}): {NOT_JUDGED}")
     elif not str(source[norm.answer_field]).strip():
-        msgs.append(f"original_problem.{norm.answer_field} is empty (no gold answer)")
-    return msgs
+        out.warnings.append(f"original_problem.{norm.answer_field} is blank (no gold answer): {NOT_JUDGED}")
 
 
-def _criterion_messages(ci: int, crit: Any, prefs: dict[str, Any], named: list[str]) -> list[str]:
-    """The problems of evaluation_criteria[ci]; appends its preference to ``named``."""
+def _persona(persona: Any, out: Findings) -> None:
+    if not isinstance(persona, dict):
+        out.errors.append("persona must be an object")
+        return
+    if not isinstance(persona.get("id"), str) or not persona["id"].strip():
+        out.warnings.append(
+            "persona has no id: ours is derived from name and description (the evaluator says 'unknown')"
+        )
+    demo = persona.get("demographics")
+    hobbies = demo.get("hobbies", []) if isinstance(demo, dict) else []
+    if not isinstance(hobbies, list) or not all(isinstance(h, str) for h in hobbies):
+        out.errors.append("persona.demographics.hobbies must be a list of strings")
+    expertise = persona.get("domain_expertise", [])
+    if not isinstance(expertise, list) or not all(isinstance(x, str) for x in expertise):
+        out.errors.append("persona.domain_expertise must be a list of strings")
+
+
+def _criterion(ci: int, crit: Any, prefs: dict[str, Any], n: int, first: dict[str, int], out: Findings) -> None:
     where = f"evaluation_criteria[{ci}]"
     if not isinstance(crit, dict):
-        return [f"{where} must be an object"]
-    msgs: list[str] = []
+        out.errors.append(f"{where} must be an object")
+        return
     pref = crit.get("preference")
     if not isinstance(pref, str) or not pref.strip():
-        msgs.append(f"{where}: 'preference' must be a non-empty string")
+        out.errors.append(f"{where}: 'preference' must be a non-empty string")
     elif pref not in prefs:
-        msgs.append(f"{where}: preference {pref!r} is not a key of persona_preferences")
+        out.errors.append(f"{where}: preference {pref!r} is not a key of persona_preferences")
     else:
-        if pref in named:
-            msgs.append(f"{where}: preference {pref!r} has more than one criterion")
-        named.append(pref)
+        if pref in first:
+            out.warnings.append(
+                f"{where} scores preference {pref!r} again (first in evaluation_criteria[{first[pref]}]): the later "
+                "criterion is used, as the paper's evaluator keeps the last one per preference"
+            )
+        first.setdefault(pref, ci)
         entry = prefs[pref]
         if not isinstance(entry, dict):
-            msgs.append(f"persona_preferences[{pref!r}] must be an object")
+            out.errors.append(f"persona_preferences[{pref!r}] must be an object")
         else:
-            if entry.get("value") in (None, ""):
-                msgs.append(f"persona_preferences[{pref!r}] has no 'value'")
-            if not isinstance(entry.get("justification"), str):
-                msgs.append(f"persona_preferences[{pref!r}] has no 'justification'")
-    if not isinstance(crit.get("description"), str) or not crit["description"].strip():
-        msgs.append(f"{where}: 'description' must be a non-empty string")
-    weight = crit.get("weight")
-    if not _is_number(weight) or weight < 0:
-        msgs.append(f"{where}: 'weight' must be a non-negative number, got {weight!r}")
-    levels = crit.get("levels")
-    if not isinstance(levels, list) or not all(isinstance(lv, dict) for lv in levels):
-        msgs.append(f"{where}: 'levels' must be a list of {{score, description}} objects")
-    else:
-        scores = [lv.get("score") for lv in levels]
-        missing = [s for s in (1, 3, 5) if s not in scores]
-        if missing:
-            msgs.append(f"{where}: levels have no anchor for score(s) {missing} (expected 1, 3 and 5)")
-    return msgs
+            if "value" not in entry:
+                out.errors.append(f"persona_preferences[{pref!r}] has no 'value'")
+            elif entry["value"] is None or (isinstance(entry["value"], str) and not entry["value"].strip()):
+                out.warnings.append(f"persona_preferences[{pref!r}] has a blank value: kept (the judge sees it blank)")
+            if "justification" not in entry:
+                out.errors.append(f"persona_preferences[{pref!r}] has no 'justification'")
+    desc = crit.get("description")
+    if not isinstance(desc, str):
+        out.errors.append(f"{where}: 'description' must be a string")
+    elif not desc.strip():
+        out.warnings.append(f"{where}: 'description' is blank")
+    if "weight" not in crit:
+        out.warnings.append(f"{where} has no weight: 1/{n}, the paper's evaluator's default")
+    elif raw_weight(crit, n) is None:
+        out.errors.append(f"{where}: 'weight' must be a number >= 0, got {crit['weight']!r}")
+    anchors, notes = level_anchors(crit.get("levels"))
+    out.warnings.extend(f"{where}: {note} (ignored)" for note in notes)
+    missing = [s for s in (1, 3, 5) if s not in anchors]
+    if missing:
+        out.warnings.append(f"{where}: levels have no anchor for score(s) {missing}: filled for scoring only")
 
 
-def _criteria_messages(record: dict[str, Any]) -> list[str]:
-    msgs: list[str] = []
+def _criteria(record: dict[str, Any], out: Findings) -> None:
     prefs = record.get("persona_preferences")
     if not isinstance(prefs, dict) or not prefs:
-        msgs.append("persona_preferences must be a non-empty object")
+        out.errors.append("persona_preferences must be a non-empty object")
         prefs = {}
     rubric = record.get("evaluation_rubric")
     criteria = rubric.get("evaluation_criteria") if isinstance(rubric, dict) else None
     if not isinstance(criteria, list) or not criteria:
-        msgs.append("evaluation_rubric.evaluation_criteria must be a non-empty list")
-        return msgs
-    named: list[str] = []
+        out.errors.append("evaluation_rubric.evaluation_criteria must be a non-empty list")
+        return
+    first: dict[str, int] = {}
     for ci, crit in enumerate(criteria):
-        msgs.extend(_criterion_messages(ci, crit, prefs, named))
-    weights = [c.get("weight") for c in criteria if isinstance(c, dict)]
-    numbers = [w for w in weights if _is_number(w)]
-    if weights and len(numbers) == len(weights):
-        total = math.fsum(numbers)
-        if abs(total - 1.0) > RELEASE_WEIGHT_TOLERANCE:
-            msgs.append(f"criteria weights sum to {total:.6g}, expected 1 (± {RELEASE_WEIGHT_TOLERANCE})")
-    orphans = [k for k in prefs if k not in named]
+        _criterion(ci, crit, prefs, len(criteria), first, out)
+    last = {c["preference"]: c for c in criteria if isinstance(c, dict) and isinstance(c.get("preference"), str)}
+    weights = [raw_weight(c, len(criteria)) for c in last.values()]
+    if weights and all(w is not None for w in weights):
+        total = sum(w for w in weights if w is not None)
+        if total <= 0:
+            out.errors.append("criteria weights sum to 0 (the paper's evaluator would score every response 0)")
+        elif abs(total - 1.0) > RELEASE_WEIGHT_TOLERANCE:
+            out.warnings.append(
+                f"criteria weights sum to {total:.6g}, not 1 ± {RELEASE_WEIGHT_TOLERANCE} (the paper's generator only "
+                "warns): kept as written; scores divide by the sum, as the paper's evaluator does"
+            )
+    names = [k.strip() for k in first]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        out.errors.append(f"preferences {clash} differ only in surrounding whitespace")
+    orphans = [k for k in prefs if k not in first]
     if orphans:
-        msgs.append(f"persona_preferences key(s) {orphans} have no evaluation criterion")
-    return msgs
+        out.warnings.append(f"persona_preferences {orphans} have no criterion: kept, not scored (as in the paper)")
 
 
-def _record_messages(record: dict[str, Any]) -> list[str]:
-    missing = [k for k in REQUIRED_KEYS if k not in record]
-    msgs = [f"missing required key {k!r}" for k in missing]
+def record_findings(record: dict[str, Any]) -> Findings:
+    """Errors and warnings of one ``personalized_problem`` record, before it is converted."""
+    out = Findings(errors=paper_validator_errors(record))
     pid = record.get("problem_id")
-    if "problem_id" not in missing and not (isinstance(pid, str) and PROBLEM_ID_RE.match(pid)):
-        msgs.append(f"problem_id {pid!r} does not match problem_<i>_<persona id>")
-    if "original_problem" not in missing:
-        msgs.extend(_problem_messages(record))
-    if "persona" not in missing:
-        msgs.extend(_persona_messages(record["persona"]))
-    if "persona_preferences" not in missing and "evaluation_rubric" not in missing:
-        msgs.extend(_criteria_messages(record))
-    return msgs
-
-
-def _import_messages(record: dict[str, Any], dataset: str | None) -> list[str]:
-    """What importing the record finds: pydantic's errors of the model that failed, or the import's error."""
-    try:
-        scenario_from_record(record, where="record", dataset=dataset, catalogue=None)
-    except RecordModelError as e:
-        prefix = f"{e.part}: " if e.part else ""
-        return [prefix + m for m in validation_messages(e.error)]
-    except UserError as e:
-        return [str(e).removeprefix("record: ")]
-    return []
-
-
-def validate_release(path: Path) -> ValidationReport:
-    """Every problem of a prefq-bench release JSONL file."""
-    report = ValidationReport(path, "release")
-    issues = report.issues
-    lines = read_lines(path, issues)
-    seen: dict[str, int] = {}
-    dataset: str | None = None
-    for index, (lineno, obj) in enumerate(lines):
-        if not isinstance(obj, dict):
-            issues.append(Issue(path, lineno, f"expected a JSON object, got {type(obj).__name__}"))
-            continue
-        kind = obj.get("type")
-        if kind == METADATA_TYPE:
-            if index != 0 or lineno != 1:
-                issues.append(Issue(path, lineno, "a metadata line may only be the first line"))
-            elif isinstance(obj.get("dataset"), str):
-                dataset = obj["dataset"]
-            continue
-        if kind != RECORD_TYPE:
-            issues.append(Issue(path, lineno, f"unknown line type {kind!r} (expected {RECORD_TYPE!r})"))
-            continue
-        report.records += 1
-        msgs = _record_messages(obj)
-        pid = obj.get("problem_id")
-        if isinstance(pid, str):
-            if pid in seen:
-                msgs.append(f"duplicate problem_id {pid!r} (first on line {seen[pid]})")
-            else:
-                seen[pid] = lineno
-        if not msgs:  # sound in the paper's format: build our models from it
-            msgs = _import_messages(obj, dataset)
-        issues.extend(Issue(path, lineno, m) for m in msgs)
-    if report.records == 0:
-        issues.append(Issue(path, 1, f"no {RECORD_TYPE!r} records in the file"))
-    return report
+    if "problem_id" in record:
+        if not isinstance(pid, str) or not pid.strip():
+            out.errors.append("problem_id must be a non-empty string")
+        elif not PROBLEM_ID_RE.match(pid):
+            out.warnings.append(f"problem_id {pid!r} is not problem_<i>_<persona id> (the paper's PEP reads i from it)")
+    if "original_problem" in record:
+        _problem(record, out)
+    if "persona" in record:
+        _persona(record["persona"], out)
+    if "persona_preferences" in record and "evaluation_rubric" in record:
+        _criteria(record, out)
+    out.errors = list(dict.fromkeys(out.errors))
+    return out

@@ -1,5 +1,8 @@
 """What ``prefdisco validate`` reports: one :class:`Issue` per problem, with its file and line.
 
+An issue is an error (the benchmark cannot be used as it is) or a warning (accepted, and how it is read); only
+errors make a report fail.
+
 Also the two ways a problem becomes a message everywhere in the validator: a line that cannot be read
 (:func:`read_lines`) and pydantic's own errors of a model built from the data
 (:func:`prefdisco.errors.validation_messages`).
@@ -15,6 +18,7 @@ from typing import Any, Literal
 from prefdisco.benchio import json_lines
 
 Kind = Literal["bench", "scenarios", "release"]
+Severity = Literal["error", "warning"]
 
 
 @dataclass(frozen=True)
@@ -22,9 +26,11 @@ class Issue:
     path: Path
     line: int
     message: str
+    severity: Severity = "error"
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
+        tag = "warning: " if self.severity == "warning" else ""
+        return f"{self.path}:{self.line}: {tag}{self.message}"
 
 
 @dataclass
@@ -35,16 +41,26 @@ class ValidationReport:
     issues: list[Issue] = field(default_factory=list)
 
     @property
+    def errors(self) -> list[Issue]:
+        return [i for i in self.issues if i.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Issue]:
+        return [i for i in self.issues if i.severity == "warning"]
+
+    @property
     def ok(self) -> bool:
-        return not self.issues
+        return not self.errors
 
     def summary(self) -> str:
         what = {"bench": "benchmark folder", "scenarios": "scenarios file", "release": "prefq-bench release"}[self.kind]
         noun = "scenario" if self.kind != "release" else "record"
         count = f"{self.records} {noun}{'s' if self.records != 1 else ''}"
+        n_warn = len(self.warnings)
+        warned = f", {n_warn} warning{'s' if n_warn != 1 else ''}" if n_warn else ""
         if self.ok:
-            return f"{self.path}: valid {what}, {count}"
-        return f"{self.path}: {len(self.issues)} problem(s) in {what} ({count} read)"
+            return f"{self.path}: valid {what}, {count}{warned}"
+        return f"{self.path}: {len(self.errors)} problem(s) in {what} ({count} read{warned})"
 
 
 def read_lines(path: Path, issues: list[Issue]) -> list[tuple[int, Any]]:
@@ -62,4 +78,21 @@ def read_lines(path: Path, issues: list[Issue]) -> list[tuple[int, Any]]:
         issues.append(Issue(path, 1, f"cannot read file ({e})"))
         return []
     issues.extend(bad)
+    return out
+
+
+def summarized(issues: list[Issue], per_message: int = 10) -> list[str]:
+    """The issues as printed lines, at most ``per_message`` of each distinct message (then one line saying how
+    many more), so that one warning on every record of a 5,000-record file stays readable."""
+    seen: dict[tuple[str, str], int] = {}
+    out: list[str] = []
+    for issue in issues:
+        key = (issue.severity, issue.message)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] <= per_message:
+            out.append(str(issue))
+    for (severity, message), n in seen.items():
+        if n > per_message:
+            path = issues[0].path
+            out.append(f"{path}: {severity}: … and {n - per_message} more line(s) with: {message}")
     return out
