@@ -7,7 +7,7 @@ from typing import Any
 
 from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.builder.pool import ModelPool, StepRunner
-from prefdisco.builder.relevance import RelevanceConfig, relevance_schema, resolve, select_relevant
+from prefdisco.builder.relevance import RelevanceConfig, assign, propose, relevance_schema, resolve, select_relevant
 from test_build_support import FakeBuilder, fake_model, make_problems
 
 CATALOGUE = load_catalogue()
@@ -84,3 +84,36 @@ def test_new_attributes_are_deduplicated_against_theta_and_each_other() -> None:
     assert relevant["p1"] == [NAMES[0], humor, diagrams.name]  # "Humour" became Θ's "Use of humor"
     assert relevant["p2"] == [NAMES[1], diagrams.name]
     assert relevant["p3"] == [NAMES[2]]
+
+
+def test_new_attributes_do_not_depend_on_the_order_of_the_problems() -> None:
+    schema = relevance_schema(tuple(NAMES), 1, 5, 3)
+
+    def draft(name: str, description: str) -> dict[str, Any]:
+        return {"name": name, "category": "cognitive", "description": description, "values": ["low", "high"]}
+
+    proposals = {
+        "p1": [
+            draft("Sourdough timing", "Zeta: how long the dough rests."),
+            draft("Kitchen vocabulary", "Words of the kitchen."),
+        ],
+        "p2": [
+            draft("Sourdough timing", "Alpha: how long the dough rests."),
+            draft("Sourdough timings", "Other words on timing."),
+        ],
+        "p3": [draft("Humour", "Jokes in the answer.")],
+    }
+    results = []
+    for order in (["p1", "p2", "p3"], ["p3", "p2", "p1"], ["p2", "p3", "p1"]):
+        answers = {
+            pid: schema.model_validate({"relevant": [NAMES[0]], "new_attributes": proposals[pid]}) for pid in order
+        }
+        proposed = propose(answers, CATALOGUE)
+        results.append(([a.model_dump() for a in proposed.new], proposed.mapping, assign(answers, CATALOGUE, proposed)))
+    assert all(r == results[0] for r in results)
+    new, mapping, relevant = results[0]
+    assert [a["name"] for a in new] == ["Kitchen vocabulary", "Sourdough timing"]  # sorted by name
+    # the description comes from the draft spelled like the canonical name with the smallest description
+    assert new[1]["description"].startswith("Alpha") and new[1]["aliases"] == ["Sourdough timings"]
+    assert mapping["Humour"] == "Use of humor"
+    assert relevant["p2"] == [NAMES[0], "Sourdough timing"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from prefdisco.builder.catalogue import catalogue_by_name, load_catalogue
-from prefdisco.builder.dedup import canonicalize, explain, normalize_tokens, normalized_key
+from prefdisco.builder.dedup import canonicalize, explain, name_similarity, normalize_tokens, normalized_key
 from prefdisco.errors import UserError
 from prefdisco.schema import ATTRIBUTE_CATEGORIES
 
@@ -232,3 +232,13 @@ def test_candidate_pruning_never_changes_the_mapping(catalogue, monkeypatch):
     pruned = canonicalize(names, catalogue)
     monkeypatch.setattr(dedup._Index, "candidates", lambda self, name: list(range(len(self.names))))
     assert canonicalize(names, catalogue) == pruned
+
+
+def test_name_similarity_is_symmetric_and_exact_on_equal_forms():
+    assert name_similarity("Selfconfidence", "Self-confidence") == 1.0  # compact forms agree
+    assert name_similarity("Level of formality", "formality") == 1.0  # keys agree
+    pairs = [("Preference for analogical explanations", "Use of analogies"), ("Heat transfer", "transfer")]
+    for a, b in pairs:
+        assert name_similarity(a, b) == name_similarity(b, a)
+        assert 0.0 < name_similarity(a, b) < 0.6  # below the lexical threshold: left to the semantic pass
+    assert name_similarity("Level of", "Formality") == 0.0  # only filler words

@@ -148,6 +148,8 @@ def builder_reply(messages: list[dict[str, Any]], schema: dict[str, Any], h: int
         return _profile(question, props, rng)
     if "criteria" in props:
         return _rubric(props)
+    if "duplicate_of" in props:
+        return {"reason": "scripted by the mock", "duplicate_of": "new"}
     return None
 
 
@@ -155,7 +157,7 @@ def builder_reply(messages: list[dict[str, Any]], schema: dict[str, Any], h: int
 
 PROBLEMS, K, LIBRARY, SEED = 4, 2, 4, 3  # 4 problems x 2 personas from a generated library of 4
 PAIR_STEPS = ("profile", "profile_regenerate", "rubric", "scenario")
-STRUCTURED_STEPS = ("persona", "relevance", "profile", "rubric")
+STRUCTURED_STEPS = ("persona", "relevance", "dedup", "profile", "rubric")
 INJECTED = re.compile(r"Field required|contains no JSON object|reply was empty")
 """The reasons an injected bad reply can end with: a JSON object of the wrong shape, prose, an empty reply."""
 WRONG_SHAPE = {"unexpected": "this object is not what the schema asked for"}

@@ -109,6 +109,11 @@ def register(app: typer.Typer) -> None:
             help="Cap of one occupation group or age band (x its expected share).",
         ),
         max_problem_chars: int = typer.Option(2000, "--max-problem-chars", min=100),
+        semantic_dedup: bool = typer.Option(
+            True,
+            "--semantic-dedup/--no-semantic-dedup",
+            help="Ask the model (temperature 0) whether each new attribute duplicates an existing one.",
+        ),
     ) -> None:
         """Build a personalization benchmark folder from a static benchmark."""
         config = _config(
@@ -145,6 +150,7 @@ def register(app: typer.Typer) -> None:
                 "max_attributes": max_attributes,
                 "max_problem_chars": max_problem_chars,
             },
+            semantic_dedup={"enabled": semantic_dedup},
             out=out,
         )
         console = Console(highlight=False)
@@ -169,6 +175,13 @@ def register(app: typer.Typer) -> None:
             console.print(
                 f"identical profiles: {report.duplicates['identical_found']} regenerated, "
                 f"{report.duplicates['still_identical']} still identical (skipped)"
+            )
+        semantic = report.dedup.get("semantic", {}).get("counts")
+        if semantic and sum(semantic.values()):
+            console.print(
+                f"semantic dedup: {sum(semantic.values())} new attribute(s) checked, {semantic['catalogue']} merged "
+                f"into the catalogue, {semantic['build']} into another new one, {semantic['new']} kept, "
+                f"{semantic['failed']} failed (kept)"
             )
         if report.skipped:
             console.print("skipped scenarios: " + ", ".join(f"{k} {v}" for k, v in report.skipped.items()))
@@ -252,9 +265,16 @@ def register(app: typer.Typer) -> None:
 def _print_estimate(console: Console, config: BuildConfig) -> None:
     from rich.table import Table
 
-    from prefdisco.builder.estimate import estimate_build
+    from prefdisco.builder import semantic_dedup
+    from prefdisco.builder.catalogue import load_catalogue
+    from prefdisco.builder.estimate import StepEstimate, estimate_build
 
     estimate = estimate_build(config)
+    n_problems = estimate.steps["relevance"].calls  # one relevance call per problem
+    row = semantic_dedup.estimate(
+        load_catalogue(config.catalogue), n_problems, config.relevance.max_new, config.semantic_dedup
+    )
+    estimate.steps[semantic_dedup.STEP] = StepEstimate(**row)
     table = Table("step", "model calls", "input tokens", "output tokens", "note", title="dry run: nothing called")
     for step, s in estimate.steps.items():
         table.add_row(step, str(s.calls), f"{s.input_tokens:,}", f"{s.output_tokens:,}", s.note)

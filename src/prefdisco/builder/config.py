@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from prefdisco.builder.profiles import ProfileConfig
 from prefdisco.builder.relevance import RelevanceConfig
+from prefdisco.builder.semantic_dedup import SemanticDedupConfig
 
 
 class BuildConfig(BaseModel):
@@ -38,6 +39,7 @@ class BuildConfig(BaseModel):
     persona_batch: int = Field(default=8, ge=1)
     relevance: RelevanceConfig = Field(default_factory=RelevanceConfig)
     profile: ProfileConfig = Field(default_factory=ProfileConfig)
+    semantic_dedup: SemanticDedupConfig = Field(default_factory=SemanticDedupConfig)
     out: Path
 
     @model_validator(mode="after")

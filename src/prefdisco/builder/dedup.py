@@ -1,6 +1,7 @@
-"""Deterministic semantic dedup of attribute names: map proposals onto Θ, cluster the rest.
+"""Deterministic lexical dedup of attribute names: map proposals onto Θ, cluster the rest.
 
-No model and no embedding is involved; the matcher is lexical and fully transparent:
+No model and no embedding is involved; the matcher is lexical and fully transparent (the model-judged pass
+that follows it in a build is :mod:`prefdisco.builder.semantic_dedup`):
 
 1. **Normalize** a name into tokens (:func:`normalize_tokens`): lower-case, ``&`` → ``and``, punctuation and
    hyphens → spaces, simple plurals singularized (``-ies`` → ``-y``, ``-sses`` → ``-ss``, a final ``-s``
@@ -219,8 +220,9 @@ def similarity(key_a: str, key_b: str) -> float:
     return TOKEN_WEIGHT * j + (1 - TOKEN_WEIGHT) * r
 
 
-def _score(a: str, b: str) -> float:
-    """Similarity of two raw names (exact when keys or compact forms agree)."""
+def name_similarity(a: str, b: str) -> float:
+    """Similarity in [0, 1] of two raw names: 1.0 when their keys or compact forms agree, else :func:`similarity`
+    of their keys."""
     if compact_form(a) and compact_form(a) == compact_form(b):
         return 1.0
     return similarity(normalized_key(a), normalized_key(b))
@@ -274,7 +276,7 @@ def _best_catalogue_match(
     best: tuple[float, int, str, str] | None = None  # (-score, catalogue index, name, form)
     for f in index.candidates(name):
         cat_index, attr_name, form = forms[f]
-        score = _score(name, form)
+        score = name_similarity(name, form)
         if score < threshold:
             continue
         cand = (-score, cat_index, attr_name, form)
@@ -317,7 +319,7 @@ def explain(proposed: Iterable[str], catalogue: list[Attribute], threshold: floa
     index = _Index(live, threshold)
     for i, a in enumerate(live):
         for j in index.candidates(a):
-            if j > i and _score(a, live[j]) >= threshold:
+            if j > i and name_similarity(a, live[j]) >= threshold:
                 ri, rj = find(i), find(j)
                 if ri != rj:
                     parent[max(ri, rj)] = min(ri, rj)
@@ -333,7 +335,7 @@ def explain(proposed: Iterable[str], catalogue: list[Attribute], threshold: floa
             if n == head:
                 resolved[n] = Match(n, canonical, "new", 1.0 if keys[n] else 0.0, "")
             else:
-                resolved[n] = Match(n, canonical, "cluster", _score(n, head), head)
+                resolved[n] = Match(n, canonical, "cluster", name_similarity(n, head), head)
     return [resolved[n] for n in names]
 
 

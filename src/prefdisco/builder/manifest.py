@@ -1,8 +1,9 @@
 """What a build reports: ``BuildReport`` (returned, printed by the CLI) and the manifest written with the folder.
 
 The manifest records the config, seeds, model ids, counts, failures, skipped scenarios, duplicate profiles, the
-persona library's diversity, the checkpoint, and model calls and tokens per step and per scenario (from
-inspect's ``ModelOutput.usage``, summed over every attempt).
+persona library's diversity, the new attributes and how proposals were deduplicated (``attribute_dedup``: the
+lexical merges, and every semantic decision with its reason and model), the checkpoint, and model calls and
+tokens per step and per scenario (from inspect's ``ModelOutput.usage``, summed over every attempt).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ class BuildReport:
     personas: dict[str, Any]
     seconds: float
     manifest: dict[str, Any] = field(default_factory=dict)
+    dedup: dict[str, Any] = field(default_factory=dict)
+    """The ``attribute_dedup`` section of the manifest: lexical merges and the semantic decisions."""
 
 
 def build_report(
@@ -47,6 +50,8 @@ def build_report(
     library_info: dict[str, Any],
     n_relevant: int,
     seconds: float,
+    *,
+    dedup: dict[str, Any] | None = None,
 ) -> BuildReport:
     """The build's report and the manifest written with its folder (see the module docstring)."""
     steps = runner.usage_table()
@@ -97,6 +102,7 @@ def build_report(
         "duplicates": duplicates,
         "personas": library_info,
         "new_attributes": [a.name for a in new_attributes],
+        "attribute_dedup": dedup or {},
         "checkpoint": {"path": f"{CHECKPOINT_DIR}/{CHECKPOINT_FILE}", "records": len(runner.checkpoint)},
         "usage": usage,
         "seconds": round(seconds, 2),
@@ -112,4 +118,5 @@ def build_report(
         personas=library_info,
         seconds=seconds,
         manifest=manifest,
+        dedup=dedup or {},
     )

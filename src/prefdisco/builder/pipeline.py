@@ -27,8 +27,10 @@ from prefdisco.benchio import write_bench
 from prefdisco.builder import profiles as profile_lib
 from prefdisco.builder import relevance as relevance_lib
 from prefdisco.builder import rubrics as rubric_lib
+from prefdisco.builder import semantic_dedup as semantic_lib
 from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.builder.config import BuildConfig
+from prefdisco.builder.dedup import DEFAULT_THRESHOLD
 from prefdisco.builder.library import library_for_build
 from prefdisco.builder.manifest import BuildReport, build_report
 from prefdisco.builder.pool import Failure, Progress, StepOutcome, StepRunner
@@ -70,14 +72,16 @@ async def build_benchmark(
             f"persona library: {len(library)} persona(s), fewer than --personas-per-problem {k}{runner.first_failure()}"
         )
 
-    # F(i) for every problem, then the build-wide dedup of proposed attributes.
+    # F(i) for every problem, then the build-wide dedup of proposed attributes (lexical, then semantic).
     runner.progress.start(relevance_lib.STEP, len(problems))
     rel = await asyncio.gather(
         *(relevance_lib.select_relevant(runner, p, catalogue, config.relevance) for p in problems)
     )
     answers = {p.id: o.value for p, o in zip(problems, rel, strict=True) if o is not None}
     rel_model = {p.id: o.model for p, o in zip(problems, rel, strict=True) if o is not None}
-    relevant, new_attributes = relevance_lib.resolve(answers, catalogue)
+    proposals, semantic = await _dedup_proposals(runner, config, answers, catalogue)
+    relevant = relevance_lib.assign(answers, catalogue, proposals)
+    new_attributes = proposals.new
     attributes = [*catalogue, *new_attributes]
     by_name = {a.name: a for a in attributes}
 
@@ -171,9 +175,36 @@ async def build_benchmark(
     report = build_report(
         config, runner, problems, library, used_personas, attributes, new_attributes, scenarios,
         per_scenario, skipped, duplicates, library_info, len(relevant), time.monotonic() - started,
+        dedup=_dedup_section(config, proposals, semantic),
     )  # fmt: skip
     write_bench(config.out, scenarios, used_personas, attributes, report.manifest)
     return report
+
+
+async def _dedup_proposals(
+    runner: StepRunner, config: BuildConfig, answers: dict[str, Any], catalogue: list[Attribute]
+) -> tuple[relevance_lib.Proposals, semantic_lib.SemanticResult | None]:
+    """The lexical pass over every proposed attribute, then (unless switched off) the semantic pass over the
+    new attributes it kept; F(i) then uses the final canonical names."""
+    proposals = relevance_lib.propose(answers, catalogue)
+    if not config.semantic_dedup.enabled:
+        return proposals, None
+    semantic = await semantic_lib.deduplicate(runner, proposals.new, catalogue, config.semantic_dedup)
+    return proposals.renamed(semantic.renames, semantic.attributes), semantic
+
+
+def _dedup_section(
+    config: BuildConfig, proposals: relevance_lib.Proposals, semantic: semantic_lib.SemanticResult | None
+) -> dict[str, Any]:
+    lexical = [
+        {"proposed": m.proposed, "canonical": m.canonical, "kind": m.kind, "score": round(m.score, 4)}
+        for m in proposals.matches
+        if m.kind != "new"
+    ]
+    return {
+        "lexical": {"threshold": DEFAULT_THRESHOLD, "merged": lexical},
+        "semantic": semantic_lib.manifest_section(config.semantic_dedup, semantic),
+    }
 
 
 async def _regenerate_duplicates(

@@ -3,21 +3,24 @@
 The LLM sees the problem and the catalogue (name and meaning of every attribute) and names between
 ``min_relevant`` and ``max_relevant`` catalogue attributes; names are constrained to the catalogue by the
 response schema (an enum) and checked again on validation. It may propose at most ``max_new`` new attributes.
-All proposals of a build are deduplicated together with ``canonicalize`` (order-independent): a proposal that
-means a catalogue attribute becomes that attribute, near-identical proposals share one canonical name, and
-each remaining canonical name becomes one new ``Attribute``.
+All proposals of a build are deduplicated together, first lexically (:func:`propose`, order-independent): a
+proposal that means a catalogue attribute becomes that attribute, near-identical proposals share one canonical
+name, and each remaining canonical name becomes one new ``Attribute``. The builder then runs the model-judged
+pass (:mod:`prefdisco.builder.semantic_dedup`) over those new attributes, and :func:`assign` writes F(i) with
+the final canonical names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from prefdisco import prompts
-from prefdisco.builder.dedup import canonicalize, clean
+from prefdisco.builder.dedup import Match, clean, explain
 from prefdisco.builder.pool import StepOutcome, StepRunner
 from prefdisco.schema import ATTRIBUTE_CATEGORIES, Attribute, Problem
 
@@ -136,35 +139,74 @@ async def select_relevant(
     return await runner.run(STEP, problem.id, text, schema, name="relevance", max_tokens=max_tokens(config))
 
 
-def resolve(
-    answers: Mapping[str, BaseModel], catalogue: Sequence[Attribute]
-) -> tuple[dict[str, list[str]], list[Attribute]]:
-    """Turn relevance replies (problem id -> reply, in problem order) into F(i) per problem plus the new
-    attributes, after deduplicating every proposal of the build together."""
+@dataclass(frozen=True)
+class Proposals:
+    """The new attributes proposed in a build, after the lexical pass (:func:`propose`)."""
+
+    mapping: dict[str, str]
+    """Every proposed name -> its canonical name: a Θ name or the name of one of ``new``."""
+    new: list[Attribute]
+    """The new attributes, sorted by name; each one's aliases are the other proposed names merged into it."""
+    matches: list[Match]
+    """How the lexical pass resolved each distinct proposed name (sorted by name)."""
+
+    def renamed(self, renames: Mapping[str, str], new: list[Attribute]) -> Proposals:
+        """The proposals after a later pass renamed some canonical names (``renames``) and kept ``new``."""
+        mapping = {name: renames.get(canonical, canonical) for name, canonical in self.mapping.items()}
+        return Proposals(mapping=mapping, new=sorted(new, key=lambda a: a.name), matches=self.matches)
+
+
+def _drafts(answers: Mapping[str, BaseModel]) -> list[NewAttributeDraft]:
+    return [d for answer in answers.values() for d in getattr(answer, "new_attributes", [])]
+
+
+def propose(answers: Mapping[str, BaseModel], catalogue: Sequence[Attribute]) -> Proposals:
+    """The lexical pass over every proposal of the build (``dedup.explain``, order-independent): a proposal that
+    means a Θ attribute becomes it, near-identical proposals share one canonical name, and each remaining
+    canonical name becomes one new ``Attribute``. Its category, description and values come from the proposal
+    spelled like the canonical name with the smallest (description, category, values), so they do not depend
+    on the order of the problems either."""
+    drafts = _drafts(answers)
+    matches = explain([d.name for d in drafts], list(catalogue))
+    mapping = {m.proposed: m.canonical for m in matches}
     known = {a.name for a in catalogue}
-    drafts: list[tuple[str, NewAttributeDraft]] = [
-        (pid, d) for pid, answer in answers.items() for d in getattr(answer, "new_attributes", [])
-    ]
-    mapping = canonicalize([d.name for _, d in drafts], list(catalogue))
-    new: dict[str, Attribute] = {}
-    for _, draft in drafts:
-        canonical = mapping.get(draft.name, clean(draft.name))
-        if canonical in known or canonical in new:
-            continue
-        members = [d for _, d in drafts if mapping.get(d.name) == canonical]
-        head = next((d for d in members if clean(d.name) == canonical), draft)
-        aliases = sorted({clean(d.name) for d in members} - {canonical})
-        new[canonical] = Attribute(
-            name=canonical,
-            category=head.category,
-            description=head.description,
-            value_space=head.values,
-            aliases=aliases,
+    groups: dict[str, list[NewAttributeDraft]] = {}
+    for draft in drafts:
+        if mapping[draft.name] not in known:
+            groups.setdefault(mapping[draft.name], []).append(draft)
+    new: list[Attribute] = []
+    for canonical in sorted(groups):
+        members = groups[canonical]
+        head = min(members, key=lambda d: (clean(d.name) != canonical, d.description, d.category, d.values, d.name))
+        new.append(
+            Attribute(
+                name=canonical,
+                category=head.category,
+                description=head.description,
+                value_space=head.values,
+                aliases=sorted({clean(d.name) for d in members} - {canonical}),
+            )
         )
-    order = [a.name for a in catalogue] + list(new)
+    return Proposals(mapping=mapping, new=new, matches=matches)
+
+
+def assign(
+    answers: Mapping[str, BaseModel], catalogue: Sequence[Attribute], proposals: Proposals
+) -> dict[str, list[str]]:
+    """F(i) per problem: its catalogue names plus the canonical names of its proposals, in catalogue order and
+    then in the order of ``proposals.new``."""
+    order = [a.name for a in catalogue] + [a.name for a in proposals.new]
     relevant: dict[str, list[str]] = {}
     for pid, answer in answers.items():
         chosen = set(answer.relevant)  # type: ignore[attr-defined]
-        chosen |= {mapping.get(d.name, clean(d.name)) for d in getattr(answer, "new_attributes", [])}
+        chosen |= {proposals.mapping[d.name] for d in getattr(answer, "new_attributes", [])}
         relevant[pid] = [name for name in order if name in chosen]
-    return relevant, list(new.values())
+    return relevant
+
+
+def resolve(
+    answers: Mapping[str, BaseModel], catalogue: Sequence[Attribute]
+) -> tuple[dict[str, list[str]], list[Attribute]]:
+    """F(i) per problem and the new attributes after the lexical pass alone (no model call)."""
+    proposals = propose(answers, catalogue)
+    return assign(answers, catalogue, proposals), proposals.new
