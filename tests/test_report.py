@@ -572,7 +572,7 @@ def _duplicate(header, rows):
         (_set(18, "fixed_k", ""), r"data row 19: column fixed_k: is empty"),
         (_set(5, "model", ""), r"data row 6: column model: is empty"),
         (_set(3, "n_questions", "1.5"), r"data row 4: column n_questions: 1.5 is not an integer"),
-        (_duplicate, r"data row 4: columns model/task/scenario_id/mode/fixed_k: duplicate key .* data row 2"),
+        (_duplicate, r"data row 4: columns model/task/scenario_id/mode/fixed_k/epoch: duplicate key .* data row 2"),
     ],
 )
 def test_malformed_results_give_one_line_naming_column_and_row(tmp_path, edit, pattern):

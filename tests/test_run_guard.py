@@ -56,6 +56,31 @@ def test_a_changed_prompt_template_is_refused(tmp_path: Path) -> None:
         guard_run(tmp_path, edited, UNCOMPARED_SETTINGS)
 
 
+def test_only_the_templates_a_run_renders_are_hashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Editing a prompt the run uses refuses the resume; adding or editing one it never renders (a builder
+    prompt, the other preset's) leaves it resumable."""
+    from string import Template
+
+    from prefdisco import prompts
+
+    guard_run(tmp_path, fingerprint(tmp_path), UNCOMPARED_SETTINGS)
+    original = prompts.load
+
+    def edited(target: str):
+        def load(name: str) -> Template:
+            return Template(original(name).template + " (edited)") if name == target else original(name)
+
+        return load
+
+    for unused in ("build_dedup", "assistant_oracle_paper", "user_cooperative", "judge_structured"):
+        monkeypatch.setattr(prompts, "load", edited(unused))
+        guard_run(tmp_path, fingerprint(tmp_path), UNCOMPARED_SETTINGS)
+    for used in ("user_passive", "assistant_discovery", "judge_criterion", "protocol_last_question"):
+        monkeypatch.setattr(prompts, "load", edited(used))
+        with pytest.raises(UserError, match="prompt_templates"):
+            guard_run(tmp_path, fingerprint(tmp_path), UNCOMPARED_SETTINGS)
+
+
 def test_the_same_run_resumes_and_free_settings_may_change(tmp_path: Path) -> None:
     guard_run(tmp_path, fingerprint(tmp_path), UNCOMPARED_SETTINGS)
     guard_run(tmp_path, fingerprint(tmp_path), UNCOMPARED_SETTINGS)

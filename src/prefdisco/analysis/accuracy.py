@@ -2,6 +2,10 @@
 
 A row counts when its correctness was judged (``correct`` not empty) and it did not fail. Intervals are
 Wilson 95 % intervals from ``statsmodels.stats.proportion.proportion_confint``.
+
+With several trials a row's ``correct`` is the share of its judged trials that were correct (``trials.py``), so
+``n`` counts scenarios and ``n_correct`` sums those shares (an integer when every trial agreed); the interval
+treats that sum as the count of successes among the ``n`` scenarios.
 """
 
 from __future__ import annotations
@@ -46,5 +50,6 @@ def accuracy_table(results: pd.DataFrame) -> pd.DataFrame:
     ]
     table = pd.concat(parts, ignore_index=True)[columns]
     table["n"] = table["n"].astype(int)
-    table["n_correct"] = table["n_correct"].astype(int)
+    correct = table["n_correct"].astype(float)
+    table["n_correct"] = correct.astype(int) if (correct == correct.round()).all() else correct
     return table

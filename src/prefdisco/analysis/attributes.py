@@ -34,7 +34,7 @@ def _in_failed(att: pd.DataFrame, failed: pd.DataFrame) -> np.ndarray:
     failed_key = np.zeros(len(failed), dtype=np.int64)
     for k in ("model", "task", "scenario_id", "mode"):
         categories = att[k].cat.categories
-        codes = pd.Categorical(failed[k].astype(str), categories=categories).codes.astype(np.int64)
+        codes = pd.Index(categories).get_indexer(failed[k].astype(str)).astype(np.int64)
         size = len(categories) + 1
         att_key = att_key * size + att[k].cat.codes.to_numpy().astype(np.int64) + 1
         failed_key = failed_key * size + codes + 1  # a value the attribute table lacks (code -1) matches nothing

@@ -5,7 +5,7 @@ Automatic picks (among rows that did not fail), ``n`` per kind, no scenario twic
 * ``discovery worse than baseline``: discovery < baseline; largest drop first;
 * ``correct baseline turned incorrect``: baseline correct, discovery incorrect; most questions asked first.
 Ties are broken by model, task and scenario id. Chosen scenario ids are shown for every (model, task) they
-appear in.
+appear in. Scores are the trials' averages (``trials.py``); the transcript shown is the first trial's.
 """
 
 from __future__ import annotations
@@ -104,6 +104,20 @@ def _key(obj: dict) -> tuple[str, ...] | None:
     return tuple(str(obj.get(k, "")) for k in ("model", "task", "scenario_id", "mode"))
 
 
+def _trial(obj: dict) -> float:
+    epoch = obj.get("epoch")
+    try:
+        return float(epoch) if epoch is not None and not np.isnan(float(epoch)) else 1.0
+    except (TypeError, ValueError):
+        return 1.0
+
+
+def _keep(found: dict[tuple, dict], key: tuple, obj: dict) -> None:
+    """Keep ``obj`` for ``key`` unless an earlier trial's transcript is already kept."""
+    if key not in found or _trial(obj) < _trial(found[key]):
+        found[key] = obj
+
+
 def transcripts_from_rows(rows: pd.DataFrame, wanted: set[tuple[str, str, str, str]]) -> dict[tuple, dict]:
     """Transcripts already in memory (a frame with the JSONL's fields)."""
     found: dict[tuple, dict] = {}
@@ -112,8 +126,8 @@ def transcripts_from_rows(rows: pd.DataFrame, wanted: set[tuple[str, str, str, s
         return found
     for obj in rows.loc[rows["scenario_id"].astype(str).isin(ids)].to_dict("records"):
         key = _key(obj)
-        if key in wanted:
-            found[key] = obj
+        if key is not None and key in wanted:
+            _keep(found, key, obj)
     return found
 
 
@@ -135,8 +149,8 @@ def read_transcripts(path: Path | None, wanted: set[tuple[str, str, str, str]]) 
             if not isinstance(obj, dict):
                 continue
             key = _key(obj)
-            if key in wanted:
-                found[key] = obj
+            if key is not None and key in wanted:
+                _keep(found, key, obj)
     return found
 
 

@@ -20,13 +20,17 @@ from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario
 from prefdisco.analysis.questions import question_stats
 from prefdisco.analysis.render import render_html, render_markdown
 from prefdisco.analysis.summary import build_summary, summary_json
+from prefdisco.analysis.trials import average_attribute_trials, average_trials, trial_counts
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
+from prefdisco.results.contract import TRIAL_GROUP
 from prefdisco.results.table import ResultsData, load_results
 
 
 def _quality(results: pd.DataFrame) -> pd.DataFrame:
+    """Per model, over the trial rows as run (not averaged): rows, failed, unscored, invalid judgements, tokens."""
     r = results.assign(model=results["model"].astype(str), unscored=~results["scored"] & ~results["failed"])
+    trials = r.groupby(["model", *TRIAL_GROUP[1:]], observed=True, dropna=False).size().groupby("model").max()
     return (
         r.groupby("model")
         .agg(
@@ -37,8 +41,9 @@ def _quality(results: pd.DataFrame) -> pd.DataFrame:
             mean_input_tokens=("input_tokens", "mean"),
             mean_output_tokens=("output_tokens", "mean"),
         )
+        .join(trials.rename("trials_per_result"))
         .reset_index()
-        .astype({"failed": int, "unscored": int})
+        .astype({"failed": int, "unscored": int, "trials_per_result": int})
     )
 
 
@@ -52,22 +57,23 @@ def build_report(
 ) -> Report:
     if n_boot < 0:
         raise UserError(f"--bootstrap: expected a number of resamples >= 0, got {n_boot}")
-    results = data.results
+    results = average_trials(data.results)  # every number below is over trials averaged per scenario and condition
+    attributes = None if data.attributes is None else average_attribute_trials(data.attributes, data.results)
     scenarios = scenario_table(results)
     cells = normalign_cells(results, scenarios, seed=seed, n_boot=n_boot)
     accuracy = accuracy_table(results)
     questions = question_stats(results, cells)
     fixed_k = fixed_k_table(results)
     attribute_scores = worst = matrix = mode = None
-    if data.attributes is not None:
-        attribute_scores = attribute_table(data.attributes, results)
+    if attributes is not None:
+        attribute_scores = attribute_table(attributes, results)
         mode = heatmap_mode(attribute_scores)
         if mode is not None:
             worst = worst_attributes(attribute_scores, mode)
             matrix = heatmap_matrix(attribute_scores, mode)
     examples = build_examples(
         results,
-        data.attributes,
+        attributes,
         data.transcripts,
         n=n_examples,
         chosen=chosen or [],
@@ -84,6 +90,7 @@ def build_report(
         accuracy=accuracy,
         questions=questions,
         fixed_k=fixed_k,
+        trials=trial_counts(data.results, results),
     )
     settings = {
         "source": data.source,
@@ -107,7 +114,7 @@ def build_report(
         worst_attributes=worst,
         heatmap_mode=mode,
         examples=examples,
-        quality=_quality(results),
+        quality=_quality(data.results),
     )
     report.figures = _figures(report, matrix, seed)
     report.tables = {

@@ -54,7 +54,10 @@ def build_summary(
     accuracy: pd.DataFrame,
     questions: QuestionStats,
     fixed_k: pd.DataFrame,
+    trials: dict[str, int],
 ) -> dict[str, Any]:
+    """The summary of a report; ``results`` has its trials averaged (``analysis/trials.py``), so ``rows`` counts
+    results rows (one per scenario and condition), and ``trials`` says how many trials they average."""
     models = sorted(results["model"].astype(str).unique())
     null_cells = cells.loc[cells["normalign"].isna()]
     per_cell = accuracy.loc[(accuracy["model"] != POOLED) & (accuracy["task"] != ALL)]
@@ -71,6 +74,7 @@ def build_summary(
             "failed": int(results["failed"].sum()),
             "scored": int(results["scored"].sum()),
         },
+        "trials": trials,
         "normalign": _nested(cells, ["model", "task"], lambda r: r["normalign"]),
         "normalign_ci": _nested(cells, ["model", "task"], lambda r: [r["ci_low"], r["ci_high"]]),
         "normalign_reason": _nested(null_cells, ["model", "task"], lambda r: r["reason"]),

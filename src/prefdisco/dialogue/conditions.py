@@ -7,14 +7,19 @@
   and whatever the next turn says is the final answer.
 * ``fixed_k``: exactly ``k`` questions, then the final answer.
 
-The response that is scored is the assistant's own final turn with protocol markers stripped — never a
-regenerated one; it and the dialogue reach the scorer as a ``DialogueRecord`` (``state.py``).
+The response that is scored is the visible text of the assistant's own final turn (``visible.py``) with
+protocol markers stripped (under the default preset never a regenerated one); it and the dialogue reach the
+scorer as a ``DialogueRecord`` (``state.py``).
+
+``preset`` names the evaluator protocol (``presets.py``): its prompts, and, for ``paper``, its end rule (an
+early answer is followed by the final-answer instruction, and the reply to it is scored).
 """
 
 from __future__ import annotations
 
 from inspect_ai.solver import Solver, chain, solver
 
+from prefdisco.dialogue.presets import preset_named
 from prefdisco.dialogue.steps import instructions, oracle_profile, pose_problem, question_loop, single_reply
 from prefdisco.schema import Mode
 
@@ -27,13 +32,15 @@ def condition_label(mode: Mode, k: int | None) -> str:
 
 
 @solver
-def baseline(cache_scope: str | None = None) -> Solver:
-    return chain(pose_problem(), single_reply(Mode.BASELINE.value, cache_scope))
+def baseline(cache_scope: str | None = None, preset: str = "default") -> Solver:
+    style = preset_named(preset).style
+    return chain(pose_problem(style.task), single_reply(Mode.BASELINE.value, cache_scope))
 
 
 @solver
-def oracle(cache_scope: str | None = None) -> Solver:
-    return chain(pose_problem(), oracle_profile(), single_reply(Mode.ORACLE.value, cache_scope))
+def oracle(cache_scope: str | None = None, preset: str = "default") -> Solver:
+    style = preset_named(preset).style
+    return chain(pose_problem(style.task), oracle_profile(style.oracle), single_reply(Mode.ORACLE.value, cache_scope))
 
 
 @solver
@@ -42,14 +49,18 @@ def discovery(
     user_type: str = "passive",
     constrain_protocol: bool = False,
     cache_scope: str | None = None,
+    preset: str = "default",
 ) -> Solver:
     """Discovery: the model may ask up to ``max_questions`` (0..5, the paper's setting) before answering."""
     if not 0 <= max_questions <= MAX_DISCOVERY_QUESTIONS:
         raise ValueError(f"discovery allows 0..{MAX_DISCOVERY_QUESTIONS} questions, got {max_questions}")
+    style = preset_named(preset).style
     return chain(
-        pose_problem(),
-        instructions("assistant_discovery", max_questions=max_questions),
-        question_loop(Mode.DISCOVERY.value, max_questions, False, user_type, constrain_protocol, cache_scope),
+        pose_problem(style.task),
+        instructions(style.discovery, max_questions=max_questions),
+        question_loop(
+            Mode.DISCOVERY.value, max_questions, False, user_type, constrain_protocol, cache_scope, style=style
+        ),
     )
 
 
@@ -59,12 +70,16 @@ def fixed_k(
     user_type: str = "passive",
     constrain_protocol: bool = False,
     cache_scope: str | None = None,
+    preset: str = "default",
 ) -> Solver:
     """Fixed-K ablation: the model must ask exactly ``k`` questions, then answer."""
     if k is None or k < 1:
         raise ValueError("fixed_k mode needs k >= 1")
+    style = preset_named(preset).style
     return chain(
-        pose_problem(),
-        instructions("assistant_fixed_k", k=k),
-        question_loop(condition_label(Mode.FIXED_K, k), k, True, user_type, constrain_protocol, cache_scope),
+        pose_problem(style.task),
+        instructions(style.fixed_k, k=k),
+        question_loop(
+            condition_label(Mode.FIXED_K, k), k, True, user_type, constrain_protocol, cache_scope, style=style
+        ),
     )

@@ -1,12 +1,14 @@
 """The pieces every condition is built from, each an inspect solver.
 
-* ``pose_problem`` — the problem as the assistant's first (and, in baseline, only) user message;
+* ``pose_problem`` — the problem as the assistant's first (and, in baseline, only) user message, as is or framed
+  by a template;
 * ``instructions`` / ``oracle_profile`` — the system message: the protocol's rules, or the preference profile;
 * ``single_reply`` — one assistant turn, which is the final response (baseline, oracle);
 * ``question_loop`` — the question/answer loop with its budget (discovery, fixed-K; see ``loop.py``).
 
 The two reply steps end by writing the ``DialogueRecord`` the scorer reads. ``state.messages`` holds the
-assistant's view of the dialogue for ``inspect view``. Calls are cached per scenario, condition and role
+assistant's view of the dialogue for ``inspect view``, each assistant turn as the provider returned it (reasoning
+included); the record holds visible text only (``visible.py``). Calls are cached per scenario, condition and role
 (``prefdisco.cache``).
 """
 
@@ -17,10 +19,12 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from prefdisco.cache import cache_policy
 from prefdisco.dialogue.loop import Outcome, QuestionBudget, converse
+from prefdisco.dialogue.presets import DialogueStyle
 from prefdisco.dialogue.protocol import strip_markers
 from prefdisco.dialogue.scenario import scenario_of
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.user import USERS, check_user_type
+from prefdisco.dialogue.visible import visible_text
 from prefdisco.prompts import render
 from prefdisco.schema import PreferenceProfile
 
@@ -46,11 +50,14 @@ def _record(state: TaskState, condition: str, outcome: Outcome) -> TaskState:
 
 
 @solver
-def pose_problem() -> Solver:
-    """Start the assistant's dialogue with the problem alone."""
+def pose_problem(template: str | None = None) -> Solver:
+    """Start the assistant's dialogue with the problem alone (``template``: framed by ``prompts/<template>.txt``,
+    which places it at ``$problem``)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        state.messages = [ChatMessageUser(content=scenario_of(state).problem.prompt_text())]
+        problem = scenario_of(state).problem.prompt_text()
+        text = render(template, problem=problem).strip() if template else problem
+        state.messages = [ChatMessageUser(content=text)]
         return state
 
     return solve
@@ -73,25 +80,32 @@ def instructions(template: str, **values: object) -> Solver:
 
 
 @solver
-def oracle_profile() -> Solver:
-    """A system message with the scenario's profile: preferences, values and weights (never the rubric)."""
+def oracle_profile(template: str = "assistant_oracle") -> Solver:
+    """A system message with the scenario's profile: preferences, values and weights (never the rubric); a
+    template may also place the persona (``$persona``)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        preferences = oracle_preferences(scenario_of(state).profile)
-        return _with_system(state, render("assistant_oracle", preferences=preferences))
+        scenario = scenario_of(state)
+        text = render(
+            template,
+            preferences=oracle_preferences(scenario.profile),
+            persona=scenario.persona.profile_text(),
+        )
+        return _with_system(state, text)
 
     return solve
 
 
 @solver
 def single_reply(condition: str, cache_scope: str | None = None) -> Solver:
-    """One assistant turn; its text, markers stripped, is the final response."""
+    """One assistant turn; its visible text, markers stripped, is the final response."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         cache = cache_policy(cache_scope, scenario_of(state).id, condition, "assistant")
         output = await get_model().generate(state.messages, cache=cache)
         state.messages.append(output.message)
-        return _record(state, condition, Outcome(final=strip_markers(output.completion), stop_reason="single_turn"))
+        final = strip_markers(visible_text(output))
+        return _record(state, condition, Outcome(final=final, stop_reason="single_turn"))
 
     return solve
 
@@ -104,11 +118,12 @@ def question_loop(
     user_type: str = "passive",
     constrain_protocol: bool = False,
     cache_scope: str | None = None,
+    style: DialogueStyle = DialogueStyle(),
 ) -> Solver:
     """The question/answer loop with the simulated user ``user_type``: at most (``forced``: exactly) ``limit``
-    questions. ``constrain_protocol`` sends a GBNF grammar of the protocol in ``extra_body["grammar"]``
-    (llama.cpp-based models only)."""
-    budget = QuestionBudget(limit, forced)
+    questions, its notes and end rule from ``style``. ``constrain_protocol`` sends a GBNF grammar of the protocol
+    in ``extra_body["grammar"]`` (llama.cpp-based models only)."""
+    budget = QuestionBudget(limit, forced, style)
     make_user = USERS[check_user_type(user_type)]
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

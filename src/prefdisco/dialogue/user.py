@@ -8,7 +8,12 @@ assistant alone decides when to answer.
 Every user type implements ``SimulatedUser`` and is built as ``USERS[name](model, scenario, cache)``:
 
 * ``passive`` (default): answers only the question asked and volunteers nothing;
-* ``cooperative``: answers, then volunteers at most one related preference.
+* ``cooperative``: answers, then volunteers at most one related preference;
+* ``paper_passive`` (the ``paper`` preset): the paper's passive simulator — minimal, atomic answers, and it does
+  **not** see the problem (its prompt has no ``$problem``).
+
+The reply the assistant gets is the user model's visible text (``visible.py``): a reasoning user model's thinking
+never reaches the assistant.
 
 A new type is one class (for a prompted one: a subclass of ``PromptedUser`` naming its template) and one line in
 ``USERS``.
@@ -33,6 +38,7 @@ from inspect_ai.model import (
 )
 
 from prefdisco.dialogue.protocol import strip_markers
+from prefdisco.dialogue.visible import visible_text
 from prefdisco.prompts import render
 from prefdisco.schema import PreferenceProfile, Scenario
 
@@ -90,7 +96,7 @@ class PromptedUser:
         messages = self.messages_for(question)
         config = GenerateConfig() if self.model.config.max_tokens else GenerateConfig(max_tokens=USER_MAX_TOKENS)
         output = await self.model.generate(messages, config=config, cache=self.cache)
-        text = _clean(output.completion)
+        text = _clean(visible_text(output))
         self.history = [*messages[1:], ChatMessageAssistant(content=text)]
         return UserReply(text, output)
 
@@ -103,11 +109,16 @@ class CooperativeUser(PromptedUser):
     template = "user_cooperative"
 
 
+class PaperPassiveUser(PromptedUser):
+    template = "user_paper_passive"
+
+
 UserFactory = Callable[[Model, Scenario, CachePolicy | bool], SimulatedUser]
 
 USERS: dict[str, UserFactory] = {
     "passive": PassiveUser,
     "cooperative": CooperativeUser,
+    "paper_passive": PaperPassiveUser,
 }
 USER_TYPES: tuple[str, ...] = tuple(USERS)
 

@@ -22,15 +22,26 @@ def eval_command(
     judge_model: Annotated[str | None, typer.Option(help="Judge/grader model (default: first --model).")] = None,
     modes: Annotated[str, typer.Option(help="Comma-separated conditions.")] = "baseline,discovery,oracle",
     fixed_k: Annotated[str, typer.Option(help="Comma-separated K values for the fixed-K ablation.")] = "",
-    user_type: Annotated[str, typer.Option(help="Simulated user: passive or cooperative.")] = "passive",
-    judge: Annotated[str, typer.Option(help="per_criterion (paper) or structured (one call).")] = "per_criterion",
-    logprobs: Annotated[bool, typer.Option(help="Probability-weighted judge scores where available.")] = False,
+    preset: Annotated[
+        str, typer.Option(help="Evaluator protocol: default, or paper (the paper's; its settings are fixed).")
+    ] = "default",
+    user_type: Annotated[
+        str | None, typer.Option(help="Simulated user: passive (default), cooperative or paper_passive.")
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option(help="per_criterion (default; the paper's) or structured (one call).")
+    ] = None,
+    logprobs: Annotated[
+        bool | None, typer.Option(help="Probability-weighted judge scores where available (default off).")
+    ] = None,
     audit: Annotated[bool, typer.Option(help="Audit the simulated user for unasked revelations.")] = True,
     cache: Annotated[bool, typer.Option(help="Cache calls per scenario/condition/role/run (free resume).")] = True,
-    temperature: Annotated[float, typer.Option(help="Temperature of the model under test.")] = 0.7,
+    temperature: Annotated[float | None, typer.Option(help="Temperature of the model under test (0.7).")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Max tokens per assistant turn.")] = None,
     reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the model under test.")] = None,
-    user_temperature: Annotated[float, typer.Option(help="Temperature of the simulated user.")] = 0.7,
+    user_temperature: Annotated[
+        float | None, typer.Option(help="Temperature of the simulated user (0.7; paper: 0.4).")
+    ] = None,
     user_max_tokens: Annotated[int | None, typer.Option(help="Max tokens per simulated-user reply.")] = None,
     user_reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the user.")] = None,
     judge_max_tokens: Annotated[int | None, typer.Option(help="Max tokens per judge reply.")] = None,
@@ -47,6 +58,10 @@ def eval_command(
     max_tasks: Annotated[
         int | None, typer.Option(min=1, help="Condition x model tasks run at once (default: all).")
     ] = None,
+    epochs: Annotated[
+        int, typer.Option(min=1, help="Trials per scenario and condition, each with its own seeds (reports average).")
+    ] = 1,
+    seed: Annotated[int, typer.Option(help="The run part of every call seed (same seed, same seeds, any folder).")] = 0,
     max_retries: Annotated[
         int | None, typer.Option(min=0, help="Retries per model call on transient errors (default: inspect's).")
     ] = None,
@@ -58,17 +73,21 @@ def eval_command(
     ] = False,
     model_arg: Annotated[list[str], typer.Option("-M", help="Model arg key=value for the models under test.")] = [],  # noqa: B006
     display: Annotated[str, typer.Option(help="inspect display: full, rich, plain, log, none.")] = "plain",
+    skip_invalid: Annotated[
+        bool, typer.Option(help="A release file as BENCH: evaluate the rest when some lines nothing can score.")
+    ] = False,
 ) -> None:
     """Evaluate model(s) on a benchmark in baseline/discovery/oracle (and fixed-K) conditions, resumably.
 
     Rerunning the same command in the same --log-dir finishes what is missing and makes no model call for
     finished samples. Writes LOG_DIR/results.csv (+ .parquet), attributes.csv and transcripts.jsonl.
     """
+    from prefdisco.evaluation.config import preset_settings
     from prefdisco.evaluation.run import RunConfig, run_conditions
     from prefdisco.evaluation.task import load_scenarios
     from prefdisco.results.logs import load_prices
 
-    scenarios = load_scenarios(bench)
+    scenarios = load_scenarios(bench, skip_invalid=skip_invalid)
     config = RunConfig(
         models=model,
         user_model=user_model or model[0],
@@ -76,17 +95,22 @@ def eval_command(
         log_dir=log_dir,
         modes=[m.strip() for m in modes.split(",") if m.strip()],
         fixed_k=_parse_ks(fixed_k),
-        user_type=user_type,
-        judge=judge,
+        **preset_settings(
+            preset,
+            {
+                "user_type": user_type,
+                "judge": judge,
+                "logprobs": logprobs,
+                "temperature": temperature,
+                "user_temperature": user_temperature,
+            },
+        ),
         audit=audit,
         cache=cache,
-        logprobs=logprobs,
         constrain_protocol=constrain_protocol,
         limit=limit,
-        temperature=temperature,
         max_tokens=max_tokens,
         reasoning_effort=reasoning_effort,
-        user_temperature=user_temperature,
         user_max_tokens=user_max_tokens,
         user_reasoning_effort=user_reasoning_effort,
         grader_max_tokens=judge_max_tokens,
@@ -96,6 +120,8 @@ def eval_command(
         max_samples=max_samples,
         max_tasks=max_tasks,
         workers=workers,
+        epochs=epochs,
+        seed=seed,
         max_retries=max_retries,
         timeout=timeout,
         attempt_timeout=attempt_timeout,

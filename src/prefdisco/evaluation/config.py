@@ -11,10 +11,12 @@ from typing import Any, get_args
 from inspect_ai.model import GenerateConfig
 from inspect_ai.util import DisplayType
 
-from prefdisco.dialogue.user import USER_TYPES
+from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
+from prefdisco.dialogue.user import USER_TYPES, USERS
 from prefdisco.errors import UserError
 from prefdisco.prompts import templates_hash
 from prefdisco.schema import CONDITIONS, Scenario
+from prefdisco.scoring.judging import JUDGE_TEMPLATES
 from prefdisco.scoring.scorer import JUDGES
 
 UNCOMPARED_SETTINGS = ("n_scenarios", "cache")
@@ -56,6 +58,10 @@ class RunConfig:
     slowest samples of one condition finish)."""
     workers: int = 1
     """Processes the scenarios are split over (``evaluation/workers.py``)."""
+    epochs: int = 1
+    """Trials per scenario and condition (inspect epochs), each with its own seeds (``prefdisco.seeds``)."""
+    seed: int = 0
+    """The run part of every call seed (``prefdisco.seeds``): the same seed in any folder sends the same seeds."""
     write_tables: bool = True
     """Write results/attributes/transcripts into ``log_dir`` (a worker of a split run leaves that to the parent)."""
     max_retries: int | None = None
@@ -65,8 +71,18 @@ class RunConfig:
     retry_wait: float = 5.0
     display: str | None = None
     model_args: dict[str, Any] = field(default_factory=dict)
+    preset: str = "default"
+    """The evaluator protocol (``dialogue/presets.py``): ``default`` or ``paper``; its settings are applied by
+    ``preset_settings`` and checked by ``validate``."""
+    grader_temperature: float | None = 0.0
+    """The judge's temperature (also the audit's and the SimpleQA grader's: one grader role)."""
 
     def validate(self) -> None:
+        if self.preset not in PRESET_NAMES:
+            raise UserError(f"--preset: unknown {self.preset!r}; expected one of {', '.join(PRESET_NAMES)}")
+        for name, value in preset_named(self.preset).settings.items():
+            if getattr(self, name) != value:
+                raise UserError(_contradiction(self.preset, name, getattr(self, name), value))
         unknown = [m for m in self.modes if m not in CONDITIONS]
         if unknown:
             raise UserError(f"--modes: unknown mode(s) {', '.join(unknown)}; expected {', '.join(CONDITIONS)}")
@@ -78,6 +94,8 @@ class RunConfig:
             raise UserError(f"--user-type: unknown {self.user_type!r}; expected one of {', '.join(USER_TYPES)}")
         if not self.models:
             raise UserError("--model: give at least one model to evaluate")
+        if self.epochs < 1:
+            raise UserError(f"--epochs: expected at least 1 trial per scenario, got {self.epochs}")
         if self.workers < 1:
             raise UserError(f"--workers: expected at least 1, got {self.workers}")
         if self.judge not in JUDGES:
@@ -111,7 +129,7 @@ class RunConfig:
                 "reasoning_effort": self.user_reasoning_effort,
             },
             "grader": {
-                "temperature": 0.0,
+                "temperature": self.grader_temperature,
                 "max_tokens": self.grader_max_tokens,
                 "reasoning_effort": self.grader_reasoning_effort,
             },
@@ -142,10 +160,53 @@ class RunConfig:
             "grader_max_tokens": self.grader_max_tokens,
             "grader_reasoning_effort": self.grader_reasoning_effort,
             "max_questions": self.max_questions,
+            "epochs": self.epochs,
+            "seed": self.seed,
             "constrain_protocol": self.constrain_protocol,
             "model_args": self.model_args,
-            "prompt_templates": templates_hash(),
+            "preset": self.preset,  # before the templates it chooses: a changed preset is named as such
+            "prompt_templates": templates_hash(self.prompt_templates()),
+            "grader_temperature": self.grader_temperature,
         }
+
+    def prompt_templates(self) -> list[str]:
+        """The templates this run renders: its preset's condition prompts, its user's, its judge's, the audit's and
+        the SimpleQA grader's (``run.json`` hashes exactly these)."""
+        style = preset_named(self.preset).style
+        names = [value for value in vars(style).values() if isinstance(value, str)]
+        user_template = getattr(USERS[self.user_type], "template", None)
+        if isinstance(user_template, str):
+            names.append(user_template)
+        names += JUDGE_TEMPLATES.get(self.judge, ())
+        if self.audit:
+            names.append("audit_user")
+        names.append("simpleqa_grader")
+        return sorted(set(names))
+
+
+_PRESET_FLAGS = ("user_type", "temperature", "user_temperature", "judge", "logprobs")
+
+
+def preset_settings(preset: str, given: dict[str, Any]) -> dict[str, Any]:
+    """``RunConfig`` keyword arguments for ``preset``: the settings it fixes, then those the user gave (``given``;
+    None = not given, so ``RunConfig``'s default applies). A given setting that contradicts a fixed one is refused:
+    a run that records a preset ran it (``default`` fixes nothing, so every flag is free)."""
+    if preset not in PRESET_NAMES:
+        raise UserError(f"--preset: unknown {preset!r}; expected one of {', '.join(PRESET_NAMES)}")
+    fixed = preset_named(preset).settings
+    chosen = {name: value for name, value in given.items() if value is not None}
+    for name, value in chosen.items():
+        if name in fixed and value != fixed[name]:
+            raise UserError(_contradiction(preset, name, value, fixed[name]))
+    return {**fixed, **chosen, "preset": preset}
+
+
+def _contradiction(preset: str, name: str, value: Any, fixed: Any) -> str:
+    flag = "--" + name.replace("_", "-") if name in _PRESET_FLAGS else name  # the others have no flag
+    return (
+        f"{flag} {value} contradicts --preset {preset}, which fixes it to {fixed}; "
+        "drop the flag, or use --preset default to choose it yourself"
+    )
 
 
 def scenario_set_hash(scenarios: Sequence[Scenario]) -> str:

@@ -20,12 +20,15 @@ from prefdisco.evaluation.guard import guard_run
 from prefdisco.evaluation.task import build_task
 from prefdisco.results.logs import Tables, results_from_logs, write_tables
 from prefdisco.schema import Mode, Scenario
+from prefdisco.seeds import seed_scope
 
 
 def build_tasks(scenarios: Sequence[Scenario], config: RunConfig) -> list[Task]:
-    """One task per asked condition and one per fixed-K value, over the same scenarios."""
+    """One task per asked condition and one per fixed-K value, over the same scenarios, ``config.epochs`` trials
+    each, seeded from the run's ``config.seed``."""
     selected = list(scenarios)
     scope = run_scope(config.log_dir, scenario_set_hash(selected)) if config.cache else None
+    seeds = seed_scope(config.seed)
 
     def task(mode: Mode, k: int | None = None) -> Task:
         return build_task(
@@ -39,6 +42,9 @@ def build_tasks(scenarios: Sequence[Scenario], config: RunConfig) -> list[Task]:
             constrain_protocol=config.constrain_protocol,
             max_questions=config.max_questions,
             cache_scope=scope,
+            epochs=config.epochs,
+            seed_scope=seeds,
+            preset=config.preset,
         )
 
     return [task(Mode(m)) for m in config.modes] + [task(Mode.FIXED_K, k) for k in config.fixed_k]

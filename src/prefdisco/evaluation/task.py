@@ -8,6 +8,13 @@ Run from Python (``build_task(...)``), from ``prefdisco eval``/``prefdisco demo`
 The task composes the condition's solver (``dialogue/conditions.py``) with the PrefDisco scorer. Sample ids are
 the scenario ids (``dialogue/scenario.py``), so eval-sets resume and analysis joins the conditions of one scenario.
 Each sample makes its own model calls: nothing is shared between two personas of one problem.
+
+``epochs`` runs each sample that many times (trials, inspect's ``sample.epoch``). The first solver step, ``seeded``,
+gives every trial its own seeds (``prefdisco.seeds``): the assistant's calls carry one (through the sample's active
+generate config, which inspect merges into every call of the model under test) and the simulated user's another
+(through a copy of the ``user`` role model with that seed in its config, set for this sample only). Both are
+inspect context variables set inside the sample's own solver task, so no other sample sees them; the seeds are
+recorded in the sample's store (``TrialSeeds``).
 """
 
 from __future__ import annotations
@@ -17,19 +24,54 @@ from pathlib import Path
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset
-from inspect_ai.solver import Solver
+from inspect_ai.model import GenerateConfig, Model, model_roles
+from inspect_ai.model._generate_config import active_generate_config, set_active_generate_config
+from inspect_ai.model._model import init_model_roles
+from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
 
 from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS, baseline, condition_label, discovery, fixed_k, oracle
 from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.errors import UserError
+from prefdisco.evaluation.config import scenario_set_hash
 from prefdisco.release.convert import load_scenarios as load_scenarios_from
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.metrics import none_aware_reducer
 from prefdisco.scoring.scorer import prefdisco_scorer
+from prefdisco.seeds import SEED_ROLES, TrialSeeds, call_seed, seeded_model
 
 
-def load_scenarios(source: str | Path) -> list[Scenario]:
-    return load_scenarios_from(Path(source))
+def load_scenarios(source: str | Path, skip_invalid: bool = False) -> list[Scenario]:
+    """Scenarios from a benchmark folder, scenarios file or release file (``skip_invalid``: a release file's lines
+    nothing can score are left out and listed, instead of refusing the file)."""
+    return load_scenarios_from(Path(source), skip_invalid=skip_invalid)
+
+
+def _seed_calls(assistant: int, user: int) -> None:
+    """Send ``assistant`` with every call of the model under test and ``user`` with every call of the ``user`` role
+    for the rest of this sample (context variables of the sample's solver task; the scorer seeds the grader from
+    the store, ``TrialSeeds.grader``)."""
+    set_active_generate_config(active_generate_config().merge(GenerateConfig(seed=assistant)))
+    roles = dict(model_roles())
+    model = roles.get("user")
+    if isinstance(model, Model):
+        init_model_roles({**roles, "user": seeded_model(model, user)})
+
+
+@solver
+def seeded(scope: str, condition: str) -> Solver:
+    """Derive this trial's seeds from (``scope``, scenario, ``condition``, epoch, role), record them in the store
+    and send them with the trial's assistant and simulated-user calls."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        record = state.store_as(TrialSeeds)
+        record.epoch = state.epoch
+        record.assistant, record.user, record.grader = (
+            call_seed(scope, str(state.sample_id), condition, state.epoch, role) for role in SEED_ROLES
+        )
+        _seed_calls(record.assistant, record.user)
+        return state
+
+    return solve
 
 
 def condition_solver(
@@ -39,15 +81,16 @@ def condition_solver(
     user_type: str = "passive",
     constrain_protocol: bool = False,
     cache_scope: str | None = None,
+    preset: str = "default",
 ) -> Solver:
-    """The assistant side of ``condition`` (see ``dialogue/conditions.py``)."""
+    """The assistant side of ``condition`` under ``preset``'s prompts and end rule (see ``dialogue/conditions.py``)."""
     if condition is Mode.BASELINE:
-        return baseline(cache_scope=cache_scope)
+        return baseline(cache_scope=cache_scope, preset=preset)
     if condition is Mode.ORACLE:
-        return oracle(cache_scope=cache_scope)
+        return oracle(cache_scope=cache_scope, preset=preset)
     if condition is Mode.DISCOVERY:
-        return discovery(max_questions, user_type, constrain_protocol, cache_scope)
-    return fixed_k(k, user_type, constrain_protocol, cache_scope)
+        return discovery(max_questions, user_type, constrain_protocol, cache_scope, preset=preset)
+    return fixed_k(k, user_type, constrain_protocol, cache_scope, preset=preset)
 
 
 def build_task(
@@ -62,27 +105,41 @@ def build_task(
     audit: bool = True,
     cache_scope: str | None = None,
     name: str | None = None,
+    epochs: int = 1,
+    seed_scope: str | None = None,
+    preset: str = "default",
 ) -> Task:
+    """The task of ``scenarios`` in one condition, ``epochs`` trials per scenario, seeded from ``seed_scope`` (the
+    run; None: the scenario set's hash)."""
     condition = Mode(mode)
     if not scenarios:
         raise UserError("no scenarios to evaluate")
+    if epochs < 1:
+        raise UserError(f"--epochs: expected at least 1 trial per scenario, got {epochs}")
     ids = [s.id for s in scenarios]
     if len(set(ids)) != len(ids):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         raise UserError(f"scenario ids must be unique; repeated: {', '.join(dupes[:5])}")
     benchmarks = sorted({s.problem.benchmark for s in scenarios})
+    label = condition_label(condition, k)
+    if seed_scope is None:
+        seed_scope = scenario_set_hash(scenarios)
     return Task(
-        name=name or f"prefdisco_{condition_label(condition, k)}",
+        name=name or f"prefdisco_{label}",
         dataset=MemoryDataset([scenario_sample(s) for s in scenarios], name="+".join(benchmarks)),
-        solver=condition_solver(condition, k, max_questions, user_type, constrain_protocol, cache_scope),
+        solver=chain(
+            seeded(seed_scope, label),
+            condition_solver(condition, k, max_questions, user_type, constrain_protocol, cache_scope, preset),
+        ),
         scorer=prefdisco_scorer(judge=judge, logprobs=logprobs, audit=audit, cache_scope=cache_scope),
-        epochs=Epochs(1, none_aware_reducer()),
+        epochs=Epochs(epochs, none_aware_reducer()),
         metadata={
             "prefdisco_mode": condition.value,
             "prefdisco_fixed_k": k,
             "prefdisco_benchmarks": benchmarks,
             "prefdisco_user_type": user_type,
             "prefdisco_judge": judge,
+            "prefdisco_preset": preset,
         },
     )
 
@@ -98,10 +155,13 @@ def prefdisco(
     logprobs: bool = False,
     constrain_protocol: bool = False,
     audit: bool = True,
+    epochs: int = 1,
+    preset: str = "default",
+    skip_invalid: bool = False,
 ) -> Task:
-    """PrefDisco on a benchmark folder / scenarios file in one condition (inspect CLI entry point)."""
+    """PrefDisco on a benchmark folder / scenarios file / release file in one condition (inspect CLI entry point)."""
     return build_task(
-        load_scenarios(scenarios),
+        load_scenarios(scenarios, skip_invalid=skip_invalid),
         mode=mode,
         k=k,
         max_questions=max_questions,
@@ -110,4 +170,6 @@ def prefdisco(
         logprobs=logprobs,
         constrain_protocol=constrain_protocol,
         audit=audit,
+        epochs=epochs,
+        preset=preset,
     )

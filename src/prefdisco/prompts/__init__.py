@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from functools import cache
 from importlib.resources import files
 from string import Template
@@ -20,11 +21,10 @@ def render(name: str, **values: object) -> str:
     return load(name).substitute({k: str(v) for k, v in values.items()})
 
 
-@cache
-def templates_hash() -> str:
-    """sha256 over every template's name and text, in name order: a run records it, so a changed prompt is seen."""
+def templates_hash(names: Iterable[str]) -> str:
+    """sha256 over the named templates' names and texts, in name order: a run records the hash of the templates
+    it uses, so an edited prompt of the run is seen while a prompt added or edited elsewhere leaves it resumable."""
     digest = hashlib.sha256()
-    for path in sorted(files(__package__).iterdir(), key=lambda p: p.name):
-        if path.name.endswith(".txt"):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in sorted(set(names)):
+        digest.update(name.encode() + b"\0" + load(name).template.encode() + b"\0")
     return digest.hexdigest()[:16]

@@ -2,12 +2,16 @@
 
 ``results_from_logs(folder)`` returns three tables:
 
-* results — one row per (model, task, scenario_id, mode, fixed_k): ``model, family, task, scenario_id, mode,
-  fixed_k, pref_align, correct, n_questions, judge_invalid, input_tokens, output_tokens`` plus per-role tokens
-  (``user_*``, ``grader_*``), ``failed`` and ``error``;
-* attributes — one row per judged criterion: ``model, task, scenario_id, mode, fixed_k, attribute, weight,
-  score`` (score empty when the judgement was invalid);
-* transcripts — one row per sample: the assistant-side messages, dialogue turns and final response.
+* results — one row per (model, task, scenario_id, mode, fixed_k, epoch): ``model, family, task, scenario_id,
+  mode, fixed_k, epoch, pref_align, correct, n_questions, judge_invalid, input_tokens, output_tokens`` plus
+  per-role tokens (``user_*``, ``grader_*``), the trial's seeds (``assistant_seed``, ``user_seed``,
+  ``grader_seed``), ``failed`` and ``error``;
+* attributes — one row per judged criterion and trial: ``model, task, scenario_id, mode, fixed_k, epoch,
+  attribute, weight, score`` (score empty when the judgement was invalid);
+* transcripts — one row per sample and trial: the assistant-side messages, dialogue turns, final response,
+  epoch and seeds.
+
+``epoch`` is inspect's ``sample.epoch`` (1-based: ``prefdisco eval --epochs N`` runs N trials of each sample).
 
 Which logs count: for every (model, task name, task arguments) only the newest log is read, preferring a
 successful one; logs a crash left behind (status ``started``) never shadow a newer or finished log.
@@ -26,7 +30,8 @@ import pandas as pd
 
 from prefdisco.atomic import atomic_path
 from prefdisco.errors import UserError
-from prefdisco.results.contract import ATTRIBUTE_COLUMNS, RESULT_COLUMNS
+from prefdisco.results.contract import ATTRIBUTE_COLUMNS, RESULT_COLUMNS, RESULT_KEY
+from prefdisco.seeds import TrialSeeds
 
 _FAMILIES = {
     "openai": "openai",
@@ -198,11 +203,15 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
         key = {"model": model, "mode": meta["prefdisco_mode"], "fixed_k": meta.get("prefdisco_fixed_k")}
         for sample in _samples(info):
             score = (sample.scores or {}).get("prefdisco_scorer")
+            seeds = sample.store_as(TrialSeeds)
+            trial = {"epoch": int(sample.epoch)}
+            seeded = {"assistant_seed": seeds.assistant, "user_seed": seeds.user, "grader_seed": seeds.grader}
             value = score.value if score is not None and isinstance(score.value, dict) else {}
             task = (sample.metadata or {}).get("benchmark", header.eval.task)
             failed = sample.error is not None or score is None
             row = {
                 **key,
+                **trial,
                 "family": model_family(model),
                 "task": task,
                 "scenario_id": str(sample.id),
@@ -219,6 +228,7 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
                 if sample.error
                 else ("not scored" if score is None else None),
                 **_usage(sample, model),
+                **seeded,
             }
             row["cost_usd"] = _cost(row, prices) if prices else None
             results.append(row)
@@ -227,6 +237,7 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
                     attributes.append(
                         {
                             **key,
+                            **trial,
                             "task": task,
                             "scenario_id": str(sample.id),
                             "attribute": j["attribute"],
@@ -237,6 +248,8 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
             transcripts.append(
                 {
                     **key,
+                    **trial,
+                    **seeded,
                     "task": task,
                     "scenario_id": str(sample.id),
                     "messages": [{"role": m.role, "content": m.text} for m in sample.messages],
@@ -263,18 +276,24 @@ def merge_tables(parts: list[Tables], folder: str | Path) -> Tables:
     )
 
 
+_SEED_TYPES = {"assistant_seed": "Int64", "user_seed": "Int64", "grader_seed": "Int64"}
+"""Seeds stay integers when a row has none (a sample an older version logged)."""
+
+
 def _finish(
     folder: str | Path, results_df: pd.DataFrame, attributes: pd.DataFrame, transcripts: pd.DataFrame
 ) -> Tables:
-    key = ["model", "task", "mode", "fixed_k", "scenario_id"]
-    repeated = results_df[results_df.duplicated(key, keep=False)]
+    repeated = results_df[results_df.duplicated(list(RESULT_KEY), keep=False)]
     if len(repeated):
         first = repeated.iloc[0]
         raise UserError(
-            f"{folder}: scenario {first['scenario_id']} ({first['model']}, {first['mode']}) appears in more than one "
-            "run folder below it; read the runs separately or remove the duplicate run"
+            f"{folder}: scenario {first['scenario_id']} ({first['model']}, {first['mode']}, trial {first['epoch']}) "
+            "appears in more than one run folder below it; read the runs separately or remove the duplicate run"
         )
-    results_df = results_df.sort_values(["model", "task", "mode", "fixed_k", "scenario_id"], kind="stable")
+    order = ["model", "task", "mode", "fixed_k", "scenario_id", "epoch"]
+    results_df = results_df.astype(_SEED_TYPES).sort_values(order, kind="stable")
+    if len(transcripts) and "assistant_seed" in transcripts.columns:
+        transcripts = transcripts.astype(_SEED_TYPES)
     return Tables(results=results_df.reset_index(drop=True), attributes=attributes, transcripts=transcripts)
 
 

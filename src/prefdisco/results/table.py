@@ -1,7 +1,9 @@
 """Read and validate the results table and the per-attribute table (CSV or Parquet) into pandas frames.
 
-Results (one row per model × task × scenario_id × mode [× fixed_k]) required columns: ``REQUIRED_RESULT_COLUMNS``;
-optional ``failed`` (0/1) and ``error``. Per-attribute (long) table: ``ATTRIBUTE_COLUMNS``.
+Results (one row per model × task × scenario_id × mode [× fixed_k] × epoch) required columns:
+``REQUIRED_RESULT_COLUMNS``; optional ``epoch`` (the trial, an integer >= 1; a table without it is one trial,
+epoch 1), ``failed`` (0/1) and ``error``. Per-attribute (long) table: ``REQUIRED_ATTRIBUTE_COLUMNS``, optional
+``epoch`` likewise.
 
 Text columns become pandas categoricals and numbers float64 (NaN = empty), so 300k results rows and a few
 million attribute rows stay small in memory. Every malformed cell raises a one-line ``UserError`` naming the
@@ -21,8 +23,10 @@ import pyarrow as pa
 from prefdisco.errors import UserError
 from prefdisco.results.columns import Columns
 from prefdisco.results.contract import (
-    ATTRIBUTE_COLUMNS,
     ATTRIBUTE_KEY,
+    DEFAULT_EPOCH,
+    EPOCH,
+    REQUIRED_ATTRIBUTE_COLUMNS,
     REQUIRED_RESULT_COLUMNS,
     RESULT_KEY,
     TABLE_SUFFIXES,
@@ -97,6 +101,16 @@ def _mode_and_k(cols: Columns) -> tuple[pd.Categorical, np.ndarray]:
     return mode, fixed_k
 
 
+def _epoch(cols: Columns) -> np.ndarray:
+    """The trial of every row (int64): the ``epoch`` column, or ``DEFAULT_EPOCH`` when the table has none."""
+    if EPOCH not in cols.table.column_names:
+        return np.full(cols.table.num_rows, DEFAULT_EPOCH, dtype=np.int64)
+    epoch = cols.number(EPOCH, lo=1, integer=True)
+    if np.isnan(epoch).any():
+        raise cols.fail(int(np.argmax(np.isnan(epoch))), EPOCH, "is empty (expected the trial, an integer >= 1)")
+    return epoch.astype(np.int64)
+
+
 def _codes(values: pd.Series) -> tuple[np.ndarray, int]:
     """Non-negative integer codes of a key column (empty/NaN is a value of its own) and their count."""
     if isinstance(values.dtype, pd.CategoricalDtype):
@@ -162,6 +176,7 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
             "scenario_id": text["scenario_id"],
             "mode": mode,
             "fixed_k": fixed_k,
+            "epoch": _epoch(cols),
             "pref_align": cols.number("pref_align", lo=1, hi=5),
             "correct": cols.flag("correct"),
             "n_questions": cols.number("n_questions", lo=0, integer=True),
@@ -188,7 +203,7 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
 def validate_attributes(table: pa.Table, where: str) -> pd.DataFrame:
     word = _row_word(where)
     cols = Columns(table, where, row_word=word)
-    cols.require(ATTRIBUTE_COLUMNS)
+    cols.require(REQUIRED_ATTRIBUTE_COLUMNS)
     text = {name: cols.text(name, required=True) for name in ("model", "task", "scenario_id", "attribute")}
     mode, fixed_k = _mode_and_k(cols)
     weight = cols.number("weight", lo=0, hi=1)
@@ -202,6 +217,7 @@ def validate_attributes(table: pa.Table, where: str) -> pd.DataFrame:
             "scenario_id": text["scenario_id"],
             "mode": mode,
             "fixed_k": fixed_k,
+            "epoch": _epoch(cols),
             "attribute": text["attribute"],
             "weight": weight,
             "score": cols.number("score", lo=1, hi=5),

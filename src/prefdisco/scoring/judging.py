@@ -38,6 +38,13 @@ JUDGES: dict[str, Judge] = {
 }
 
 
+JUDGE_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "per_criterion": ("judge_criterion",),
+    "structured": ("judge_structured",),
+}
+"""The prompt templates each judge renders (a run records their hash)."""
+
+
 def judge_named(name: str) -> Judge:
     if name not in JUDGES:
         raise ValueError(f"unknown judge {name!r}: expected one of {', '.join(JUDGES)}")

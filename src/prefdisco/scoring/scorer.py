@@ -28,19 +28,22 @@ from inspect_ai.solver import TaskState
 from prefdisco.cache import cache_policy
 from prefdisco.dialogue.scenario import scenario_of
 from prefdisco.dialogue.state import DialogueRecord
+from prefdisco.dialogue.visible import visible_text
 from prefdisco.schema import AttributeJudgement, Scenario
 from prefdisco.scoring.alignment import pref_align
 from prefdisco.scoring.audit import UserAudit, audit_user
 from prefdisco.scoring.correctness import CorrectnessResult, check_correct
 from prefdisco.scoring.judging import JUDGES, Judge, judge_named
 from prefdisco.scoring.metrics import PREFDISCO_METRICS
+from prefdisco.seeds import TrialSeeds, seeded_model
 
 __all__ = ["JUDGES", "prefdisco_scorer"]
 
 
 @dataclass(frozen=True)
 class Submission:
-    """What is scored: the scenario, the final response and the dialogue that led to it."""
+    """What is scored: the scenario, the final response (its visible text: never reasoning) and the dialogue that
+    led to it."""
 
     scenario: Scenario
     response: str
@@ -50,7 +53,7 @@ class Submission:
     def of(cls, state: TaskState) -> Submission:
         record = state.store_as(DialogueRecord)
         response = record.final_response if record.final_response is not None else state.output.completion or ""
-        return cls(scenario_of(state), response, record)
+        return cls(scenario_of(state), visible_text(response), record)
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,7 @@ def prefdisco_scorer(
 
     async def score(state: TaskState, target: Target) -> Score:
         sub = Submission.of(state)
-        grader = get_model(role="grader")
+        grader = seeded_model(get_model(role="grader"), state.store_as(TrialSeeds).grader)
         cache = cache_policy(cache_scope, sub.scenario.id, sub.record.condition, "grader")
         judgements = await rubric(grader, sub, cache)
         checked = await correctness(grader, sub, cache)

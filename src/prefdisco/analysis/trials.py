@@ -1,0 +1,107 @@
+"""Trials averaged: one row per (model, task, scenario_id, mode, fixed_k) before any statistic.
+
+A run with ``--epochs N`` holds N trials (``epoch`` 1..N) of every sample. Every report number is computed from
+one row per scenario and condition, its trials averaged:
+
+* ``pref_align`` — the mean over the *scored* trials (PrefAlign present, not failed); the row is scored when at
+  least one trial is;
+* ``correct`` — the share of the *judged* trials (correctness present, not failed) that were correct;
+* ``n_questions``, ``judge_invalid`` — the mean over the trials that did not fail;
+* ``input_tokens``, ``output_tokens`` — the mean over all trials;
+* ``failed`` — every trial failed (a failed trial is left out of the means, never counted as a zero);
+* ``n_trials``, ``n_scored_trials`` — how many trials the row holds, and how many of them are scored.
+
+So a run of N identical trials gives exactly the numbers of one trial, and a table of one trial per row (every
+table without an ``epoch`` column) passes through unchanged. The attribute table is averaged the same way: per
+criterion, the mean of the valid judge scores over the trials that did not fail.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from prefdisco.results.contract import RESULT_KEY, TRIAL_GROUP
+
+_KEY = list(TRIAL_GROUP)
+
+
+def _one_trial_each(frame: pd.DataFrame) -> bool:
+    return frame.empty or frame["epoch"].nunique() <= 1  # (key, epoch) is unique, so each key appears once
+
+
+def average_trials(results: pd.DataFrame) -> pd.DataFrame:
+    """The validated results frame (``results.table``) with its trials averaged (see the module docstring)."""
+    if _one_trial_each(results):
+        return results.assign(n_trials=1, n_scored_trials=results["scored"].astype(int)).drop(columns="epoch")
+    ok = ~results["failed"].to_numpy()
+    frame = results.assign(
+        _pref=results["pref_align"].where(results["scored"]),
+        _correct=results["correct"].where(ok),
+        _questions=results["n_questions"].where(ok),
+        _invalid=results["judge_invalid"].where(ok),
+        _ok=ok,
+    )
+    out = (
+        frame.groupby(_KEY, observed=True, dropna=False, sort=False)
+        .agg(
+            row=("row", "min"),
+            family=("family", "first"),
+            pref_align=("_pref", "mean"),
+            correct=("_correct", "mean"),
+            n_questions=("_questions", "mean"),
+            judge_invalid=("_invalid", "mean"),
+            input_tokens=("input_tokens", "mean"),
+            output_tokens=("output_tokens", "mean"),
+            error=("error", "first"),
+            n_trials=("epoch", "size"),
+            n_scored_trials=("scored", "sum"),
+            n_ok=("_ok", "sum"),
+        )
+        .reset_index()
+    )
+    out["failed"] = out.pop("n_ok").to_numpy() == 0
+    out["scored"] = out["n_scored_trials"].to_numpy() > 0
+    out["n_scored_trials"] = out["n_scored_trials"].astype(int)
+    columns = [c for c in results.columns if c != "epoch"] + ["n_trials", "n_scored_trials"]
+    return out.sort_values("row", kind="stable", ignore_index=True)[columns]
+
+
+def average_attribute_trials(attributes: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """The validated attribute frame with its trials averaged: per (results key, attribute) the mean valid score
+    over the trials whose results row did not fail (``weight`` is the criterion's, the same in every trial)."""
+    if _one_trial_each(attributes) and _one_trial_each(results):
+        return attributes.drop(columns="epoch")
+    failed = results.loc[results["failed"].to_numpy(), list(RESULT_KEY)]
+    att = attributes
+    if not failed.empty:
+        att = att.loc[~_rows_in(att, failed)]
+    out = (
+        att.groupby([*_KEY, "attribute"], observed=True, dropna=False, sort=False)
+        .agg(row=("row", "min"), weight=("weight", "first"), score=("score", "mean"))
+        .reset_index()
+    )
+    columns = [c for c in attributes.columns if c != "epoch"]
+    return out.sort_values("row", kind="stable", ignore_index=True)[columns]
+
+
+def _rows_in(frame: pd.DataFrame, keys: pd.DataFrame) -> np.ndarray:
+    """Which rows of ``frame`` have a results key (with epoch) listed in ``keys``."""
+    cols = list(RESULT_KEY)
+    text = {c: str for c in cols if c not in ("fixed_k", "epoch")}
+    hits = keys[cols].astype(text).drop_duplicates().assign(_hit=True)
+    marked = frame[cols].astype(text).merge(hits, on=cols, how="left")
+    return marked["_hit"].eq(True).to_numpy()
+
+
+def trial_counts(results: pd.DataFrame, averaged: pd.DataFrame) -> dict[str, int]:
+    """How many trials the report averaged: per results row at least and at most, and the trial rows in all
+    (``total``, ``failed``, ``scored``)."""
+    n = averaged["n_trials"]
+    return {
+        "per_result_min": int(n.min()) if len(n) else 0,
+        "per_result_max": int(n.max()) if len(n) else 0,
+        "total": len(results),
+        "failed": int(results["failed"].sum()),
+        "scored": int(results["scored"].sum()),
+    }
