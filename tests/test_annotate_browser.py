@@ -12,11 +12,14 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from prefdisco.annotate.app import create_app
 from prefdisco.annotate.auth import Tokens
+from prefdisco.annotate.rating_app import create_rating_app
+from prefdisco.annotate.rating_service import export_ratings, prepare_ratings
 from prefdisco.annotate.sampling import Item
 from prefdisco.annotate.service import prepare
 from prefdisco.annotate.stats import agreement_stats
 from prefdisco.annotate.store import Store
 from test_annotate_bench import HOSTILE, running_server, standard_bench
+from test_annotate_ratings import rating_run
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -28,6 +31,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SCREENSHOT = Path(__file__).resolve().parents[1] / "artifacts" / "annotate_page.png"
+RATING_SCREENSHOT = SCREENSHOT.with_name("rate_page.png")
 TOKENS = {"alice": "alice-T0K3N-4b1d", "bob": "bob-T0K3N-92ce"}
 
 
@@ -131,3 +135,47 @@ def test_two_annotators_complete_a_session_in_chromium(tmp_path: Path, caplog: p
     for token in TOKENS.values():
         assert token not in logged
         assert all(token.encode() not in p.read_bytes() for p in tmp_path.glob("annotations.sqlite*"))
+
+
+@pytest.mark.browser
+def test_an_annotator_rates_a_response_in_chromium_and_it_is_exported(tmp_path: Path) -> None:
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
+    run, bench = rating_run(tmp_path)
+    db = tmp_path / "ratings.sqlite"
+    items = prepare_ratings(run, db, bench=bench, n_items=3).items
+    dialogs: list[str] = []
+    posts: list[str] = []
+    with running_server(create_rating_app(db, Tokens(TOKENS))) as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context, page = log_in(browser, base, "alice", dialogs, posts)
+            page.wait_for_url("**/rate/1")
+            first = items[0]
+            expect(page.locator("#progress-text")).to_contain_text("Response 1 of 3 · 0 of 3 rated")
+            assert page.inner_text("#task-text") == first.problem_text
+            assert page.inner_text("#response-text") == first.response  # the hostile markup shown as text
+            assert page.inner_text("#criterion-name") == first.attribute
+            anchors = page.locator("#levels .anchor").all_inner_texts()
+            assert anchors == list(first.levels)
+            page.click("#submit")  # nothing chosen: the browser's own check (required) keeps the form
+            assert page.url.endswith("/rate/1") and posts == [f"{base}/login"]
+            page.check("#levels input[value='4']")
+            SCREENSHOT.parent.mkdir(exist_ok=True)
+            page.screenshot(path=str(RATING_SCREENSHOT), full_page=True)
+            page.click("#submit")
+            page.wait_for_url("**/rate/2")
+            expect(page.locator("#progress-text")).to_contain_text("1 of 3 rated")
+            page.goto(f"{base}/rate/1")  # the stored score is shown again
+            expect(page.locator("#levels input[value='4']")).to_be_checked()
+            context.close()
+        finally:
+            browser.close()
+    assert dialogs == []
+    assert sum(url.endswith("/api/ratings") for url in posts) == 1  # the page script posted JSON, once
+    out = tmp_path / "ratings.csv"
+    assert export_ratings(db, out)[0] == 1
+    assert out.read_text().splitlines() == [
+        "annotator,scenario_id,mode,attribute,score",
+        f"alice,{first.scenario_id},{first.mode},{first.attribute},4",
+    ]

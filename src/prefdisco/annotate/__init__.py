@@ -4,4 +4,7 @@
 ``sampling`` fixes the items, ``store`` keeps items and labels, ``auth`` handles names/tokens/cookies, ``app``
 serves the pages and the JSON API, ``labels`` is the exported CSV, ``stats`` computes agreement (and is the
 ``annotate stats`` entry point), ``service`` ties the rest to ``annotate serve`` and ``export`` (``cli``).
+
+The second task kind, response rating (``annotate serve-ratings`` / ``export-ratings``), lives in the ``rating_*``
+modules: items sampled from a run (``rating_items``, ``rating_run``), their store, app, service and commands.
 """

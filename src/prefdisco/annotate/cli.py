@@ -1,4 +1,6 @@
-"""``prefdisco annotate serve | export | stats``: human validation of a benchmark's relevant attributes."""
+"""``prefdisco annotate serve | export | stats``: human validation of a benchmark's relevant attributes.
+
+``serve-ratings | export-ratings`` (human 1-5 ratings of a run's responses) are ``rating_cli``'s."""
 
 from __future__ import annotations
 
@@ -96,6 +98,9 @@ def register(app: typer.Typer) -> None:
             return
         _print_stats(result)
 
+    from prefdisco.annotate.rating_cli import register_ratings
+
+    register_ratings(annotate)
     app.add_typer(annotate, name="annotate")
 
 

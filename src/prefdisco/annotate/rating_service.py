@@ -1,0 +1,118 @@
+"""Entry points of ``prefdisco annotate serve-ratings`` (prepare + serve) and ``export-ratings``.
+
+The first start reads the run and its benchmark, draws the items (``rating_items.sample_ratings``) and stores
+them; later starts serve the stored items and only check that they were drawn from this run with these options.
+The export writes the ratings table ``analysis.human_ratings`` reads: ``annotator, scenario_id, mode, attribute,
+score`` plus ``model`` / ``task`` / ``fixed_k`` / ``epoch`` where the run has several (recorded on first start).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+
+from prefdisco.analysis.human_ratings import EXPORT_ORDER, RATING_COLUMNS, mode_label
+from prefdisco.annotate.auth import Tokens
+from prefdisco.annotate.rating_app import create_rating_app
+from prefdisco.annotate.rating_items import DEFAULT_ITEMS, DEFAULT_SEED, RatingItem, sample_ratings
+from prefdisco.annotate.rating_run import read_run
+from prefdisco.annotate.rating_store import RatingStore
+from prefdisco.atomic import atomic_write
+from prefdisco.errors import UserError
+
+
+@dataclass
+class PreparedRatings:
+    created: bool
+    items: list[RatingItem]
+    n_items: int
+    seed: int
+    key_columns: list[str]
+    notes: list[str]
+
+    @property
+    def modes(self) -> dict[str, int]:
+        """Items per mode (``fixed_k=K`` for fixed-K), in name order."""
+        return dict(sorted(Counter(mode_label(i.mode, i.fixed_k or 0) for i in self.items).items()))
+
+
+def prepare_ratings(
+    run_dir: Path, db: Path, bench: Path | None = None, n_items: int | None = None, seed: int | None = None
+) -> PreparedRatings:
+    """Fix the rating items in ``db`` on first start; on later starts check the database was drawn from
+    ``run_dir`` (and ``bench``, ``n_items``, ``seed`` when given) — the stored sample cannot change."""
+    db, run_dir = Path(db), Path(run_dir)
+    if not db.parent.is_dir():
+        raise UserError(f"{db}: folder {db.parent} does not exist")
+    store = RatingStore(db)
+    store.ensure_schema()
+    created = False
+    if not store.rating_items():
+        if bench is None:
+            raise UserError("--bench: give the benchmark the run evaluated (needed on the first start, to draw items)")
+        run = read_run(run_dir, bench)
+        wanted = DEFAULT_ITEMS if n_items is None else n_items
+        chosen_seed = DEFAULT_SEED if seed is None else seed
+        items = run.items(sample_ratings(run.population, wanted, chosen_seed))
+        created = store.initialize_ratings(
+            items,
+            {
+                "run_dir": str(run_dir.resolve()),
+                "bench": str(Path(bench).resolve()),
+                "items": str(wanted),
+                "seed": str(chosen_seed),
+                "key_columns": json.dumps(run.key_columns),
+                "population": str(len(run.population)),
+            },
+        )
+    meta = store.rating_meta()
+    for key, given in (("run_dir", run_dir), ("bench", bench)):
+        if given is not None and str(Path(given).resolve()) != meta.get(key):
+            flag = "RUN_DIR" if key == "run_dir" else "--bench"
+            raise UserError(
+                f"{db}: its rating items were drawn from {meta.get(key)}, not {flag} {given}; use a new --db"
+            )
+    for key, value in (("items", n_items), ("seed", seed)):
+        if value is not None and str(value) != meta.get(key):
+            raise UserError(
+                f"{db}: the items were drawn with --{key} {meta.get(key)}; drop the option or use a new --db"
+            )
+    items = store.rating_items()
+    notes = []
+    if len(items) < int(meta["items"]):
+        notes.append(
+            f"the run has only {meta.get('population')} ratable criteria: {len(items)} items, not {meta['items']}"
+        )
+    return PreparedRatings(
+        created, items, int(meta["items"]), int(meta["seed"]), json.loads(meta["key_columns"]), notes
+    )
+
+
+def serve_ratings(db: Path, host: str, port: int, tokens: Tokens) -> None:
+    uvicorn.run(create_rating_app(db, tokens), host=host, port=port, log_level="info")
+
+
+def export_ratings(db: Path, out: Path) -> tuple[int, list[str]]:
+    """Write every rating as CSV (atomically); (rows written, the columns)."""
+    store = RatingStore(db)
+    store.require_rating_items()
+    out = Path(out)
+    if not out.parent.is_dir():
+        raise UserError(f"{out}: folder {out.parent} does not exist")
+    optional = set(json.loads(store.rating_meta().get("key_columns", "[]")))
+    columns = [c for c in EXPORT_ORDER if c in RATING_COLUMNS or c in optional]
+    rows = store.rating_rows()
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        values = row._asdict()
+        writer.writerow(["" if values[c] is None else values[c] for c in columns])
+    atomic_write(out, buffer.getvalue())
+    return len(rows), columns
