@@ -1,9 +1,9 @@
 """The ``prefdisco`` command line. Parsing and printing only: every command calls into the library.
 
 Sub-command groups live beside the code they drive (``builder/cli.py``, ``release/cli.py``,
-``evaluation/cli.py``, ``analysis/cli.py``, ``annotate/cli.py``) and are imported here; ``demo`` is the one
-command of its own, since it runs the evaluation and summarizes it as the analysis does. Heavy imports stay inside
-command bodies.
+``evaluation/cli.py``, ``analysis/cli.py``, ``annotate/cli.py``, ``policies/cli.py``, ``training/cli.py``) and
+are imported here; ``demo`` is the one command of its own, since it runs the evaluation and summarizes it as the
+analysis does. Heavy imports stay inside command bodies.
 """
 
 from __future__ import annotations
@@ -49,8 +49,10 @@ def _register() -> None:
     from prefdisco.annotate.cli import register as register_annotate
     from prefdisco.builder.cli import register as register_build
     from prefdisco.evaluation.cli import register as register_evaluation
+    from prefdisco.policies.cli import register as register_policies
     from prefdisco.release.cli import register as register_release
     from prefdisco.scoring.cli import register as register_scoring
+    from prefdisco.training.cli import register as register_training
 
     app.command("demo")(demo)
     for register in (
@@ -60,6 +62,8 @@ def _register() -> None:
         register_scoring,
         register_analysis,
         register_annotate,
+        register_policies,
+        register_training,
     ):
         register(app)
     _wrap_errors(app)

@@ -1,0 +1,52 @@
+"""``prefdisco export-training``: parse, export (``training/export.py``), print what was written and kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def export_training_command(
+    run_dir: Annotated[Path, typer.Argument(help="An eval run folder (results table and transcripts.jsonl).")],
+    format_: Annotated[str, typer.Option("--format", help="sft (JSONL chats), dpo (JSONL pairs) or verl (Parquet).")],
+    out: Annotated[Path, typer.Option("--out", help="The file to write; FILE.meta.json records options and counts.")],
+    min_pref_align: Annotated[
+        float | None,
+        typer.Option(help="sft: least PrefAlign of a kept dialogue (default 4.0); dpo: least PrefAlign of chosen."),
+    ] = None,
+    margin: Annotated[float, typer.Option(help="dpo: least PrefAlign gap between chosen and rejected.")] = 1.0,
+    modes: Annotated[
+        str, typer.Option(help="sft/dpo: comma-separated modes to read (default: all but wrong_persona).")
+    ] = "",
+    bench: Annotated[
+        Path | None, typer.Option(help="verl: the benchmark the run evaluated (gold answers, domains).")
+    ] = None,
+    policy: Annotated[
+        Path | None, typer.Option(help="verl: a policy.json; extra_info.split is train/test by its split.")
+    ] = None,
+    prompt_mode: Annotated[str, typer.Option(help="verl: the mode whose opening messages are the prompt.")] = (
+        "discovery"
+    ),
+) -> None:
+    """Export a run's dialogues and scores as training data (SFT, DPO pairs, or a verl RL dataset)."""
+    from prefdisco.training.export import DEFAULT_MODES, ExportOptions, export_training, meta_path
+
+    chosen = tuple(m.strip() for m in modes.split(",") if m.strip()) if modes.strip() else DEFAULT_MODES
+    options = ExportOptions(
+        format=format_,
+        min_pref_align=min_pref_align,
+        margin=margin,
+        modes=chosen,
+        bench=bench,
+        policy=policy,
+        prompt_mode=prompt_mode,
+    )
+    meta = export_training(run_dir, out, options)
+    counts = ", ".join(f"{k} {v}" for k, v in meta["counts"].items())
+    typer.echo(f"Wrote {meta['rows']} {format_} rows to {out} ({counts}); options and counts in {meta_path(out)}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export-training")(export_training_command)

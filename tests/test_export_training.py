@@ -1,0 +1,305 @@
+"""``prefdisco export-training``: SFT, DPO and verl files read back with the rows a hand count expects, from a
+run folder written directly (results.csv + transcripts.jsonl) and from one made by running scripted models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from inspect_ai import eval_set
+from typer.testing import CliRunner
+
+import prefdisco.cli as cli
+from prefdisco.benchio import write_bench
+from prefdisco.errors import UserError
+from prefdisco.evaluation.config import RunConfig
+from prefdisco.evaluation.evalset import build_tasks
+from prefdisco.policies.fit import fit_source
+from prefdisco.policies.model import write_policy
+from prefdisco.results.contract import REQUIRED_RESULT_COLUMNS
+from prefdisco.results.logs import results_from_logs, write_tables
+from prefdisco.schema import Attribute, Problem
+from prefdisco.training.export import ExportOptions, export_training
+from scripted import Call, Scripted, constant, make_persona, make_scenario
+
+SYSTEM = {"discovery": "Ask, then answer.", "fixed_k": "Ask exactly K.", "oracle": "You know the person."}
+
+
+def problem(pid: str) -> Problem:
+    return Problem(
+        id=pid,
+        benchmark="demo",
+        domain="math",
+        question=f"What is {pid}?",
+        choices=["1", "2"],
+        answer="B",
+        answer_type="letter",
+    )
+
+
+def messages(sid: str, mode: str, final: str) -> list[dict[str, str]]:
+    out = [{"role": "system", "content": SYSTEM[mode]}] if mode in SYSTEM else []
+    out.append({"role": "user", "content": f"PROBLEM {sid}"})
+    if mode in ("discovery", "fixed_k"):
+        out += [{"role": "assistant", "content": "QUESTION: how?"}, {"role": "user", "content": "Briefly."}]
+    return [*out, {"role": "assistant", "content": f"ANSWER: {final}"}]
+
+
+# (scenario, model, mode, fixed_k, epoch, pref_align, correct, failed, has transcript)
+TRIALS = [
+    ("s1", "m-a", "baseline", None, 1, 4.5, 1, 0, True),  # sft: kept
+    ("s1", "m-a", "discovery", None, 1, 3.0, 1, 0, True),  # sft: PrefAlign 3.0 < 4
+    ("s1", "m-a", "oracle", None, 1, 5.0, 0, 0, True),  # sft: not correct
+    ("s1", "m-a", "wrong_persona", None, 1, 5.0, 1, 0, True),  # excluded mode (the control)
+    ("s1", "m-a", "discovery", None, 2, 4.0, 1, 0, True),  # sft: kept (4.0 is the threshold itself)
+    ("s2", "m-a", "baseline", None, 1, None, None, 1, True),  # failed
+    ("s2", "m-a", "discovery", None, 1, 4.2, 1, 0, False),  # no transcript
+    ("s2", "m-b", "discovery", None, 1, 2.0, 0, 0, True),  # sft: not correct
+    ("s2", "m-b", "fixed_k", 2, 1, 4.8, 1, 0, True),  # sft: kept
+]
+
+
+def final_text(sid: str, model: str, mode: str, epoch: int) -> str:
+    return f"B for {sid} by {model} in {mode} #{epoch}"
+
+
+def write_run(folder: Path) -> Path:
+    rows, transcripts = [], []
+    for sid, model, mode, k, epoch, pref, correct, failed, has_transcript in TRIALS:
+        rows.append(
+            {
+                "model": model, "family": "mock", "task": "demo", "scenario_id": sid, "mode": mode,
+                "fixed_k": k, "epoch": epoch, "pref_align": pref, "correct": correct, "n_questions": 1,
+                "judge_invalid": 0, "input_tokens": 10, "output_tokens": 5, "failed": failed,
+            }
+        )  # fmt: skip
+        if has_transcript:
+            final = final_text(sid, model, mode, epoch)
+            key = {"model": model, "task": "demo", "scenario_id": sid, "mode": mode, "fixed_k": k, "epoch": epoch}
+            transcripts.append({**key, "messages": messages(sid, mode, final), "final_response": final})
+    folder.mkdir(parents=True)
+    frame = pd.DataFrame(rows)
+    assert set(REQUIRED_RESULT_COLUMNS) <= set(frame.columns)
+    frame.to_csv(folder / "results.csv", index=False)
+    (folder / "transcripts.jsonl").write_text("".join(json.dumps(t) + "\n" for t in transcripts))
+    return folder
+
+
+def write_bench_of(folder: Path, ids: list[str]) -> Path:
+    scenarios = [make_scenario(sid, problem=problem(f"p-{sid}")) for sid in ids]
+    names = sorted({i.attribute for s in scenarios for i in s.profile.items})
+    attributes = [Attribute(name=n, category="cognitive", description="d", value_space=["a", "b"]) for n in names]
+    write_bench(folder, scenarios, [make_persona()], attributes)
+    return folder
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def app():
+    cli._register()
+    return cli.app
+
+
+def test_sft_keeps_correct_well_aligned_dialogues_and_counts_the_rest(app, tmp_path):
+    run = write_run(tmp_path / "run")
+    out = tmp_path / "sft.jsonl"
+    result = CliRunner().invoke(app, ["export-training", str(run), "--format", "sft", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = read_jsonl(out)
+    kept = [(r["metadata"]["scenario_id"], r["metadata"]["mode"], r["metadata"]["epoch"]) for r in rows]
+    assert kept == [("s1", "baseline", 1), ("s1", "discovery", 2), ("s2", "fixed_k", 1)]
+    # the dialogue as the assistant saw it, ending with its final turn
+    assert rows[1]["messages"] == messages("s1", "discovery", final_text("s1", "m-a", "discovery", 2))
+    assert rows[1]["messages"][-1] == {"role": "assistant", "content": "ANSWER: B for s1 by m-a in discovery #2"}
+    assert rows[2]["metadata"]["fixed_k"] == 2 and rows[2]["metadata"]["pref_align"] == 4.8
+    meta = json.loads((tmp_path / "sft.jsonl.meta.json").read_text())
+    assert meta["rows"] == 3 and meta["export"] == "sft"
+    assert meta["options"] == {"modes": ["baseline", "discovery", "oracle", "fixed_k"], "min_pref_align": 4.0}
+    # 9 trials = 3 kept + 1 control + 1 failed + 1 without transcript + 2 incorrect + 1 below 4.0
+    assert meta["counts"] == {
+        "trials": 9,
+        "excluded_mode": 1,
+        "excluded_failed": 1,
+        "excluded_no_transcript": 1,
+        "excluded_not_correct": 2,
+        "excluded_pref_align": 1,
+    }
+    # a higher threshold and fewer modes
+    options = ExportOptions(format="sft", min_pref_align=4.6, modes=("fixed_k", "baseline"))
+    meta = export_training(run, out, options)
+    assert [r["metadata"]["mode"] for r in read_jsonl(out)] == ["fixed_k"]
+    assert meta["counts"]["excluded_mode"] == 6 and meta["counts"]["excluded_pref_align"] == 1
+
+
+def test_sft_appends_the_final_response_when_the_transcript_stops_before_it(tmp_path):
+    run = write_run(tmp_path / "run")
+    lines = read_jsonl(run / "transcripts.jsonl")
+    for line in lines:
+        line["messages"] = line["messages"][:-1]
+    (run / "transcripts.jsonl").write_text("".join(json.dumps(t) + "\n" for t in lines))
+    export_training(run, tmp_path / "sft.jsonl", ExportOptions(format="sft"))
+    first = read_jsonl(tmp_path / "sft.jsonl")[0]
+    assert first["messages"] == [
+        {"role": "user", "content": "PROBLEM s1"},
+        {"role": "assistant", "content": "B for s1 by m-a in baseline #1"},
+    ]
+
+
+def test_dpo_pairs_responses_to_one_scenario_by_pref_align_margin(app, tmp_path):
+    run = write_run(tmp_path / "run")
+    out = tmp_path / "dpo.jsonl"
+    result = CliRunner().invoke(app, ["export-training", str(run), "--format", "dpo", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = read_jsonl(out)
+
+    def pair(r: dict) -> tuple:
+        c, j = r["metadata"]["chosen"], r["metadata"]["rejected"]
+        return (r["metadata"]["scenario_id"], c["mode"], c["epoch"], j["mode"], j["epoch"], r["metadata"]["margin"])
+
+    # s1 (usable: baseline 4.5 correct, discovery#1 3.0 correct, oracle 5.0 wrong, discovery#2 4.0 correct):
+    #   baseline over discovery#1 (gap 1.5); discovery#2 over discovery#1 (gap 1.0, the margin itself);
+    #   baseline over discovery#2 is only 0.5; the oracle is wrong, so never chosen.
+    # s2 (usable: m-b discovery 2.0 wrong, m-b fixed_k 4.8 correct): fixed_k over discovery (gap 2.8)
+    assert [pair(r) for r in rows] == [
+        ("s1", "baseline", 1, "discovery", 1, 1.5),
+        ("s1", "discovery", 2, "discovery", 1, 1.0),
+        ("s2", "fixed_k", 1, "discovery", 1, pytest.approx(2.8)),
+    ]
+    first = rows[0]
+    assert first["prompt"] == [{"role": "user", "content": "PROBLEM s1"}]
+    assert first["chosen"] == [{"role": "assistant", "content": "B for s1 by m-a in baseline #1"}]
+    assert first["rejected"] == [{"role": "assistant", "content": "B for s1 by m-a in discovery #1"}]
+    assert rows[2]["metadata"]["rejected"]["model"] == "m-b"
+    meta = json.loads((tmp_path / "dpo.jsonl.meta.json").read_text())
+    assert meta["options"]["margin"] == 1.0 and meta["options"]["min_pref_align"] is None
+    assert meta["counts"]["pairs"] == 3 and meta["counts"]["scenarios"] == 2
+    # a wider margin keeps only the 2.8 gap; a floor on the chosen keeps only 4.8
+    export_training(run, out, ExportOptions(format="dpo", margin=2.0))
+    assert [pair(r)[:2] for r in read_jsonl(out)] == [("s2", "fixed_k")]
+    export_training(run, out, ExportOptions(format="dpo", min_pref_align=4.6))
+    assert [pair(r)[:2] for r in read_jsonl(out)] == [("s2", "fixed_k")]
+
+
+def test_verl_writes_one_row_per_scenario_in_verls_layout(app, tmp_path):
+    run = write_run(tmp_path / "run")
+    bench = write_bench_of(tmp_path / "bench", ["s1", "s2", "s3"])
+    out = tmp_path / "rl.parquet"
+    args = ["export-training", str(run), "--format", "verl", "--out", str(out), "--bench", str(bench)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    table = pq.read_table(out)
+    assert table.column_names == ["data_source", "prompt", "ability", "reward_model", "extra_info"]
+    rows = table.to_pylist()
+    assert len(rows) == 2  # s1 and s2 are in the run; s3 is only in the benchmark
+    # s1's prompt: its first discovery trial's opening (m-a, epoch 1); s2's: m-b's (m-a's has no transcript)
+    assert rows[0] == {
+        "data_source": "prefdisco/demo",
+        "prompt": [{"role": "system", "content": "Ask, then answer."}, {"role": "user", "content": "PROBLEM s1"}],
+        "ability": "math",
+        "reward_model": {"style": "rule", "ground_truth": "B"},
+        "extra_info": {
+            "scenario_id": "s1", "benchmark": "demo", "problem_id": "p-s1", "answer_type": "letter",
+            "split": "train", "index": 0,
+        },
+    }  # fmt: skip
+    assert rows[1]["extra_info"]["scenario_id"] == "s2" and rows[1]["extra_info"]["index"] == 1
+    meta = json.loads((tmp_path / "rl.parquet.meta.json").read_text())
+    assert meta["options"] == {"bench": str(bench), "policy": None, "prompt_mode": "discovery"}
+    assert meta["counts"] == {"trials": 9, "scenarios": 2, "split_train": 2}
+
+    # with a policy, split is train/test by its split by problem (here: one of the two problems each way)
+    policy = fit_source(bench, fraction=0.5, seed=0)
+    train = {p.id for p in policy.split.train_problems}
+    assert len(train) == 1
+    write_policy(policy, tmp_path / "policy.json")
+    export_training(run, out, ExportOptions(format="verl", bench=bench, policy=tmp_path / "policy.json"))
+    for row in pq.read_table(out).to_pylist():
+        info = row["extra_info"]
+        assert info["split"] == ("train" if info["problem_id"] in train else "test")
+    # the baseline opening has no system prompt
+    export_training(run, out, ExportOptions(format="verl", bench=bench, prompt_mode="baseline"))
+    assert pq.read_table(out).to_pylist()[0]["prompt"] == [{"role": "user", "content": "PROBLEM s1"}]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--format", "csv"], "--format: expected one of sft, dpo, verl, got 'csv'"),
+        (["--format", "verl"], "--bench: verl rows need the gold answers"),
+        (["--format", "dpo", "--margin", "0"], "--margin: expected a PrefAlign difference > 0, got 0.0"),
+        (["--format", "sft", "--min-pref-align", "7"], "--min-pref-align: expected a PrefAlign in [1, 5], got 7.0"),
+        (["--format", "sft", "--modes", "baseline,chat"], "unknown mode 'chat'"),
+    ],
+)
+def test_bad_options_are_one_line_errors(app, tmp_path, args, expected):
+    run = write_run(tmp_path / "run")
+    result = CliRunner().invoke(app, ["export-training", str(run), "--out", str(tmp_path / "x.jsonl"), *args])
+    assert result.exit_code == 2, result.output
+    assert expected in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_bad_run_folders_are_one_line_errors(tmp_path):
+    run = write_run(tmp_path / "run")
+    (run / "transcripts.jsonl").unlink()
+    with pytest.raises(UserError, match=r"no transcripts\.jsonl beside the results table"):
+        export_training(run, tmp_path / "x.jsonl", ExportOptions(format="sft"))
+    (run / "transcripts.jsonl").write_text('{"model": "m-a"}\n[1, 2]\n')
+    with pytest.raises(UserError, match=r"transcripts\.jsonl:2: expected one JSON object per line"):
+        export_training(run, tmp_path / "x.jsonl", ExportOptions(format="sft"))
+    (run / "transcripts.jsonl").write_text("")
+    bench = write_bench_of(tmp_path / "bench", ["s1"])  # s2 missing
+    with pytest.raises(UserError, match="scenario s2 of the run is not in the benchmark"):
+        export_training(run, tmp_path / "x.parquet", ExportOptions(format="verl", bench=bench))
+    with pytest.raises(UserError, match="no such results file or folder"):
+        export_training(tmp_path / "absent", tmp_path / "x.jsonl", ExportOptions(format="sft"))
+
+
+# ---- a run made by scripted models ---------------------------------------------------------------------------
+
+
+def assistant_reply(call: Call, i: int) -> str:
+    if "QUESTION:" in call.system and not any(m.role == "assistant" for m in call.messages):
+        return "QUESTION: how much detail?"
+    return "ANSWER: The answer is B." if "QUESTION:" in call.system else "ANSWER: The answer is C."
+
+
+def test_exports_from_a_scripted_run_read_its_logs_and_its_tables(tmp_path, monkeypatch):
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    scenarios = [make_scenario("s1")]  # gold B: discovery answers B (correct), baseline answers C (wrong)
+    log_dir = tmp_path / "run"
+    config = RunConfig(
+        models=["mockllm/model"], user_model="mockllm/model", grader_model="mockllm/model", log_dir=log_dir,
+        modes=["baseline", "discovery"],
+    )  # fmt: skip
+    assistant, user, grader = (
+        Scripted(assistant_reply),
+        Scripted(constant("Little.")),
+        Scripted(constant('{"score": 5}')),
+    )
+    success, _ = eval_set(
+        build_tasks(scenarios, config), log_dir=str(log_dir), model=assistant.model,
+        model_roles={"user": user.model, "grader": grader.model}, display="none", log_level="warning",
+    )  # fmt: skip
+    assert success
+    # no tables yet: the export reads the eval logs
+    meta = export_training(log_dir, tmp_path / "sft.jsonl", ExportOptions(format="sft"))
+    rows = read_jsonl(tmp_path / "sft.jsonl")
+    assert meta["counts"] == {"trials": 2, "excluded_not_correct": 1} and len(rows) == 1
+    chat = rows[0]["messages"]
+    assert rows[0]["metadata"]["mode"] == "discovery" and rows[0]["metadata"]["pref_align"] == 5.0
+    assert [m["role"] for m in chat] == ["system", "user", "assistant", "user", "assistant"]
+    assert chat[1]["content"].startswith(scenarios[0].problem.question)
+    assert chat[2]["content"] == "QUESTION: how much detail?" and chat[3]["content"] == "Little."
+    assert chat[4]["content"] == "ANSWER: The answer is B."
+    # the tables the eval writes give the same rows
+    write_tables(results_from_logs(log_dir), log_dir)
+    export_training(log_dir, tmp_path / "sft2.jsonl", ExportOptions(format="sft"))
+    assert read_jsonl(tmp_path / "sft2.jsonl") == rows
+    # both trials scored 5: no PrefAlign gap, no pair
+    assert export_training(log_dir, tmp_path / "dpo.jsonl", ExportOptions(format="dpo"))["rows"] == 0
