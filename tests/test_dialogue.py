@@ -237,9 +237,10 @@ def test_user_audit_counts_replies_that_reveal_unasked_preferences(tmp_path):
     def flags(*on):
         return {f"a{i}": i in on for i in (1, 2, 3)}  # a1 depth, a2 analogies, a3 vocabulary
 
+    no_errors = dict.fromkeys(("hallucinated", "contradicted", "helped_task", "broke_character"), False)
     audit = {
-        "t1": {"asked": flags(1), "revealed": flags(1)},
-        "t2": {"asked": flags(2), "revealed": flags(2, 3)},
+        "t1": {"asked": flags(1), "revealed": flags(1), **no_errors},
+        "t2": {"asked": flags(2), "revealed": flags(2, 3), **no_errors},
     }
 
     def grade(call, i):

@@ -276,10 +276,14 @@ def test_n_identical_trials_give_the_numbers_of_one(tmp_path):
     a, _ = make_report(one, tmp_path / "a", seed=3, n_boot=200, n_examples=1)
     b, _ = make_report(three, tmp_path / "b", seed=3, n_boot=200, n_examples=1)
     assert a.summary["trials"]["per_result_max"] == 1 and b.summary["trials"]["per_result_max"] == 3
-    drop = ("source", "trials")
+    # the variance parts measure the trials themselves: unknown from one trial, exactly 0 from identical ones
+    drop = ("source", "trials", "variance", "validity")
     assert {k: v for k, v in a.summary.items() if k not in drop} == {
         k: v for k, v in b.summary.items() if k not in drop
     }
+    for mode, parts in b.summary["variance"]["m-a"]["t1"].items():
+        assert a.summary["variance"]["m-a"]["t1"][mode]["between"] is None
+        assert (parts["between"], parts["assistant"], parts["epochs"]) == (0.0, 0.0, 3), mode
     assert not math.isnan(a.summary["normalign"]["m-a"]["t1"])
     for name in ("table1_normalign.csv", "table_accuracy.csv", "table_questions_per_cell.csv"):
         pd.testing.assert_frame_equal(a.tables[name], b.tables[name])
@@ -323,8 +327,11 @@ def test_cli_epochs_give_one_trials_report_and_resume_without_calls(app, tmp_pat
     assert sorted(set(results["epoch"])) == [1, 2] and len(results) == 2 * 3 * 3
     a, _ = make_report(tmp_path / "one", tmp_path / "ra", seed=0, n_boot=100, n_examples=0)
     b, _ = make_report(tmp_path / "two", tmp_path / "rb", seed=0, n_boot=100, n_examples=0)
-    drop = ("source", "trials")
+    # the judge-reliability statistics count units per trial (analysis/judges.py), so their n doubles too
+    drop = ("source", "trials", "judge_agreement", "judge_noise", "length_bias", "variance", "validity")
     assert {k: v for k, v in a.summary.items() if k not in drop} == {
         k: v for k, v in b.summary.items() if k not in drop
     }
+    [judge] = a.summary["length_bias"]
+    assert b.summary["length_bias"][judge]["n"] == 2 * a.summary["length_bias"][judge]["n"] > 0
     assert b.summary["trials"]["total"] == 2 * a.summary["trials"]["total"] == 2 * 9

@@ -113,6 +113,9 @@ def test_a_flag_that_agrees_with_the_preset_is_accepted_one_that_contradicts_it_
     assert config_for("paper", tmp_path, user_temperature=0.4, temperature=0.7).user_temperature == 0.4
     with pytest.raises(UserError, match=r"--user-temperature 0.9 contradicts --preset paper, which fixes it to 0.4"):
         preset_settings("paper", {"user_temperature": 0.9})
+    with pytest.raises(UserError, match=r"--judge-temperature 0.5 contradicts --preset paper, which fixes it to 0.1"):
+        preset_settings("paper", {"grader_temperature": 0.5})
+    assert config_for("default", tmp_path, grader_temperature=0.5).role_config("grader").temperature == 0.5
     with pytest.raises(UserError, match=r"--user-type cooperative contradicts --preset paper"):
         preset_settings("paper", {"user_type": "cooperative"})
     with pytest.raises(UserError, match=r"--judge structured contradicts"):

@@ -331,20 +331,35 @@ class Mode(StrEnum):
     DISCOVERY = "discovery"
     ORACLE = "oracle"
     FIXED_K = "fixed_k"
+    WRONG_PERSONA = "wrong_persona"
+    """The negative control: the oracle prompt filled with another scenario's profile and persona."""
 
 
 CONDITIONS: tuple[str, ...] = (Mode.BASELINE.value, Mode.DISCOVERY.value, Mode.ORACLE.value)
 """The paper's three conditions (fixed-K is an ablation), as plain strings: an enum member hashes by its name,
 so sets and pandas lookups of the stored values need the values themselves."""
+CONTROLS: tuple[str, ...] = (Mode.WRONG_PERSONA.value,)
+"""Validity controls a run may add to the conditions (``--modes``); no paper statistic reads them."""
 MODES: tuple[str, ...] = tuple(m.value for m in Mode)
 
 
+UserMapping = Literal["attributes", "none", "vague", "invalid"]
+"""How a targeted simulated user read a question (``dialogue/targeted.py``)."""
+
+
 class DialogueTurn(_Model):
-    """One message of a discovery dialogue, as the protocol parsed it."""
+    """One message of a discovery dialogue, as the protocol parsed it.
+
+    Reply turns of a user that knows what it revealed (``--user-type targeted``) also carry ``revealed`` (the
+    profile attributes it was shown and answered about; [] when none) and ``mapping`` (how its question was read:
+    ``attributes``, ``none``, ``vague``, or ``invalid`` when the mapping call failed, which is answered as vague).
+    Both are None for other users and other turns."""
 
     role: Literal["assistant", "user"]
     kind: Literal["question", "answer", "reply"]
     content: str
+    revealed: list[str] | None = None
+    mapping: UserMapping | None = None
 
 
 class AttributeJudgement(_Model):

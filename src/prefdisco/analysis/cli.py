@@ -1,4 +1,6 @@
-"""``prefdisco report``: parse, call ``analysis.report.make_report``, print where the files went."""
+"""``prefdisco report``: parse, call ``analysis.report.make_report``, print where the files went.
+
+``prefdisco calibrate`` (judge vs human ratings) is registered from ``calibrate_cli``."""
 
 from __future__ import annotations
 
@@ -20,6 +22,9 @@ def register(app: typer.Typer) -> None:
         scenario: list[str] = typer.Option(
             [], "--scenario", help="Also show this scenario id as an example (repeatable)."
         ),
+        human: Path | None = typer.Option(
+            None, "--human", help="Human ratings CSV (annotate export-ratings): calibrate the judge in the report."
+        ),
     ) -> None:
         """Write the PrefDisco report (NormAlign, accuracy, questions, fixed-K, attributes, examples)."""
         from rich.console import Console
@@ -29,7 +34,7 @@ def register(app: typer.Typer) -> None:
         from prefdisco.analysis.report import make_report
 
         made, written = make_report(
-            results, out, seed=seed, n_boot=bootstrap, n_examples=examples, chosen=list(scenario)
+            results, out, seed=seed, n_boot=bootstrap, n_examples=examples, chosen=list(scenario), human=human
         )
         console = Console()
         s = made.summary
@@ -50,3 +55,7 @@ def register(app: typer.Typer) -> None:
         console.print(f"report: {out / 'report.html'}", highlight=False)
         names = ", ".join(p.name for p in written)
         console.print(f"wrote {len(written)} files to {out}: {names}", highlight=False, soft_wrap=True)
+
+    from prefdisco.analysis.calibrate_cli import register as register_calibrate
+
+    register_calibrate(app)

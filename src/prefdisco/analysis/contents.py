@@ -10,7 +10,9 @@ import pandas as pd
 
 from prefdisco.analysis.examples import Example
 from prefdisco.analysis.figures import FigureFile
+from prefdisco.analysis.judges import JudgeReliability
 from prefdisco.analysis.questions import QuestionStats
+from prefdisco.analysis.validity import Validity
 
 
 @dataclass
@@ -28,4 +30,15 @@ class Report:
     examples: list[Example]
     quality: pd.DataFrame
     figures: list[FigureFile] = field(default_factory=list)
+    judges: JudgeReliability | None = None
+    """Judge agreement, judge noise and the length-bias probe (``analysis/judges.py``); None without an attribute
+    table."""
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    control: pd.DataFrame | None = None
+    """The control gap per (model, task) (``analysis/control.py``); None when the run has no wrong_persona rows."""
+    validity: Validity = field(default_factory=Validity)
+    """The Validity section: one reading per instrument, the variance parts, the detectable difference and the
+    human calibration (``analysis/validity.py``)."""
+    simulator: pd.DataFrame | None = None
+    """Elicitation and simulator errors per (model, task, condition) (``analysis/simulator.py``); None when the
+    results carry no simulator column or no dialogue measured one."""

@@ -93,6 +93,7 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
         "tables": sorted(report.tables),
         "modes": CONDITIONS,
         "has_attributes": report.attribute_scores is not None,
+        "validity": [r.__dict__ for r in report.validity.readings],
     }
 
 

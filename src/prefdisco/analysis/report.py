@@ -13,14 +13,27 @@ import pandas as pd
 from prefdisco.analysis import figures as figs
 from prefdisco.analysis.accuracy import accuracy_table
 from prefdisco.analysis.attributes import attribute_table, heatmap_matrix, heatmap_mode, worst_attributes
+from prefdisco.analysis.calibrate import Calibration, calibrate
 from prefdisco.analysis.contents import Report
+from prefdisco.analysis.control import control_table
 from prefdisco.analysis.examples import build_examples
 from prefdisco.analysis.fixed_k import fixed_k_table
+from prefdisco.analysis.judges import judge_reliability
 from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario_table
 from prefdisco.analysis.questions import question_stats
 from prefdisco.analysis.render import render_html, render_markdown
-from prefdisco.analysis.summary import build_summary, summary_json
+from prefdisco.analysis.simulator import elicitation_figure, figure_png, simulator_table
+from prefdisco.analysis.summary import build_summary, plain, summary_json
 from prefdisco.analysis.trials import average_attribute_trials, average_trials, trial_counts
+from prefdisco.analysis.validity import (
+    Validity,
+    calibration_reading,
+    control_reading,
+    judge_readings,
+    simulator_reading,
+    variance_reading,
+)
+from prefdisco.analysis.variance import detectable_difference, variance_parts
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
 from prefdisco.results.contract import TRIAL_GROUP
@@ -54,7 +67,9 @@ def build_report(
     n_boot: int = 1000,
     n_examples: int = 2,
     chosen: list[str] | None = None,
+    calibration: Calibration | None = None,
 ) -> Report:
+    """Every number of the report of ``data``; ``calibration``: the run's human calibration (``--human``)."""
     if n_boot < 0:
         raise UserError(f"--bootstrap: expected a number of resamples >= 0, got {n_boot}")
     results = average_trials(data.results)  # every number below is over trials averaged per scenario and condition
@@ -64,6 +79,8 @@ def build_report(
     accuracy = accuracy_table(results)
     questions = question_stats(results, cells)
     fixed_k = fixed_k_table(results)
+    control = control_table(results, seed=seed, n_boot=n_boot)
+    simulator = simulator_table(data.results)  # from the trial rows: a critical error is 0/1 per dialogue
     attribute_scores = worst = matrix = mode = None
     if attributes is not None:
         attribute_scores = attribute_table(attributes, results)
@@ -80,6 +97,21 @@ def build_report(
         transcript_rows=data.transcript_rows,
     )
     pct = pct_negative(cells)
+    judges = judge_reliability(data)  # over the judgements as run: every judge, repeat and trial
+    variance = variance_parts(data.results, data.attributes)  # from the trial rows, before averaging
+    detectable = detectable_difference(cells)
+    validity = Validity(
+        readings=[
+            control_reading(control),
+            simulator_reading(simulator),
+            *judge_readings(judges),
+            calibration_reading(calibration),
+            *variance_reading(variance, detectable),
+        ],
+        variance=variance,
+        detectable=detectable,
+        calibration=calibration,
+    )
     summary = build_summary(
         source=data.source,
         seed=seed,
@@ -91,7 +123,11 @@ def build_report(
         questions=questions,
         fixed_k=fixed_k,
         trials=trial_counts(data.results, results),
+        judges=judges,
+        control=control,
+        simulator=simulator,
     )
+    summary |= plain(validity.summary())
     settings = {
         "source": data.source,
         "attributes": data.attributes_source,
@@ -115,8 +151,21 @@ def build_report(
         heatmap_mode=mode,
         examples=examples,
         quality=_quality(data.results),
+        judges=judges,
+        control=control,
+        simulator=simulator,
+        validity=validity,
     )
     report.figures = _figures(report, matrix, seed)
+    if simulator is not None:
+        report.figures.append(
+            figs.FigureFile(
+                "fig_elicitation.png",
+                "PrefAlign against elicited weight",
+                "One point per discovery / fixed-K dialogue with a measured elicited weight, coloured by model.",
+                figure_png(elicitation_figure(data.results, seed)),
+            )
+        )
     report.tables = {
         "table1_normalign.csv": cells,
         "table_normalign_per_scenario.csv": scenarios,
@@ -127,6 +176,16 @@ def build_report(
     }
     if not fixed_k.empty:
         report.tables["table_fixed_k.csv"] = fixed_k
+    if control is not None:
+        report.tables["table_control_gap.csv"] = control
+    if simulator is not None:
+        report.tables["table_simulator.csv"] = simulator
+    if judges is not None:
+        report.tables["table_judge_agreement.csv"] = judges.agreement
+        report.tables["table_judge_noise.csv"] = judges.noise
+        report.tables["table_length_bias.csv"] = judges.length
+    if not variance.empty:
+        report.tables["table_variance.csv"] = variance
     if attribute_scores is not None:
         report.tables["table_attribute_scores.csv"] = attribute_scores
     if worst is not None:
@@ -215,7 +274,15 @@ def make_report(
     n_boot: int = 1000,
     n_examples: int = 2,
     chosen: list[str] | None = None,
+    human: Path | None = None,
 ) -> tuple[Report, list[Path]]:
-    """Load RESULTS (file or eval run folder), compute the report and write it to ``out``."""
-    report = build_report(load_results(results), seed=seed, n_boot=n_boot, n_examples=n_examples, chosen=chosen)
+    """Load RESULTS (file or eval run folder), compute the report and write it to ``out``; ``human``: a ratings
+    CSV (``prefdisco annotate export-ratings``) to calibrate the judge with (RESULTS must then be a run folder)."""
+    data = load_results(results)
+    calibration = None
+    if human is not None:
+        if not Path(results).is_dir():
+            raise UserError(f"--human: needs the eval run folder as RESULTS, got the file {results}")
+        calibration = calibrate(Path(human), Path(results), seed=seed, n_boot=n_boot)
+    report = build_report(data, seed=seed, n_boot=n_boot, n_examples=n_examples, chosen=chosen, calibration=calibration)
     return report, write_report(report, out)

@@ -10,7 +10,9 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.accuracy import ALL, POOLED
+from prefdisco.analysis.judges import EMPTY_SUMMARY, JudgeReliability
 from prefdisco.analysis.questions import QuestionStats
+from prefdisco.analysis.simulator import summary_parts
 
 
 def plain(value: Any) -> Any:
@@ -55,9 +57,15 @@ def build_summary(
     questions: QuestionStats,
     fixed_k: pd.DataFrame,
     trials: dict[str, int],
+    judges: JudgeReliability | None = None,
+    control: pd.DataFrame | None = None,
+    simulator: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The summary of a report; ``results`` has its trials averaged (``analysis/trials.py``), so ``rows`` counts
-    results rows (one per scenario and condition), and ``trials`` says how many trials they average."""
+    results rows (one per scenario and condition), and ``trials`` says how many trials they average. ``control``
+    (``analysis/control.py``) gives ``control_gap``, ``control_gap_ci`` and ``control_gap_flagged`` per model and
+    task; without it (no wrong_persona rows) they are empty. ``simulator`` (``analysis/simulator.py``, over the
+    dialogues as run) gives ``elicitation`` and ``simulator_errors``; without it they are empty."""
     models = sorted(results["model"].astype(str).unique())
     null_cells = cells.loc[cells["normalign"].isna()]
     per_cell = accuracy.loc[(accuracy["model"] != POOLED) & (accuracy["task"] != ALL)]
@@ -115,4 +123,11 @@ def build_summary(
             },
         ),
     }
+    gaps = control if control is not None else pd.DataFrame(columns=["model", "task", "gap", "ci_low", "ci_high"])
+    summary["control_gap"] = _nested(gaps, ["model", "task"], lambda r: r["gap"])
+    summary["control_gap_ci"] = _nested(gaps, ["model", "task"], lambda r: [r["ci_low"], r["ci_high"]])
+    summary["control_gap_flagged"] = _nested(gaps, ["model", "task"], lambda r: bool(r["flagged"]))
+    summary |= summary_parts(simulator)  # elicitation, simulator_errors (analysis/simulator.py)
+    # judge_agreement / judge_noise / length_bias (analysis/judges.py); empty without an attribute table
+    summary.update(judges.summary() if judges is not None else EMPTY_SUMMARY)
     return plain(summary)

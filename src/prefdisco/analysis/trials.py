@@ -6,14 +6,16 @@ one row per scenario and condition, its trials averaged:
 * ``pref_align`` — the mean over the *scored* trials (PrefAlign present, not failed); the row is scored when at
   least one trial is;
 * ``correct`` — the share of the *judged* trials (correctness present, not failed) that were correct;
-* ``n_questions``, ``judge_invalid`` — the mean over the trials that did not fail;
+* ``n_questions``, ``judge_invalid`` and the simulator columns present (``SIMULATOR_COLUMNS``) — the mean over
+  the trials that did not fail (a not-measured trial left out);
 * ``input_tokens``, ``output_tokens`` — the mean over all trials;
 * ``failed`` — every trial failed (a failed trial is left out of the means, never counted as a zero);
 * ``n_trials``, ``n_scored_trials`` — how many trials the row holds, and how many of them are scored.
 
 So a run of N identical trials gives exactly the numbers of one trial, and a table of one trial per row (every
 table without an ``epoch`` column) passes through unchanged. The attribute table is averaged the same way: per
-criterion, the mean of the valid judge scores over the trials that did not fail.
+criterion, the mean of the valid judge scores over the trials that did not fail — each trial's score being the
+criterion's panel score when several judges or repeats scored it (``panel.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from prefdisco.results.contract import RESULT_KEY, TRIAL_GROUP
+from prefdisco.analysis.panel import panel_scores
+from prefdisco.results.contract import RESULT_KEY, SIMULATOR_COLUMNS, TRIAL_GROUP
 
 _KEY = list(TRIAL_GROUP)
 
@@ -35,7 +38,9 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
     if _one_trial_each(results):
         return results.assign(n_trials=1, n_scored_trials=results["scored"].astype(int)).drop(columns="epoch")
     ok = ~results["failed"].to_numpy()
+    extra = [c for c in SIMULATOR_COLUMNS if c in results.columns]
     frame = results.assign(
+        **{f"_{c}": results[c].where(ok) for c in extra},
         _pref=results["pref_align"].where(results["scored"]),
         _correct=results["correct"].where(ok),
         _questions=results["n_questions"].where(ok),
@@ -57,6 +62,7 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
             n_trials=("epoch", "size"),
             n_scored_trials=("scored", "sum"),
             n_ok=("_ok", "sum"),
+            **{c: (f"_{c}", "mean") for c in extra},
         )
         .reset_index()
     )
@@ -69,7 +75,9 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
 
 def average_attribute_trials(attributes: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     """The validated attribute frame with its trials averaged: per (results key, attribute) the mean valid score
-    over the trials whose results row did not fail (``weight`` is the criterion's, the same in every trial)."""
+    over the trials whose results row did not fail (``weight`` is the criterion's, the same in every trial); a
+    trial's score of a criterion is its panel score (``panel.panel_scores``: judges and repeats combined first)."""
+    attributes = panel_scores(attributes)
     if _one_trial_each(attributes) and _one_trial_each(results):
         return attributes.drop(columns="epoch")
     failed = results.loc[results["failed"].to_numpy(), list(RESULT_KEY)]

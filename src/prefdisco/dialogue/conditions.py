@@ -6,6 +6,8 @@
   answer. After the last allowed question has been answered the user message says the questions are used up,
   and whatever the next turn says is the final answer.
 * ``fixed_k``: exactly ``k`` questions, then the final answer.
+* ``wrong_persona`` (a negative control, not a paper condition): the oracle, its system message filled with
+  another scenario's profile and persona (``decoys.py``); scored against the scenario's own rubric.
 
 The response that is scored is the visible text of the assistant's own final turn (``visible.py``) with
 protocol markers stripped (under the default preset never a regenerated one); it and the dialogue reach the
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from inspect_ai.solver import Solver, chain, solver
 
+from prefdisco.dialogue.decoys import decoy_profile
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.dialogue.steps import instructions, oracle_profile, pose_problem, question_loop, single_reply
 from prefdisco.schema import Mode
@@ -41,6 +44,15 @@ def baseline(cache_scope: str | None = None, preset: str = "default") -> Solver:
 def oracle(cache_scope: str | None = None, preset: str = "default") -> Solver:
     style = preset_named(preset).style
     return chain(pose_problem(style.task), oracle_profile(style.oracle), single_reply(Mode.ORACLE.value, cache_scope))
+
+
+@solver
+def wrong_persona(cache_scope: str | None = None, preset: str = "default") -> Solver:
+    """The oracle with the decoy's profile and persona in its system message (the preset's oracle template)."""
+    style = preset_named(preset).style
+    return chain(
+        pose_problem(style.task), decoy_profile(style.oracle), single_reply(Mode.WRONG_PERSONA.value, cache_scope)
+    )
 
 
 @solver

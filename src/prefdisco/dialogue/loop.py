@@ -27,7 +27,7 @@ from inspect_ai.model import CachePolicy, ChatMessage, ChatMessageUser, Generate
 from prefdisco.dialogue.presets import DialogueStyle
 from prefdisco.dialogue.protocol import ANSWER_ONLY_GBNF, PROTOCOL_GBNF, QUESTION_ONLY_GBNF, as_question, parse_turn
 from prefdisco.dialogue.state import StopReason
-from prefdisco.dialogue.user import SimulatedUser
+from prefdisco.dialogue.user_reply import SimulatedUser
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.prompts import render
 from prefdisco.schema import DialogueTurn
@@ -117,6 +117,9 @@ async def converse(
             return outcome
         asked += 1
         outcome.turns.append(DialogueTurn(role="assistant", kind="question", content=content))
-        reply = (await user.reply(content)).text
-        outcome.turns.append(DialogueTurn(role="user", kind="reply", content=reply))
-        messages.append(ChatMessageUser(content=budget.note(reply, asked)))
+        reply = await user.reply(content)
+        revealed = None if reply.revealed is None else list(reply.revealed)
+        outcome.turns.append(
+            DialogueTurn(role="user", kind="reply", content=reply.text, revealed=revealed, mapping=reply.mapping)
+        )
+        messages.append(ChatMessageUser(content=budget.note(reply.text, asked)))

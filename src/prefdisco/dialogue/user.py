@@ -10,7 +10,10 @@ Every user type implements ``SimulatedUser`` and is built as ``USERS[name](model
 * ``passive`` (default): answers only the question asked and volunteers nothing;
 * ``cooperative``: answers, then volunteers at most one related preference;
 * ``paper_passive`` (the ``paper`` preset): the paper's passive simulator — minimal, atomic answers, and it does
-  **not** see the problem (its prompt has no ``$problem``).
+  **not** see the problem (its prompt has no ``$problem``);
+* ``targeted`` (recommended; ``targeted.py``): each question is first mapped to the profile attributes it asks
+  about by one grader call, and the user model then sees only those attributes (a vague or off-profile question
+  gets a fixed reply, no call), so every reply records what it revealed (``UserReply.revealed``).
 
 The reply the assistant gets is the user model's visible text (``visible.py``): a reasoning user model's thinking
 never reaches the assistant.
@@ -24,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import ClassVar, NamedTuple, Protocol
+from typing import ClassVar
 
 from inspect_ai.model import (
     CachePolicy,
@@ -32,40 +35,19 @@ from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageUser,
-    GenerateConfig,
     Model,
-    ModelOutput,
 )
 
-from prefdisco.dialogue.protocol import strip_markers
+from prefdisco.dialogue.targeted import TargetedUser
+from prefdisco.dialogue.user_reply import SimulatedUser, UserReply, clean_reply, preference_lines, reply_config
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.prompts import render
 from prefdisco.schema import PreferenceProfile, Scenario
 
-USER_MAX_TOKENS = 160
-
-
-class UserReply(NamedTuple):
-    text: str
-    output: ModelOutput | None  # None for a user that calls no model
-
-
-class SimulatedUser(Protocol):
-    """Replies to assistant questions; ``history`` is its own view of the dialogue (questions in, replies out)."""
-
-    history: list[ChatMessage]
-
-    async def reply(self, question: str) -> UserReply: ...
-
 
 def preferences_for_user(profile: PreferenceProfile) -> str:
     """The profile as the simulated user knows it: what they want and why (no weights)."""
-    lines = []
-    for item in profile.items:
-        meaning = f" ({item.description})" if item.description else ""
-        why = f" Why: {item.justification}" if item.justification else ""
-        lines.append(f"- {item.attribute}{meaning}: {item.value}.{why}")
-    return "\n".join(lines)
+    return preference_lines(profile.items)
 
 
 @dataclass
@@ -94,9 +76,8 @@ class PromptedUser:
 
     async def reply(self, question: str) -> UserReply:
         messages = self.messages_for(question)
-        config = GenerateConfig() if self.model.config.max_tokens else GenerateConfig(max_tokens=USER_MAX_TOKENS)
-        output = await self.model.generate(messages, config=config, cache=self.cache)
-        text = _clean(visible_text(output))
+        output = await self.model.generate(messages, config=reply_config(self.model), cache=self.cache)
+        text = clean_reply(visible_text(output))
         self.history = [*messages[1:], ChatMessageAssistant(content=text)]
         return UserReply(text, output)
 
@@ -119,6 +100,7 @@ USERS: dict[str, UserFactory] = {
     "passive": PassiveUser,
     "cooperative": CooperativeUser,
     "paper_passive": PaperPassiveUser,
+    "targeted": TargetedUser,
 }
 USER_TYPES: tuple[str, ...] = tuple(USERS)
 
@@ -127,10 +109,3 @@ def check_user_type(name: str) -> str:
     if name not in USERS:
         raise ValueError(f"unknown user type {name!r}: expected one of {', '.join(USER_TYPES)}")
     return name
-
-
-def _clean(text: str) -> str:
-    text = strip_markers(text).strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
-        text = text[1:-1].strip()
-    return text or "(no reply)"

@@ -19,14 +19,29 @@ def eval_command(
     model: Annotated[list[str], typer.Option("--model", "-m", help="Model(s) under test (inspect names).")],
     log_dir: Annotated[Path, typer.Option(help="Run folder: inspect logs and results tables.")],
     user_model: Annotated[str | None, typer.Option(help="Simulated-user model (default: first --model).")] = None,
-    judge_model: Annotated[str | None, typer.Option(help="Judge/grader model (default: first --model).")] = None,
-    modes: Annotated[str, typer.Option(help="Comma-separated conditions.")] = "baseline,discovery,oracle",
+    judge_model: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Judge/grader model (default: first --model). Repeat for a judge panel: every judge scores every "
+            "criterion; the first also checks correctness and audits the user."
+        ),
+    ] = None,
+    judge_repeats: Annotated[
+        int, typer.Option(min=1, help="Times each judge scores each criterion (own seed and cache each).")
+    ] = 1,
+    modes: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated conditions: baseline, discovery, oracle, wrong_persona (the negative control)."
+        ),
+    ] = "baseline,discovery,oracle",
     fixed_k: Annotated[str, typer.Option(help="Comma-separated K values for the fixed-K ablation.")] = "",
     preset: Annotated[
         str, typer.Option(help="Evaluator protocol: default, or paper (the paper's; its settings are fixed).")
     ] = "default",
     user_type: Annotated[
-        str | None, typer.Option(help="Simulated user: passive (default), cooperative or paper_passive.")
+        str | None,
+        typer.Option(help="Simulated user: passive (default), cooperative, paper_passive or targeted (recommended)."),
     ] = None,
     judge: Annotated[
         str | None, typer.Option(help="per_criterion (default; the paper's) or structured (one call).")
@@ -41,6 +56,10 @@ def eval_command(
     reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the model under test.")] = None,
     user_temperature: Annotated[
         float | None, typer.Option(help="Temperature of the simulated user (0.7; paper: 0.4).")
+    ] = None,
+    judge_temperature: Annotated[
+        float | None,
+        typer.Option(help="Temperature of the judge(s), audit and grader (0; paper: 0.1; > 0 for --judge-repeats)."),
     ] = None,
     user_max_tokens: Annotated[int | None, typer.Option(help="Max tokens per simulated-user reply.")] = None,
     user_reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the user.")] = None,
@@ -91,7 +110,9 @@ def eval_command(
     config = RunConfig(
         models=model,
         user_model=user_model or model[0],
-        grader_model=judge_model or model[0],
+        grader_model=judge_model[0] if judge_model else model[0],
+        judge_panel=list(judge_model[1:]) if judge_model else [],
+        judge_repeats=judge_repeats,
         log_dir=log_dir,
         modes=[m.strip() for m in modes.split(",") if m.strip()],
         fixed_k=_parse_ks(fixed_k),
@@ -103,6 +124,7 @@ def eval_command(
                 "logprobs": logprobs,
                 "temperature": temperature,
                 "user_temperature": user_temperature,
+                "grader_temperature": judge_temperature,
             },
         ),
         audit=audit,
@@ -130,7 +152,7 @@ def eval_command(
         model_args=parse_model_args(model_arg),
     )
     config.validate()
-    check_models(sorted({*config.models, config.user_model, config.grader_model}))
+    check_models(sorted({*config.models, config.user_model, *config.judge_models()}))
     tables = run_conditions(scenarios, config)
     failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
     console.print(f"{len(tables.results)} result rows ({failed} failed) → {log_dir / 'results.csv'}")

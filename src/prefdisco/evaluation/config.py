@@ -15,11 +15,14 @@ from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
 from prefdisco.dialogue.user import USER_TYPES, USERS
 from prefdisco.errors import UserError
 from prefdisco.prompts import templates_hash
-from prefdisco.schema import CONDITIONS, Scenario
+from prefdisco.schema import CONDITIONS, CONTROLS, Scenario
 from prefdisco.scoring.judging import JUDGE_TEMPLATES
 from prefdisco.scoring.scorer import JUDGES
 
 UNCOMPARED_SETTINGS = ("n_scenarios", "cache")
+PANEL_DEFAULTS: dict[str, Any] = {"judge_panel": [], "judge_repeats": 1}
+"""The judge-panel settings of a single-judge run: ``run.json`` records them only when they differ (so a
+single-judge run's fingerprint is what it always was), and the guard compares a missing one as this default."""
 """Recorded in ``run.json`` but free to change on a rerun: they do not change what a sample's result is."""
 REASONING_EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "none")
 DISPLAYS: tuple[str, ...] = get_args(DisplayType)
@@ -76,6 +79,12 @@ class RunConfig:
     ``preset_settings`` and checked by ``validate``."""
     grader_temperature: float | None = 0.0
     """The judge's temperature (also the audit's and the SimpleQA grader's: one grader role)."""
+    judge_panel: list[str] = field(default_factory=list)
+    """Judges after the first (``grader_model``), as roles ``grader_2``, ``grader_3``, …: each scores every
+    criterion too (``scoring/panel.py``); correctness and the audit stay with the first judge. Same settings as
+    the first judge (``role_config("grader")``)."""
+    judge_repeats: int = 1
+    """How many times each judge scores each criterion, each time with its own seed and cache entries."""
 
     def validate(self) -> None:
         if self.preset not in PRESET_NAMES:
@@ -83,9 +92,10 @@ class RunConfig:
         for name, value in preset_named(self.preset).settings.items():
             if getattr(self, name) != value:
                 raise UserError(_contradiction(self.preset, name, getattr(self, name), value))
-        unknown = [m for m in self.modes if m not in CONDITIONS]
+        unknown = [m for m in self.modes if m not in (*CONDITIONS, *CONTROLS)]
         if unknown:
-            raise UserError(f"--modes: unknown mode(s) {', '.join(unknown)}; expected {', '.join(CONDITIONS)}")
+            expected = ", ".join((*CONDITIONS, *CONTROLS))
+            raise UserError(f"--modes: unknown mode(s) {', '.join(unknown)}; expected {expected}")
         if any(k < 1 for k in self.fixed_k):
             raise UserError("--fixed-k: every K must be >= 1")
         if not self.modes and not self.fixed_k:
@@ -98,6 +108,15 @@ class RunConfig:
             raise UserError(f"--epochs: expected at least 1 trial per scenario, got {self.epochs}")
         if self.workers < 1:
             raise UserError(f"--workers: expected at least 1, got {self.workers}")
+        judges = self.judge_models()
+        repeated = sorted({m for m in judges if judges.count(m) > 1})
+        if repeated:
+            raise UserError(
+                f"--judge-model: {', '.join(repeated)} given more than once; "
+                "give each judge once and use --judge-repeats N to re-judge"
+            )
+        if self.judge_repeats < 1:
+            raise UserError(f"--judge-repeats: expected at least 1, got {self.judge_repeats}")
         if self.judge not in JUDGES:
             raise UserError(f"--judge: unknown {self.judge!r}; expected one of {', '.join(JUDGES)}")
         for flag, value in (
@@ -133,7 +152,7 @@ class RunConfig:
                 "max_tokens": self.grader_max_tokens,
                 "reasoning_effort": self.grader_reasoning_effort,
             },
-        }[role]
+        }["grader" if role.startswith("grader_") else role]  # a panel's extra judges: the first judge's settings
         return GenerateConfig.model_validate({**settings, **self.limits()})
 
     def fingerprint(self, scenario_set: str, n_scenarios: int) -> dict[str, Any]:
@@ -167,7 +186,16 @@ class RunConfig:
             "preset": self.preset,  # before the templates it chooses: a changed preset is named as such
             "prompt_templates": templates_hash(self.prompt_templates()),
             "grader_temperature": self.grader_temperature,
+            **{k: v for k, v in self.panel_settings().items() if v != PANEL_DEFAULTS[k]},
         }
+
+    def judge_models(self) -> list[str]:
+        """Every judge of the panel, the first (``grader_model``) first."""
+        return [self.grader_model, *self.judge_panel]
+
+    def panel_settings(self) -> dict[str, Any]:
+        """The judge-panel settings (``PANEL_DEFAULTS``'s keys)."""
+        return {"judge_panel": list(self.judge_panel), "judge_repeats": self.judge_repeats}
 
     def prompt_templates(self) -> list[str]:
         """The templates this run renders: its preset's condition prompts, its user's, its judge's, the audit's and
@@ -177,6 +205,7 @@ class RunConfig:
         user_template = getattr(USERS[self.user_type], "template", None)
         if isinstance(user_template, str):
             names.append(user_template)
+        names += getattr(USERS[self.user_type], "extra_templates", ())  # a user with several (targeted)
         names += JUDGE_TEMPLATES.get(self.judge, ())
         if self.audit:
             names.append("audit_user")
@@ -184,7 +213,8 @@ class RunConfig:
         return sorted(set(names))
 
 
-_PRESET_FLAGS = ("user_type", "temperature", "user_temperature", "judge", "logprobs")
+_PRESET_FLAGS = ("user_type", "temperature", "user_temperature", "judge", "logprobs", "grader_temperature")
+_FLAG_NAMES = {"grader_temperature": "--judge-temperature"}
 
 
 def preset_settings(preset: str, given: dict[str, Any]) -> dict[str, Any]:
@@ -202,7 +232,7 @@ def preset_settings(preset: str, given: dict[str, Any]) -> dict[str, Any]:
 
 
 def _contradiction(preset: str, name: str, value: Any, fixed: Any) -> str:
-    flag = "--" + name.replace("_", "-") if name in _PRESET_FLAGS else name  # the others have no flag
+    flag = _FLAG_NAMES.get(name, "--" + name.replace("_", "-")) if name in _PRESET_FLAGS else name  # others: no flag
     return (
         f"{flag} {value} contradicts --preset {preset}, which fixes it to {fixed}; "
         "drop the flag, or use --preset default to choose it yourself"

@@ -7,25 +7,30 @@ makes no model calls), and returns the results tables read back from the logs.
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import cast
 
 from inspect_ai import Task
 from inspect_ai.util import DisplayType
 
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import UNCOMPARED_SETTINGS, RunConfig, run_scope, scenario_set_hash
+from prefdisco.evaluation.config import PANEL_DEFAULTS, UNCOMPARED_SETTINGS, RunConfig, run_scope, scenario_set_hash
 from prefdisco.evaluation.guard import guard_run
 from prefdisco.evaluation.task import build_task
 from prefdisco.results.logs import Tables, results_from_logs, write_tables
 from prefdisco.schema import Mode, Scenario
+from prefdisco.scoring.panel import panel_roles
 from prefdisco.seeds import seed_scope
 
 
-def build_tasks(scenarios: Sequence[Scenario], config: RunConfig) -> list[Task]:
+def build_tasks(
+    scenarios: Sequence[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None
+) -> list[Task]:
     """One task per asked condition and one per fixed-K value, over the same scenarios, ``config.epochs`` trials
-    each, seeded from the run's ``config.seed``."""
+    each, seeded from the run's ``config.seed``. ``decoys``: the wrong_persona decoys, chosen from the run's full
+    scenario set (``run_conditions``); None: chosen from ``scenarios``."""
     selected = list(scenarios)
     scope = run_scope(config.log_dir, scenario_set_hash(selected)) if config.cache else None
     seeds = seed_scope(config.seed)
@@ -45,22 +50,39 @@ def build_tasks(scenarios: Sequence[Scenario], config: RunConfig) -> list[Task]:
             epochs=config.epochs,
             seed_scope=seeds,
             preset=config.preset,
+            decoys=decoys if mode is Mode.WRONG_PERSONA else None,
+            judges=len(config.judge_models()),
+            judge_repeats=config.judge_repeats,
         )
 
     return [task(Mode(m)) for m in config.modes] + [task(Mode.FIXED_K, k) for k in config.fixed_k]
 
 
-def run_eval_set(selected: list[Scenario], config: RunConfig) -> Tables:
-    """Run ``selected`` (already limited) in ``config.log_dir``; raise when a sample failed or is missing."""
+def decoys_hash(selected: Sequence[Scenario], decoys: Mapping[str, Scenario]) -> str:
+    """sha256 of what each selected scenario's wrong_persona prompt shows: its decoy's id, persona and profile."""
+    digest = hashlib.sha256()
+    for scenario in sorted(selected, key=lambda s: s.id):
+        decoy = decoys.get(scenario.id)
+        if decoy is not None:
+            parts = (scenario.id, decoy.id, decoy.persona.model_dump_json(), decoy.profile.model_dump_json())
+            digest.update("\x1f".join(parts).encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def run_eval_set(selected: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None) -> Tables:
+    """Run ``selected`` (already limited) in ``config.log_dir``; raise when a sample failed or is missing.
+    ``decoys``: see ``build_tasks``."""
     from inspect_ai import eval_set
     from inspect_ai.model import get_model
 
-    guard_run(config.log_dir, config.fingerprint(scenario_set_hash(selected), len(selected)), UNCOMPARED_SETTINGS)
-    roles = {
-        role: get_model(name, config=config.role_config(role))
-        for role, name in (("user", config.user_model), ("grader", config.grader_model))
-    }
-    tasks = build_tasks(selected, config)
+    fingerprint = config.fingerprint(scenario_set_hash(selected), len(selected))
+    if decoys is not None and Mode.WRONG_PERSONA.value in config.modes:
+        fingerprint["decoys"] = decoys_hash(selected, decoys)  # decoys may come from beyond --limit
+    guard_run(config.log_dir, fingerprint, UNCOMPARED_SETTINGS, PANEL_DEFAULTS)
+    judges = config.judge_models()
+    named = [("user", config.user_model), *zip(panel_roles(len(judges)), judges, strict=True)]
+    roles = {role: get_model(name, config=config.role_config(role)) for role, name in named}
+    tasks = build_tasks(selected, config, decoys)
     os.environ.setdefault("INSPECT_EVAL_LOG_FILE_PATTERN", "{task}_{model}_{id}")
     success, _logs = eval_set(
         tasks,

@@ -35,12 +35,19 @@ def prepare_log_dir(log_dir: Path) -> None:
         read_header(info)
 
 
-def guard_run(log_dir: Path, fingerprint: dict[str, Any], uncompared: tuple[str, ...] = ()) -> None:
+def guard_run(
+    log_dir: Path,
+    fingerprint: dict[str, Any],
+    uncompared: tuple[str, ...] = (),
+    defaults: dict[str, Any] | None = None,
+) -> None:
     """Refuse to resume a run in ``log_dir`` with another scenario set or any other setting that changes results
-    (every key of ``fingerprint`` but ``uncompared``; a key an older ``run.json`` lacks is not compared), in one
-    line naming the setting; then record ``fingerprint``."""
+    (every key of ``fingerprint`` but ``uncompared``; a key an older ``run.json`` lacks is not compared, unless it
+    has a value in ``defaults``: a setting recorded only when it differs from its default, compared as that
+    default when either side lacks it), in one line naming the setting; then record ``fingerprint``."""
     run_file = log_dir / RUN_FILE
     wanted = json.loads(json.dumps(fingerprint))  # as it reads back
+    implied = json.loads(json.dumps(defaults or {}))
     if run_file.exists():
         try:
             previous = json.loads(run_file.read_text())
@@ -52,6 +59,13 @@ def guard_run(log_dir: Path, fingerprint: dict[str, Any], uncompared: tuple[str,
             raise UserError(
                 f"{log_dir} holds a run of a different scenario set; use a new --log-dir to start another run"
             )
+        for key, default in implied.items():
+            before, now = previous.get(key, default), wanted.get(key, default)
+            if before != now:
+                raise UserError(
+                    f"{log_dir} holds a run with {key} = {json.dumps(before)}, not {json.dumps(now)}; "
+                    "rerun with the same settings to resume, or use a new --log-dir for another setting"
+                )
         for key, value in wanted.items():
             if key in previous and key not in uncompared and previous[key] != value:
                 raise UserError(

@@ -2,27 +2,33 @@
 
 The settings are checked, the log folder prepared and guarded (``evaluation/guard.py``), then the scenarios run as
 one eval-set (``evaluation/evalset.py``) or as ``--workers N`` eval-sets in N processes (``evaluation/workers.py``).
+The wrong_persona decoys are chosen here, from the whole scenario set before ``--limit`` and ``--workers`` cut it,
+so a scenario's decoy does not depend on how the run is cut (``dialogue/decoys.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from prefdisco.dialogue.decoys import choose_decoys
 from prefdisco.evaluation.config import RunConfig, scenario_set_hash, selected_scenarios
 from prefdisco.evaluation.evalset import run_eval_set
 from prefdisco.evaluation.guard import check_split, prepare_log_dir
 from prefdisco.evaluation.workers import run_workers
 from prefdisco.results.logs import Tables
-from prefdisco.schema import Scenario
+from prefdisco.schema import Mode, Scenario
+from prefdisco.seeds import seed_scope
 
 __all__ = ["RunConfig", "run_conditions"]
 
 
 def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
     config.validate()
+    wanted = Mode.WRONG_PERSONA.value in config.modes
+    decoys = choose_decoys(scenarios, seed_scope(config.seed)) if wanted else None
     prepare_log_dir(config.log_dir)
     selected = selected_scenarios(scenarios, config)
     check_split(config.log_dir, config.workers, scenario_set_hash(selected))
     if config.workers > 1:
-        return run_workers(selected, config)
-    return run_eval_set(selected, config)
+        return run_workers(selected, config, decoys)
+    return run_eval_set(selected, config, decoys)

@@ -19,7 +19,7 @@ recorded in the sample's store (``TrialSeeds``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from inspect_ai import Epochs, Task, task
@@ -29,7 +29,16 @@ from inspect_ai.model._generate_config import active_generate_config, set_active
 from inspect_ai.model._model import init_model_roles
 from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
 
-from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS, baseline, condition_label, discovery, fixed_k, oracle
+from prefdisco.dialogue.conditions import (
+    MAX_DISCOVERY_QUESTIONS,
+    baseline,
+    condition_label,
+    discovery,
+    fixed_k,
+    oracle,
+    wrong_persona,
+)
+from prefdisco.dialogue.decoys import choose_decoys, decoy_samples
 from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import scenario_set_hash
@@ -88,6 +97,8 @@ def condition_solver(
         return baseline(cache_scope=cache_scope, preset=preset)
     if condition is Mode.ORACLE:
         return oracle(cache_scope=cache_scope, preset=preset)
+    if condition is Mode.WRONG_PERSONA:
+        return wrong_persona(cache_scope=cache_scope, preset=preset)
     if condition is Mode.DISCOVERY:
         return discovery(max_questions, user_type, constrain_protocol, cache_scope, preset=preset)
     return fixed_k(k, user_type, constrain_protocol, cache_scope, preset=preset)
@@ -108,9 +119,14 @@ def build_task(
     epochs: int = 1,
     seed_scope: str | None = None,
     preset: str = "default",
+    decoys: Mapping[str, Scenario] | None = None,
+    judges: int = 1,
+    judge_repeats: int = 1,
 ) -> Task:
     """The task of ``scenarios`` in one condition, ``epochs`` trials per scenario, seeded from ``seed_scope`` (the
-    run; None: the scenario set's hash)."""
+    run; None: the scenario set's hash). ``decoys`` (wrong_persona only): scenario id → decoy scenario, chosen
+    from the run's full scenario set (``dialogue/decoys.py``); None: chosen from ``scenarios``. ``judges`` judges
+    (roles ``grader``, ``grader_2``, …) score every criterion ``judge_repeats`` times (``scoring/panel.py``)."""
     condition = Mode(mode)
     if not scenarios:
         raise UserError("no scenarios to evaluate")
@@ -124,14 +140,26 @@ def build_task(
     label = condition_label(condition, k)
     if seed_scope is None:
         seed_scope = scenario_set_hash(scenarios)
+    if condition is Mode.WRONG_PERSONA:
+        samples = decoy_samples(scenarios, choose_decoys(scenarios, seed_scope) if decoys is None else decoys)
+    else:
+        samples = [scenario_sample(s) for s in scenarios]
     return Task(
         name=name or f"prefdisco_{label}",
-        dataset=MemoryDataset([scenario_sample(s) for s in scenarios], name="+".join(benchmarks)),
+        dataset=MemoryDataset(samples, name="+".join(benchmarks)),
         solver=chain(
             seeded(seed_scope, label),
             condition_solver(condition, k, max_questions, user_type, constrain_protocol, cache_scope, preset),
         ),
-        scorer=prefdisco_scorer(judge=judge, logprobs=logprobs, audit=audit, cache_scope=cache_scope),
+        scorer=prefdisco_scorer(
+            judge=judge,
+            logprobs=logprobs,
+            audit=audit,
+            cache_scope=cache_scope,
+            judges=judges,
+            judge_repeats=judge_repeats,
+            seed_scope=seed_scope,
+        ),
         epochs=Epochs(epochs, none_aware_reducer()),
         metadata={
             "prefdisco_mode": condition.value,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 
@@ -41,23 +42,27 @@ def worker_config(config: RunConfig, index: int, n: int) -> RunConfig:
     )
 
 
-def _run_one(scenarios: list[Scenario], config: RunConfig) -> tuple[str | None, Tables | None]:
+def _run_one(
+    scenarios: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None
+) -> tuple[str | None, Tables | None]:
     """In a worker process: one shard's eval-set, read back there (in parallel with the other workers).
     Returns the one-line error or None, and the shard's tables when it finished."""
     try:
         prepare_log_dir(config.log_dir)
-        return None, run_eval_set(scenarios, config)
+        return None, run_eval_set(scenarios, config, decoys)
     except UserError as e:
         return f"{config.log_dir.name}: {e}", None
 
 
-def run_workers(scenarios: list[Scenario], config: RunConfig) -> Tables:
-    """Run ``scenarios`` as ``config.workers`` processes and return the merged tables of ``config.log_dir``."""
+def run_workers(scenarios: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None) -> Tables:
+    """Run ``scenarios`` as ``config.workers`` processes and return the merged tables of ``config.log_dir``.
+    ``decoys`` (wrong_persona): chosen before the split, each shard is handed its own scenarios' decoys."""
     parts = shards(scenarios, config.workers)
     configs = [worker_config(config, i, len(parts)) for i in range(len(parts))]
+    part_decoys = [None if decoys is None else {s.id: decoys[s.id] for s in part} for part in parts]
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited event loop or model
     with ProcessPoolExecutor(max_workers=len(parts), mp_context=context) as pool:
-        outcomes = list(pool.map(_run_one, parts, configs))
+        outcomes = list(pool.map(_run_one, parts, configs, part_decoys))
     errors = [e for e, _ in outcomes if e]
     done = [t for _, t in outcomes if t is not None]
     # every worker read its own folder back; a failed one leaves the whole folder to be read here

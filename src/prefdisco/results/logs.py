@@ -5,9 +5,11 @@
 * results — one row per (model, task, scenario_id, mode, fixed_k, epoch): ``model, family, task, scenario_id,
   mode, fixed_k, epoch, pref_align, correct, n_questions, judge_invalid, input_tokens, output_tokens`` plus
   per-role tokens (``user_*``, ``grader_*``), the trial's seeds (``assistant_seed``, ``user_seed``,
-  ``grader_seed``), ``failed`` and ``error``;
-* attributes — one row per judged criterion and trial: ``model, task, scenario_id, mode, fixed_k, epoch,
-  attribute, weight, score`` (score empty when the judgement was invalid);
+  ``grader_seed``), ``decoy_scenario_id`` (wrong_persona rows; empty otherwise), the simulator columns
+  (``SIMULATOR_COLUMNS``: elicitation metrics and ``user_critical_errors``), ``failed`` and ``error``;
+* attributes — one row per judged criterion, trial, judge and repeat: ``model, task, scenario_id, mode, fixed_k,
+  epoch, attribute, weight, score, judge, repeat`` (score empty when the judgement was invalid; ``judge`` the
+  judge's model name; a log an older version wrote has one judge, the ``grader`` role's model, and repeat 1);
 * transcripts — one row per sample and trial: the assistant-side messages, dialogue turns, final response,
   epoch and seeds.
 
@@ -30,7 +32,14 @@ import pandas as pd
 
 from prefdisco.atomic import atomic_path
 from prefdisco.errors import UserError
-from prefdisco.results.contract import ATTRIBUTE_COLUMNS, RESULT_COLUMNS, RESULT_KEY
+from prefdisco.results.contract import (
+    ATTRIBUTE_COLUMNS,
+    DEFAULT_JUDGE,
+    DEFAULT_REPEAT,
+    RESULT_COLUMNS,
+    RESULT_KEY,
+    SIMULATOR_COLUMNS,
+)
 from prefdisco.seeds import TrialSeeds
 
 _FAMILIES = {
@@ -113,11 +122,19 @@ def load_prices(path: str | Path) -> dict[str, dict[str, float]]:
     return {m: {"input": float(e["input"]), "output": float(e["output"])} for m, e in data.items()}
 
 
-def _cost(row: dict[str, Any], prices: dict[str, dict[str, float]]) -> float | None:
-    """USD for one sample over its three roles; None when a role's model has no price."""
+def _cost(
+    row: dict[str, Any], prices: dict[str, dict[str, float]], graders: list[tuple[str | None, int, int]] | None = None
+) -> float | None:
+    """USD for one sample over its roles (``graders``: each judge's (model, input, output tokens); None: the
+    ``grader_*`` columns at the ``grader_model``'s price); None when a role's model has no price."""
     total = 0.0
-    for prefix, model in (("", row["model"]), ("user_", row["user_model"]), ("grader_", row["grader_model"])):
-        n_in, n_out = row[f"{prefix}input_tokens"], row[f"{prefix}output_tokens"]
+    parts = [(row["model"], row["input_tokens"], row["output_tokens"])]
+    parts.append((row["user_model"], row["user_input_tokens"], row["user_output_tokens"]))
+    if graders is None:
+        parts.append((row["grader_model"], row["grader_input_tokens"], row["grader_output_tokens"]))
+    else:
+        parts += graders
+    for model, n_in, n_out in parts:
         if not n_in and not n_out:
             continue
         price = prices.get(model or "")
@@ -153,7 +170,7 @@ def _select_logs(folder: Path) -> list[Any]:
         header = read_header(info)
         if header.eval.metadata is None or "prefdisco_mode" not in header.eval.metadata:
             continue
-        roles = {r: _role_model(header, r) for r in ("user", "grader")}
+        roles = {r: _role_model(header, r) for r in ("user", "grader", *sorted(header.eval.model_roles or {}))}
         key = (
             str(info.name).rsplit("/", 1)[0],
             header.eval.model,
@@ -178,15 +195,30 @@ def _samples(info: Any) -> list[Any]:
         return list(read_eval_log_samples(info, all_samples_required=False, exclude_fields={"events"}))
 
 
+def _is_judge(role: str) -> bool:
+    """The first judge's role ``grader`` or a panel judge's ``grader_2``, ``grader_3``, …"""
+    return role == "grader" or role.startswith("grader_")
+
+
+def _judge_usage(sample: Any, header: Any) -> list[tuple[str | None, int, int]]:
+    """(model, input tokens, output tokens) of every judge role of a sample."""
+    return [
+        (_role_model(header, role), u.input_tokens, u.output_tokens)
+        for role, u in (sample.role_usage or {}).items()
+        if _is_judge(role)
+    ]
+
+
 def _usage(sample: Any, model: str) -> dict[str, int]:
+    """Tokens of the model under test, the user and the judges (``grader_*``: every judge of a panel)."""
     roles = {role: usage for role, usage in (sample.role_usage or {}).items()}
     total_in = sum(u.input_tokens for u in (sample.model_usage or {}).values())
     total_out = sum(u.output_tokens for u in (sample.model_usage or {}).values())
     row = {}
     for role in ("user", "grader"):
-        usage = roles.get(role)
-        row[f"{role}_input_tokens"] = usage.input_tokens if usage else 0
-        row[f"{role}_output_tokens"] = usage.output_tokens if usage else 0
+        usage = [u for r, u in roles.items() if (_is_judge(r) if role == "grader" else r == role)]
+        row[f"{role}_input_tokens"] = sum(u.input_tokens for u in usage)
+        row[f"{role}_output_tokens"] = sum(u.output_tokens for u in usage)
     row["input_tokens"] = total_in - row["user_input_tokens"] - row["grader_input_tokens"]
     row["output_tokens"] = total_out - row["user_output_tokens"] - row["grader_output_tokens"]
     return row
@@ -221,8 +253,10 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
                 "judge_invalid": value.get("judge_invalid"),
                 "user_turns": value.get("user_turns"),
                 "user_leaks": value.get("user_leaks"),
+                **{name: value.get(name) for name in SIMULATOR_COLUMNS},
                 "user_model": _role_model(header, "user"),
                 "grader_model": _role_model(header, "grader"),
+                "decoy_scenario_id": (sample.metadata or {}).get("decoy_scenario_id"),
                 "failed": int(failed),
                 "error": error_cause(sample.error.message)
                 if sample.error
@@ -230,7 +264,7 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
                 **_usage(sample, model),
                 **seeded,
             }
-            row["cost_usd"] = _cost(row, prices) if prices else None
+            row["cost_usd"] = _cost(row, prices, _judge_usage(sample, header)) if prices else None
             results.append(row)
             if score is not None:
                 for j in (score.metadata or {}).get("judgements", []):
@@ -243,6 +277,10 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
                             "attribute": j["attribute"],
                             "weight": j["weight"],
                             "score": j["score"],
+                            "judge": _role_model(header, j.get("judge_role", "grader"))
+                            or j.get("judge")
+                            or DEFAULT_JUDGE,
+                            "repeat": int(j.get("repeat", DEFAULT_REPEAT)),
                         }
                     )
             transcripts.append(

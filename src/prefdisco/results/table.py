@@ -2,8 +2,10 @@
 
 Results (one row per model × task × scenario_id × mode [× fixed_k] × epoch) required columns:
 ``REQUIRED_RESULT_COLUMNS``; optional ``epoch`` (the trial, an integer >= 1; a table without it is one trial,
-epoch 1), ``failed`` (0/1) and ``error``. Per-attribute (long) table: ``REQUIRED_ATTRIBUTE_COLUMNS``, optional
-``epoch`` likewise.
+epoch 1), ``failed`` (0/1), ``error`` and the simulator columns (``SIMULATOR_COLUMNS``, numbers; kept when
+present). Per-attribute (long) table: ``REQUIRED_ATTRIBUTE_COLUMNS``, optional
+``epoch`` likewise, optional ``judge`` (a table without it has one judge) and ``repeat`` (an integer >= 1; 1 when
+absent).
 
 Text columns become pandas categoricals and numbers float64 (NaN = empty), so 300k results rows and a few
 million attribute rows stay small in memory. Every malformed cell raises a one-line ``UserError`` naming the
@@ -24,17 +26,33 @@ from prefdisco.errors import UserError
 from prefdisco.results.columns import Columns
 from prefdisco.results.contract import (
     ATTRIBUTE_KEY,
+    CRITERION_KEY,
     DEFAULT_EPOCH,
+    DEFAULT_JUDGE,
+    DEFAULT_REPEAT,
     EPOCH,
+    JUDGE,
+    REPEAT,
     REQUIRED_ATTRIBUTE_COLUMNS,
     REQUIRED_RESULT_COLUMNS,
     RESULT_KEY,
+    SIMULATOR_COLUMNS,
     TABLE_SUFFIXES,
 )
 from prefdisco.results.logs import results_from_logs
 from prefdisco.schema import MODES, Mode
 
-_TEXT_COLUMNS = ("model", "family", "task", "scenario_id", "mode", "attribute", "error")
+_SIMULATOR_BOUNDS: dict[str, dict] = {
+    "elicited_weight": {"lo": 0},
+    "elicited_count": {"lo": 0, "integer": True},
+    "question_hit_rate": {"lo": 0, "hi": 1},
+    "volunteered_count": {"lo": 0, "integer": True},
+    "first_hit_turn": {"lo": 1, "integer": True},
+    "user_critical_errors": {"lo": 0, "integer": True},
+}
+"""The optional ``SIMULATOR_COLUMNS`` and their checks (elicited_weight has no upper bound: profile weights sum to
+1 only within ``schema.WEIGHT_TOLERANCE``)."""
+_TEXT_COLUMNS = ("model", "family", "task", "scenario_id", "mode", "attribute", "error", "judge")
 SUFFIXES = TABLE_SUFFIXES
 
 
@@ -185,6 +203,9 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
             "output_tokens": cols.number("output_tokens", lo=0),
         }
     )
+    for name in SIMULATOR_COLUMNS:  # optional: kept when the table has them
+        if name in table.column_names:
+            df[name] = cols.number(name, **_SIMULATOR_BOUNDS[name])
     has_error = "error" in table.column_names
     error = cols.text("error", required=False) if has_error else None
     if "failed" in table.column_names:
@@ -221,10 +242,26 @@ def validate_attributes(table: pa.Table, where: str) -> pd.DataFrame:
             "attribute": text["attribute"],
             "weight": weight,
             "score": cols.number("score", lo=1, hi=5),
+            **_judge_and_repeat(cols),
         }
     )
-    _check_unique(df, ATTRIBUTE_KEY, where, word)
+    # the key of a table without judge / repeat columns is the criterion's, as the table shows it
+    _check_unique(df, tuple(k for k in ATTRIBUTE_KEY if k in (*CRITERION_KEY, *table.column_names)), where, word)
     return df
+
+
+def _judge_and_repeat(cols: Columns) -> dict[str, object]:
+    """The attribute table's ``judge`` (text) and ``repeat`` (an integer >= 1) columns; a table without them has
+    one judge (``DEFAULT_JUDGE``) and one repeat (``DEFAULT_REPEAT``)."""
+    n = cols.table.num_rows
+    names = cols.table.column_names
+    judge = cols.text(JUDGE, required=True) if JUDGE in names else pd.Categorical([DEFAULT_JUDGE] * n)
+    if REPEAT not in names:
+        return {JUDGE: judge, REPEAT: np.full(n, DEFAULT_REPEAT, dtype=np.int64)}
+    repeat = cols.number(REPEAT, lo=1, integer=True)
+    if np.isnan(repeat).any():
+        raise cols.fail(int(np.argmax(np.isnan(repeat))), REPEAT, "is empty (expected the repeat, an integer >= 1)")
+    return {JUDGE: judge, REPEAT: repeat.astype(np.int64)}
 
 
 def sibling(results_file: Path, kind: str, suffixes: tuple[str, ...]) -> Path | None:

@@ -2,7 +2,9 @@
 
 One registered scorer composed of three typed parts, each a call on the grader (role ``grader``):
 
-* ``RubricJudging`` — the rubric judged by a named judge (``judging.py``), giving PrefAlign;
+* ``RubricJudging`` — the rubric judged by a named judge (``judging.py``), giving PrefAlign; ``PanelJudging`` runs
+  it for every judge of a panel (roles ``grader``, ``grader_2``, …) and every repeat, and PrefAlign is over the
+  panel scores (``panel.py``); ``judge_invalid`` counts invalid judgements over every judge and repeat;
 * ``Correctness`` — the response checked against the problem's answer (``correctness.py``);
 * ``UserAuditing`` — the simulated user's replies audited for leaks (``audit.py``; only after a question).
 
@@ -10,7 +12,11 @@ The score value is a dict so ``inspect view`` shows each part and the results ta
 the logs::
 
     {"pref_align": float | None, "correct": 1 | 0 | None, "n_questions": int, "judge_invalid": int,
-     "user_turns": int | None, "user_leaks": int | None}
+     "user_turns": int | None, "user_leaks": int | None, "user_critical_errors": int | None,
+     "elicited_weight": float | None, "elicited_count": int | None, "question_hit_rate": float | None,
+     "volunteered_count": int | None, "first_hit_turn": int | None}
+
+(the last five: ``elicitation.py``; ``user_critical_errors``: the audit's turns with a critical error).
 
 ``None`` means "not measured" (every judgement invalid; correctness not judgeable; no valid audit) and is
 excluded from the metrics (``metrics.py``) — never a zero. Per-attribute judgements, the correctness detail, the
@@ -19,6 +25,7 @@ dialogue turns and the audit go into the score's metadata.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from inspect_ai.model import CachePolicy, Model, get_model
@@ -33,9 +40,11 @@ from prefdisco.schema import AttributeJudgement, Scenario
 from prefdisco.scoring.alignment import pref_align
 from prefdisco.scoring.audit import UserAudit, audit_user
 from prefdisco.scoring.correctness import CorrectnessResult, check_correct
+from prefdisco.scoring.elicitation import dialogue_elicitation
 from prefdisco.scoring.judging import JUDGES, Judge, judge_named
 from prefdisco.scoring.metrics import PREFDISCO_METRICS
-from prefdisco.seeds import TrialSeeds, seeded_model
+from prefdisco.scoring.panel import FIRST_ROLE, Judging, PanelVerdict, judging_name, panel_roles
+from prefdisco.seeds import TrialSeeds, call_seed, seeded_model
 
 __all__ = ["JUDGES", "prefdisco_scorer"]
 
@@ -70,6 +79,37 @@ class RubricJudging:
 
 
 @dataclass(frozen=True)
+class PanelJudging:
+    """The rubric judged by every judge of the panel (roles ``grader``, ``grader_2``, …), ``repeats`` times each
+    (``panel.py``). Each judging is cached under its own role scope and seeded with its own seed, derived from the
+    run's ``seed_scope`` with the judging's name as the role; the first judge's first repeat is the sample's
+    ``grader`` call as before (``TrialSeeds.grader``, cache role ``grader``). All judgings run concurrently."""
+
+    rubric: RubricJudging
+    judges: int = 1
+    repeats: int = 1
+    cache_scope: str | None = None
+    seed_scope: str | None = None
+
+    async def __call__(self, grader: Model, sub: Submission, state: TaskState) -> PanelVerdict:
+        async def one(role: str, repeat: int) -> Judging:
+            name = judging_name(role, repeat)
+            base = get_model(role=role, required=role != FIRST_ROLE)  # a panel's judge is never the model under test
+            model = grader if name == FIRST_ROLE else seeded_model(base, self.seed(state, sub, name))
+            cache = cache_policy(self.cache_scope, sub.scenario.id, sub.record.condition, name)
+            return Judging(str(base), role, repeat, await self.rubric(model, sub, cache))
+
+        plan = [(role, r) for role in panel_roles(self.judges) for r in range(1, self.repeats + 1)]
+        return PanelVerdict(list(await asyncio.gather(*(one(role, r) for role, r in plan))))
+
+    def seed(self, state: TaskState, sub: Submission, name: str) -> int | None:
+        """The seed of the judging ``name`` in this trial; None when the run has no seed scope."""
+        if self.seed_scope is None:
+            return None
+        return call_seed(self.seed_scope, str(state.sample_id), sub.record.condition, state.epoch, name)
+
+
+@dataclass(frozen=True)
 class Correctness:
     async def __call__(self, grader: Model, sub: Submission, cache: CachePolicy | bool) -> CorrectnessResult:
         return await check_correct(sub.scenario.problem, sub.response, grader=grader, cache=cache)
@@ -83,31 +123,38 @@ class UserAuditing:
         if not self.enabled:
             return None
         turns = [t.model_dump() for t in sub.record.turns]
-        return await audit_user(grader, sub.scenario.profile, turns, cache=cache)
+        return await audit_user(grader, sub.scenario.profile, turns, cache=cache, problem=sub.scenario.problem)
 
 
 @dataclass(frozen=True)
 class Findings:
-    judgements: list[AttributeJudgement]
+    verdict: PanelVerdict
     correctness: CorrectnessResult
     audit: UserAudit | None
 
     def score(self, sub: Submission) -> Score:
         audited = self.audit if self.audit is not None and self.audit.audit_valid else None
         value = {
-            "pref_align": pref_align(self.judgements),
+            "pref_align": pref_align(self.verdict.combined()),
             "correct": None if self.correctness.correct is None else int(self.correctness.correct),
             "n_questions": sub.record.n_questions,
-            "judge_invalid": sum(not j.valid for j in self.judgements),
+            "judge_invalid": self.verdict.n_invalid(),
             "user_turns": audited.user_turns if audited else None,
             "user_leaks": audited.leaked_turns if audited else None,
+            "user_critical_errors": audited.critical_turns if audited else None,
+            **dialogue_elicitation(
+                sub.scenario.profile,
+                sub.record.turns,
+                self.audit,
+                dialogue=sub.record.stop_reason not in (None, "single_turn"),
+            ),
         }
         return Score(
             value=value,
             answer=sub.response,
             explanation=self.correctness.detail or None,
             metadata={
-                "judgements": [j.model_dump() for j in self.judgements],
+                "judgements": self.verdict.records(),
                 "correctness": self.correctness.model_dump(),
                 "turns": [t.model_dump() for t in sub.record.turns],
                 "unmarked_turns": sub.record.unmarked_turns,
@@ -118,9 +165,15 @@ class Findings:
 
 @scorer(metrics=PREFDISCO_METRICS)
 def prefdisco_scorer(
-    judge: str = "per_criterion", logprobs: bool = False, audit: bool = True, cache_scope: str | None = None
+    judge: str = "per_criterion",
+    logprobs: bool = False,
+    audit: bool = True,
+    cache_scope: str | None = None,
+    judges: int = 1,
+    judge_repeats: int = 1,
+    seed_scope: str | None = None,
 ) -> Scorer:
-    """Judge the rubric (role ``grader``), check correctness and audit the simulated user.
+    """Judge the rubric (roles ``grader``, ``grader_2``, …), check correctness and audit the simulated user.
 
     Args:
         judge: ``per_criterion`` (one call per criterion, concurrent — the paper's method) or ``structured``
@@ -128,8 +181,12 @@ def prefdisco_scorer(
         logprobs: use probability-weighted scores where the grader returns log-probabilities.
         audit: run the simulator-leak audit on dialogues with at least one question (one grader call).
         cache_scope: cache grader calls under this run scope (see ``prefdisco.cache``); None: no cache.
+        judges: the panel's size: role ``grader`` and ``grader_2`` … ``grader_<judges>`` each score every criterion
+            (correctness and the audit stay with ``grader``).
+        judge_repeats: how many times each judge scores each criterion (own seeds, own cache entries).
+        seed_scope: the run part of the extra judgings' seeds (``prefdisco.seeds``); None: they send no seed.
     """
-    rubric = RubricJudging(judge_named(judge), logprobs)
+    rubric = PanelJudging(RubricJudging(judge_named(judge), logprobs), judges, judge_repeats, cache_scope, seed_scope)
     correctness = Correctness()
     auditing = UserAuditing(audit)
 
@@ -137,9 +194,9 @@ def prefdisco_scorer(
         sub = Submission.of(state)
         grader = seeded_model(get_model(role="grader"), state.store_as(TrialSeeds).grader)
         cache = cache_policy(cache_scope, sub.scenario.id, sub.record.condition, "grader")
-        judgements = await rubric(grader, sub, cache)
+        verdict = await rubric(grader, sub, state)
         checked = await correctness(grader, sub, cache)
         audited = await auditing(grader, sub, cache)
-        return Findings(judgements, checked, audited).score(sub)
+        return Findings(verdict, checked, audited).score(sub)
 
     return score

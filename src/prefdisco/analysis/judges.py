@@ -1,0 +1,268 @@
+"""How far the judges can be trusted: agreement between judges, noise across repeats, and a length-bias probe.
+
+All three read the attribute table as run (one row per criterion, trial, judge and repeat; ``panel.py``), after
+dropping the rows of failed results rows. A *unit* is one criterion of one response: (scenario_id, mode, fixed_k,
+epoch, attribute) within a model × task.
+
+* **Inter-judge agreement** (``judge_agreement``), per model × task: Krippendorff's α, ordinal, computed by the
+  ``krippendorff`` package with units as above, raters = the judges and a judge's value = its repeat-mean score
+  (the mean of its valid repeats). A unit enters when at least two judges scored it. Null with the reason for a
+  single judge, fewer than ``MIN_UNITS`` units, or no variation at all (α is 0/0).
+* **Judge noise** (``judge_noise``), per judge over every model and task: α (ordinal) among its repeats (raters =
+  repeat 1..R, units as above) and the mean within-unit standard deviation of its valid repeat scores (sample SD,
+  ``ddof=1``, over the units with at least two valid repeats). Null with the reason when the judge has one repeat.
+* **Length bias** (``length_bias``), per judge: Spearman's ρ between the judge's criterion scores (its repeat-mean
+  per unit) and the length in characters of the response it judged (``final_response`` of the transcript of that
+  trial, joined on the results key), with its two-sided p-value and n (units with both).
+
+Values for α are rounded to ``ROUND_DECIMALS`` (2) decimals, which only removes float noise from repeat-means of
+1-5 integer scores. Ordinal α depends on the order of the values only, so when more than ``MAX_LEVELS`` distinct
+values remain (probability-weighted scores), they are binned to the nearest ``BIN`` (0.25), which bounds the
+coincidence matrix the package builds (units × levels²).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from prefdisco.analysis.panel import judge_means
+from prefdisco.errors import UserError
+from prefdisco.results.contract import JUDGE, REPEAT, RESULT_KEY
+from prefdisco.results.table import ResultsData
+
+MIN_UNITS = 5
+"""Fewer units than this (judged by at least two raters) give no α."""
+ROUND_DECIMALS = 2
+MAX_LEVELS = 17
+BIN = 0.25
+UNIT: tuple[str, ...] = ("scenario_id", "mode", "fixed_k", "epoch", "attribute")
+"""A unit within a model × task."""
+_TEXT = ("model", "task", "scenario_id", "mode", "attribute", JUDGE)
+NO_K = -1.0
+"""``fixed_k`` of the conditions without K in the plain key columns (so it can be an index and a join key)."""
+AGREEMENT_COLUMNS = ["model", "task", "n_judges", "n_units", "alpha", "reason"]
+NOISE_COLUMNS = ["judge", "n_repeats", "n_units", "alpha", "mean_sd", "reason"]
+LENGTH_COLUMNS = ["judge", "n", "spearman", "p", "reason"]
+
+
+@dataclass(frozen=True)
+class Alpha:
+    value: float | None
+    n_units: int
+    reason: str | None
+
+
+def ordinal_alpha(ratings: np.ndarray) -> Alpha:
+    """Krippendorff's ordinal α of a raters × units matrix (NaN = not rated), over the units at least two raters
+    rated; null with the reason when it is not defined (see the module docstring)."""
+    ratings = np.asarray(ratings, dtype=np.float64)
+    if ratings.ndim != 2 or ratings.shape[0] < 2:
+        return Alpha(None, 0, "a single rater: agreement needs at least two")
+    pairable = (~np.isnan(ratings)).sum(axis=0) >= 2
+    n_units = int(pairable.sum())
+    if n_units < MIN_UNITS:
+        return Alpha(None, n_units, f"{n_units} unit(s) rated by at least two raters; need at least {MIN_UNITS}")
+    values = _levels(ratings[:, pairable])
+    domain = np.unique(values[~np.isnan(values)])
+    if len(domain) < 2:
+        return Alpha(None, n_units, "no variation: every rating is the same score, so alpha is undefined")
+    import krippendorff
+
+    counts = np.stack([(values == v).sum(axis=0) for v in domain], axis=1)  # units × levels
+    value = krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement="ordinal")
+    return Alpha(float(value), n_units, None)
+
+
+def _levels(values: np.ndarray) -> np.ndarray:
+    """Ratings rounded to ``ROUND_DECIMALS``; binned to the nearest ``BIN`` when more than ``MAX_LEVELS`` remain."""
+    rounded = np.round(values, ROUND_DECIMALS)
+    if len(np.unique(rounded[~np.isnan(rounded)])) > MAX_LEVELS:
+        rounded = np.round(values / BIN) * BIN
+    return rounded
+
+
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """Key columns as plain ``str`` (text), float (``fixed_k``, ``NO_K`` when empty) and int (``epoch``)."""
+    out = frame.copy()
+    for column in _TEXT:
+        if column in out.columns:
+            out[column] = out[column].astype(str)
+    if "fixed_k" in out.columns:
+        out["fixed_k"] = pd.to_numeric(out["fixed_k"], errors="coerce").astype(np.float64).fillna(NO_K)
+    if "epoch" in out.columns:
+        out["epoch"] = pd.to_numeric(out["epoch"]).astype(np.int64)
+    return out
+
+
+def usable(attributes: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """The attribute rows of results rows that did not fail (a failed trial's judgements count nowhere), with plain
+    key columns; rows the results table lacks are kept."""
+    att = _plain(attributes)
+    failed = _plain(results.loc[results["failed"].to_numpy(), list(RESULT_KEY)]).drop_duplicates()
+    if failed.empty:
+        return att
+    marked = att.merge(failed.assign(_failed=True), on=list(RESULT_KEY), how="left")
+    return marked.loc[~marked["_failed"].eq(True).to_numpy()].drop(columns="_failed").reset_index(drop=True)
+
+
+def judge_agreement(att: pd.DataFrame) -> pd.DataFrame:
+    """Per model × task: ordinal α between judges over the units (``usable`` rows; see the module docstring)."""
+    rows: list[list[Any]] = []
+    if att.empty:
+        return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
+    for (model, task), cell in judge_means(att).groupby(["model", "task"], sort=True):
+        judges = sorted(cell[JUDGE].unique())
+        wide = cell.set_index([*UNIT, JUDGE])["score"].unstack(JUDGE).reindex(columns=judges)
+        result = ordinal_alpha(wide.to_numpy().T) if len(judges) > 1 else Alpha(None, 0, _ONE_JUDGE)
+        rows.append([model, task, len(judges), result.n_units, result.value, result.reason])
+    return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
+
+
+_ONE_JUDGE = "a single judge: agreement needs --judge-model given at least twice"
+
+
+def judge_noise(att: pd.DataFrame) -> pd.DataFrame:
+    """Per judge: ordinal α among its repeats and the mean within-unit SD of its repeat scores."""
+    rows: list[list[Any]] = []
+    for judge, own in att.groupby(JUDGE, sort=True):
+        repeats = sorted(int(r) for r in own[REPEAT].unique())
+        if len(repeats) < 2:
+            rows.append([judge, len(repeats), 0, None, None, "one repeat: noise needs --judge-repeats 2 or more"])
+            continue
+        wide = own.set_index(["model", "task", *UNIT, REPEAT])["score"].unstack(REPEAT).reindex(columns=repeats)
+        result = ordinal_alpha(wide.to_numpy().T)
+        sd = wide.std(axis=1, ddof=1, skipna=True)
+        sd = sd[wide.notna().sum(axis=1) >= 2]
+        mean_sd = float(sd.mean()) if len(sd) else None
+        rows.append([judge, len(repeats), result.n_units, result.value, mean_sd, result.reason])
+    return pd.DataFrame(rows, columns=NOISE_COLUMNS)
+
+
+def response_lengths(transcripts: Path | None, rows: pd.DataFrame | None) -> pd.DataFrame:
+    """The length in characters of every trial's final response: ``RESULT_KEY`` columns and ``length``, from
+    transcript rows in memory or a transcripts.jsonl file (streamed; only the key fields and the length are kept).
+    Empty when there are no transcripts."""
+    records: list[dict[str, Any]] = []
+    if rows is not None and not rows.empty and "final_response" in rows.columns:
+        for obj in rows.to_dict("records"):
+            records.append(_length_record(obj))
+    elif transcripts is not None:
+        with Path(transcripts).open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise UserError(f"{transcripts}: line {lineno}: not a JSON object ({e.msg})") from None
+                if isinstance(obj, dict):
+                    records.append(_length_record(obj))
+    frame = pd.DataFrame(records, columns=[*RESULT_KEY, "length"])
+    frame = frame.loc[frame["length"].notna()]
+    if frame.empty:
+        return frame
+    frame = _plain(frame.assign(epoch=frame["epoch"].fillna(1)))
+    return frame.drop_duplicates(list(RESULT_KEY), keep="first").reset_index(drop=True)
+
+
+def _length_record(obj: dict[str, Any]) -> dict[str, Any]:
+    response = obj.get("final_response")
+    length = len(response) if isinstance(response, str) else None
+    return {**{k: obj.get(k) for k in RESULT_KEY}, "length": length}
+
+
+def length_bias(att: pd.DataFrame, lengths: pd.DataFrame) -> pd.DataFrame:
+    """Per judge: Spearman's ρ between its criterion scores (repeat-means) and the judged response's length."""
+    from scipy.stats import spearmanr
+
+    rows: list[list[Any]] = []
+    if att.empty:
+        return pd.DataFrame(rows, columns=LENGTH_COLUMNS)
+    means = judge_means(att)
+    joined = means.merge(lengths, on=list(RESULT_KEY), how="inner") if not lengths.empty else None
+    for judge in sorted(means[JUDGE].unique()):
+        if joined is None:
+            rows.append([judge, 0, None, None, "no transcripts to measure response lengths"])
+            continue
+        pairs = joined.loc[(joined[JUDGE] == judge).to_numpy(), ["score", "length"]].dropna()
+        n = len(pairs)
+        if n < 3:
+            rows.append([judge, n, None, None, f"{n} scored unit(s) with a response length; need at least 3"])
+            continue
+        if pairs["score"].nunique() < 2 or pairs["length"].nunique() < 2:
+            rows.append([judge, n, None, None, "no variation in scores or in response lengths"])
+            continue
+        rho, p = spearmanr(pairs["score"].to_numpy(), pairs["length"].to_numpy())
+        rows.append([judge, n, float(rho), float(p), None])
+    return pd.DataFrame(rows, columns=LENGTH_COLUMNS)
+
+
+def judge_pref_align(att: pd.DataFrame) -> pd.DataFrame:
+    """Per results row and judge: PrefAlign of that judge alone (its repeat-means, weighted, invalid left out;
+    NaN when none is valid) — ``RESULT_KEY`` columns, ``judge`` and ``pref_align``."""
+    means = judge_means(att).assign(_w=lambda f: f["weight"].where(f["score"].notna()))
+    means = means.assign(_ws=means["_w"] * means["score"])
+    grouped = means.groupby([*RESULT_KEY, JUDGE], observed=True, dropna=False, sort=False)[["_ws", "_w"]].sum()
+    grouped["pref_align"] = grouped["_ws"].where(grouped["_w"] > 0) / grouped["_w"].where(grouped["_w"] > 0)
+    return grouped.reset_index()[[*RESULT_KEY, JUDGE, "pref_align"]]
+
+
+@dataclass(frozen=True)
+class JudgeReliability:
+    """The three reliability tables of a run (see the module docstring)."""
+
+    agreement: pd.DataFrame
+    noise: pd.DataFrame
+    length: pd.DataFrame
+
+    def summary(self) -> dict[str, Any]:
+        """``summary.json``'s ``judge_agreement`` (model → task → {alpha, n_units, reason}), ``judge_noise``
+        (judge → {alpha, mean_sd, reason}) and ``length_bias`` (judge → {spearman, p, n, reason})."""
+        agreement: dict[str, dict[str, Any]] = {}
+        for r in self.agreement.to_dict("records"):
+            agreement.setdefault(str(r["model"]), {})[str(r["task"])] = {
+                "alpha": _number(r["alpha"]),
+                "n_units": int(r["n_units"]),
+                "reason": r["reason"],
+            }
+        noise = {
+            str(r["judge"]): {"alpha": _number(r["alpha"]), "mean_sd": _number(r["mean_sd"]), "reason": r["reason"]}
+            for r in self.noise.to_dict("records")
+        }
+        length = {
+            str(r["judge"]): {
+                "spearman": _number(r["spearman"]),
+                "p": _number(r["p"]),
+                "n": int(r["n"]),
+                "reason": r["reason"],
+            }
+            for r in self.length.to_dict("records")
+        }
+        return {"judge_agreement": agreement, "judge_noise": noise, "length_bias": length}
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+EMPTY_SUMMARY: dict[str, Any] = {"judge_agreement": {}, "judge_noise": {}, "length_bias": {}}
+"""The reliability keys of a report without an attribute table."""
+
+
+def judge_reliability(data: ResultsData) -> JudgeReliability | None:
+    """The reliability tables of ``data`` (None without an attribute table)."""
+    if data.attributes is None:
+        return None
+    att = usable(data.attributes, data.results)
+    lengths = response_lengths(data.transcripts, data.transcript_rows)
+    return JudgeReliability(judge_agreement(att), judge_noise(att), length_bias(att, lengths))

@@ -1,0 +1,206 @@
+"""The report's "Validity" section: can the run's numbers be trusted? One line per instrument, each with its figure
+and a one-line reading for a reader who is not a statistician.
+
+The instruments are computed elsewhere — the negative control (``control.py``), the simulated user's errors and
+what the dialogues elicited (``simulator.py``), judge agreement, noise and length bias (``judges.py``), the human
+calibration (``calibrate.py``, with ``prefdisco report --human``), the variance parts and the smallest detectable
+NormAlign difference (``variance.py``); this module gathers them into ``Validity`` and words each reading. An
+instrument the run did not measure says so, with the flag that would measure it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from prefdisco.analysis.calibrate import Calibration
+from prefdisco.analysis.judges import JudgeReliability
+
+
+@dataclass(frozen=True)
+class Reading:
+    instrument: str
+    finding: str
+    reading: str
+
+
+@dataclass
+class Validity:
+    readings: list[Reading] = field(default_factory=list)
+    variance: pd.DataFrame | None = None
+    detectable: pd.DataFrame | None = None
+    calibration: Calibration | None = None
+
+    def summary(self) -> dict[str, Any]:
+        """``summary.json``'s ``variance`` (model → task → condition → parts), ``normalign_mde`` (model → task →
+        smallest detectable difference), ``calibration`` (the calibrate output, or null) and ``validity`` (the
+        readings)."""
+        variance: dict[str, Any] = {}
+        if self.variance is not None:
+            for r in self.variance.to_dict("records"):
+                parts = {k: _number(r[k]) for k in ("between", "assistant", "simulator", "judge")}
+                parts |= {
+                    "n_scenarios": int(r["n_scenarios"]),
+                    "epochs": int(r["epochs"]),
+                    "repeats": int(r["repeats"]),
+                    "split": r["split"],
+                    "reason": r["reason"] or None,
+                }
+                variance.setdefault(str(r["model"]), {}).setdefault(str(r["task"]), {})[str(r["mode"])] = parts
+        mde: dict[str, Any] = {}
+        if self.detectable is not None:
+            for r in self.detectable.to_dict("records"):
+                mde.setdefault(str(r["model"]), {})[str(r["task"])] = _number(r["mde"])
+        return {
+            "variance": variance,
+            "normalign_mde": mde,
+            "calibration": None if self.calibration is None else self.calibration.to_json(),
+            "validity": [r.__dict__ for r in self.readings],
+        }
+
+
+def _number(value: Any) -> float | None:
+    if value is None or value is pd.NA:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _f(value: Any, digits: int = 2) -> str:
+    number = _number(value)
+    return "—" if number is None else f"{number:.{digits}f}"
+
+
+def control_reading(control: pd.DataFrame | None) -> Reading:
+    name = "Negative control (oracle − wrong_persona PrefAlign)"
+    if control is None or control.empty:
+        return Reading(name, "not run", "add wrong_persona to --modes to check that the judge rewards the right user")
+    flagged = control.loc[control["flagged"].astype(bool)]
+    gaps = ", ".join(f"{r.model}/{r.task} {_f(r.gap)} [{_f(r.ci_low)}, {_f(r.ci_high)}]" for r in control.itertuples())
+    if flagged.empty:
+        text = f"in every cell the judge scores the true profile above another user's ({len(control)} cell(s))"
+    else:
+        cells = ", ".join(f"{r.model}/{r.task}" for r in flagged.itertuples())
+        text = (
+            f"in {len(flagged)} of {len(control)} cell(s) ({cells}) the judge does not clearly score the true profile "
+            "above another user's: there, PrefAlign cannot tell personalization from generic quality"
+        )
+    return Reading(name, gaps, text)
+
+
+def simulator_reading(simulator: pd.DataFrame | None) -> Reading:
+    name = "Simulated user (critical errors, elicited weight)"
+    if simulator is None or simulator.empty:
+        return Reading(name, "not measured", "run discovery with the audit on (the default) to audit the simulator")
+    share = pd.to_numeric(simulator["critical_share"], errors="coerce")
+    weight = pd.to_numeric(simulator["elicited_weight"], errors="coerce")
+    worst = _number(share.max())
+    finding = (
+        f"dialogues with a critical simulator error: at most {_f(None if worst is None else 100 * worst, 1)} % per "
+        f"cell; mean elicited weight {_f(weight.mean())}"
+    )
+    if worst is None:
+        text = "no valid audit: the simulator's errors are unknown"
+    elif worst == 0:
+        text = "the audit found no dialogue where the simulated user gave the task away or misstated the profile"
+    else:
+        text = (
+            "some dialogues were helped or hindered by the simulated user itself; compare cells with care "
+            "and read the flagged transcripts"
+        )
+    return Reading(name, finding, text)
+
+
+def judge_readings(judges: JudgeReliability | None) -> list[Reading]:
+    agreement = "Judge agreement (Krippendorff's α, ordinal)"
+    noise = "Judge noise (α among repeats)"
+    length = "Length bias (Spearman ρ, score vs response length)"
+    if judges is None:
+        absent = "no per-attribute table"
+        return [Reading(agreement, absent, "—"), Reading(noise, absent, "—"), Reading(length, absent, "—")]
+    alphas = pd.to_numeric(judges.agreement["alpha"], errors="coerce").dropna()
+    if alphas.empty:
+        reasons = sorted({str(r) for r in judges.agreement["reason"] if r})
+        out = [Reading(agreement, "; ".join(reasons) or "not measured", "repeat --judge-model to measure it")]
+    else:
+        low = float(alphas.min())
+        word = "agree well" if low >= 0.8 else ("agree moderately" if low >= 0.667 else "disagree")
+        out = [
+            Reading(
+                agreement,
+                f"α from {low:.2f} to {float(alphas.max()):.2f} over {len(alphas)} cell(s)",
+                f"the judges {word} (0.8 and above is usually read as reliable, below 0.667 as not)",
+            )
+        ]
+    noise_alpha = pd.to_numeric(judges.noise["alpha"], errors="coerce").dropna()
+    if noise_alpha.empty:
+        out.append(Reading(noise, "not measured", "--judge-repeats 2 or more re-judges each response"))
+    else:
+        sd = pd.to_numeric(judges.noise["mean_sd"], errors="coerce")
+        out.append(
+            Reading(
+                noise,
+                f"α {float(noise_alpha.min()):.2f}–{float(noise_alpha.max()):.2f}; mean score SD {_f(sd.mean())}",
+                "how much one judge disagrees with itself on the same response",
+            )
+        )
+    rho = pd.to_numeric(judges.length["spearman"], errors="coerce").dropna()
+    if rho.empty:
+        out.append(Reading(length, "not measured", "needs transcripts (final responses) beside the results"))
+    else:
+        strongest = float(rho.abs().max())
+        word = "scores barely follow length" if strongest < 0.3 else "longer responses tend to score differently"
+        out.append(Reading(length, f"|ρ| at most {strongest:.2f}", word))
+    return out
+
+
+def calibration_reading(calibration: Calibration | None) -> Reading:
+    name = "Human calibration"
+    if calibration is None:
+        return Reading(
+            name,
+            "no human ratings",
+            "rate a sample with `prefdisco annotate serve-ratings`, then `prefdisco report --human RATINGS.csv`",
+        )
+    finding = (
+        f"{calibration.n_pairs} rated items, Spearman {_f(calibration.spearman)}, weighted κ "
+        f"{_f(calibration.weighted_kappa)}, judge bias {_f(calibration.judge_bias)}"
+    )
+    bias = calibration.judge_bias
+    direction = "above" if bias > 0 else "below"
+    return Reading(name, finding, f"the judge scores {abs(bias):.2f} points {direction} people on average")
+
+
+def variance_reading(variance: pd.DataFrame | None, detectable: pd.DataFrame | None) -> list[Reading]:
+    parts = "Variance by source (assistant / simulator / judge)"
+    if variance is None or variance.empty:
+        out = [Reading(parts, "not measured", "--epochs 2 or more and --judge-repeats 2 or more measure it")]
+    else:
+        sums = {
+            k: pd.to_numeric(variance[k], errors="coerce").sum(min_count=1) for k in ("assistant", "simulator", "judge")
+        }
+        known = {k: v for k, v in sums.items() if _number(v) is not None}
+        total = sum(known.values())
+        if not known or total <= 0:
+            reasons = sorted({str(r) for r in variance["reason"] if r})
+            out = [Reading(parts, "; ".join(reasons) or "no variation", "trials agree: no part to attribute")]
+        else:
+            shares = ", ".join(f"{k} {100 * v / total:.0f} %" for k, v in known.items())
+            biggest = max(known, key=lambda k: known[k])
+            out = [Reading(parts, shares, f"most of the trial-to-trial variation comes from the {biggest}")]
+    name = "Smallest detectable NormAlign difference"
+    mde = None if detectable is None else pd.to_numeric(detectable["mde"], errors="coerce").dropna()
+    if mde is None or mde.empty:
+        out.append(Reading(name, "no interval", "bootstrap intervals (--bootstrap > 0) are needed"))
+    else:
+        out.append(
+            Reading(
+                name,
+                f"{float(mde.min()):.1f} to {float(mde.max()):.1f} NormAlign points",
+                "two models closer than this are not told apart by a run of this size (80 % power, 5 % test)",
+            )
+        )
+    return out

@@ -1,0 +1,58 @@
+"""What every simulated user shares: the ``SimulatedUser`` protocol, the ``UserReply`` it returns, how a user
+model's reply is cleaned and how preferences are written for it.
+
+Its own module so that user types living in modules of their own (``targeted.py``) and the registry that lists
+them (``user.py``) both import it without importing each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple, Protocol
+
+from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput
+
+from prefdisco.dialogue.protocol import strip_markers
+from prefdisco.schema import PreferenceItem, UserMapping
+
+USER_MAX_TOKENS = 160
+
+
+class UserReply(NamedTuple):
+    text: str
+    output: ModelOutput | None  # None for a reply that called no model
+    revealed: tuple[str, ...] | None = None
+    """The profile attributes this reply revealed, when the user knows (targeted); None: it does not know."""
+    mapping: UserMapping | None = None
+    """How the question was read, for users that map questions first (targeted); None otherwise."""
+
+
+class SimulatedUser(Protocol):
+    """Replies to assistant questions; ``history`` is its own view of the dialogue (questions in, replies out)."""
+
+    history: list[ChatMessage]
+
+    async def reply(self, question: str) -> UserReply: ...
+
+
+def preference_lines(items: Iterable[PreferenceItem]) -> str:
+    """Preferences as a simulated user knows them: what they want and why (no weights)."""
+    lines = []
+    for item in items:
+        meaning = f" ({item.description})" if item.description else ""
+        why = f" Why: {item.justification}" if item.justification else ""
+        lines.append(f"- {item.attribute}{meaning}: {item.value}.{why}")
+    return "\n".join(lines)
+
+
+def reply_config(model: Model) -> GenerateConfig:
+    """The settings of a user-model call: ``USER_MAX_TOKENS`` unless the role was given its own max_tokens."""
+    return GenerateConfig() if model.config.max_tokens else GenerateConfig(max_tokens=USER_MAX_TOKENS)
+
+
+def clean_reply(text: str) -> str:
+    """A user model's visible reply without protocol markers or wrapping quotes; never empty."""
+    text = strip_markers(text).strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1].strip()
+    return text or "(no reply)"
