@@ -9,15 +9,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from prefdisco.annotate.labels import TIE_RULE
+from prefdisco.annotate.serve_options import (
+    Host,
+    Port,
+    Seed,
+    TokensFile,
+    TokenSpecs,
+    announce_and_serve,
+    console,
+    db_option,
+    read_tokens,
+)
 
 if TYPE_CHECKING:
     from prefdisco.annotate.stats import AgreementStats
-
-console = Console()
 
 SERVE_HELP = """Serve the annotation web app for BENCH_DIR (binds to 127.0.0.1 unless --host says otherwise).
 
@@ -41,37 +49,25 @@ def register(app: typer.Typer) -> None:
     @annotate.command("serve", help=SERVE_HELP)
     def serve_command(
         bench_dir: Annotated[Path, typer.Argument(help="benchmark folder (written by prefdisco build)")],
-        db: Annotated[Path, typer.Option("--db", help="SQLite file for items and labels (created if absent)")],
-        host: Annotated[str, typer.Option(help="interface to bind")] = "127.0.0.1",
-        port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
+        db: Annotated[Path, db_option("labels")],
+        host: Host = "127.0.0.1",
+        port: Port = 8000,
         per_task: Annotated[
             int | None, typer.Option(min=1, help="scenarios sampled per task on first start [default: 2]")
         ] = None,
-        seed: Annotated[int | None, typer.Option(help="sampling seed on first start [default: 0]")] = None,
-        token: Annotated[
-            list[str] | None, typer.Option("--token", help="NAME=TOKEN; repeat for each annotator")
-        ] = None,
-        tokens_file: Annotated[
-            Path | None, typer.Option(help="file with one NAME=TOKEN per line ('#' comments allowed)")
-        ] = None,
+        seed: Seed = None,
+        token: TokenSpecs = None,
+        tokens_file: TokensFile = None,
     ) -> None:
-        from prefdisco.annotate.auth import parse_tokens
         from prefdisco.annotate.service import prepare, serve
 
-        tokens = parse_tokens(token or [], tokens_file)
+        tokens = read_tokens(token, tokens_file)
         prepared = prepare(bench_dir, db, per_task=per_task, seed=seed)
         state = "sampled and stored" if prepared.created else "loaded from the database"
         tasks = ", ".join(f"{task} ({n})" for task, n in prepared.tasks.items())
         console.print(f"{len(prepared.items)} items {state}: {tasks}")
         console.print(f"per task {prepared.per_task}, seed {prepared.seed}, {2 * prepared.per_side} candidates each")
-        for note in prepared.notes:
-            console.print(f"[yellow]note:[/] {note}", highlight=False)
-        if tokens:
-            console.print(f"access tokens configured for: {', '.join(tokens.annotators)}")
-        if host not in ("127.0.0.1", "localhost", "::1"):
-            console.print(f"[yellow]warning:[/] binding to {host}: the app is reachable from other machines")
-        console.print(f"open http://{host}:{port}/ (Ctrl+C to stop)")
-        serve(db, host, port, tokens)
+        announce_and_serve(prepared.notes, tokens, host, port, lambda: serve(db, host, port, tokens))
 
     @annotate.command("export")
     def export_command(

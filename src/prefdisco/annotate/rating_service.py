@@ -19,6 +19,7 @@ import uvicorn
 
 from prefdisco.analysis.human_ratings import EXPORT_ORDER, RATING_COLUMNS, mode_label
 from prefdisco.annotate.auth import Tokens
+from prefdisco.annotate.database import check_unchanged
 from prefdisco.annotate.rating_app import create_rating_app
 from prefdisco.annotate.rating_items import DEFAULT_ITEMS, DEFAULT_SEED, RatingItem, sample_ratings
 from prefdisco.annotate.rating_run import read_run
@@ -78,11 +79,7 @@ def prepare_ratings(
             raise UserError(
                 f"{db}: its rating items were drawn from {meta.get(key)}, not {flag} {given}; use a new --db"
             )
-    for key, value in (("items", n_items), ("seed", seed)):
-        if value is not None and str(value) != meta.get(key):
-            raise UserError(
-                f"{db}: the items were drawn with --{key} {meta.get(key)}; drop the option or use a new --db"
-            )
+    check_unchanged(db, meta, {"items": n_items, "seed": seed}, "drawn")
     items = store.rating_items()
     notes = []
     if len(items) < int(meta["items"]):
@@ -107,12 +104,11 @@ def export_ratings(db: Path, out: Path) -> tuple[int, list[str]]:
         raise UserError(f"{out}: folder {out.parent} does not exist")
     optional = set(json.loads(store.rating_meta().get("key_columns", "[]")))
     columns = [c for c in EXPORT_ORDER if c in RATING_COLUMNS or c in optional]
-    rows = store.rating_rows()
+    rows = store.ratings()
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
-        values = row._asdict()
-        writer.writerow(["" if values[c] is None else values[c] for c in columns])
+        writer.writerow(["" if row.value(c) is None else row.value(c) for c in columns])
     atomic_write(out, buffer.getvalue())
     return len(rows), columns

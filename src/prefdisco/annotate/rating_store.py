@@ -1,27 +1,25 @@
-"""The response-rating tables of the annotation database, on the same SQLite store as the attribute labels.
+"""The response-rating tables of the annotation database, in the same SQLite file as the attribute labels.
 
-``RatingStore`` is a ``Store`` (its connections, ``BEGIN IMMEDIATE`` transactions, WAL and busy timeout) with two
-tables more: ``rating_items`` (the fixed item set, written once in the transaction that checks it is absent, like
-the attribute items) and ``ratings`` (one score 1–5 per annotator and item; resubmitting replaces). Its metadata
-rows are the ``meta`` table's ``ratings_*`` keys, so one file may hold both task kinds.
+``RatingStore`` is a ``database.Database`` (its connections, ``BEGIN IMMEDIATE`` transactions, WAL and busy
+timeout) with two tables: ``rating_items`` (the fixed item set, written once in the transaction that checks it is
+absent, like the attribute items) and ``ratings`` (one score 1–5 per annotator and item; resubmitting replaces).
+Its metadata rows are the ``meta`` table's ``ratings_*`` keys, so one file may hold both task kinds.
 
 The item rows hold what the page shows and the keys the export writes — never the judge's score.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Mapping
-from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from prefdisco.annotate.database import Database, SubmissionError, upsert
 from prefdisco.annotate.rating_items import RatingItem
-from prefdisco.annotate.store import Store, SubmissionError
-from prefdisco.errors import UserError
 
 META_PREFIX = "ratings_"
-SCHEMA_VERSION = "1"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS rating_items (
@@ -47,42 +45,27 @@ CREATE TABLE IF NOT EXISTS ratings (
     PRIMARY KEY (annotator, position)
 );
 """
-_ITEM_COLUMNS = (
-    "position, model, task, scenario_id, mode, fixed_k, epoch, attribute, problem_text, response, description, "
-    "preferred_value, levels"
-)
+_ITEM_COLUMNS = tuple(field.name for field in dataclasses.fields(RatingItem))
+"""The ``rating_items`` columns: ``RatingItem``'s fields, in order (``levels`` stored as a JSON list)."""
 
 
-class RatingRow(NamedTuple):
+class Rating(NamedTuple):
+    """One stored score of one item; ``value`` reads an export column (``annotator``, ``score`` or an item field)."""
+
     annotator: str
-    model: str
-    task: str
-    scenario_id: str
-    mode: str
-    fixed_k: int | None
-    epoch: int
-    attribute: str
+    item: RatingItem
     score: int
 
+    def value(self, column: str) -> Any:
+        return getattr(self, column) if column in ("annotator", "score") else getattr(self.item, column)
 
-class RatingStore(Store):
-    def ensure_schema(self) -> None:
-        super().ensure_schema()
-        try:
-            with self.connect() as conn:
-                conn.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as e:
-            raise UserError(f"{self.path}: not a PrefDisco annotation database ({e})") from None
+
+class RatingStore(Database):
+    SCHEMA = _SCHEMA
 
     def require_rating_items(self) -> None:
         """UserError unless the file exists and holds a rating item set (for export and serving)."""
-        if not self.path.is_file():
-            raise UserError(
-                f"{self.path}: annotation database not found (start `prefdisco annotate serve-ratings` first)"
-            )
-        self.ensure_schema()
-        if not self.rating_items():
-            raise UserError(f"{self.path}: the database holds no response-rating items")
+        self.require(lambda: bool(self.rating_items()), "serve-ratings", "response-rating items")
 
     def rating_meta(self) -> dict[str, str]:
         """The ``ratings_*`` metadata, without the prefix."""
@@ -90,43 +73,22 @@ class RatingStore(Store):
 
     def initialize_ratings(self, items: list[RatingItem], meta: Mapping[str, str]) -> bool:
         """Store the item set and its metadata unless one is stored already. True when this call stored it."""
-        with self.transaction() as conn:
-            if conn.execute("SELECT 1 FROM rating_items LIMIT 1").fetchone():
-                return False
-            entries = {"schema_version": SCHEMA_VERSION, "created_at": _now(), **meta}
-            conn.executemany(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                [(META_PREFIX + key, value) for key, value in entries.items()],
-            )
-            conn.executemany(
-                f"INSERT INTO rating_items ({_ITEM_COLUMNS}) VALUES ({', '.join('?' * 13)})",
-                [
-                    (
-                        i.position,
-                        i.model,
-                        i.task,
-                        i.scenario_id,
-                        i.mode,
-                        i.fixed_k,
-                        i.epoch,
-                        i.attribute,
-                        i.problem_text,
-                        i.response,
-                        i.description,
-                        i.preferred_value,
-                        json.dumps(list(i.levels)),
-                    )
-                    for i in items
-                ],
-            )
-        return True
+
+        def insert(conn: sqlite3.Connection) -> None:
+            rows = [
+                tuple(json.dumps(list(i.levels)) if c == "levels" else getattr(i, c) for c in _ITEM_COLUMNS)
+                for i in items
+            ]
+            marks = ", ".join("?" * len(_ITEM_COLUMNS))
+            conn.executemany(f"INSERT INTO rating_items ({', '.join(_ITEM_COLUMNS)}) VALUES ({marks})", rows)
+
+        return self.initialize_once("rating_items", meta, insert, prefix=META_PREFIX)
 
     def rating_items(self) -> list[RatingItem]:
-        with self.connect() as conn:
-            rows = conn.execute(f"SELECT {_ITEM_COLUMNS} FROM rating_items ORDER BY position").fetchall()
-        names = [name.strip() for name in _ITEM_COLUMNS.split(",")]
+        rows = self.fetch(f"SELECT {', '.join(_ITEM_COLUMNS)} FROM rating_items ORDER BY position")
         return [
-            RatingItem(**{**dict(zip(names, row, strict=True)), "levels": tuple(json.loads(row[12]))}) for row in rows
+            RatingItem(**{**dict(zip(_ITEM_COLUMNS, row, strict=True)), "levels": tuple(json.loads(row[-1]))})
+            for row in rows
         ]
 
     # -- ratings --------------------------------------------------------------------------------------------
@@ -139,30 +101,18 @@ class RatingStore(Store):
         with self.transaction() as conn:
             if not conn.execute("SELECT 1 FROM rating_items WHERE position = ?", (position,)).fetchone():
                 raise SubmissionError(f"unknown item {position}", status=404)
-            conn.execute(
-                "INSERT INTO ratings (annotator, position, score, updated_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (annotator, position) DO UPDATE SET score = excluded.score, "
-                "updated_at = excluded.updated_at",
-                (annotator, position, score, _now()),
-            )
+            upsert(conn, "ratings", ("annotator", "position"), "score", [(annotator, position, score)])
 
     def rated(self, annotator: str) -> dict[int, int]:
         """Position -> score of every item this annotator has rated."""
-        with self.connect() as conn:
-            return dict(
-                conn.execute("SELECT position, score FROM ratings WHERE annotator = ?", (annotator,)).fetchall()
+        return dict(self.fetch("SELECT position, score FROM ratings WHERE annotator = ?", (annotator,)))
+
+    def ratings(self) -> list[Rating]:
+        """Every stored score, by annotator and item position."""
+        items = {item.position: item for item in self.rating_items()}
+        return [
+            Rating(annotator, items[position], score)
+            for annotator, position, score in self.fetch(
+                "SELECT annotator, position, score FROM ratings ORDER BY annotator, position"
             )
-
-    def rating_rows(self) -> list[RatingRow]:
-        with self.connect() as conn:
-            return [
-                RatingRow(*row)
-                for row in conn.execute(
-                    "SELECT r.annotator, i.model, i.task, i.scenario_id, i.mode, i.fixed_k, i.epoch, i.attribute, "
-                    "r.score FROM ratings r JOIN rating_items i USING (position) ORDER BY r.annotator, i.position"
-                )
-            ]
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+        ]

@@ -15,6 +15,7 @@ import uvicorn
 from prefdisco.annotate.app import create_app
 from prefdisco.annotate.auth import Tokens
 from prefdisco.annotate.bench import load_benchmark
+from prefdisco.annotate.database import check_unchanged
 from prefdisco.annotate.labels import write_csv
 from prefdisco.annotate.sampling import (
     DEFAULT_PER_SIDE,
@@ -85,12 +86,7 @@ def prepare(
             f"{db}: this database holds items sampled from a different benchmark "
             f"({meta.get('bench_dir', 'unknown folder')}); use a new --db for {bench_dir}"
         )
-    for key, given in (("per_task", per_task), ("seed", seed)):
-        if given is not None and str(given) != meta.get(key):
-            raise UserError(
-                f"{db}: the items were sampled with --{key.replace('_', '-')} {meta.get(key)}; "
-                f"drop the option or use a new --db"
-            )
+    check_unchanged(db, meta, {"per_task": per_task, "seed": seed}, "sampled")
     items = store.items()
     stored_per_task, stored_per_side = int(meta["per_task"]), int(meta["per_side"])
     problems: dict[str, set[str]] = {}

@@ -1,54 +1,19 @@
-// Submits an item's answers to POST /api/annotations and moves on to the next item.
-// Without JavaScript the same form posts to /annotate/<n> and the server redirects.
+// The attribute page's answer for POST /api/annotations: Yes/No for every candidate (see submit.js).
 "use strict";
-(function () {
-  const form = document.getElementById("annotation-form");
-  if (!form) {
-    return;
+window.prefdiscoSubmit("annotation-form", "/api/annotations", function (form) {
+  const labels = {};
+  const missing = [];
+  for (const fieldset of form.querySelectorAll("fieldset[data-attribute]")) {
+    const checked = fieldset.querySelector("input[type=radio]:checked");
+    fieldset.classList.toggle("missing", !checked);
+    if (checked) {
+      labels[fieldset.dataset.attribute] = checked.value === "1";
+    } else {
+      missing.push(fieldset.dataset.attribute);
+    }
   }
-  const message = document.getElementById("message");
-  const button = document.getElementById("submit");
-
-  function show(text) {
-    message.textContent = text;
-    message.hidden = false;
+  if (missing.length > 0) {
+    return { problem: "Please answer every attribute (" + missing.length + " still open)." };
   }
-
-  form.addEventListener("submit", async function (event) {
-    event.preventDefault();
-    const labels = {};
-    const missing = [];
-    for (const fieldset of form.querySelectorAll("fieldset[data-attribute]")) {
-      const checked = fieldset.querySelector("input[type=radio]:checked");
-      fieldset.classList.toggle("missing", !checked);
-      if (checked) {
-        labels[fieldset.dataset.attribute] = checked.value === "1";
-      } else {
-        missing.push(fieldset.dataset.attribute);
-      }
-    }
-    if (missing.length > 0) {
-      show("Please answer every attribute (" + missing.length + " still open).");
-      return;
-    }
-    button.disabled = true;
-    try {
-      const response = await fetch("/api/annotations", {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ scenario_id: form.dataset.scenarioId, labels: labels }),
-      });
-      const data = await response.json().catch(function () { return {}; });
-      if (!response.ok) {
-        show(data.detail || "The server answered " + response.status + ".");
-        return;
-      }
-      window.location.assign(data.next);
-    } catch (error) {
-      show("Could not reach the server: " + error);
-    } finally {
-      button.disabled = false;
-    }
-  });
-})();
+  return { payload: { scenario_id: form.dataset.scenarioId, labels: labels } };
+});

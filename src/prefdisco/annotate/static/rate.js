@@ -1,46 +1,10 @@
-// Submits a response rating to POST /api/ratings and moves on to the next item.
-// Without JavaScript the same form posts to /rate/<n> and the server redirects.
+// The rating page's answer for POST /api/ratings: one score 1-5 (see submit.js).
 "use strict";
-(function () {
-  const form = document.getElementById("rating-form");
-  if (!form) {
-    return;
+window.prefdiscoSubmit("rating-form", "/api/ratings", function (form) {
+  const checked = form.querySelector("input[name=score]:checked");
+  document.getElementById("levels").classList.toggle("missing", !checked);
+  if (!checked) {
+    return { problem: "Please choose a score from 1 to 5." };
   }
-  const message = document.getElementById("message");
-  const button = document.getElementById("submit");
-  const levels = document.getElementById("levels");
-
-  function show(text) {
-    message.textContent = text;
-    message.hidden = false;
-  }
-
-  form.addEventListener("submit", async function (event) {
-    event.preventDefault();
-    const checked = form.querySelector("input[name=score]:checked");
-    levels.classList.toggle("missing", !checked);
-    if (!checked) {
-      show("Please choose a score from 1 to 5.");
-      return;
-    }
-    button.disabled = true;
-    try {
-      const response = await fetch("/api/ratings", {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ position: Number(form.dataset.position), score: Number(checked.value) }),
-      });
-      const data = await response.json().catch(function () { return {}; });
-      if (!response.ok) {
-        show(data.detail || "The server answered " + response.status + ".");
-        return;
-      }
-      window.location.assign(data.next);
-    } catch (error) {
-      show("Could not reach the server: " + error);
-    } finally {
-      button.disabled = false;
-    }
-  });
-})();
+  return { payload: { position: Number(form.dataset.position), score: Number(checked.value) } };
+});

@@ -1,0 +1,261 @@
+"""The web app both task kinds share (Starlette): log-in, session cookie, tokens, progress, overview, JSON API.
+
+A task kind (``app.AnnotationApp``: attribute relevance; ``rating_app.RatingApp``: response ratings) is a
+``TaskApp`` subclass that says what its pages call things (``TaskPages``), renders its item page and stores an
+answer from the HTML form or from the JSON API. Everything else is here, once:
+
+* ``GET /login``, ``POST /login`` (form: ``name``, plus ``token`` if tokens are set), ``POST /logout``;
+* ``GET {path}`` — redirects to the annotator's next open item (or the overview when all are done);
+* ``GET {path}/{n}`` — item n; ``POST {path}/{n}`` — the plain HTML form fallback;
+* ``POST {api}`` — the JSON answer the page's script sends; answers ``{"saved", "completed", "total", "next"}``;
+* ``GET /overview`` — every item with this annotator's status.
+
+An invalid submission gets a 4xx with a one-line ``detail`` (JSON) or the item page with the error, and changes
+nothing. All text is escaped by jinja2's autoescape. The templates ``base``, ``login``, ``overview``, ``error`` and
+``item_page`` (which each kind's item page extends) are shared; ``TaskPages`` fills in the task kind's words.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
+
+import jinja2
+from pydantic import BaseModel, ValidationError
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from prefdisco.annotate.auth import NAME_RULE, CookieSigner, Tokens, valid_name
+from prefdisco.annotate.database import SubmissionError
+from prefdisco.annotate.middleware import BodyLimit, SecurityHeaders
+from prefdisco.errors import describe_validation_error
+
+HERE = Path(__file__).parent
+COOKIE = "prefdisco_annotator"
+
+
+@dataclass(frozen=True)
+class TaskPages:
+    """What the shared pages say and link for one task kind."""
+
+    path: str  # the item pages: GET path (next open item), path/{n}
+    api: str  # the JSON endpoint the page's script posts to
+    question: str  # asked on every item page
+    title: str  # the default page title
+    brand: str  # the header's name of the task
+    styles: tuple[str, ...]  # stylesheets under /static
+    script: str  # the page script under /static (after the shared submit.js)
+    login_heading: str
+    login_intro: str
+    back: str  # the error page's link text back to the items
+    item_word: str  # the progress line's "{item_word} n of N"
+    noun: str  # what the items are called in the overview ("items", "responses")
+    done_word: str  # "n of N {noun} {done_word}"
+    status: str  # an item's status once done ("{status} — you may change {yours}"; "You {status} all N {noun}")
+    yours: str  # what an annotator may change on a done item
+    columns: tuple[tuple[str, str], ...]  # the overview's columns after '#': (heading, item field)
+
+
+class Positioned(Protocol):
+    @property
+    def position(self) -> int: ...
+
+
+ItemT = TypeVar("ItemT", bound=Positioned)
+SubmissionT = TypeVar("SubmissionT", bound=BaseModel)
+
+
+class TaskApp(ABC, Generic[ItemT, SubmissionT]):
+    """Request handlers for one task kind's fixed item set (read once: it never changes)."""
+
+    pages: TaskPages
+    submission: type[SubmissionT]  # the JSON API's body
+
+    def __init__(self, items: Sequence[ItemT], tokens: Tokens, signer: CookieSigner) -> None:
+        self.items = list(items)
+        self.tokens = tokens
+        self.signer = signer
+        self.by_position = {item.position: item for item in self.items}
+        self.templates = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(HERE / "templates"),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+        )
+
+    # -- what a task kind says ------------------------------------------------------------------------------
+
+    @abstractmethod
+    def completed(self, annotator: str) -> Collection[int]:
+        """The positions of the items this annotator has answered."""
+
+    @abstractmethod
+    def render_item(self, annotator: str, item: ItemT, error: str | None = None, status: int = 200) -> Response:
+        """The item page (with ``error`` shown, when given)."""
+
+    @abstractmethod
+    def answer_form(self, annotator: str, item: ItemT, form: FormData) -> dict[str, Any]:
+        """Store the HTML form's answer for ``item``: ``progress``, or ``SubmissionError``."""
+
+    @abstractmethod
+    def answer_json(self, annotator: str, submission: SubmissionT) -> dict[str, Any]:
+        """Store the JSON API's answer: ``progress``, or ``SubmissionError``."""
+
+    # -- helpers --------------------------------------------------------------------------------------------
+
+    def render(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        page = self.templates.get_template(template)
+        html = page.render(kind=self.pages, question=self.pages.question, **context)
+        return HTMLResponse(html, status_code=status)
+
+    def annotator(self, request: Request) -> str | None:
+        name = self.signer.unsign(request.cookies.get(COOKIE))
+        return name if name is not None and self.tokens.permits(name) else None
+
+    def next_url(self, done: Collection[int], after: int = 0) -> str:
+        """The first item not in ``done`` after position ``after`` (wrapping around), or the overview."""
+        pending = [i.position for i in self.items if i.position not in done]
+        if not pending:
+            return "/overview"
+        later = [p for p in pending if p > after]
+        return f"{self.pages.path}/{(later or pending)[0]}"
+
+    def progress(self, annotator: str, saved: int, after: int) -> dict[str, Any]:
+        """The API's answer after storing ``saved`` answers for the item at position ``after``."""
+        done = self.completed(annotator)
+        return {"saved": saved, "completed": len(done), "total": len(self.items), "next": self.next_url(done, after)}
+
+    def login_redirect(self) -> RedirectResponse:
+        return RedirectResponse("/login", status_code=303)
+
+    def requested_item(self, request: Request) -> tuple[str, ItemT] | Response:
+        """The logged-in annotator and the item ``{position}`` names, or the login redirect or the 404 page."""
+        annotator = self.annotator(request)
+        if annotator is None:
+            return self.login_redirect()
+        item = self.by_position.get(request.path_params["position"])
+        if item is None:
+            return self.render("error.html", status=404, message="No such item.", annotator=annotator)
+        return annotator, item
+
+    # -- pages ----------------------------------------------------------------------------------------------
+
+    def home(self, request: Request) -> Response:
+        return RedirectResponse(self.pages.path if self.annotator(request) else "/login", status_code=303)
+
+    def login_page(self, request: Request) -> Response:
+        return self.render("login.html", need_token=bool(self.tokens), error=None, name="")
+
+    async def login(self, request: Request) -> Response:
+        form = await request.form()
+        name = str(form.get("name") or "").strip()
+        token = str(form.get("token") or "")
+        if not valid_name(name):
+            status, error = 400, f"Please enter a name: {NAME_RULE}."
+        elif not self.tokens.allows(name, token):
+            status, error = 403, "Unknown annotator or wrong access token."
+        else:
+            response = RedirectResponse(self.pages.path, status_code=303)
+            response.set_cookie(COOKIE, self.signer.sign(name), httponly=True, samesite="strict", path="/")
+            return response
+        return self.render("login.html", status=status, need_token=bool(self.tokens), error=error, name=name)
+
+    def logout(self, request: Request) -> Response:
+        response = self.login_redirect()
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    def next_item(self, request: Request) -> Response:
+        annotator = self.annotator(request)
+        if annotator is None:
+            return self.login_redirect()
+        return RedirectResponse(self.next_url(self.completed(annotator)), status_code=303)
+
+    def item_page(self, request: Request) -> Response:
+        found = self.requested_item(request)
+        return found if isinstance(found, Response) else self.render_item(*found)
+
+    def overview(self, request: Request) -> Response:
+        annotator = self.annotator(request)
+        if annotator is None:
+            return self.login_redirect()
+        done = self.completed(annotator)
+        return self.render(
+            "overview.html",
+            annotator=annotator,
+            rows=[(item, item.position in done) for item in self.items],
+            completed=len(done),
+            total=len(self.items),
+        )
+
+    async def submit_form(self, request: Request) -> Response:
+        found = self.requested_item(request)
+        if isinstance(found, Response):
+            return found
+        annotator, item = found
+        form = await request.form()
+        try:
+            result = await run_in_threadpool(self.answer_form, annotator, item, form)
+        except SubmissionError as e:
+            return await run_in_threadpool(self.render_item, annotator, item, str(e), e.status)
+        return RedirectResponse(result["next"], status_code=303)
+
+    # -- JSON API -------------------------------------------------------------------------------------------
+
+    async def api_submit(self, request: Request) -> Response:
+        annotator = self.annotator(request)
+        if annotator is None:
+            return problem(401, "not logged in: open /login first")
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            return problem(415, "expected Content-Type: application/json")
+        try:
+            payload = json.loads(await request.body())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return problem(400, "request body is not valid JSON")
+        try:
+            submission = self.submission.model_validate(payload)
+        except ValidationError as e:
+            return problem(422, describe_validation_error(e, "request body"))
+        try:
+            result = await run_in_threadpool(self.answer_json, annotator, submission)
+        except SubmissionError as e:
+            return problem(e.status, str(e))
+        return JSONResponse(result)
+
+    # -- the ASGI app ---------------------------------------------------------------------------------------
+
+    def routes(self) -> list[BaseRoute]:
+        item = self.pages.path + "/{position:int}"
+        return [
+            Route("/", self.home),
+            Route("/login", self.login_page, methods=["GET"]),
+            Route("/login", self.login, methods=["POST"]),
+            Route("/logout", self.logout, methods=["POST"]),
+            Route(self.pages.path, self.next_item, methods=["GET"]),
+            Route(item, self.item_page, methods=["GET"]),
+            Route(item, self.submit_form, methods=["POST"]),
+            Route("/overview", self.overview, methods=["GET"]),
+            Route(self.pages.api, self.api_submit, methods=["POST"]),
+            Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+        ]
+
+    def asgi(self, max_body: int) -> Starlette:
+        """The ASGI app: these routes behind the security headers and the request-body cap."""
+        middleware = [Middleware(SecurityHeaders), Middleware(BodyLimit, limit=max_body)]
+        app = Starlette(routes=self.routes(), middleware=middleware)
+        app.state.handlers = self
+        return app
+
+
+def problem(status: int, detail: str) -> JSONResponse:
+    """A JSON error: ``{"detail": ...}`` with ``status``."""
+    return JSONResponse({"detail": detail}, status_code=status)
