@@ -158,6 +158,21 @@ def test_dry_run_estimates_without_any_model_call(tmp_path: Path) -> None:
     assert not (tmp_path / "bench").exists()
 
 
+@pytest.mark.parametrize(
+    ("problems", "per_problem", "expected"),
+    [(1, 1, 1), (3, 4, 12), (20, 10, 100), (None, 10, 100), (2, 150, 150)],
+)
+def test_the_default_library_is_what_the_build_needs(tmp_path: Path, problems, per_problem, expected) -> None:
+    """Without --persona-library and --library-size: problems × personas per problem, at most 100, at least the
+    personas per problem; the dry-run counts that library's calls (one scenario: one persona call, not 100)."""
+    config = _config(tmp_path / "b", problems=problems, personas_per_problem=per_problem, library_size=None)
+    assert config.library_size == expected
+    if problems is not None:
+        estimate = estimate_build(config, problems=make_problems(problems))
+        assert estimate.steps["persona"].calls == expected
+    assert _config(tmp_path / "b", problems=1, personas_per_problem=1, library_size=7).library_size == 7
+
+
 def _cli() -> typer.Typer:
     app = typer.Typer()
     register(app)

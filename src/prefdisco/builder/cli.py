@@ -81,7 +81,12 @@ def register(app: typer.Typer) -> None:
         problems: int = typer.Option(100, "--problems", min=1, help="Problems to sample (seeded)."),
         personas_per_problem: int = typer.Option(10, "--personas-per-problem", min=1),
         persona_library: Path | None = typer.Option(None, "--persona-library", help="personas.jsonl to reuse."),
-        library_size: int = typer.Option(100, "--library-size", min=1, help="Personas to generate if no library."),
+        library_size: int | None = typer.Option(
+            None,
+            "--library-size",
+            min=1,
+            help="Personas to generate if no library (default: problems x personas per problem, at most 100).",
+        ),
         source: str | None = typer.Option(None, "--source", help="Local data file/folder instead of the Hub."),
         split: str | None = typer.Option(None, "--split"),
         mapping: str | None = typer.Option(None, "--map", help="generic: question=...,answer=...,answer_type=..."),

@@ -11,6 +11,10 @@ from prefdisco.builder.relevance import RelevanceConfig
 from prefdisco.builder.semantic_dedup import SemanticDedupConfig
 
 
+DEFAULT_LIBRARY_SIZE = 100
+"""The largest library a build generates by default (the paper's); fewer when the build needs fewer."""
+
+
 class BuildConfig(BaseModel):
     """Everything ``prefdisco build`` needs; recorded in the manifest."""
 
@@ -21,7 +25,12 @@ class BuildConfig(BaseModel):
     problems: int | None = Field(default=100, ge=1)
     personas_per_problem: int = Field(default=10, ge=1)
     persona_library: Path | None = None
-    library_size: int = Field(default=100, ge=1, description="personas to generate when no library is given")
+    library_size: int | None = Field(
+        default=None,
+        ge=1,
+        description="personas to generate when no library is given; None: what the build needs "
+        "(problems × personas per problem, at most 100, at least the personas per problem)",
+    )
     models: list[str] = Field(default_factory=list)
     model_args: dict[str, str] = Field(default_factory=dict, description="provider args (-M) for every model")
     seed: int = 0
@@ -41,6 +50,20 @@ class BuildConfig(BaseModel):
     profile: ProfileConfig = Field(default_factory=ProfileConfig)
     semantic_dedup: SemanticDedupConfig = Field(default_factory=SemanticDedupConfig)
     out: Path
+
+    @model_validator(mode="after")
+    def _library_size(self) -> BuildConfig:
+        """Fill the default library size in, so the manifest records the number the build generated."""
+        if self.library_size is None:
+            needed = DEFAULT_LIBRARY_SIZE if self.problems is None else self.problems * self.personas_per_problem
+            self.library_size = max(self.personas_per_problem, min(DEFAULT_LIBRARY_SIZE, needed))
+        return self
+
+    @property
+    def library_n(self) -> int:
+        """How many personas the library gets (``library_size``, filled in by validation)."""
+        assert self.library_size is not None
+        return self.library_size
 
     @model_validator(mode="after")
     def _consistent(self) -> BuildConfig:

@@ -79,15 +79,15 @@ def estimate_build(
     steps: dict[str, StepEstimate] = {}
 
     if library is None:
-        lcfg = library_config(config, config.library_size)
+        lcfg = library_config(config, config.library_n)
         rng = random.Random(f"{config.seed}\x1fpersona-blueprints")
         schema_chars = _schema_chars(persona_lib.persona_schema(tuple(lcfg.space.occupation_groups)))
         chars = [
             len(persona_lib.persona_prompt(sample_blueprint(rng, lcfg.space, i), ipip, config.seed)) + schema_chars
-            for i in range(min(config.library_size, 20))
+            for i in range(min(config.library_n, 20))
         ]
         per_call = sum(chars) / len(chars)
-        n = config.library_size
+        n = config.library_n
         steps[persona_lib.STEP] = StepEstimate(
             calls=n,
             input_tokens=_tokens(int(per_call * n)),

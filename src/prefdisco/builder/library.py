@@ -59,11 +59,11 @@ async def library_for_build(runner: StepRunner, config: BuildConfig) -> tuple[li
             "diversity": library_diversity(library),
         }
     ipip = ipip_items(config)
-    result = await build_library(runner, library_config(config, config.library_size), ipip)
+    result = await build_library(runner, library_config(config, config.library_n), ipip)
     return result.personas, {
         "source": "generated",
         "size": len(result.personas),
-        "requested": config.library_size,
+        "requested": config.library_n,
         "candidates": result.candidates,
         "blueprints": result.blueprints,
         "rejections": result.rejections,
@@ -91,7 +91,7 @@ async def generate_library(
     models: Sequence[Model] | None = None,
     progress: Progress | None = None,
 ) -> LibraryReport:
-    """Generate ``config.library_size`` personas into ``out`` (personas.jsonl), resumable from a checkpoint
+    """Generate ``config.library_n`` personas into ``out`` (personas.jsonl), resumable from a checkpoint
     beside it."""
     out = Path(out)
     if out.is_dir():
@@ -99,7 +99,7 @@ async def generate_library(
     check_out_folder(out.parent)
     runner = make_runner(config, progress, models=models, checkpoint=library_checkpoint(out))
     ipip = ipip_items(config)
-    result = await build_library(runner, library_config(config, config.library_size), ipip)
+    result = await build_library(runner, library_config(config, config.library_n), ipip)
     if not result.personas:
         raise UserError(f"{out}: no persona was accepted{runner.first_failure()}")
     save_library(out, result.personas)
