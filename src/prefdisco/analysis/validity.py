@@ -102,7 +102,11 @@ def simulator_reading(simulator: pd.DataFrame | None) -> Reading:
         f"dialogues with a critical simulator error: at most {_f(None if worst is None else 100 * worst, 1)} % per "
         f"cell; mean elicited weight {_f(weight.mean())}"
     )
-    if worst is None:
+    audited = pd.to_numeric(simulator.get("n_audited", pd.Series(dtype=float)), errors="coerce").sum()
+    hits = pd.to_numeric(simulator.get("n_hit_rate", pd.Series(dtype=float)), errors="coerce").sum()
+    if worst is None and not audited and not hits:
+        text = "no dialogue asked a question, so there was no simulated-user turn to audit"
+    elif worst is None:
         text = "no valid audit: the simulator's errors are unknown"
     elif worst == 0:
         text = "the audit found no dialogue where the simulated user gave the task away or misstated the profile"
