@@ -15,11 +15,16 @@ Replies are role-aware and deterministic per request content, so a PrefDisco dia
 
 * judge (a message contains ``Reply with JSON only: {"score"``) → ``{"score": N}``, N from a hash of the prompt;
   the structured judge (``{"c1": N, ...}``) gets one such score per key;
-* user audit (``Reply with JSON only: {"turns"``) → one ``{"asked": [], "revealed": []}`` per turn;
+* user audit (``Reply with JSON only, one entry per turn key`` — the schema-constrained audit, answered like any
+  schema request below — or the older ``Reply with JSON only: {"turns"``, answered one ``{"asked": [],
+  "revealed": []}`` per turn), counted as role ``audit``;
 * SimpleQA grader (asks for CORRECT / INCORRECT / NOT_ATTEMPTED) → ``{"grade": "CORRECT"}``;
 * simulated user (system says ``You are role-playing a real person``) → a short first-person reply;
 * discovery / fixed-K assistant (system contains ``QUESTION:``) → ``QUESTION: ...?`` while the request holds at
   most ``questions`` user turns, then ``ANSWER: ...``;
+* the same under the tool protocol (system mentions the ``ask_user tool`` and the request offers a tool of that
+  name) → a call ``ask_user(question=...)`` while fewer than ``questions`` were asked (tool results and user
+  turns after the first), then the answer without a marker (also when no tool is offered any more);
 * anything else → an answer ending with ``The answer is B`` (or, when the request carries a JSON schema in
   ``response_format``, a deterministic instance of that schema).
 
@@ -40,6 +45,10 @@ garbage, so the judgement ends invalid), and only when configured. ``api_key`` s
 the reply (a string, or a value sent as JSON), or None for the default ``from_schema`` instance (``h``: the
 request's deterministic hash).
 
+Concurrency: ``max_in_flight`` counts every request at once; ``max_in_flight_of({"user"})`` (any set of the
+classified roles, e.g. ``{"judge", "audit", "grader"}``) the most requests of those roles answered at once, from
+classification to response (``latency_s`` delays each response, so calls overlap).
+
 Control endpoints: ``GET /_mock/stats``, ``POST /_mock/reset``, ``POST /_mock/config`` (JSON of MockConfig
 fields).
 """
@@ -50,6 +59,7 @@ import argparse
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import json
 import random
 import re
@@ -58,7 +68,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -67,8 +77,11 @@ from aiohttp import web
 JUDGE_MARK = 'Reply with JSON only: {"score"'
 STRUCTURED_JUDGE_MARK = 'Reply with JSON only: {"c1"'
 AUDIT_MARK = 'Reply with JSON only: {"turns"'
+AUDIT_SCHEMA_MARK = "Reply with JSON only, one entry per turn key"
 USER_MARK = "You are role-playing a real person"
 PROTOCOL_MARK = "QUESTION:"
+TOOLS_MARK = "ask_user tool"
+TOOL_NAME = "ask_user"
 CASE_TAG = re.compile(r"\[case ([A-Za-z0-9_.-]+)\]")
 MODE_TAG = re.compile(r"\[mode:([a-z_0-9]+)\]")
 GARBAGE_JUDGE = "Hard to say; the response is fine in places and weak in others."
@@ -137,13 +150,13 @@ def classify(messages: list[dict[str, Any]]) -> Classified:
     mode = MODE_TAG.search(everything)
     if JUDGE_MARK in everything or STRUCTURED_JUDGE_MARK in everything:
         return Classified("judge", mode.group(1) if mode else None, case_id)
-    if AUDIT_MARK in everything:
+    if AUDIT_MARK in everything or AUDIT_SCHEMA_MARK in everything:
         return Classified("audit", "discovery", case_id)
     if "NOT_ATTEMPTED" in everything and "CORRECT" in everything:
         return Classified("grader", mode.group(1) if mode else None, case_id)
     if USER_MARK in system:
         return Classified("user", "discovery", case_id)
-    if PROTOCOL_MARK in system:
+    if PROTOCOL_MARK in system or TOOLS_MARK in system:
         return Classified("assistant", "fixed_k" if "exactly" in system else "discovery", case_id)
     return Classified("assistant", "oracle" if system else "baseline", case_id)
 
@@ -194,7 +207,7 @@ def reply_for(
             keys = re.findall(r'"(c\d+)": N', everything.split(STRUCTURED_JUDGE_MARK[:-4], 1)[-1])
             return json.dumps({k: 1 + (h >> (3 * i)) % 5 for i, k in enumerate(keys)})
         return json.dumps({"score": 1 + (h >> 16) % 5})
-    if who.role == "audit":
+    if who.role == "audit" and not isinstance(schema, dict):  # a schema audit: the schema branch below
         n = len(re.findall(r"^Turn \d+$", everything, flags=re.MULTILINE))
         return json.dumps({"turns": [{"asked": [], "revealed": []} for _ in range(n)]})
     if who.role == "grader":
@@ -209,6 +222,8 @@ def reply_for(
         return value if isinstance(value, str) else json.dumps(value)
     answer = f"[mode:{who.mode}] Here is a worked explanation written for you, step by step. The answer is B"
     if who.mode in ("discovery", "fixed_k"):
+        if TOOLS_MARK in _system(messages):
+            return answer  # the tool protocol: questions are tool calls (``tool_call_for``)
         asked = sum(1 for m in messages if m.get("role") == "user") - 1
         if asked < config.questions:
             return f"QUESTION: How much detail would you like in my explanation (question {asked + 1})?"
@@ -216,8 +231,34 @@ def reply_for(
     return answer
 
 
-def completion_body(model: str, text: str, prompt_chars: int, n: int) -> dict[str, Any]:
+def _system(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
+
+
+def tool_call_for(
+    messages: list[dict[str, Any]], who: Classified, config: MockConfig, tools: Any
+) -> dict[str, Any] | None:
+    """The ``ask_user`` call a tool-protocol assistant turn makes, or None (the turn is the answer)."""
+    offered = [t.get("function", {}).get("name") for t in tools or [] if isinstance(t, dict)]
+    if who.mode not in ("discovery", "fixed_k") or TOOL_NAME not in offered or TOOLS_MARK not in _system(messages):
+        return None
+    asked = sum(1 for m in messages if m.get("role") == "tool") + sum(1 for m in messages if m.get("role") == "user")
+    if asked - 1 >= config.questions:
+        return None
+    question = f"How much detail would you like in my explanation (question {asked})?"
+    return {"name": TOOL_NAME, "arguments": {"question": question}}
+
+
+def completion_body(
+    model: str, text: str, prompt_chars: int, n: int, tool_call: dict[str, Any] | None = None
+) -> dict[str, Any]:
     prompt_tokens, completion_tokens = prompt_chars // 4 + 1, len(text) // 4 + 1
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if tool_call is not None:
+        arguments = json.dumps(tool_call["arguments"])
+        function = {"name": tool_call["name"], "arguments": arguments}
+        call = {"id": f"call_mock_{n}", "type": "function", "function": function}
+        message = {"role": "assistant", "content": "", "tool_calls": [call]}
     return {
         "id": f"chatcmpl-mock-{n}",
         "object": "chat.completion",
@@ -226,8 +267,8 @@ def completion_body(model: str, text: str, prompt_chars: int, n: int) -> dict[st
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": "stop" if tool_call is None else "tool_calls",
                 "logprobs": None,
             }
         ],
@@ -269,13 +310,16 @@ class MockOpenAI:
             self.judged: dict[tuple[str | None, str | None, str], int | None] = {}  # (case, mode, attribute)
             self.in_flight = 0
             self.max_in_flight = 0
+            self.in_flight_by_role: Counter[str] = Counter()  # requests being answered, by classified role
+            self.max_by_roles: dict[frozenset[str], int] = {}  # set of roles seen → most of them in flight at once
             self.first_at: float | None = None
             self.last_at: float | None = None
             self._n = 0
 
     def stats(self) -> dict[str, Any]:
         """Counts so far: ``received``, ``answered`` (every response written), ``completions`` (HTTP 200 with
-        a chat completion), one key per fault kind, ``by_role``, ``by_case``, ``in_flight``."""
+        a chat completion), one key per fault kind, ``by_role``, ``by_case``, ``in_flight``, ``max_in_flight`` and
+        ``max_in_flight_by_role`` (see ``max_in_flight_of``)."""
         with self._lock:
             return {
                 **dict(self.counts),
@@ -288,6 +332,7 @@ class MockOpenAI:
                 "garbage_judge_prompts": len(self.garbage_prompts),
                 "in_flight": self.in_flight,
                 "max_in_flight": self.max_in_flight,
+                "max_in_flight_by_role": {r: self._max_in_flight_of({r}) for r in self.in_flight_by_role},
                 "first_at": self.first_at,
                 "last_at": self.last_at,
             }
@@ -301,6 +346,31 @@ class MockOpenAI:
         if attribute and text:
             score = json.loads(text)["score"] if text != GARBAGE_JUDGE else None
             self.judged[(who.case, who.mode, attribute.group(1).strip())] = score
+
+    def max_in_flight_of(self, roles: set[str]) -> int:
+        """The most requests of ``roles`` (classified roles, see ``classify``) answered at once, counted from the
+        request's classification to its response (latency included)."""
+        with self._lock:
+            return self._max_in_flight_of(roles)
+
+    def _max_in_flight_of(self, roles: set[str]) -> int:
+        return self.max_by_roles.get(frozenset(r for r in roles if r in self.in_flight_by_role), 0)
+
+    @contextlib.contextmanager
+    def _role_in_flight(self, role: str) -> Iterator[None]:
+        with self._lock:
+            self.in_flight_by_role[role] += 1
+            others = [r for r in self.in_flight_by_role if r != role]
+            for n in range(len(others) + 1):  # only the sets holding ``role`` can have grown
+                for rest in itertools.combinations(others, n):
+                    group = frozenset((role, *rest))
+                    now = sum(self.in_flight_by_role[r] for r in group)
+                    self.max_by_roles[group] = max(self.max_by_roles.get(group, 0), now)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.in_flight_by_role[role] -= 1
 
     def _count(self, key: str) -> None:
         with self._lock:
@@ -435,6 +505,13 @@ class MockOpenAI:
             self._count("bad_request")
             return web.json_response({"error": {"message": "invalid request body"}}, status=400)
         who = classify(messages)
+        with self._role_in_flight(who.role):
+            return await self._answer(request, body, messages, who)
+
+    async def _answer(
+        self, request: web.Request, body: dict[str, Any], messages: list[dict[str, Any]], who: Classified
+    ) -> web.StreamResponse | None:
+        c = self.config
         if c.reject_case is not None and who.case == c.reject_case:
             self._count(f"rejected_{c.reject_status}")
             return web.json_response(
@@ -483,6 +560,7 @@ class MockOpenAI:
             text = GARBAGE_REPLY
         else:
             text = reply_for(messages, who, c, schema, self.structured)
+        tool_call = tool_call_for(messages, who, c, body.get("tools")) if fault is None else None
         with self._lock:
             self._n += 1
             n = self._n
@@ -494,7 +572,8 @@ class MockOpenAI:
             if who.role == "judge":
                 self._record_judgement(messages, who, text)
         prompt_chars = sum(len(_text(m.get("content"))) for m in messages)
-        return web.json_response(completion_body(str(body.get("model", "mock")), text, prompt_chars, n))
+        body_out = completion_body(str(body.get("model", "mock")), text, prompt_chars, n, tool_call)
+        return web.json_response(body_out)
 
 
 def tagged_scenarios(n: int, prefix: str = "c") -> list[Any]:

@@ -205,7 +205,7 @@ def test_verl_writes_one_row_per_scenario_in_verls_layout(app, tmp_path):
         "reward_model": {"style": "rule", "ground_truth": "B"},
         "extra_info": {
             "scenario_id": "s1", "benchmark": "demo", "problem_id": "p-s1", "answer_type": "letter",
-            "split": "train", "index": 0,
+            "split": "train", "index": 0, "interaction_kwargs": {"name": "prefdisco", "scenario_id": "s1"},
         },
     }  # fmt: skip
     assert rows[1]["extra_info"]["scenario_id"] == "s2" and rows[1]["extra_info"]["index"] == 1

@@ -1,4 +1,5 @@
-"""inspect_ai extension entry point: registers the ``prefdisco`` model provider.
+"""inspect_ai extension entry point: registers the ``prefdisco`` model provider,
+the ``prefdisco/prefdisco`` task and the ``prefdisco/checklist`` / ``prefdisco/infogain`` solvers.
 
 Imported by inspect through ``[project.entry-points.inspect_ai]``; keep it import-light.
 """
@@ -13,4 +14,5 @@ def prefdisco_provider() -> type:
     return LlamaCppAPI
 
 
+from prefdisco.dialogue.strategies import checklist, infogain  # noqa: E402,F401  (the strategy solvers)
 from prefdisco.evaluation.task import prefdisco  # noqa: E402,F401  (registers the task for `inspect eval`)

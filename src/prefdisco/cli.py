@@ -46,6 +46,7 @@ def _register() -> None:
         return
     _registered = True
     from prefdisco.analysis.cli import register as register_analysis
+    from prefdisco.analysis.strategies_cli import register as register_strategies
     from prefdisco.annotate.cli import register as register_annotate
     from prefdisco.builder.cli import register as register_build
     from prefdisco.evaluation.cli import register as register_evaluation
@@ -64,6 +65,7 @@ def _register() -> None:
         register_annotate,
         register_policies,
         register_training,
+        register_strategies,
     ):
         register(app)
     _wrap_errors(app)

@@ -10,7 +10,6 @@ from prefdisco.builder.profiles import ProfileConfig
 from prefdisco.builder.relevance import RelevanceConfig
 from prefdisco.builder.semantic_dedup import SemanticDedupConfig
 
-
 DEFAULT_LIBRARY_SIZE = 100
 """The largest library a build generates by default (the paper's); fewer when the build needs fewer."""
 

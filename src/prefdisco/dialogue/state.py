@@ -6,7 +6,9 @@ it from the log). Fields, under ``DialogueRecord:<field>`` in the store:
 * ``condition`` — baseline, discovery, oracle or fixed_k<K> (also the cache scope of the calls);
 * ``final_response`` — the assistant's own final turn, protocol markers stripped (None: no dialogue ran);
 * ``turns`` — the dialogue as the protocol read it (assistant questions, user replies, the answer);
-* ``unmarked_turns`` — assistant turns that carried no protocol marker (protocol compliance);
+* ``unmarked_turns`` — protocol violations: under the text protocol, assistant turns that carried no marker;
+  under the tool protocol (``tool_protocol.py``), turns that broke its rules (several calls, a call without a
+  question or after the tool was withdrawn, a fixed-K turn without a call, a question past the budget);
 * ``stop_reason`` — why the dialogue ended.
 
 ``n_questions`` is derived from ``turns``, never stored twice.

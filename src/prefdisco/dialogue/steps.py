@@ -4,7 +4,8 @@
   by a template;
 * ``instructions`` / ``oracle_profile`` — the system message: the protocol's rules, or the preference profile;
 * ``single_reply`` — one assistant turn, which is the final response (baseline, oracle);
-* ``question_loop`` — the question/answer loop with its budget (discovery, fixed-K; see ``loop.py``).
+* ``question_loop`` — the question/answer loop with its budget (discovery, fixed-K; see ``loop.py``), under the
+  text protocol or the tool-call one (``tool_protocol.py``).
 
 The two reply steps end by writing the ``DialogueRecord`` the scorer reads. ``state.messages`` holds the
 assistant's view of the dialogue for ``inspect view``, each assistant turn as the provider returned it (reasoning
@@ -23,6 +24,7 @@ from prefdisco.dialogue.presets import DialogueStyle
 from prefdisco.dialogue.protocol import strip_markers
 from prefdisco.dialogue.scenario import scenario_of
 from prefdisco.dialogue.state import DialogueRecord
+from prefdisco.dialogue.tool_protocol import converse_tools
 from prefdisco.dialogue.user import USERS, check_user_type
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.prompts import render
@@ -119,10 +121,12 @@ def question_loop(
     constrain_protocol: bool = False,
     cache_scope: str | None = None,
     style: DialogueStyle = DialogueStyle(),
+    protocol: str = "text",
 ) -> Solver:
     """The question/answer loop with the simulated user ``user_type``: at most (``forced``: exactly) ``limit``
     questions, its notes and end rule from ``style``. ``constrain_protocol`` sends a GBNF grammar of the protocol
-    in ``extra_body["grammar"]`` (llama.cpp-based models only)."""
+    in ``extra_body["grammar"]`` (llama.cpp-based models only). ``protocol``: ``text`` (markers) or ``tools``
+    (the ``ask_user`` tool; no grammar)."""
     budget = QuestionBudget(limit, forced, style)
     make_user = USERS[check_user_type(user_type)]
 
@@ -130,6 +134,10 @@ def question_loop(
         scenario = scenario_of(state)
         user_cache = cache_policy(cache_scope, scenario.id, condition, "user")
         user = make_user(get_model(role="user"), scenario, user_cache)
+        if protocol == "tools":
+            assistant_cache = cache_policy(cache_scope, scenario.id, condition, "assistant")
+            outcome = await converse_tools(get_model(), user, state.messages, budget, cache=assistant_cache)
+            return _record(state, condition, outcome)
         outcome = await converse(
             get_model(),
             user,

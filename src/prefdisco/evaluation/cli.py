@@ -70,6 +70,14 @@ def eval_command(
     ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Evaluate only the first N scenarios.")] = None,
     max_connections: Annotated[int | None, typer.Option(min=1)] = None,
+    user_max_connections: Annotated[
+        int | None,
+        typer.Option(min=1, help="Simulated-user calls in flight at most, across the run (even on a shared endpoint)."),
+    ] = None,
+    judge_max_connections: Annotated[
+        int | None,
+        typer.Option(min=1, help="Judge/audit/grader/mapper calls in flight at most, across the run (all together)."),
+    ] = None,
     max_samples: Annotated[int | None, typer.Option(min=1)] = None,
     workers: Annotated[
         int, typer.Option(min=1, help="Processes to split the scenarios over (own log folders, merged results).")
@@ -91,16 +99,36 @@ def eval_command(
         bool, typer.Option(help="Send the protocol grammar (llama.cpp-based models only).")
     ] = False,
     model_arg: Annotated[list[str], typer.Option("-M", help="Model arg key=value for the models under test.")] = [],  # noqa: B006
+    protocol: Annotated[
+        str, typer.Option(help="How discovery/fixed-K turns ask: text (QUESTION:/ANSWER: markers) or tools (ask_user).")
+    ] = "text",
+    solver: Annotated[
+        str | None,
+        typer.Option(
+            help="Your own assistant for discovery: a registered inspect solver or agent (e.g. prefdisco/checklist, "
+            "react), module:function or path/to/file.py:function; it asks through the ask_user tool."
+        ),
+    ] = None,
+    solver_arg: Annotated[list[str], typer.Option("-S", help="Solver arg key=value (JSON values, else strings).")] = [],  # noqa: B006
     display: Annotated[str, typer.Option(help="inspect display: full, rich, plain, log, none.")] = "plain",
     skip_invalid: Annotated[
         bool, typer.Option(help="A release file as BENCH: evaluate the rest when some lines nothing can score.")
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            help="Print the planned model calls, tokens and (with --prices) USD per role, then stop: no model call, "
+            "nothing written."
+        ),
     ] = False,
 ) -> None:
     """Evaluate model(s) on a benchmark in baseline/discovery/oracle (and fixed-K) conditions, resumably.
 
     Rerunning the same command in the same --log-dir finishes what is missing and makes no model call for
     finished samples. Writes LOG_DIR/results.csv (+ .parquet), attributes.csv and transcripts.jsonl.
+    --dry-run prints the planned calls, tokens and USD per role instead, and writes nothing.
     """
+    from prefdisco.dialogue.byo import parse_solver_args
     from prefdisco.evaluation.config import preset_settings
     from prefdisco.evaluation.run import RunConfig, run_conditions
     from prefdisco.evaluation.task import load_scenarios
@@ -139,6 +167,8 @@ def eval_command(
         grader_reasoning_effort=judge_reasoning_effort,
         prices=load_prices(prices) if prices else {},
         max_connections=max_connections,
+        user_max_connections=user_max_connections,
+        judge_max_connections=judge_max_connections,
         max_samples=max_samples,
         max_tasks=max_tasks,
         workers=workers,
@@ -150,8 +180,16 @@ def eval_command(
         retry_attempts=retry_attempts,
         display=display,
         model_args=parse_model_args(model_arg),
+        protocol=protocol,
+        solver=solver,
+        solver_args=parse_solver_args(solver_arg),
     )
     config.validate()
+    if dry_run:  # before any model is resolved or any file written: needs no API key
+        from prefdisco.evaluation.estimate import estimate_run, render_estimate
+
+        console.print(render_estimate(estimate_run(scenarios, config)), markup=False, highlight=False, soft_wrap=True)
+        return
     check_models(sorted({*config.models, config.user_model, *config.judge_models()}))
     tables = run_conditions(scenarios, config)
     failed = int(tables.results["failed"].sum()) if len(tables.results) else 0

@@ -11,7 +11,10 @@ from typing import Any, get_args
 from inspect_ai.model import GenerateConfig
 from inspect_ai.util import DisplayType
 
+from prefdisco.dialogue.byo import resolve_solver
 from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
+from prefdisco.dialogue.strategies import STRATEGIES, STRATEGY_TEMPLATES
+from prefdisco.dialogue.tool_protocol import PROTOCOLS, TOOL_TEMPLATES, tools_style
 from prefdisco.dialogue.user import USER_TYPES, USERS
 from prefdisco.errors import UserError
 from prefdisco.prompts import templates_hash
@@ -19,11 +22,14 @@ from prefdisco.schema import CONDITIONS, CONTROLS, Scenario
 from prefdisco.scoring.judging import JUDGE_TEMPLATES
 from prefdisco.scoring.scorer import JUDGES
 
-UNCOMPARED_SETTINGS = ("n_scenarios", "cache")
+UNCOMPARED_SETTINGS = ("n_scenarios", "cache", "user_max_connections", "judge_max_connections")
 PANEL_DEFAULTS: dict[str, Any] = {"judge_panel": [], "judge_repeats": 1}
 """The judge-panel settings of a single-judge run: ``run.json`` records them only when they differ (so a
 single-judge run's fingerprint is what it always was), and the guard compares a missing one as this default."""
 """Recorded in ``run.json`` but free to change on a rerun: they do not change what a sample's result is."""
+PROTOCOL_DEFAULTS: dict[str, Any] = {"protocol": "text", "solver": None, "solver_args": {}}
+"""The assistant-protocol settings of a text-protocol run with the model as its own assistant: ``run.json`` records
+them only when they differ (older run folders still resume), and the guard compares a missing one as this default."""
 REASONING_EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "none")
 DISPLAYS: tuple[str, ...] = get_args(DisplayType)
 
@@ -54,6 +60,11 @@ class RunConfig:
     grader_reasoning_effort: str | None = None
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
     max_connections: int | None = None
+    user_max_connections: int | None = None
+    """At most this many simulated-user calls in flight across the run, even on the endpoint of the model under
+    test (``evaluation/limits.py``); None: only the provider's ``max_connections``."""
+    judge_max_connections: int | None = None
+    """The same for every ``grader*`` role call together: judges, audit, correctness grader, targeted mapper."""
     max_samples: int | None = None
     max_tasks: int | None = None
     """Tasks (condition × model) run at once; default all of them, so the conditions share the connections
@@ -85,6 +96,13 @@ class RunConfig:
     the first judge (``role_config("grader")``)."""
     judge_repeats: int = 1
     """How many times each judge scores each criterion, each time with its own seed and cache entries."""
+    protocol: str = "text"
+    """How discovery and fixed-K turns are read: ``text`` (``QUESTION:`` / ``ANSWER:`` markers) or ``tools`` (an
+    ``ask_user`` tool through native tool calling; ``dialogue/tool_protocol.py``)."""
+    solver: str | None = None
+    """A solver or agent that plays the assistant in discovery (``dialogue/byo.py``); None: the model itself."""
+    solver_args: dict[str, Any] = field(default_factory=dict)
+    """Keyword arguments ``solver`` is created with (``-S key=value``)."""
 
     def validate(self) -> None:
         if self.preset not in PRESET_NAMES:
@@ -106,6 +124,12 @@ class RunConfig:
             raise UserError("--model: give at least one model to evaluate")
         if self.epochs < 1:
             raise UserError(f"--epochs: expected at least 1 trial per scenario, got {self.epochs}")
+        for flag, cap in (
+            ("--user-max-connections", self.user_max_connections),
+            ("--judge-max-connections", self.judge_max_connections),
+        ):
+            if cap is not None and cap < 1:
+                raise UserError(f"{flag}: expected at least 1, got {cap}")
         if self.workers < 1:
             raise UserError(f"--workers: expected at least 1, got {self.workers}")
         judges = self.judge_models()
@@ -128,6 +152,17 @@ class RunConfig:
                 raise UserError(f"{flag}: unknown {value!r}; expected one of {', '.join(REASONING_EFFORTS)}")
         if self.display is not None and self.display not in DISPLAYS:
             raise UserError(f"--display: unknown {self.display!r}; expected one of {', '.join(DISPLAYS)}")
+        check_protocol(self.protocol, self.preset, self.constrain_protocol, self.solver)
+        if self.solver_args and not self.solver:
+            raise UserError("-S: solver args without --solver; give --solver NAME or drop -S")
+        if self.solver:
+            if "discovery" not in self.modes:
+                raise UserError(f"--solver {self.solver} plays discovery: add discovery to --modes")
+            resolve_solver(self.solver, self.solver_args)  # fails here, before run.json records it
+
+    def role_caps(self) -> dict[str, int | None]:
+        """The per-role connection caps by pool (``evaluation/limits.py``): ``user`` and ``judge``."""
+        return {"user": self.user_max_connections, "judge": self.judge_max_connections}
 
     def limits(self) -> dict[str, Any]:
         """inspect's per-call retry and timeout settings, the same for every role."""
@@ -186,8 +221,15 @@ class RunConfig:
             "preset": self.preset,  # before the templates it chooses: a changed preset is named as such
             "prompt_templates": templates_hash(self.prompt_templates()),
             "grader_temperature": self.grader_temperature,
+            "user_max_connections": self.user_max_connections,  # free settings (UNCOMPARED_SETTINGS)
+            "judge_max_connections": self.judge_max_connections,
             **{k: v for k, v in self.panel_settings().items() if v != PANEL_DEFAULTS[k]},
+            **{k: v for k, v in self.protocol_settings().items() if v != PROTOCOL_DEFAULTS[k]},
         }
+
+    def protocol_settings(self) -> dict[str, Any]:
+        """The assistant-protocol settings (``PROTOCOL_DEFAULTS``'s keys)."""
+        return {"protocol": self.protocol, "solver": self.solver, "solver_args": dict(self.solver_args)}
 
     def judge_models(self) -> list[str]:
         """Every judge of the panel, the first (``grader_model``) first."""
@@ -210,6 +252,11 @@ class RunConfig:
         if self.audit:
             names.append("audit_user")
         names.append("simpleqa_grader")
+        if self.protocol == "tools" or self.solver:  # the tool protocol's prompts (default preset only)
+            tools = tools_style(preset_named("default").style)
+            names += [value for value in vars(tools).values() if isinstance(value, str)] + list(TOOL_TEMPLATES)
+        if self.solver in [f"prefdisco/{name}" for name in STRATEGIES]:  # a strategy solver's own prompts
+            names += STRATEGY_TEMPLATES
         return sorted(set(names))
 
 
@@ -237,6 +284,21 @@ def _contradiction(preset: str, name: str, value: Any, fixed: Any) -> str:
         f"{flag} {value} contradicts --preset {preset}, which fixes it to {fixed}; "
         "drop the flag, or use --preset default to choose it yourself"
     )
+
+
+def check_protocol(protocol: str, preset: str, constrain_protocol: bool, solver: str | None) -> None:
+    """Refuse a protocol this run cannot follow: an unknown one, the tool protocol (or a ``--solver``, which asks
+    through its tool) under a preset with its own text prompts, or the text grammar with the tool protocol."""
+    if protocol not in PROTOCOLS:
+        raise UserError(f"--protocol: unknown {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+    uses_tools = "--protocol tools" if protocol == "tools" else f"--solver {solver}" if solver else None
+    if uses_tools and preset != "default":
+        raise UserError(
+            f"{uses_tools} asks through the ask_user tool, whose prompts are --preset default's; "
+            f"--preset {preset} runs its own text protocol"
+        )
+    if protocol == "tools" and constrain_protocol:
+        raise UserError("--constrain-protocol sends the text protocol's grammar; drop it with --protocol tools")
 
 
 def scenario_set_hash(scenarios: Sequence[Scenario]) -> str:

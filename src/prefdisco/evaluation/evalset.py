@@ -16,8 +16,16 @@ from inspect_ai import Task
 from inspect_ai.util import DisplayType
 
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import PANEL_DEFAULTS, UNCOMPARED_SETTINGS, RunConfig, run_scope, scenario_set_hash
+from prefdisco.evaluation.config import (
+    PANEL_DEFAULTS,
+    PROTOCOL_DEFAULTS,
+    UNCOMPARED_SETTINGS,
+    RunConfig,
+    run_scope,
+    scenario_set_hash,
+)
 from prefdisco.evaluation.guard import guard_run
+from prefdisco.evaluation.limits import limit_roles
 from prefdisco.evaluation.task import build_task
 from prefdisco.results.logs import Tables, results_from_logs, write_tables
 from prefdisco.schema import Mode, Scenario
@@ -53,6 +61,9 @@ def build_tasks(
             decoys=decoys if mode is Mode.WRONG_PERSONA else None,
             judges=len(config.judge_models()),
             judge_repeats=config.judge_repeats,
+            protocol=config.protocol,
+            solver=config.solver,
+            solver_args=config.solver_args,
         )
 
     return [task(Mode(m)) for m in config.modes] + [task(Mode.FIXED_K, k) for k in config.fixed_k]
@@ -78,10 +89,11 @@ def run_eval_set(selected: list[Scenario], config: RunConfig, decoys: Mapping[st
     fingerprint = config.fingerprint(scenario_set_hash(selected), len(selected))
     if decoys is not None and Mode.WRONG_PERSONA.value in config.modes:
         fingerprint["decoys"] = decoys_hash(selected, decoys)  # decoys may come from beyond --limit
-    guard_run(config.log_dir, fingerprint, UNCOMPARED_SETTINGS, PANEL_DEFAULTS)
+    guard_run(config.log_dir, fingerprint, UNCOMPARED_SETTINGS, {**PANEL_DEFAULTS, **PROTOCOL_DEFAULTS})
     judges = config.judge_models()
     named = [("user", config.user_model), *zip(panel_roles(len(judges)), judges, strict=True)]
     roles = {role: get_model(name, config=config.role_config(role)) for role, name in named}
+    roles = limit_roles(roles, config.role_caps())  # --user/--judge-max-connections, across the whole run
     tasks = build_tasks(selected, config, decoys)
     os.environ.setdefault("INSPECT_EVAL_LOG_FILE_PATTERN", "{task}_{model}_{id}")
     success, _logs = eval_set(

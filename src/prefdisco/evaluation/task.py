@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset
@@ -29,6 +30,7 @@ from inspect_ai.model._generate_config import active_generate_config, set_active
 from inspect_ai.model._model import init_model_roles
 from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
 
+from prefdisco.dialogue.byo import own_discovery, resolve_solver, solver_task_metadata
 from prefdisco.dialogue.conditions import (
     MAX_DISCOVERY_QUESTIONS,
     baseline,
@@ -41,7 +43,7 @@ from prefdisco.dialogue.conditions import (
 from prefdisco.dialogue.decoys import choose_decoys, decoy_samples
 from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import scenario_set_hash
+from prefdisco.evaluation.config import check_protocol, scenario_set_hash
 from prefdisco.release.convert import load_scenarios as load_scenarios_from
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.metrics import none_aware_reducer
@@ -91,17 +93,23 @@ def condition_solver(
     constrain_protocol: bool = False,
     cache_scope: str | None = None,
     preset: str = "default",
+    protocol: str = "text",
+    assistant: Solver | None = None,
 ) -> Solver:
-    """The assistant side of ``condition`` under ``preset``'s prompts and end rule (see ``dialogue/conditions.py``)."""
+    """The assistant side of ``condition`` under ``preset``'s prompts and end rule (see ``dialogue/conditions.py``)
+    and ``protocol`` (discovery, fixed-K); ``assistant``: a solver of the user's that plays discovery
+    (``dialogue/byo.py``)."""
     if condition is Mode.BASELINE:
         return baseline(cache_scope=cache_scope, preset=preset)
     if condition is Mode.ORACLE:
         return oracle(cache_scope=cache_scope, preset=preset)
     if condition is Mode.WRONG_PERSONA:
         return wrong_persona(cache_scope=cache_scope, preset=preset)
+    if condition is Mode.DISCOVERY and assistant is not None:
+        return own_discovery(assistant, max_questions, user_type, cache_scope, preset)
     if condition is Mode.DISCOVERY:
-        return discovery(max_questions, user_type, constrain_protocol, cache_scope, preset=preset)
-    return fixed_k(k, user_type, constrain_protocol, cache_scope, preset=preset)
+        return discovery(max_questions, user_type, constrain_protocol, cache_scope, preset=preset, protocol=protocol)
+    return fixed_k(k, user_type, constrain_protocol, cache_scope, preset=preset, protocol=protocol)
 
 
 def build_task(
@@ -122,12 +130,21 @@ def build_task(
     decoys: Mapping[str, Scenario] | None = None,
     judges: int = 1,
     judge_repeats: int = 1,
+    protocol: str = "text",
+    solver: str | None = None,
+    solver_args: Mapping[str, Any] | None = None,
 ) -> Task:
     """The task of ``scenarios`` in one condition, ``epochs`` trials per scenario, seeded from ``seed_scope`` (the
     run; None: the scenario set's hash). ``decoys`` (wrong_persona only): scenario id → decoy scenario, chosen
     from the run's full scenario set (``dialogue/decoys.py``); None: chosen from ``scenarios``. ``judges`` judges
-    (roles ``grader``, ``grader_2``, …) score every criterion ``judge_repeats`` times (``scoring/panel.py``)."""
+    (roles ``grader``, ``grader_2``, …) score every criterion ``judge_repeats`` times (``scoring/panel.py``).
+    ``protocol``: ``text`` or ``tools`` (``dialogue/tool_protocol.py``); ``solver``: a solver or agent that plays
+    discovery, created with ``solver_args`` (``dialogue/byo.py``; other conditions run the model as usual)."""
     condition = Mode(mode)
+    check_protocol(protocol, preset, constrain_protocol, solver)
+    own = solver if condition is Mode.DISCOVERY else None
+    run_context = {"max_questions": max_questions, "user_type": user_type, "cache_scope": cache_scope, "preset": preset}
+    assistant = resolve_solver(own, solver_args, run_context) if own else None
     if not scenarios:
         raise UserError("no scenarios to evaluate")
     if epochs < 1:
@@ -149,7 +166,9 @@ def build_task(
         dataset=MemoryDataset(samples, name="+".join(benchmarks)),
         solver=chain(
             seeded(seed_scope, label),
-            condition_solver(condition, k, max_questions, user_type, constrain_protocol, cache_scope, preset),
+            condition_solver(
+                condition, k, max_questions, user_type, constrain_protocol, cache_scope, preset, protocol, assistant
+            ),
         ),
         scorer=prefdisco_scorer(
             judge=judge,
@@ -168,6 +187,9 @@ def build_task(
             "prefdisco_user_type": user_type,
             "prefdisco_judge": judge,
             "prefdisco_preset": preset,
+            "prefdisco_protocol": protocol,
+            "prefdisco_solver": own,
+            **(solver_task_metadata(own, solver_args or {}, scenarios, max_questions) if own else {}),
         },
     )
 
@@ -186,6 +208,9 @@ def prefdisco(
     epochs: int = 1,
     preset: str = "default",
     skip_invalid: bool = False,
+    protocol: str = "text",
+    solver: str | None = None,
+    solver_args: dict[str, Any] | None = None,
 ) -> Task:
     """PrefDisco on a benchmark folder / scenarios file / release file in one condition (inspect CLI entry point)."""
     return build_task(
@@ -200,4 +225,7 @@ def prefdisco(
         audit=audit,
         epochs=epochs,
         preset=preset,
+        protocol=protocol,
+        solver=solver,
+        solver_args=solver_args,
     )

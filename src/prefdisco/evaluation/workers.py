@@ -3,7 +3,8 @@
 One inspect process uses one core, and at high concurrency with short latencies a run becomes CPU-bound (see
 ``benchmarks/run.py``). ``run_workers`` deals the scenarios round-robin into N shards and runs each shard as an
 ordinary eval-set in its own spawned process, with its own log folder ``LOG_DIR/worker-K`` and
-``max_connections / N`` connections per provider. The shared ``LOG_DIR`` is then read by the results reader,
+``max_connections / N`` connections per provider (and ``user_max_connections / N``, ``judge_max_connections / N``
+per role, rounded up). The shared ``LOG_DIR`` is then read by the results reader,
 which merges the worker folders. Each worker resumes like any run.
 ``LOG_DIR/workers.json`` records the split (``evaluation/guard.py``).
 """
@@ -30,13 +31,17 @@ def shards(scenarios: list[Scenario], workers: int) -> list[list[Scenario]]:
 
 
 def worker_config(config: RunConfig, index: int, n: int) -> RunConfig:
-    connections = math.ceil(config.max_connections / n) if config.max_connections else None
+    def share(cap: int | None) -> int | None:
+        return math.ceil(cap / n) if cap else None
+
     return replace(
         config,
         workers=1,
         limit=None,
         log_dir=config.log_dir / f"worker-{index + 1}",
-        max_connections=connections,
+        max_connections=share(config.max_connections),
+        user_max_connections=share(config.user_max_connections),
+        judge_max_connections=share(config.judge_max_connections),
         display="none",
         write_tables=False,
     )

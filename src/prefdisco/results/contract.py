@@ -13,6 +13,8 @@
 key; a table without the column (an older run, a hand-made table) is read as one trial, epoch 1.
 ``assistant_seed`` / ``user_seed`` / ``grader_seed`` are the seeds the trial's calls were sent (``prefdisco.seeds``).
 ``decoy_scenario_id`` is the scenario whose profile and persona a wrong_persona row was shown (empty otherwise).
+``STRATEGY_COLUMNS`` label the rows of a strategy solver (``prefdisco/checklist``, ``prefdisco/infogain``; empty
+otherwise): see ``results/strategy_columns.py``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,17 @@ when not measured (no dialogue; audit off or invalid for a user that does not re
 SIMULATOR_COLUMNS: tuple[str, ...] = (*ELICITATION_COLUMNS, "user_critical_errors")
 """The optional simulator columns a results table may carry (kept by ``results.table`` when present);
 ``user_critical_errors`` is the audit's turns with a critical error (empty without a valid audit)."""
+
+STRATEGY_COLUMNS: tuple[str, ...] = (
+    "strategy",
+    "strategy_k",
+    "strategy_asked",
+    "inferred_attributes",
+    "inferred_precision",
+    "inferred_recall",
+)
+"""Per row of a strategy solver: its name, its budget K, the attributes it asked about and the inferred attribute
+set (JSON lists of names), and P@K / R@K of that set against the true profile (``results/strategy_columns.py``)."""
 
 REQUIRED_RESULT_COLUMNS: tuple[str, ...] = (
     "model",
@@ -66,6 +79,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "user_seed",
     "grader_seed",
     "decoy_scenario_id",
+    *STRATEGY_COLUMNS,
     "failed",
     "error",
 )

@@ -6,7 +6,8 @@
   mode, fixed_k, epoch, pref_align, correct, n_questions, judge_invalid, input_tokens, output_tokens`` plus
   per-role tokens (``user_*``, ``grader_*``), the trial's seeds (``assistant_seed``, ``user_seed``,
   ``grader_seed``), ``decoy_scenario_id`` (wrong_persona rows; empty otherwise), the simulator columns
-  (``SIMULATOR_COLUMNS``: elicitation metrics and ``user_critical_errors``), ``failed`` and ``error``;
+  (``SIMULATOR_COLUMNS``: elicitation metrics and ``user_critical_errors``), the strategy columns
+  (``STRATEGY_COLUMNS``: strategy solver rows only, ``strategy_columns.py``), ``failed`` and ``error``;
 * attributes — one row per judged criterion, trial, judge and repeat: ``model, task, scenario_id, mode, fixed_k,
   epoch, attribute, weight, score, judge, repeat`` (score empty when the judgement was invalid; ``judge`` the
   judge's model name; a log an older version wrote has one judge, the ``grader`` role's model, and repeat 1);
@@ -40,6 +41,7 @@ from prefdisco.results.contract import (
     RESULT_KEY,
     SIMULATOR_COLUMNS,
 )
+from prefdisco.results.strategy_columns import strategy_columns
 from prefdisco.seeds import TrialSeeds
 
 _FAMILIES = {
@@ -257,6 +259,7 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
                 "user_model": _role_model(header, "user"),
                 "grader_model": _role_model(header, "grader"),
                 "decoy_scenario_id": (sample.metadata or {}).get("decoy_scenario_id"),
+                **strategy_columns(sample, meta),
                 "failed": int(failed),
                 "error": error_cause(sample.error.message)
                 if sample.error

@@ -163,6 +163,17 @@ class Findings:
         )
 
 
+async def assess(
+    grader: Model, sub: Submission, verdict: PanelVerdict, cache: CachePolicy | bool, auditing: UserAuditing
+) -> Score:
+    """The one score of a judged submission: correctness, then the audit, on ``grader`` (cached under ``cache``),
+    composed with the rubric ``verdict``. The scorer and the RL environment (``prefdisco.env``) both score through
+    it, so an episode's reward parts are exactly what ``prefdisco eval`` records."""
+    checked = await Correctness()(grader, sub, cache)
+    audited = await auditing(grader, sub, cache)
+    return Findings(verdict, checked, audited).score(sub)
+
+
 @scorer(metrics=PREFDISCO_METRICS)
 def prefdisco_scorer(
     judge: str = "per_criterion",
@@ -187,7 +198,6 @@ def prefdisco_scorer(
         seed_scope: the run part of the extra judgings' seeds (``prefdisco.seeds``); None: they send no seed.
     """
     rubric = PanelJudging(RubricJudging(judge_named(judge), logprobs), judges, judge_repeats, cache_scope, seed_scope)
-    correctness = Correctness()
     auditing = UserAuditing(audit)
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -195,8 +205,6 @@ def prefdisco_scorer(
         grader = seeded_model(get_model(role="grader"), state.store_as(TrialSeeds).grader)
         cache = cache_policy(cache_scope, sub.scenario.id, sub.record.condition, "grader")
         verdict = await rubric(grader, sub, state)
-        checked = await correctness(grader, sub, cache)
-        audited = await auditing(grader, sub, cache)
-        return Findings(verdict, checked, audited).score(sub)
+        return await assess(grader, sub, verdict, cache, auditing)
 
     return score

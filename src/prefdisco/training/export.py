@@ -17,8 +17,10 @@ without a transcript or one without a final response never counts.
   (``prefdisco/<benchmark>``), ``prompt`` (the messages before the assistant's first turn in
   ``--prompt-mode``, default discovery), ``ability`` (the problem's domain), ``reward_model`` (``{"style":
   "rule", "ground_truth": <gold answer>}``) and ``extra_info`` (scenario_id, benchmark, problem_id,
-  answer_type, split, index). The gold answers come from ``--bench`` (the run folder does not hold them);
-  ``split`` is ``train``, or with ``--policy`` ``train``/``test`` by the policy's split by problem.
+  answer_type, split, index, and ``interaction_kwargs`` ``{"name": "prefdisco", "scenario_id": ...}``, which verl
+  hands PrefDisco's interaction, ``prefdisco.env.verl``). The gold answers come from ``--bench`` (the run
+  folder does not hold them); ``split`` is ``train``, or with ``--policy`` ``train``/``test`` by the policy's
+  split by problem.
 
 ``FILE.meta.json`` records the options, the source and the counts: trials read, kept and excluded by reason.
 """
@@ -44,6 +46,9 @@ DEFAULT_SFT_MIN_PREF_ALIGN = 4.0
 DEFAULT_MARGIN = 1.0
 DEFAULT_MODES: tuple[str, ...] = tuple(m for m in MODES if m != Mode.WRONG_PERSONA.value)
 DEFAULT_PROMPT_MODE = Mode.DISCOVERY.value
+VERL_INTERACTION = "prefdisco"
+"""The name of PrefDisco's verl interaction (``prefdisco.env.verl.INTERACTION_NAME``): verl's multi-turn rollout
+starts it with each row's ``extra_info.interaction_kwargs``."""
 
 
 @dataclass
@@ -226,6 +231,7 @@ def verl_rows(
                     "answer_type": problem.answer_type.value,
                     "split": split,
                     "index": len(export.rows),
+                    "interaction_kwargs": {"name": VERL_INTERACTION, "scenario_id": sid},
                 },
             }
         )
@@ -259,6 +265,7 @@ def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
                         ("answer_type", pa.string()),
                         ("split", pa.string()),
                         ("index", pa.int64()),
+                        ("interaction_kwargs", pa.struct([("name", pa.string()), ("scenario_id", pa.string())])),
                     ]
                 ),
             ),

@@ -1,0 +1,335 @@
+"""Strategic elicitation: a fitted policy (``policies/``) chooses what to ask, the model under test asks it.
+
+Two registered inspect solvers, ``prefdisco/checklist`` and ``prefdisco/infogain``, each play the assistant in
+discovery and fill the same ``DialogueRecord`` as the built-in discovery solver, so the scorer and every results
+column work unchanged. Per sample, with K the question budget (``k``; default the run's ``max_questions``, at most
+5) and the family the problem's benchmark:
+
+1. **The policy picks the attribute** of each question: ``checklist`` the K most likely attributes of the family,
+   in order, whatever the answers (``policies.choice.checklist``); ``infogain`` the attribute with the largest
+   expected information gain given the answers so far (``policies.choice.infogain_next``). Fewer than K questions
+   are asked when the policy has nothing left to ask (a family with fewer than K attributes).
+2. **The model under test words the question**: one call on the task's model with ``prompts/strategy_question.txt``
+   (the problem, the attribute's name and its description from the catalogue, "ask one short question about
+   it"); the visible text of its reply (``visible.py``), protocol markers stripped (``protocol.py``), is the
+   question. The description comes from ``catalogue`` (a benchmark folder or an attributes JSON file), else the
+   ``attributes.json`` of the folder the policy was fitted on when it exists, else the packaged catalogue —
+   never from the scenario's own profile (which would tell the model which attributes the person has).
+3. **The simulated user replies**: the run's ``user_type``, built as ``steps.question_loop`` builds it (the
+   ``user`` role model, which carries the trial's seed, and the cache scoped to run, scenario, condition and the
+   ``user`` role). Each question and reply is a ``DialogueTurn``; the reply keeps its ``revealed`` and mapping.
+4. **The presence rule** (what the policy learns from a reply): when the user records what it revealed (the
+   targeted user: ``UserReply.revealed`` is not None), the asked attribute is present exactly when the reply
+   revealed it, and every other attribute the reply revealed counts as present too (added once, after the asked
+   one, unless already known); when the user does not record it (passive, cooperative, paper_passive), a reply
+   counts as confirming the asked attribute. The answers feed ``infogain``'s next choice and the inferred profile.
+5. **The final response**: after the K questions, the model under test is sent a system message
+   (``prompts/strategy_answer.txt``) with the *inferred* profile (``policies.choice.inferred_profile``: each
+   attribute with its most frequent value in the prior, marked confirmed or likely), the problem and the dialogue;
+   its visible reply, markers stripped, is ``DialogueRecord.final_response`` with stop reason ``budget``.
+
+The condition (cache scope of every call, and ``DialogueRecord.condition``) is ``<strategy>_k<K>``. A scenario of
+the policy's training split is refused (``policies.guard.check_not_trained_on``): ``check_strategy_scenarios``
+checks a task's scenarios once when it is built, and each solver checks its own sample again as a guard. What the
+policy chose and inferred, and P@K / R@K of the inferred attribute set against the true profile, go to the
+sample's ``StrategyRecord`` (``strategy_record.py``), which the results reader turns into columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from inspect_ai.model import (
+    CachePolicy,
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    get_model,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from prefdisco.benchio import ATTRIBUTES_FILE, parse_attributes
+from prefdisco.builder.catalogue import load_catalogue
+from prefdisco.cache import cache_policy
+from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS
+from prefdisco.dialogue.presets import preset_named
+from prefdisco.dialogue.protocol import strip_markers
+from prefdisco.dialogue.scenario import scenario_of
+from prefdisco.dialogue.state import DialogueRecord
+from prefdisco.dialogue.strategy_record import InferredItem, StrategyRecord
+from prefdisco.dialogue.user import USERS, check_user_type
+from prefdisco.dialogue.user_reply import SimulatedUser
+from prefdisco.dialogue.visible import visible_text
+from prefdisco.errors import UserError
+from prefdisco.policies import choice
+from prefdisco.policies.guard import check_not_trained_on
+from prefdisco.policies.model import Policy, read_policy
+from prefdisco.prompts import render
+from prefdisco.schema import Attribute, DialogueTurn, Scenario
+
+STRATEGIES: tuple[str, ...] = ("checklist", "infogain")
+STRATEGY_TEMPLATES: tuple[str, ...] = ("strategy_question", "strategy_answer")
+"""The templates a strategy run renders (a run's ``run.json`` should hash them)."""
+MAX_STRATEGY_QUESTIONS = MAX_DISCOVERY_QUESTIONS
+NO_DESCRIPTION = "(no description)"
+
+
+class Picker(Protocol):
+    """The next attribute to ask about, given the attributes asked so far and the answers known; None: stop."""
+
+    def __call__(
+        self, policy: Policy, family: str, k: int, asked: list[str], answers: Mapping[str, bool]
+    ) -> str | None: ...
+
+
+def pick_checklist(policy: Policy, family: str, k: int, asked: list[str], answers: Mapping[str, bool]) -> str | None:
+    """The next of the K most likely attributes, in order (the answers change nothing)."""
+    ranked = choice.checklist(policy, family, k)
+    return ranked[len(asked)] if len(asked) < len(ranked) else None
+
+
+def pick_infogain(policy: Policy, family: str, k: int, asked: list[str], answers: Mapping[str, bool]) -> str | None:
+    """The attribute of greatest expected information gain given the answers known."""
+    return choice.infogain_next(policy, family, answers)
+
+
+PICKERS: dict[str, Picker] = {"checklist": pick_checklist, "infogain": pick_infogain}
+
+
+def resolve_k(k: int | None, max_questions: int = MAX_STRATEGY_QUESTIONS) -> int:
+    """K: ``k``, else the run's ``max_questions``; a one-line error outside 0..5."""
+    value = max_questions if k is None else k
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_STRATEGY_QUESTIONS:
+        raise UserError(f"-S k: expected a question budget 0..{MAX_STRATEGY_QUESTIONS}, got {value!r}")
+    return value
+
+
+def check_strategy_scenarios(policy_path: str | Path, scenarios: Iterable[Scenario]) -> Policy:
+    """Read the policy and refuse (one-line ``UserError``) a scenario of its training split or of a task family
+    it has no prior for; returns the policy. Call it once when a strategy task is built."""
+    policy = read_policy(Path(policy_path))
+    scenarios = list(scenarios)
+    check_not_trained_on(policy, scenarios)
+    for scenario in scenarios:
+        _family(policy, policy_path, scenario)
+    return policy
+
+
+def _family(policy: Policy, policy_path: str | Path, scenario: Scenario) -> str:
+    family = scenario.problem.benchmark
+    if family not in policy.families:
+        raise UserError(
+            f"{policy_path}: scenario {scenario.id} is of task family {family!r}, which the policy has no prior "
+            f"for (it has {', '.join(sorted(policy.families))})"
+        )
+    return family
+
+
+def _catalogue(catalogue: str | None, policy: Policy) -> list[Attribute]:
+    """The attributes whose descriptions word the questions (module docstring, step 2)."""
+    if catalogue is not None:
+        path = Path(catalogue)
+        path = path / ATTRIBUTES_FILE if path.is_dir() else path
+        try:
+            return parse_attributes(path.read_text(encoding="utf-8"), str(path))
+        except (OSError, UnicodeDecodeError) as e:
+            raise UserError(f"-S catalogue={catalogue}: cannot read an attribute catalogue ({e})") from None
+    fitted = Path(policy.split.source)
+    if fitted.is_dir() and (fitted / ATTRIBUTES_FILE).is_file():
+        path = fitted / ATTRIBUTES_FILE
+        return parse_attributes(path.read_text(encoding="utf-8"), str(path))
+    return load_catalogue()
+
+
+@dataclass(frozen=True)
+class StrategyPlan:
+    """One strategy solver's settings, fixed when the task is built."""
+
+    strategy: str
+    policy: Policy
+    policy_path: str
+    k: int
+    descriptions: Mapping[str, str]
+
+    @property
+    def condition(self) -> str:
+        return f"{self.strategy}_k{self.k}"
+
+    def describe(self, attribute: str) -> str:
+        return self.descriptions.get(" ".join(attribute.split()).casefold(), NO_DESCRIPTION)
+
+
+def make_plan(strategy: str, policy: str, k: int | None, max_questions: int, catalogue: str | None) -> StrategyPlan:
+    if strategy not in PICKERS:
+        raise UserError(f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
+    fitted = read_policy(Path(policy))
+    descriptions = {" ".join(a.name.split()).casefold(): a.description for a in _catalogue(catalogue, fitted)}
+    return StrategyPlan(strategy, fitted, str(policy), resolve_k(k, max_questions), descriptions)
+
+
+def learn(answers: dict[str, bool], attribute: str, revealed: tuple[str, ...] | None) -> None:
+    """Update ``answers`` with one reply to a question about ``attribute`` (the presence rule, step 4)."""
+    if revealed is None:
+        answers[attribute] = True
+        return
+    answers[attribute] = attribute in revealed
+    for other in revealed:
+        answers.setdefault(other, True)
+
+
+def inferred_lines(inferred: list[InferredItem], plan: StrategyPlan) -> str:
+    """The inferred profile as the final system message lists it."""
+    if not inferred:
+        return "- (nothing specific: no preference was confirmed or is likely)"
+    lines = []
+    for item in inferred:
+        value = item.value if item.value is not None else "value not known"
+        known = "confirmed" if item.confirmed else "likely"
+        lines.append(f"- {item.attribute} ({plan.describe(item.attribute)}): {value} [{known}]")
+    return "\n".join(lines)
+
+
+@dataclass
+class Elicitation:
+    """The dialogue so far: the assistant's messages (problem, questions, replies), its turns and what it learned."""
+
+    messages: list[ChatMessage]
+    turns: list[DialogueTurn]
+    asked: list[str]
+    answers: dict[str, bool]
+
+
+async def elicit(
+    plan: StrategyPlan, scenario: Scenario, family: str, user: SimulatedUser, opening: str, cache: CachePolicy | bool
+) -> Elicitation:
+    """Ask up to K questions: the policy picks, the model under test words, the user replies."""
+    model = get_model()
+    done = Elicitation([ChatMessageUser(content=opening)], [], [], {})
+    problem = scenario.problem.prompt_text()
+    pick = PICKERS[plan.strategy]
+    while len(done.asked) < plan.k:
+        attribute = pick(plan.policy, family, plan.k, done.asked, done.answers)
+        if attribute is None:
+            break
+        prompt = render("strategy_question", problem=problem, attribute=attribute, description=plan.describe(attribute))
+        output = await model.generate([ChatMessageUser(content=prompt)], cache=cache)
+        question = strip_markers(visible_text(output))
+        reply = await user.reply(question)
+        revealed = None if reply.revealed is None else tuple(reply.revealed)
+        done.asked.append(attribute)
+        learn(done.answers, attribute, revealed)
+        done.turns += [
+            DialogueTurn(role="assistant", kind="question", content=question),
+            DialogueTurn(
+                role="user",
+                kind="reply",
+                content=reply.text,
+                revealed=None if revealed is None else list(revealed),
+                mapping=reply.mapping,
+            ),
+        ]
+        done.messages += [ChatMessageAssistant(content=question), ChatMessageUser(content=reply.text)]
+    return done
+
+
+def _strategy_solver(
+    strategy: str,
+    policy: str,
+    k: int | None,
+    max_questions: int,
+    user_type: str,
+    cache_scope: str | None,
+    preset: str,
+    catalogue: str | None,
+) -> Solver:
+    plan = make_plan(strategy, policy, k, max_questions, catalogue)
+    make_user = USERS[check_user_type(user_type)]
+    style = preset_named(preset).style
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        scenario = scenario_of(state)
+        check_not_trained_on(plan.policy, [scenario])
+        family = _family(plan.policy, plan.policy_path, scenario)
+        record = state.store_as(StrategyRecord)
+        record.strategy, record.k, record.policy, record.family = plan.strategy, plan.k, plan.policy_path, family
+        condition = plan.condition
+        user = make_user(get_model(role="user"), scenario, cache_policy(cache_scope, scenario.id, condition, "user"))
+        cache = cache_policy(cache_scope, scenario.id, condition, "assistant")
+        problem = scenario.problem.prompt_text()
+        opening = render(style.task, problem=problem).strip() if style.task else problem
+        done = await elicit(plan, scenario, family, user, opening, cache)
+
+        inferred = [
+            InferredItem(
+                attribute=i.attribute,
+                value=i.value,
+                probability=i.probability,
+                confirmed=done.answers.get(i.attribute, False),
+            )
+            for i in choice.inferred_profile(plan.policy, family, done.answers)
+        ]
+        system = render("strategy_answer", preferences=inferred_lines(inferred, plan))
+        state.messages = [ChatMessageSystem(content=system), *done.messages]
+        output = await get_model().generate(state.messages, cache=cache)
+        state.messages.append(output.message)
+        final = strip_markers(visible_text(output))
+
+        truth = [item.attribute for item in scenario.profile.items]
+        scores = choice.precision_recall_at_k([i.attribute for i in inferred], truth)
+        record.asked, record.answers, record.inferred = done.asked, done.answers, inferred
+        record.precision, record.recall = scores.precision, scores.recall
+
+        dialogue = state.store_as(DialogueRecord)
+        dialogue.condition = condition
+        dialogue.final_response = final
+        dialogue.turns = [*done.turns, DialogueTurn(role="assistant", kind="answer", content=final)]
+        dialogue.unmarked_turns = 0
+        dialogue.stop_reason = "budget"
+        state.output.completion = final
+        return state
+
+    return solve
+
+
+@solver
+def checklist(
+    policy: str,
+    k: int | None = None,
+    max_questions: int = MAX_STRATEGY_QUESTIONS,
+    user_type: str = "passive",
+    cache_scope: str | None = None,
+    preset: str = "default",
+    catalogue: str | None = None,
+) -> Solver:
+    """Discovery whose K questions are about the K most likely attributes of the problem's family (in order),
+    worded by the model under test; the final response is written from the inferred profile and the dialogue.
+
+    Args:
+        policy: the policy file (``prefdisco policy fit``); its training problems are refused.
+        k: the question budget K (0..5); None: ``max_questions``.
+        max_questions: the run's question budget (the default of K).
+        user_type: the simulated user (``dialogue/user.py``).
+        cache_scope: the run's cache scope (``prefdisco.cache``); None: no caching.
+        preset: the evaluator preset whose task framing poses the problem.
+        catalogue: a benchmark folder or attributes JSON file describing the attributes (module docstring).
+    """
+    return _strategy_solver("checklist", policy, k, max_questions, user_type, cache_scope, preset, catalogue)
+
+
+@solver
+def infogain(
+    policy: str,
+    k: int | None = None,
+    max_questions: int = MAX_STRATEGY_QUESTIONS,
+    user_type: str = "passive",
+    cache_scope: str | None = None,
+    preset: str = "default",
+    catalogue: str | None = None,
+) -> Solver:
+    """Discovery whose each question is about the attribute of greatest expected information gain given the
+    answers so far (PEP's policy), worded by the model under test; arguments as for ``checklist``."""
+    return _strategy_solver("infogain", policy, k, max_questions, user_type, cache_scope, preset, catalogue)

@@ -1,0 +1,314 @@
+"""``prefdisco eval --dry-run``: the model calls, tokens and USD a run will spend, per role, before any call.
+
+Every call a sample makes is planned through the real code with stand-in models (``probe.py``) that answer at
+once with replies of a typical length and record what they were sent: the condition's messages as the solver
+builds them (the run's preset and protocol templates, ``prompts.render``), the dialogue through
+``loop.converse`` / ``tool_protocol.converse_tools`` with the run's simulated user (the targeted user's mapping
+calls included), the rubric judge's prompts per criterion (``per_criterion``) or per response (``structured``),
+the audit and the SimpleQA grader. No provider, API key or file is touched.
+
+Counts: per model under test, epoch and scenario, one sample per condition (``--modes`` and each fixed-K);
+discovery asks the whole question budget (``max_questions``, an upper bound: a model that answers earlier makes
+fewer calls), fixed-K exactly K. The judge panel scores each response ``judges x repeats`` times; the audit runs
+after a dialogue with questions; the correctness grader for model-graded (SimpleQA) answers only. Re-asks of an
+invalid structured reply, provider retries and cache hits of a resumed run are not counted.
+
+Tokens are chars/4 of what is sent (messages, response schema, tool definitions), as the builder's estimate
+counts them (``builder/estimate.py``). Output tokens: typical lengths (``TYPICAL_TOKENS``) capped by the role's
+``max_tokens``; a grader reply counts at its max_tokens bound (its budget is sized to its JSON). The ``bound``
+column is calls x max_tokens, ``none`` when some call has no max_tokens. USD: ``--prices`` (``results/logs.py``'s
+format, USD per million input / output tokens) over input and expected output tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import count, cycle
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    ModelOutput,
+)
+from pydantic import BaseModel
+
+from prefdisco.builder.estimate import ESTIMATE_METHOD
+from prefdisco.dialogue.conditions import condition_label, protocol_style
+from prefdisco.dialogue.decoys import choose_decoys
+from prefdisco.dialogue.loop import QuestionBudget, converse
+from prefdisco.dialogue.presets import preset_named
+from prefdisco.dialogue.steps import oracle_preferences
+from prefdisco.dialogue.strategies import STRATEGIES
+from prefdisco.dialogue.targeted import TargetedUser
+from prefdisco.dialogue.tool_protocol import TOOL_NAME, converse_tools
+from prefdisco.dialogue.user import USERS
+from prefdisco.dialogue.user_reply import USER_MAX_TOKENS
+from prefdisco.evaluation.config import RunConfig, selected_scenarios
+from prefdisco.evaluation.probe import Probe, Sent, drive
+from prefdisco.prompts import render
+from prefdisco.schema import Mode, Scenario
+from prefdisco.scoring.audit import audit_user
+from prefdisco.scoring.correctness import check_correct, needs_grader
+from prefdisco.scoring.judge import judge_criterion
+from prefdisco.scoring.judge_structured import judge_structured
+from prefdisco.seeds import seed_scope
+
+TYPICAL_TOKENS = {"question": 40, "answer": 600, "reply": 80}
+"""Typical reply lengths: an assistant question, a final response, a simulated user's reply (each capped by the
+role's max_tokens)."""
+ROLES, GRADER_PARTS = ("assistant", "user", "grader"), ("judge", "mapper", "audit", "correctness")
+
+
+class PlanLine(BaseModel):
+    """Planned calls of one role part on one model (``part``: the condition for the assistant and the user;
+    ``judge``, ``audit``, ``correctness`` or ``mapper`` for the grader roles)."""
+
+    role: str
+    part: str
+    model: str
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    bound: int | None = 0
+    """calls x max_tokens; None when some call has no max_tokens."""
+    usd: float | None = None
+
+
+class RunEstimate(BaseModel):
+    method: str = ESTIMATE_METHOD
+    lines: list[PlanLine]
+    notes: list[str]
+    priced: bool = False
+
+    @property
+    def calls(self) -> int:
+        return sum(line.calls for line in self.lines)
+
+    def role_calls(self, role: str) -> int:
+        return sum(line.calls for line in self.lines if line.role == role)
+
+
+@dataclass
+class _Tally:
+    lines: dict[tuple[str, str, str], PlanLine] = field(default_factory=dict)
+
+    def add(self, role: str, part: str, model: str, sent: Sequence[Sent], times: int) -> None:
+        line = self.lines.setdefault((role, part, model), PlanLine(role=role, part=part, model=model))
+        for call in sent:
+            line.calls += times
+            line.input_tokens += times * math.ceil(call.input_chars / 4)
+            line.output_tokens += times * math.ceil(call.output_chars / 4)
+            line.bound = None if line.bound is None or call.bound is None else line.bound + times * call.bound
+
+
+def _expected(kind: str, bound: int | None) -> int:
+    """Characters of a typical reply of ``kind``, capped by ``bound`` tokens."""
+    return 4 * (TYPICAL_TOKENS[kind] if bound is None else min(TYPICAL_TOKENS[kind], bound))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What one sample's dialogue is: its messages before the first assistant turn and its question budget."""
+
+    condition: str
+    messages: list[ChatMessage]
+    budget: QuestionBudget | None
+
+
+def _discovery_budget(config: RunConfig) -> int:
+    """The questions a discovery dialogue is planned with: the budget (a strategy solver's own ``k`` if given)."""
+    k = config.solver_args.get("k") if config.solver in {f"prefdisco/{s}" for s in STRATEGIES} else None
+    return k if isinstance(k, int) else config.max_questions
+
+
+def _plan(scenario: Scenario, mode: Mode, k: int | None, config: RunConfig, decoy: Scenario | None) -> _Plan:
+    style = preset_named(config.preset).style
+    problem = scenario.problem.prompt_text()
+    opening: list[ChatMessage] = [
+        ChatMessageUser(content=render(style.task, problem=problem).strip() if style.task else problem)
+    ]
+    label = condition_label(mode, k)
+    if mode is Mode.BASELINE:
+        return _Plan(label, opening, None)
+    if mode in (Mode.ORACLE, Mode.WRONG_PERSONA):
+        shown = decoy if mode is Mode.WRONG_PERSONA and decoy is not None else scenario
+        system = render(
+            style.oracle, preferences=oracle_preferences(shown.profile), persona=shown.persona.profile_text()
+        )
+        return _Plan(label, [ChatMessageSystem(content=system), *opening], None)
+    dialogue = protocol_style(config.preset, "tools" if _tools(config) else "text", config.constrain_protocol)
+    if mode is Mode.DISCOVERY:
+        limit = _discovery_budget(config)
+        system, budget = render(dialogue.discovery, max_questions=limit), QuestionBudget(limit, False, dialogue)
+    else:
+        assert k is not None
+        system, budget = render(dialogue.fixed_k, k=k), QuestionBudget(k, True, dialogue)
+    return _Plan(label, [ChatMessageSystem(content=system), *opening], budget)
+
+
+def _tools(config: RunConfig) -> bool:
+    """Whether dialogues are planned under the tool protocol (an own ``--solver`` is planned as the text one)."""
+    return config.protocol == "tools" and not config.solver
+
+
+def _assistant_replies(config: RunConfig, questions: int) -> Iterator[str | ModelOutput]:
+    """The stand-in assistant: ``questions`` questions, then the answer, of typical length (markers included)."""
+    question = "x" * (_expected("question", config.max_tokens) - len("QUESTION: "))
+    for i in range(questions):
+        if _tools(config):
+            yield ModelOutput.for_tool_call("probe", TOOL_NAME, {"question": question}, tool_call_id=f"call_{i}")
+        else:
+            yield f"QUESTION: {question}"
+    answer = "x" * (_expected("answer", config.max_tokens) - len("ANSWER: "))
+    yield answer if _tools(config) else f"ANSWER: {answer}"
+
+
+def estimate_run(scenarios: Sequence[Scenario], config: RunConfig) -> RunEstimate:
+    """The planned calls of ``prefdisco eval`` with ``config`` on ``scenarios`` (the whole set: ``--limit`` is
+    applied here, the wrong_persona decoys are chosen from the whole set as the run chooses them)."""
+    config.validate()
+    selected = selected_scenarios(scenarios, config)
+    modes = [(Mode(m), None) for m in config.modes] + [(Mode.FIXED_K, k) for k in config.fixed_k]
+    decoys = choose_decoys(scenarios, seed_scope(config.seed)) if Mode.WRONG_PERSONA.value in config.modes else {}
+    times = config.epochs * len(config.models)  # every model under test runs every trial of every sample
+    grader = config.role_config("grader")
+    judged = "x" * _expected("answer", config.max_tokens)
+    tally = _Tally()
+    for scenario in selected:
+        for mode, k in modes:
+            plan = _plan(scenario, mode, k, config, decoys.get(scenario.id))
+            turns = _dialogue(scenario, plan, config, tally, times)
+            _grade(scenario, judged, turns, config, grader, tally, times)
+    return RunEstimate(lines=_priced(tally, config), notes=_notes(config), priced=bool(config.prices))
+
+
+def _dialogue(scenario: Scenario, plan: _Plan, config: RunConfig, tally: _Tally, times: int) -> list[dict[str, Any]]:
+    """Plan the assistant's (and the user's) calls of one sample; the dialogue's turns for the audit."""
+    questions = plan.budget.limit if plan.budget else 0
+    assistant = Probe("assistant", config.role_config("assistant"), _assistant_replies(config, questions))
+    if plan.budget is None:
+        drive(assistant.generate(plan.messages))
+        _add_assistant(tally, plan.condition, assistant.sent, config)
+        return []
+    user_config = config.role_config("user")
+    reply = "x" * _expected("reply", user_config.max_tokens or USER_MAX_TOKENS)
+    user_model = Probe(config.user_model, user_config, cycle([reply]))
+    names = [item.attribute for item in scenario.profile.items]
+    about = (json.dumps({"about": [names[i % len(names)]]}) for i in count())  # one attribute per question
+    mapper = Probe(config.grader_model, config.role_config("grader"), about)
+    user = USERS[config.user_type](user_model, scenario, False)
+    if isinstance(user, TargetedUser):
+        user.mapper = mapper  # its mapping calls, on the grader role
+    messages = list(plan.messages)
+    if _tools(config):
+        outcome = drive(converse_tools(assistant, user, messages, plan.budget))
+    else:
+        outcome = drive(converse(assistant, user, messages, plan.budget))
+    _add_assistant(tally, plan.condition, assistant.sent, config)
+    tally.add("user", plan.condition, config.user_model, user_model.sent, times)
+    tally.add("grader", "mapper", config.grader_model, mapper.sent, times)
+    return [t.model_dump() for t in outcome.turns] if outcome is not None else []
+
+
+def _add_assistant(tally: _Tally, condition: str, sent: list[Sent], config: RunConfig) -> None:
+    for model in config.models:  # each model under test: every trial of the sample
+        tally.add("assistant", condition, model, sent, config.epochs)
+
+
+def _grade(
+    scenario: Scenario,
+    response: str,
+    turns: list[dict[str, Any]],
+    config: RunConfig,
+    grader: GenerateConfig,
+    tally: _Tally,
+    times: int,
+) -> None:
+    """Plan the scorer's calls of one sample: the panel's judgings, the correctness grader, the audit."""
+    problem, items = scenario.problem, {i.attribute: i for i in scenario.profile.items}
+    judge = Probe("judge", grader)
+    if config.judge == "structured":
+        drive(judge_structured(judge, problem, response, scenario.rubric, items, logprobs=config.logprobs))
+    else:
+        for c in scenario.rubric:
+            drive(judge_criterion(judge, problem, response, c, items[c.attribute], logprobs=config.logprobs))
+    for name in config.judge_models():
+        tally.add("grader", "judge", name, judge.sent, times * config.judge_repeats)
+    first = Probe(config.grader_model, grader)
+    if needs_grader(problem):
+        drive(check_correct(problem, response, grader=first))
+        tally.add("grader", "correctness", config.grader_model, first.sent, times)
+    if config.audit and turns:
+        audit = Probe(config.grader_model, grader)
+        drive(audit_user(audit, scenario.profile, turns, problem=problem))
+        tally.add("grader", "audit", config.grader_model, audit.sent, times)
+
+
+def _priced(tally: _Tally, config: RunConfig) -> list[PlanLine]:
+    """The tally's lines with calls, in role order (the grader's in ``GRADER_PARTS`` order), with USD where the
+    model has a price."""
+    lines = [line for line in tally.lines.values() if line.calls]
+    lines.sort(key=lambda ln: (ROLES.index(ln.role), GRADER_PARTS.index(ln.part) if ln.role == "grader" else 0))
+    for line in lines:
+        price = config.prices.get(line.model)
+        if price is not None:
+            line.usd = (line.input_tokens * price["input"] + line.output_tokens * price["output"]) / 1_000_000
+    return lines
+
+
+def _notes(config: RunConfig) -> list[str]:
+    notes = []
+    if Mode.DISCOVERY.value in config.modes:
+        solver = f" (--solver {config.solver}: planned as the text protocol's dialogue)" if config.solver else ""
+        notes.append(
+            f"discovery: {_discovery_budget(config)} questions per dialogue, the budget: an upper bound (a model "
+            f"that answers earlier makes fewer calls){solver}"
+        )
+    for k in config.fixed_k:
+        notes.append(f"fixed_k{k}: exactly {k} questions per dialogue")
+    typical = ", ".join(f"{kind} {n}" for kind, n in TYPICAL_TOKENS.items())
+    notes.append(f"tokens: {ESTIMATE_METHOD}")
+    notes.append(
+        f"output: typical lengths ({typical} tokens) capped by max_tokens; judge, audit and correctness replies at "
+        "their max_tokens; bound = calls x max_tokens (none: some call has no max_tokens)"
+    )
+    if config.user_type == "targeted":
+        notes.append("targeted user: every question mapped to one attribute (a vague one would skip its user call)")
+    notes.append("not counted: re-asks of invalid structured replies, provider retries; a resumed run makes fewer")
+    if config.prices:
+        missing = sorted({m for m in (*config.models, config.user_model, *config.judge_models())} - set(config.prices))
+        if missing:
+            notes.append(f"no price for {', '.join(missing)}: its USD is not summed")
+    return notes
+
+
+def render_estimate(estimate: RunEstimate) -> str:
+    """The dry-run's text: ``N model calls`` first, then the table per role, then the notes."""
+    lines = estimate.lines
+    total = PlanLine(
+        role="total",
+        part="",
+        model="",
+        calls=estimate.calls,
+        input_tokens=sum(ln.input_tokens for ln in lines),
+        output_tokens=sum(ln.output_tokens for ln in lines),
+        bound=None if any(ln.bound is None for ln in lines) else sum(ln.bound or 0 for ln in lines),
+        usd=sum(ln.usd or 0.0 for ln in lines),
+    )
+    rows = [["role", "part", "model", "calls", "input tokens", "output tokens", "bound", "USD"]]
+    for ln in [*lines, total]:
+        rows.append([ln.role, ln.part, ln.model, *map(str, (ln.calls, ln.input_tokens, ln.output_tokens))])
+        rows[-1] += ["none" if ln.bound is None else str(ln.bound), "-" if ln.usd is None else f"{ln.usd:.4f}"]
+    rows = [row if estimate.priced else row[:-1] for row in rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    table = [
+        "  ".join(c.rjust(w) if i >= 3 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+        for r in rows
+    ]
+    return "\n".join([f"{estimate.calls} model calls", *table, *(f"- {note}" for note in estimate.notes)])

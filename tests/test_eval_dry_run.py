@@ -1,0 +1,152 @@
+"""``prefdisco eval --dry-run``: the planned calls, tokens and USD per role, before anything is spent.
+
+The counts are checked against hand-counted plans (conditions x scenarios x trials x models, the question budget,
+the judge kind and panel, the audit, the user type) and against what a real run of the same command makes on the
+fault mock; the dry run itself makes no call and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
+from prefdisco.dialogue.steps import oracle_preferences
+from prefdisco.evaluation.config import RunConfig
+from prefdisco.evaluation.estimate import RunEstimate, estimate_run, render_estimate
+from prefdisco.prompts import render
+from prefdisco.schema import Problem
+from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
+
+SCENARIOS = tagged_scenarios(3)  # rubrics of 5, 4 and 5 criteria; letter answers (no correctness grader)
+CRITERIA = 5 + 4 + 5
+
+
+def plan(tmp_path: Path, scenarios=SCENARIOS, **settings: Any) -> RunEstimate:
+    base: dict[str, Any] = {"models": ["m/a"], "user_model": "m/u", "grader_model": "m/g", "log_dir": tmp_path}
+    config = RunConfig(**{**base, **settings})
+    return estimate_run(scenarios, config)
+
+
+def line(estimate: RunEstimate, role: str, part: str, model: str | None = None):
+    found = [ln for ln in estimate.lines if ln.role == role and ln.part == part and model in (None, ln.model)]
+    assert len(found) == 1, (role, part, model, estimate.lines)
+    return found[0]
+
+
+def test_counts_of_the_default_run_with_fixed_k(tmp_path):
+    assert [len(s.rubric) for s in SCENARIOS] == [5, 4, 5]
+    estimate = plan(tmp_path, fixed_k=[2])
+    # per scenario: baseline 1, oracle 1, discovery 5 questions + the answer, fixed_k2 2 questions + the answer
+    assert line(estimate, "assistant", "baseline").calls == 3
+    assert line(estimate, "assistant", "oracle").calls == 3
+    assert line(estimate, "assistant", "discovery").calls == 3 * 6
+    assert line(estimate, "assistant", "fixed_k2").calls == 3 * 3
+    assert line(estimate, "user", "discovery").calls == 3 * 5 and line(estimate, "user", "fixed_k2").calls == 3 * 2
+    judge = line(estimate, "grader", "judge")
+    assert judge.calls == 4 * CRITERIA  # per_criterion: every criterion of each of the 4 conditions' responses
+    assert judge.output_tokens == judge.bound == 16 * judge.calls  # the judge's max_tokens
+    assert line(estimate, "grader", "audit").calls == 3 * 2  # the two dialogues per scenario
+    assert {ln.part for ln in estimate.lines if ln.role == "grader"} == {"judge", "audit"}  # no mapper, no grading
+    assert estimate.calls == 3 + 3 + 18 + 9 + 15 + 6 + 4 * CRITERIA + 6
+    assert line(estimate, "user", "discovery").bound == 15 * 160  # the user's default reply budget
+
+
+def test_counts_of_panel_repeats_epochs_models_targeted_structured_control(tmp_path):
+    estimate = plan(
+        tmp_path,
+        models=["m/a", "m/b"],
+        modes=["baseline", "discovery", "oracle", "wrong_persona"],
+        fixed_k=[1],
+        max_questions=3,
+        user_type="targeted",
+        judge="structured",
+        judge_panel=["m/j2"],
+        judge_repeats=2,
+        epochs=2,
+        audit=False,
+    )
+    for model in ("m/a", "m/b"):  # each model: 3 scenarios x 2 trials
+        assert line(estimate, "assistant", "wrong_persona", model).calls == 6
+        assert line(estimate, "assistant", "discovery", model).calls == 6 * 4  # 3 questions + the answer
+        assert line(estimate, "assistant", "fixed_k1", model).calls == 6 * 2
+    samples = 3 * 2 * 2  # scenarios x trials x models
+    assert line(estimate, "user", "discovery").calls == samples * 3
+    assert line(estimate, "grader", "mapper", "m/g").calls == samples * (3 + 1)  # one mapping per question
+    for judge in ("m/g", "m/j2"):  # structured: one call per response, each judge twice
+        assert line(estimate, "grader", "judge", judge).calls == samples * 5 * 2
+    assert not [ln for ln in estimate.lines if ln.part == "audit"]
+    assert estimate.role_calls("assistant") == 2 * 6 * (1 + 1 + 1 + 4 + 2)
+
+
+def test_a_model_graded_answer_adds_the_correctness_grader_and_tools_plan_the_same_calls(tmp_path):
+    first = SCENARIOS[0]
+    data = {**first.problem.model_dump(exclude={"answer_spec"}), "benchmark": "simpleqa", "answer_type": "free_text"}
+    graded = first.model_copy(update={"problem": Problem.model_validate(data)})
+    estimate = plan(tmp_path, scenarios=[graded, *SCENARIOS[1:]])
+    assert line(estimate, "grader", "correctness").calls == 3  # its 3 conditions
+    text, tools = plan(tmp_path), plan(tmp_path, protocol="tools")
+    assert [(ln.part, ln.calls) for ln in tools.lines] == [(ln.part, ln.calls) for ln in text.lines]
+    assert line(tools, "assistant", "discovery").input_tokens != line(text, "assistant", "discovery").input_tokens
+
+
+def test_tokens_come_from_the_rendered_prompts_and_prices_give_usd(tmp_path):
+    prices = {"m/a": {"input": 2.0, "output": 8.0}}
+    estimate = plan(tmp_path, modes=["baseline", "oracle", "discovery"], max_tokens=100, prices=prices)
+    problems = [s.problem.prompt_text() for s in SCENARIOS]
+    baseline = line(estimate, "assistant", "baseline")
+    assert baseline.input_tokens == sum(math.ceil(len(p) / 4) for p in problems)  # the problem alone
+    assert baseline.output_tokens == baseline.bound == 3 * 100  # a typical answer (600) capped by --max-tokens
+    oracle_chars = [
+        len(render("assistant_oracle", preferences=oracle_preferences(s.profile), persona=s.persona.profile_text()))
+        + len(p)
+        for s, p in zip(SCENARIOS, problems, strict=True)
+    ]
+    assert line(estimate, "assistant", "oracle").input_tokens == sum(math.ceil(c / 4) for c in oracle_chars)
+    assert line(estimate, "assistant", "discovery").output_tokens == 3 * (5 * 40 + 100)  # questions + answer
+    assert baseline.usd == (baseline.input_tokens * 2.0 + baseline.output_tokens * 8.0) / 1_000_000
+    assert line(estimate, "user", "discovery").usd is None  # m/u has no price
+    text = render_estimate(estimate)
+    assert text.splitlines()[0] == f"{estimate.calls} model calls"
+    assert "USD" in text.splitlines()[1] and "no price for m/g, m/u" in text
+
+
+def test_dry_run_makes_no_call_writes_nothing_and_plans_what_the_run_makes(app, tmp_path, monkeypatch):  # noqa: F811
+    """On the fault mock, whose discovery assistant asks exactly the budget's 5 questions (so the dialogue length
+    is deterministic), the dry run's total is within 25 % of the calls the same command then makes."""
+    scenarios = tagged_scenarios(4)
+    bench = write_scenarios(tmp_path / "bench" / "scenarios.jsonl", scenarios)
+    prices = tmp_path / "prices.json"
+    command = ("--modes", "baseline,discovery,oracle", "--fixed-k", "2", "--prices", str(prices))
+    run = tmp_path / "run"
+    with MockOpenAI(MockConfig(questions=5)) as mock:
+        mock_env(monkeypatch, mock, tmp_path)
+        prices.write_text(json.dumps({f"openai-api/mock/m{mock.port}": {"input": 1.0, "output": 2.0}}))
+        dry = run_eval(app, mock, bench, run, *command, "--dry-run")
+        before = mock.stats()
+        assert not run.exists()  # no run folder, no run.json, no log
+        real = run_eval(app, mock, bench, run, *command)
+        after = mock.stats()
+
+    assert dry.exit_code == 0, dry.output
+    assert before["received"] == 0 and before["completions"] == 0
+    lines = dry.output.splitlines()
+    planned = int(lines[0].removesuffix(" model calls"))
+    assert lines[0] == f"{planned} model calls"
+    assert real.exit_code == 0, real.output
+    made = after["completions"]
+    assert abs(planned - made) <= 0.25 * made, (planned, made)
+    rubric = sum(len(s.rubric) for s in scenarios)
+    assert made == 4 * (1 + 1 + 6 + 3) + 4 * (5 + 2) + 4 * rubric + 4 * 2  # assistant, user, judge, audit
+    assert lines[1].split() == ["role", "part", "model", "calls", "input", "tokens", "output", "tokens", "bound", "USD"]
+    roles = dict.fromkeys(("assistant", "user", "grader"), 0)
+    for row in lines[2:]:
+        cells = row.split()
+        if cells[0] in roles:
+            roles[cells[0]] += int(cells[3])
+            assert cells[-1] not in ("-", "0.0000"), row  # one model for every role: each line is priced
+    assert roles["user"] == after["by_role"]["user"]
+    assert roles["grader"] == after["by_role"]["judge"] + after["by_role"]["audit"]
+    assert roles["assistant"] == after["by_role"]["assistant"]
