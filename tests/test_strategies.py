@@ -472,3 +472,18 @@ def test_a_strategy_run_from_its_logs_compares_with_the_naive_run(policy_path, t
     # after D absent and C present, A and B are settled at 1: inferred {A, B, C}, A and C true
     assert row["mean_precision_at_k"] == pytest.approx(2 / 3) and row["mean_recall_at_k"] == 1.0
     assert math.isclose(row["mean_questions"], 2.0)
+
+
+def test_an_inferred_attribute_without_a_value_reads_back_from_the_log_store():
+    """inspect leaves None fields out of a sample's stored JSON: an attribute the prior never saw (value None)
+    must still read back (found by a run on the embedded model, where the results reader failed)."""
+    from inspect_ai.log import EvalSample
+
+    from prefdisco.dialogue.strategy_record import StrategyRecord
+
+    sample = EvalSample(
+        id="s1", epoch=1, input="q", target="",
+        store={"StrategyRecord:inferred": [{"attribute": "Self-checks", "probability": 1.0, "confirmed": True}]},
+    )  # fmt: skip
+    [item] = sample.store_as(StrategyRecord).inferred
+    assert (item.attribute, item.value, item.confirmed) == ("Self-checks", None, True)

@@ -33,7 +33,7 @@ class InferredItem(BaseModel):
     settled by other answers)."""
 
     attribute: str
-    value: str | None
+    value: str | None = None  # a None value is left out of the stored JSON: read back as None
     probability: float
     confirmed: bool = False
 
