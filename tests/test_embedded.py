@@ -94,6 +94,9 @@ def test_demo_end_to_end_on_two_scenarios(tmp_path):
     result = CliRunner().invoke(_app(), ["demo", "--out", str(out), "--limit", "2", "--display", "none"])
     assert result.exit_code == 0, result.output
     assert "PrefDisco demo" in result.output and "NormAlign" in result.output
+    text = " ".join(result.output.split())
+    assert "proves the plumbing, not quality" in text and "prefdisco demo --model" in text
+    assert (out / "report" / "report.html").is_file() and f"report: {out / 'report' / 'report.html'}" in text
 
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary["modes"]) == {"baseline", "discovery", "oracle"}

@@ -77,11 +77,15 @@ def demo(
     ),
     limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N demo scenarios.")] = None,
     display: Annotated[str, typer.Option(help="inspect display: full, rich, plain, log, none.")] = "plain",
+    model: Annotated[
+        str, typer.Option(help="Model in every role (default: the embedded one, offline).")
+    ] = "prefdisco/smollm2",
 ) -> None:
-    """Run baseline, discovery and oracle on the packaged demo scenarios with the embedded model, offline."""
+    """Run baseline, discovery and oracle on the packaged demo scenarios (the embedded model, offline, by default)
+    and write the HTML report."""
     from prefdisco.demo import format_number, run_demo
 
-    summary = run_demo(out=out, limit=limit, display=display)
+    summary = run_demo(out=out, limit=limit, display=display, model=model)
     table = Table(title=f"PrefDisco demo — {summary['n_scenarios']} scenarios, model {summary['models']['assistant']}")
     for column in ("mode", "PrefAlign (1-5)", "accuracy", "questions asked", "n", "judge invalid", "failed"):
         table.add_column(column, justify="left" if column == "mode" else "right")
@@ -103,6 +107,9 @@ def demo(
     console.print(
         f"Wrote {out / 'summary.json'}; logs in {summary['log_dir']} (inspect view --log-dir {summary['log_dir']})"
     )
+    if summary["note"]:
+        console.print(summary["note"], soft_wrap=True)
+    console.print(f"report: {summary['report']}", highlight=False, soft_wrap=True)
 
 
 def _wrap_errors(typer_app: typer.Typer) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from prefdisco.analysis.normalign import intersection_norm_align, scenario_table
+from prefdisco.analysis.report import make_report
 from prefdisco.analysis.summary import summary_json
 from prefdisco.atomic import atomic_write
 from prefdisco.evaluation.run import RunConfig, run_conditions
@@ -61,26 +62,39 @@ def summarize(results: pd.DataFrame, models: dict[str, str]) -> dict[str, Any]:
     return {"modes": modes, "norm_align": value, "norm_align_reason": reason, "models": models}
 
 
-def run_demo(out: Path = DEFAULT_OUT, limit: int | None = None, display: str | None = None) -> dict[str, Any]:
+PLUMBING_NOTE = (
+    "The embedded 135M model proves the plumbing, not quality: its numbers say nothing about personalization. "
+    "The same demo on a real model (every role): prefdisco demo --model openai/gpt-4.1"
+)
+
+
+def run_demo(
+    out: Path = DEFAULT_OUT, limit: int | None = None, display: str | None = None, model: str = DEMO_MODEL
+) -> dict[str, Any]:
+    """Run the demo with ``model`` in every role (the embedded one by default: grammar-constrained, short turns),
+    then write the HTML report into ``OUT/report``."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     scenarios = demo_scenarios()
+    embedded = model == DEMO_MODEL
     config = RunConfig(
-        models=[DEMO_MODEL],
-        user_model=DEMO_MODEL,
-        grader_model=DEMO_MODEL,
+        models=[model],
+        user_model=model,
+        grader_model=model,
         log_dir=out / "logs",
         limit=limit,
-        constrain_protocol=True,
-        max_tokens=DEMO_MAX_TOKENS,
-        user_max_tokens=DEMO_USER_MAX_TOKENS,
+        constrain_protocol=embedded,  # a llama.cpp grammar: the embedded model only
+        max_tokens=DEMO_MAX_TOKENS if embedded else None,
+        user_max_tokens=DEMO_USER_MAX_TOKENS if embedded else None,
         display=display,
     )
+    config.validate()
     run_conditions(scenarios, config)
-    summary = summarize(
-        load_results(config.log_dir).results, {"assistant": DEMO_MODEL, "user": DEMO_MODEL, "grader": DEMO_MODEL}
-    )
+    summary = summarize(load_results(config.log_dir).results, {"assistant": model, "user": model, "grader": model})
     summary["n_scenarios"] = len(scenarios[:limit] if limit else scenarios)
     summary["log_dir"] = str(out / "logs")
+    summary["note"] = PLUMBING_NOTE if embedded else None
+    make_report(config.log_dir, out / "report", n_boot=200, n_examples=1)
+    summary["report"] = str(out / "report" / "report.html")
     atomic_write(out / "summary.json", summary_json(summary))
     return summary
 
