@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.panel import judge_means
+from prefdisco.benchio import json_lines
 from prefdisco.errors import UserError
 from prefdisco.results.contract import JUDGE, REPEAT, RESULT_KEY
 from prefdisco.results.table import ResultsData
@@ -154,16 +155,11 @@ def response_lengths(transcripts: Path | None, rows: pd.DataFrame | None) -> pd.
         for obj in rows.to_dict("records"):
             records.append(_length_record(obj))
     elif transcripts is not None:
-        with Path(transcripts).open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise UserError(f"{transcripts}: line {lineno}: not a JSON object ({e.msg})") from None
-                if isinstance(obj, dict):
-                    records.append(_length_record(obj))
+        for lineno, obj in json_lines(Path(transcripts)):
+            if isinstance(obj, json.JSONDecodeError):
+                raise UserError(f"{transcripts}: line {lineno}: not a JSON object ({obj.msg})")
+            if isinstance(obj, dict):
+                records.append(_length_record(obj))
     frame = pd.DataFrame(records, columns=[*RESULT_KEY, "length"])
     frame = frame.loc[frame["length"].notna()]
     if frame.empty:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from prefdisco.analysis.human_ratings import NO_K, criterion_scores, needed_key_columns
 from prefdisco.annotate.rating_items import ItemKey, Judged, RatingItem
+from prefdisco.benchio import json_lines
 from prefdisco.errors import UserError
 from prefdisco.release.convert import load_scenarios
 from prefdisco.results.contract import DEFAULT_EPOCH
@@ -145,16 +146,11 @@ def _transcripts(data: ResultsData) -> Iterator[dict[str, Any]]:
     if data.transcripts is None or not data.transcripts.is_file():
         raise UserError(f"{data.source}: no transcripts.jsonl beside it: the responses to rate are needed")
     path = data.transcripts
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise UserError(f"{path}: line {number}: not a JSON object ({e.msg})") from None
-            if isinstance(record, dict):
-                yield record
+    for number, record in json_lines(path):
+        if isinstance(record, json.JSONDecodeError):
+            raise UserError(f"{path}: line {number}: not a JSON object ({record.msg})")
+        if isinstance(record, dict):
+            yield record
 
 
 def _response_key(record: dict[str, Any]) -> ResponseKey | None:
