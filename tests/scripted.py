@@ -126,3 +126,20 @@ def make_scenario(
         profile=PreferenceProfile(items=items),
         rubric=rubric,
     )
+
+
+def run_eval_set(tasks: list[Any], log_dir: Any, assistant: Scripted, user: Scripted, grader: Scripted) -> bool:
+    """Run ``tasks`` as an inspect eval-set in ``log_dir`` with scripted assistant, user and grader; True when
+    every sample finished."""
+    from inspect_ai import eval_set
+
+    success, _ = eval_set(
+        tasks,
+        log_dir=str(log_dir),
+        model=assistant.model,
+        model_roles={"user": user.model, "grader": grader.model},
+        display="none",
+        log_level="warning",
+        max_samples=8,
+    )
+    return success

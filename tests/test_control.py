@@ -13,7 +13,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai import eval_set
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.analysis.control import control_table
@@ -32,7 +31,7 @@ from prefdisco.results.logs import Tables, results_from_logs, write_tables
 from prefdisco.results.table import load_results
 from prefdisco.schema import Mode, Problem
 from prefdisco.seeds import seed_scope
-from scripted import Call, Scripted, make_persona, make_scenario
+from scripted import Call, Scripted, constant, make_persona, make_scenario, run_eval_set
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
 from test_report import HEADER, write_csv
 
@@ -89,17 +88,7 @@ def judge_by_value(call: Call, i: int) -> str:
 
 
 def run_scripted(log_dir: Path, config: RunConfig, scenarios, assistant, grader) -> None:
-    user = Scripted(lambda call, i: "Short.")
-    success, _ = eval_set(
-        build_tasks(scenarios, config),
-        log_dir=str(log_dir),
-        model=assistant.model,
-        model_roles={"user": user.model, "grader": grader.model},
-        display="none",
-        log_level="warning",
-        max_samples=8,
-    )
-    assert success
+    assert run_eval_set(build_tasks(scenarios, config), log_dir, assistant, Scripted(constant("Short.")), grader)
 
 
 # ---- decoy choice ---------------------------------------------------------------------------------------------

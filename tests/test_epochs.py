@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from inspect_ai import eval_set
 from statsmodels.stats.proportion import proportion_confint
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
@@ -24,7 +23,7 @@ from prefdisco.results.logs import results_from_logs
 from prefdisco.results.table import load_results
 from prefdisco.schema import Problem
 from prefdisco.seeds import SEED_MODULUS, call_seed, seed_scope
-from scripted import Call, Scripted, constant, make_scenario
+from scripted import Call, Scripted, constant, make_scenario, run_eval_set
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
 from test_report import HEADER, write_csv
 
@@ -117,16 +116,7 @@ def run_three_trials(log_dir: Path, assistant: Scripted, user: Scripted, grader:
         modes=["baseline", "discovery"],
         epochs=3,
     )
-    success, _ = eval_set(
-        build_tasks(scenarios, config),
-        log_dir=str(log_dir),
-        model=assistant.model,
-        model_roles={"user": user.model, "grader": grader.model},
-        display="none",
-        log_level="warning",
-        max_samples=8,
-    )
-    return success
+    return run_eval_set(build_tasks(scenarios, config), log_dir, assistant, user, grader)
 
 
 def test_three_trials_are_independent_seeded_calls_and_a_rerun_makes_none(tmp_path, monkeypatch):

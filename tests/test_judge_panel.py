@@ -4,7 +4,6 @@ statistics (Krippendorff's ordinal α, repeat noise, the length-bias probe) chec
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from dataclasses import replace
@@ -40,6 +39,7 @@ from prefdisco.schema import AttributeJudgement
 from prefdisco.scoring.panel import Judging, combine, judging_name, panel_roles
 from prefdisco.seeds import call_seed
 from scripted import Call, Scripted, constant, make_scenario
+from test_report import HEADER, write_csv
 
 SCOPE = "seed-scope-S"
 # make_scenario(): weights 0.5 / 0.3 / 0.2 for these three criteria, in this order
@@ -240,31 +240,8 @@ def test_ordinal_alpha_is_null_with_a_reason():
 
 # ---- the attribute table with judges and repeats, and its consumers -------------------------------------------
 
-RESULTS_HEADER = [
-    "model",
-    "family",
-    "task",
-    "scenario_id",
-    "mode",
-    "fixed_k",
-    "pref_align",
-    "correct",
-    "n_questions",
-    "judge_invalid",
-    "input_tokens",
-    "output_tokens",
-    "failed",
-]
 ATTR_HEADER = ["model", "task", "scenario_id", "mode", "fixed_k", "attribute", "weight", "score"]
 MODES = ("baseline", "discovery", "oracle")
-
-
-def write_csv(path: Path, header: list[str], rows: list[list[object]]) -> Path:
-    with path.open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
 
 
 def results_rows(failed: tuple[str, str] | None = None) -> list[list[object]]:
@@ -294,7 +271,7 @@ def single_rows() -> list[list[object]]:
 
 def make_run(folder: Path, attribute_rows: list[list[object]], header: list[str]) -> Path:
     folder.mkdir(parents=True)
-    write_csv(folder / "results.csv", RESULTS_HEADER, results_rows())
+    write_csv(folder / "results.csv", HEADER, results_rows())
     write_csv(folder / "attributes.csv", header, attribute_rows)
     with (folder / "transcripts.jsonl").open("w") as fh:
         for (s, m), _ in FIRST.items():
@@ -375,7 +352,7 @@ def test_agreement_noise_and_length_bias_by_hand(tmp_path):
     folder = tmp_path / "run"
     folder.mkdir()
     results = [["m-a", "openai", "t1", s, "baseline", "", 2, 1, 0, 0, 1, 1, 0] for s in sids]
-    write_csv(folder / "results.csv", RESULTS_HEADER, results)
+    write_csv(folder / "results.csv", HEADER, results)
     write_csv(folder / "attributes.csv", [*ATTR_HEADER, "judge", "repeat"], rows)
     lengths = [10, 30, 20, 40, 50]
     with (folder / "transcripts.jsonl").open("w") as fh:
@@ -411,7 +388,7 @@ def test_agreement_noise_and_length_bias_by_hand(tmp_path):
 
 def test_a_failed_rows_judgements_are_left_out_of_the_reliability_statistics(tmp_path):
     folder = make_run(tmp_path / "run", panel_rows(), [*ATTR_HEADER, "judge", "repeat"])
-    write_csv(folder / "results.csv", RESULTS_HEADER, results_rows(failed=("s2", "oracle")))
+    write_csv(folder / "results.csv", HEADER, results_rows(failed=("s2", "oracle")))
     data = load_results(folder / "results.csv")
     att = usable(data.attributes, data.results)
     assert len(att) == 8 * 2 * 3

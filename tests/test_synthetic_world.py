@@ -30,14 +30,13 @@ import re
 from pathlib import Path
 
 import pytest
-from inspect_ai import eval_set
 
 from prefdisco.analysis.report import make_report
 from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.evalset import build_tasks
 from prefdisco.results.logs import results_from_logs, write_tables
 from prefdisco.schema import Problem
-from scripted import Call, Scripted, make_persona, make_scenario
+from scripted import Call, Scripted, make_persona, make_scenario, run_eval_set
 
 P1 = Problem(
     id="prob-1", benchmark="demo", domain="math", question="A ferry carries 12 cars per trip. How many trips for 30?",
@@ -97,16 +96,7 @@ def test_the_instruments_measure_the_planted_effects(tmp_path: Path, monkeypatch
     )  # fmt: skip
     config.validate()
     models = Scripted(assistant), Scripted(user), Scripted(grader)
-    success, _ = eval_set(
-        build_tasks(world_scenarios(), config),
-        log_dir=str(log_dir),
-        model=models[0].model,
-        model_roles={"user": models[1].model, "grader": models[2].model},
-        display="none",
-        log_level="warning",
-        max_samples=8,
-    )
-    assert success
+    assert run_eval_set(build_tasks(world_scenarios(), config), log_dir, *models)
     tables = results_from_logs(log_dir)
     write_tables(tables, log_dir)
     results = tables.results.set_index(["scenario_id", "mode"])
