@@ -2,7 +2,8 @@
 
 ``run_eval_set`` builds one task per condition (baseline, discovery, oracle, fixed-K for each K), runs them as an
 inspect eval-set in ``log_dir`` (so a rerun after a crash only runs what is missing, and a rerun of a finished run
-makes no model calls), and returns the results tables read back from the logs.
+makes no model calls), and returns the results tables: the rows written as the samples finished
+(``results/stream.py``), checked against the logs.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import Any, cast
 
 from inspect_ai import Task
 from inspect_ai.util import DisplayType
@@ -28,6 +29,7 @@ from prefdisco.evaluation.guard import guard_run
 from prefdisco.evaluation.limits import limit_roles
 from prefdisco.evaluation.task import build_task
 from prefdisco.results.logs import Tables, results_from_logs, write_tables
+from prefdisco.results.stream import streaming_rows
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.panel import panel_roles
 from prefdisco.seeds import seed_scope
@@ -83,7 +85,6 @@ def decoys_hash(selected: Sequence[Scenario], decoys: Mapping[str, Scenario]) ->
 def run_eval_set(selected: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None) -> Tables:
     """Run ``selected`` (already limited) in ``config.log_dir``; raise when a sample failed or is missing.
     ``decoys``: see ``build_tasks``."""
-    from inspect_ai import eval_set
     from inspect_ai.model import get_model
 
     fingerprint = config.fingerprint(scenario_set_hash(selected), len(selected))
@@ -96,6 +97,24 @@ def run_eval_set(selected: list[Scenario], config: RunConfig, decoys: Mapping[st
     roles = limit_roles(roles, config.role_caps())  # --user/--judge-max-connections, across the whole run
     tasks = build_tasks(selected, config, decoys)
     os.environ.setdefault("INSPECT_EVAL_LOG_FILE_PATTERN", "{task}_{model}_{id}")
+    with streaming_rows(config.log_dir):  # each sample's rows written as it finishes (results/stream.py)
+        success = _run(tasks, roles, config)
+    tables = results_from_logs(config.log_dir, prices=config.prices)  # the streamed rows, checked against the logs
+    if config.write_tables:
+        write_tables(tables, config.log_dir)
+    failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
+    if not success or failed:
+        raise UserError(
+            f"the eval-set did not finish: {failed} failed sample(s) recorded in {config.log_dir}/results.csv; "
+            "rerun the same command to retry only what failed or is missing"
+        )
+    return tables
+
+
+def _run(tasks: list[Task], roles: dict[str, Any], config: RunConfig) -> bool:
+    """inspect's eval-set over ``tasks`` in ``config.log_dir``; True when every task succeeded."""
+    from inspect_ai import eval_set
+
     success, _logs = eval_set(
         tasks,
         log_dir=str(config.log_dir),
@@ -117,13 +136,4 @@ def run_eval_set(selected: list[Scenario], config: RunConfig, decoys: Mapping[st
         log_realtime=False,
         log_level="warning",
     )
-    tables = results_from_logs(config.log_dir, prices=config.prices)
-    if config.write_tables:
-        write_tables(tables, config.log_dir)
-    failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
-    if not success or failed:
-        raise UserError(
-            f"the eval-set did not finish: {failed} failed sample(s) recorded in {config.log_dir}/results.csv; "
-            "rerun the same command to retry only what failed or is missing"
-        )
-    return tables
+    return bool(success)

@@ -1,4 +1,4 @@
-"""The results table, read straight from inspect eval logs.
+"""The results tables of a run folder: the rows streamed as samples finished, checked against the eval logs.
 
 ``results_from_logs(folder)`` returns three tables:
 
@@ -19,12 +19,17 @@
 Which logs count: for every (model, task name, task arguments) only the newest log is read, preferring a
 successful one; logs a crash left behind (status ``started``) never shadow a newer or finished log.
 A sample that errored is kept as a row with ``failed=1`` and its error, never as a zero.
+
+Where the rows come from: each chosen log's sample summaries (cheap: no messages or events) say which samples it
+holds; a sample whose rows were streamed when it finished (``stream.py``) with the same uuid and score values
+takes them, every other sample is read from its log and made into rows the same way (``sample_rows.py``). So a
+finished run reads no sample back, and a run a crash, a rescoring or a hand-copied log changed reads what the
+logs say.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,45 +40,11 @@ from prefdisco.atomic import atomic_path
 from prefdisco.errors import UserError
 from prefdisco.results.contract import (
     ATTRIBUTE_COLUMNS,
-    DEFAULT_JUDGE,
-    DEFAULT_REPEAT,
     RESULT_COLUMNS,
     RESULT_KEY,
-    SIMULATOR_COLUMNS,
 )
-from prefdisco.results.strategy_columns import strategy_columns
-from prefdisco.seeds import TrialSeeds
-
-_FAMILIES = {
-    "openai": "openai",
-    "azureai": "openai",
-    "anthropic": "anthropic",
-    "bedrock": "anthropic",
-    "google": "google",
-    "vertex": "google",
-    "prefdisco": "local",
-    "llama-cpp-python": "local",
-    "ollama": "local",
-    "vllm": "local",
-    "sglang": "local",
-    "hf": "local",
-    "mockllm": "mock",
-}
-
-
-def model_family(model: str) -> str:
-    """Provider family of an inspect model name (``openai/gpt-4.1`` → ``openai``)."""
-    provider, _, name = model.partition("/")
-    if provider in ("openrouter", "together", "fireworks", "openai-api", "bedrock") and name:
-        vendor = name.split("/")[0].lower()
-        for family in ("openai", "anthropic", "google"):
-            if family in vendor or (family == "anthropic" and "claude" in vendor):
-                return family
-        if "gemini" in name.lower():
-            return "google"
-        if "claude" in name.lower():
-            return "anthropic"
-    return _FAMILIES.get(provider, provider or "unknown")
+from prefdisco.results.sample_rows import SampleRows, role_model, sample_rows, scores_digest
+from prefdisco.results.stream import streamed_rows
 
 
 @dataclass(frozen=True)
@@ -81,28 +52,6 @@ class Tables:
     results: pd.DataFrame
     attributes: pd.DataFrame
     transcripts: pd.DataFrame
-
-
-def error_cause(message: str) -> str:
-    """One line saying why a sample failed: the provider's ``Error code: ...`` line when there is one (a
-    generate error's message also carries the request, prompt included), else its first line; at most 300 chars."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    for line in lines:
-        found = re.search(r"Error code: \d+.*", line)
-        if found:
-            return found.group(0)[:300]
-    for line in lines:
-        if not line.startswith(("{", "[", '"')):
-            return line[:300]
-    return (lines[0] if lines else "unknown error")[:300]
-
-
-def _role_model(header: Any, role: str) -> str | None:
-    roles = header.eval.model_roles or {}
-    config = roles.get(role)
-    if isinstance(config, list):
-        config = config[0] if config else None
-    return getattr(config, "model", None)
 
 
 def load_prices(path: str | Path) -> dict[str, dict[str, float]]:
@@ -159,7 +108,7 @@ def read_header(info: Any) -> Any:
         ) from e
 
 
-def _select_logs(folder: Path) -> list[Any]:
+def _select_logs(folder: Path) -> list[tuple[Any, Any]]:
     """The newest log (a successful one first) per run folder, model, condition, task arguments and roles.
 
     Folders count separately, so a large eval split over several processes with their own log folders is read
@@ -167,12 +116,12 @@ def _select_logs(folder: Path) -> list[Any]:
     """
     from inspect_ai.log import list_eval_logs
 
-    chosen: dict[tuple[str, ...], tuple[tuple[int, str], Any]] = {}
+    chosen: dict[tuple[str, ...], tuple[tuple[int, str], tuple[Any, Any]]] = {}
     for info in list_eval_logs(str(folder), recursive=True):
         header = read_header(info)
         if header.eval.metadata is None or "prefdisco_mode" not in header.eval.metadata:
             continue
-        roles = {r: _role_model(header, r) for r in ("user", "grader", *sorted(header.eval.model_roles or {}))}
+        roles = {r: role_model(header.eval, r) for r in ("user", "grader", *sorted(header.eval.model_roles or {}))}
         key = (
             str(info.name).rsplit("/", 1)[0],
             header.eval.model,
@@ -181,8 +130,8 @@ def _select_logs(folder: Path) -> list[Any]:
         )
         rank = (1 if header.status == "success" else 0, header.eval.created)
         if key not in chosen or rank > chosen[key][0]:
-            chosen[key] = (rank, info)
-    return [info for _, info in chosen.values()]
+            chosen[key] = (rank, (info, header))
+    return [chosen_log for _, chosen_log in chosen.values()]
 
 
 def _samples(info: Any) -> list[Any]:
@@ -197,113 +146,41 @@ def _samples(info: Any) -> list[Any]:
         return list(read_eval_log_samples(info, all_samples_required=False, exclude_fields={"events"}))
 
 
-def _is_judge(role: str) -> bool:
-    """The first judge's role ``grader`` or a panel judge's ``grader_2``, ``grader_3``, …"""
-    return role == "grader" or role.startswith("grader_")
-
-
-def _judge_usage(sample: Any, header: Any) -> list[tuple[str | None, int, int]]:
-    """(model, input tokens, output tokens) of every judge role of a sample."""
-    return [
-        (_role_model(header, role), u.input_tokens, u.output_tokens)
-        for role, u in (sample.role_usage or {}).items()
-        if _is_judge(role)
-    ]
-
-
-def _usage(sample: Any, model: str) -> dict[str, int]:
-    """Tokens of the model under test, the user and the judges (``grader_*``: every judge of a panel)."""
-    roles = {role: usage for role, usage in (sample.role_usage or {}).items()}
-    total_in = sum(u.input_tokens for u in (sample.model_usage or {}).values())
-    total_out = sum(u.output_tokens for u in (sample.model_usage or {}).values())
-    row = {}
-    for role in ("user", "grader"):
-        usage = [u for r, u in roles.items() if (_is_judge(r) if role == "grader" else r == role)]
-        row[f"{role}_input_tokens"] = sum(u.input_tokens for u in usage)
-        row[f"{role}_output_tokens"] = sum(u.output_tokens for u in usage)
-    row["input_tokens"] = total_in - row["user_input_tokens"] - row["grader_input_tokens"]
-    row["output_tokens"] = total_out - row["user_output_tokens"] - row["grader_output_tokens"]
-    return row
-
-
 def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | None = None) -> Tables:
-    results: list[dict[str, Any]] = []
-    attributes: list[dict[str, Any]] = []
-    transcripts: list[dict[str, Any]] = []
-    for info in _select_logs(Path(folder)):
-        header = read_header(info)
-        meta = header.eval.metadata or {}
-        model = header.eval.model
-        key = {"model": model, "mode": meta["prefdisco_mode"], "fixed_k": meta.get("prefdisco_fixed_k")}
-        for sample in _samples(info):
-            score = (sample.scores or {}).get("prefdisco_scorer")
-            seeds = sample.store_as(TrialSeeds)
-            trial = {"epoch": int(sample.epoch)}
-            seeded = {"assistant_seed": seeds.assistant, "user_seed": seeds.user, "grader_seed": seeds.grader}
-            value = score.value if score is not None and isinstance(score.value, dict) else {}
-            task = (sample.metadata or {}).get("benchmark", header.eval.task)
-            failed = sample.error is not None or score is None
-            row = {
-                **key,
-                **trial,
-                "family": model_family(model),
-                "task": task,
-                "scenario_id": str(sample.id),
-                "pref_align": value.get("pref_align"),
-                "correct": value.get("correct"),
-                "n_questions": value.get("n_questions"),
-                "judge_invalid": value.get("judge_invalid"),
-                "user_turns": value.get("user_turns"),
-                "user_leaks": value.get("user_leaks"),
-                **{name: value.get(name) for name in SIMULATOR_COLUMNS},
-                "user_model": _role_model(header, "user"),
-                "grader_model": _role_model(header, "grader"),
-                "decoy_scenario_id": (sample.metadata or {}).get("decoy_scenario_id"),
-                **strategy_columns(sample, meta),
-                "failed": int(failed),
-                "error": error_cause(sample.error.message)
-                if sample.error
-                else ("not scored" if score is None else None),
-                **_usage(sample, model),
-                **seeded,
-            }
-            row["cost_usd"] = _cost(row, prices, _judge_usage(sample, header)) if prices else None
-            results.append(row)
-            if score is not None:
-                for j in (score.metadata or {}).get("judgements", []):
-                    attributes.append(
-                        {
-                            **key,
-                            **trial,
-                            "task": task,
-                            "scenario_id": str(sample.id),
-                            "attribute": j["attribute"],
-                            "weight": j["weight"],
-                            "score": j["score"],
-                            "judge": _role_model(header, j.get("judge_role", "grader"))
-                            or j.get("judge")
-                            or DEFAULT_JUDGE,
-                            "repeat": int(j.get("repeat", DEFAULT_REPEAT)),
-                        }
-                    )
-            transcripts.append(
-                {
-                    **key,
-                    **trial,
-                    **seeded,
-                    "task": task,
-                    "scenario_id": str(sample.id),
-                    "messages": [{"role": m.role, "content": m.text} for m in sample.messages],
-                    "turns": (score.metadata or {}).get("turns", []) if score else [],
-                    "final_response": score.answer if score else None,
-                }
-            )
+    """The tables of every chosen log below ``folder``: each sample's rows as streamed when it finished
+    (``stream.py``), or read from its log when no streamed line matches it."""
+    streamed = streamed_rows(folder)
+    parts: list[SampleRows] = []
+    for info, header in _select_logs(Path(folder)):
+        parts += _log_rows(info, header, streamed)
+    results = [part.result for part in parts]
+    if prices:
+        results = [{**part.result, "cost_usd": _cost(part.result, prices, part.judge_usage)} for part in parts]
     return _finish(
         folder,
         pd.DataFrame(results, columns=list(RESULT_COLUMNS)),
-        pd.DataFrame(attributes, columns=list(ATTRIBUTE_COLUMNS)),
-        pd.DataFrame(transcripts),
+        pd.DataFrame([a for part in parts for a in part.attributes], columns=list(ATTRIBUTE_COLUMNS)),
+        pd.DataFrame([part.transcript for part in parts]),
     )
+
+
+def _log_rows(info: Any, header: Any, streamed: dict[str, SampleRows]) -> list[SampleRows]:
+    """The rows of one log's samples: streamed ones where the log's sample summary matches (same uuid, same
+    score values), the rest read from the log."""
+    from inspect_ai.log import read_eval_log_sample_summaries
+
+    try:
+        summaries = read_eval_log_sample_summaries(info)
+    except Exception:  # a crashed run's log without a summary index: read what samples it holds
+        return [sample_rows(header.eval, s) for s in _samples(info)]
+    rows = {s.uuid: streamed[s.uuid] for s in summaries if s.uuid in streamed and _matches(streamed[s.uuid], s)}
+    if len(rows) < len(summaries):
+        rows |= {s.uuid: sample_rows(header.eval, s) for s in _samples(info) if s.uuid not in rows}
+    return [rows[s.uuid] for s in summaries if s.uuid in rows]
+
+
+def _matches(rows: SampleRows, summary: Any) -> bool:
+    return rows.scores == scores_digest(summary.scores)
 
 
 def merge_tables(parts: list[Tables], folder: str | Path) -> Tables:

@@ -1,0 +1,177 @@
+"""One finished sample as table rows: its results row, its judged criteria and its transcript.
+
+``sample_rows(spec, sample)`` needs only the task's spec (model, metadata, model roles) and the sample itself, so
+the same rows come from a sample read back from an eval log (``logs.py``) and from a sample handed to the
+streaming hook the moment it finishes (``stream.py``). Costs are left out: they depend on the price table of
+whoever reads the rows (``with_cost``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from prefdisco.results.contract import DEFAULT_JUDGE, DEFAULT_REPEAT, SIMULATOR_COLUMNS
+from prefdisco.results.strategy_columns import strategy_columns
+from prefdisco.seeds import TrialSeeds
+
+SCORER = "prefdisco_scorer"
+_FAMILIES = {
+    "openai": "openai",
+    "azureai": "openai",
+    "anthropic": "anthropic",
+    "bedrock": "anthropic",
+    "google": "google",
+    "vertex": "google",
+    "prefdisco": "local",
+    "llama-cpp-python": "local",
+    "ollama": "local",
+    "vllm": "local",
+    "sglang": "local",
+    "hf": "local",
+    "mockllm": "mock",
+}
+
+
+def model_family(model: str) -> str:
+    """Provider family of an inspect model name (``openai/gpt-4.1`` → ``openai``)."""
+    provider, _, name = model.partition("/")
+    if provider in ("openrouter", "together", "fireworks", "openai-api", "bedrock") and name:
+        vendor = name.split("/")[0].lower()
+        for family in ("openai", "anthropic", "google"):
+            if family in vendor or (family == "anthropic" and "claude" in vendor):
+                return family
+        if "gemini" in name.lower():
+            return "google"
+        if "claude" in name.lower():
+            return "anthropic"
+    return _FAMILIES.get(provider, provider or "unknown")
+
+
+def error_cause(message: str) -> str:
+    """One line saying why a sample failed: the provider's ``Error code: ...`` line when there is one (a
+    generate error's message also carries the request, prompt included), else its first line; at most 300 chars."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    for line in lines:
+        found = re.search(r"Error code: \d+.*", line)
+        if found:
+            return found.group(0)[:300]
+    for line in lines:
+        if not line.startswith(("{", "[", '"')):
+            return line[:300]
+    return (lines[0] if lines else "unknown error")[:300]
+
+
+def role_model(spec: Any, role: str) -> str | None:
+    """The model name a task's spec (``EvalSpec``) gives ``role``."""
+    config = (spec.model_roles or {}).get(role)
+    if isinstance(config, list):
+        config = config[0] if config else None
+    return getattr(config, "model", None)
+
+
+def _is_judge(role: str) -> bool:
+    """The first judge's role ``grader`` or a panel judge's ``grader_2``, ``grader_3``, …"""
+    return role == "grader" or role.startswith("grader_")
+
+
+def _usage(sample: Any) -> dict[str, int]:
+    """Tokens of the model under test, the user and the judges (``grader_*``: every judge of a panel)."""
+    roles = dict(sample.role_usage or {})
+    total_in = sum(u.input_tokens for u in (sample.model_usage or {}).values())
+    total_out = sum(u.output_tokens for u in (sample.model_usage or {}).values())
+    row = {}
+    for role in ("user", "grader"):
+        usage = [u for r, u in roles.items() if (_is_judge(r) if role == "grader" else r == role)]
+        row[f"{role}_input_tokens"] = sum(u.input_tokens for u in usage)
+        row[f"{role}_output_tokens"] = sum(u.output_tokens for u in usage)
+    row["input_tokens"] = total_in - row["user_input_tokens"] - row["grader_input_tokens"]
+    row["output_tokens"] = total_out - row["user_output_tokens"] - row["grader_output_tokens"]
+    return row
+
+
+def scores_digest(scores: dict[str, Any] | None) -> dict[str, Any]:
+    """Each score's value by scorer name: what a sample summary in the log also holds, so a reader can tell that
+    rows were made from the sample as the log has it now (a rescored log has other values)."""
+    return {name: getattr(score, "value", None) for name, score in sorted((scores or {}).items())}
+
+
+@dataclass
+class SampleRows:
+    """The rows of one sample (one trial of one scenario in one condition)."""
+
+    uuid: str | None
+    result: dict[str, Any]
+    attributes: list[dict[str, Any]] = field(default_factory=list)
+    transcript: dict[str, Any] = field(default_factory=dict)
+    judge_usage: list[tuple[str | None, int, int]] = field(default_factory=list)
+    """(model, input tokens, output tokens) of every judge role, for ``with_cost``."""
+    scores: dict[str, Any] = field(default_factory=dict)
+    """``scores_digest`` of the sample the rows were made from."""
+
+
+def sample_rows(spec: Any, sample: Any) -> SampleRows:
+    """The rows of ``sample`` (an ``EvalSample``) of the task ``spec`` (an ``EvalSpec``)."""
+    meta = spec.metadata or {}
+    model = spec.model
+    key = {"model": model, "mode": meta["prefdisco_mode"], "fixed_k": meta.get("prefdisco_fixed_k")}
+    score = (sample.scores or {}).get(SCORER)
+    seeds = sample.store_as(TrialSeeds)
+    trial = {"epoch": int(sample.epoch)}
+    seeded = {"assistant_seed": seeds.assistant, "user_seed": seeds.user, "grader_seed": seeds.grader}
+    value = score.value if score is not None and isinstance(score.value, dict) else {}
+    task = (sample.metadata or {}).get("benchmark", spec.task)
+    failed = sample.error is not None or score is None
+    result = {
+        **key,
+        **trial,
+        "family": model_family(model),
+        "task": task,
+        "scenario_id": str(sample.id),
+        "pref_align": value.get("pref_align"),
+        "correct": value.get("correct"),
+        "n_questions": value.get("n_questions"),
+        "judge_invalid": value.get("judge_invalid"),
+        "user_turns": value.get("user_turns"),
+        "user_leaks": value.get("user_leaks"),
+        **{name: value.get(name) for name in SIMULATOR_COLUMNS},
+        "user_model": role_model(spec, "user"),
+        "grader_model": role_model(spec, "grader"),
+        "decoy_scenario_id": (sample.metadata or {}).get("decoy_scenario_id"),
+        **strategy_columns(sample, meta),
+        "failed": int(failed),
+        "error": error_cause(sample.error.message) if sample.error else ("not scored" if score is None else None),
+        **_usage(sample),
+        **seeded,
+    }
+    attributes = [
+        {
+            **key,
+            **trial,
+            "task": task,
+            "scenario_id": str(sample.id),
+            "attribute": j["attribute"],
+            "weight": j["weight"],
+            "score": j["score"],
+            "judge": role_model(spec, j.get("judge_role", "grader")) or j.get("judge") or DEFAULT_JUDGE,
+            "repeat": int(j.get("repeat", DEFAULT_REPEAT)),
+        }
+        for j in ((score.metadata or {}).get("judgements", []) if score is not None else [])
+    ]
+    transcript = {
+        **key,
+        **trial,
+        **seeded,
+        "task": task,
+        "scenario_id": str(sample.id),
+        "messages": [{"role": m.role, "content": m.text} for m in sample.messages],
+        "turns": (score.metadata or {}).get("turns", []) if score else [],
+        "final_response": score.answer if score else None,
+    }
+    judges = [
+        (role_model(spec, role), u.input_tokens, u.output_tokens)
+        for role, u in (sample.role_usage or {}).items()
+        if _is_judge(role)
+    ]
+    return SampleRows(sample.uuid, result, attributes, transcript, judges, scores_digest(sample.scores))
