@@ -104,6 +104,8 @@ def demo(
         console.print(f"NormAlign: undefined — {summary['norm_align_reason']}")
     else:
         console.print(f"NormAlign: {summary['norm_align']:.1f}")
+    for line in summary["caveats"]:
+        console.print(line, soft_wrap=True)
     console.print(
         f"Wrote {out / 'summary.json'}; logs in {summary['log_dir']} (inspect view --log-dir {summary['log_dir']})"
     )

@@ -85,6 +85,25 @@ PLUMBING_NOTE = (
 )
 
 
+def caveats(summary: dict[str, Any]) -> list[str]:
+    """One line for each number of the demo table a reader could misread: a discovery that asked nothing, and a
+    NormAlign over a tiny oracle − baseline gap (it divides by that gap)."""
+    lines = []
+    modes = summary["modes"]
+    if modes["discovery"]["n"] and modes["discovery"]["mean_questions"] == 0:
+        lines.append(
+            "Discovery asked no question: the model answered at once (the protocol lets it), "
+            "so its discovery rows are baseline answers under another prompt."
+        )
+    base, oracle = modes["baseline"]["pref_align_mean"], modes["oracle"]["pref_align_mean"]
+    if summary["norm_align"] is not None and base is not None and oracle is not None and abs(oracle - base) < 0.25:
+        lines.append(
+            f"NormAlign divides by oracle - baseline PrefAlign, here {oracle - base:+.2f}: "
+            "over so small a gap it swings by hundreds of points and means nothing."
+        )
+    return lines
+
+
 def run_demo(
     out: Path = DEFAULT_OUT, limit: int | None = None, display: str | None = None, model: str = DEMO_MODEL
 ) -> dict[str, Any]:
@@ -111,6 +130,7 @@ def run_demo(
     summary["n_scenarios"] = len(scenarios[:limit] if limit else scenarios)
     summary["log_dir"] = str(out / "logs")
     summary["note"] = PLUMBING_NOTE if embedded else None
+    summary["caveats"] = caveats(summary)
     make_report(config.log_dir, out / "report", n_boot=200, n_examples=1)
     summary["report"] = str(out / "report" / "report.html")
     atomic_write(out / "summary.json", summary_json(summary))
