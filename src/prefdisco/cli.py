@@ -50,6 +50,7 @@ def _register() -> None:
     from prefdisco.annotate.cli import register as register_annotate
     from prefdisco.builder.cli import register as register_build
     from prefdisco.evaluation.cli import register as register_evaluation
+    from prefdisco.evaluation.judge_cli import register as register_judge
     from prefdisco.policies.cli import register as register_policies
     from prefdisco.release.cli import register as register_release
     from prefdisco.scoring.cli import register as register_scoring
@@ -58,6 +59,7 @@ def _register() -> None:
     app.command("demo")(demo)
     for register in (
         register_evaluation,
+        register_judge,
         register_build,
         register_release,
         register_scoring,

@@ -44,7 +44,11 @@ def eval_command(
         typer.Option(help="Simulated user: passive (default), cooperative, paper_passive or targeted (recommended)."),
     ] = None,
     judge: Annotated[
-        str | None, typer.Option(help="per_criterion (default; the paper's) or structured (one call).")
+        str | None,
+        typer.Option(
+            help="per_criterion (default; the paper's), structured (one call), or later (dialogues only, no judge "
+            "call; prefdisco judge RUN_DIR judges them)."
+        ),
     ] = None,
     logprobs: Annotated[
         bool | None, typer.Option(help="Probability-weighted judge scores where available (default off).")
@@ -82,6 +86,13 @@ def eval_command(
     workers: Annotated[
         int, typer.Option(min=1, help="Processes to split the scenarios over (own log folders, merged results).")
     ] = 1,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            help="Run the run's shards on Ray: local (a Ray instance on 127.0.0.1), auto (the running cluster) or "
+            "HOST:PORT; with --workers N, N shards at once (default: the cluster's CPUs). See docs/scale.md."
+        ),
+    ] = None,
     max_tasks: Annotated[
         int | None, typer.Option(min=1, help="Condition x model tasks run at once (default: all).")
     ] = None,
@@ -172,6 +183,7 @@ def eval_command(
         max_samples=max_samples,
         max_tasks=max_tasks,
         workers=workers,
+        ray=ray,
         epochs=epochs,
         seed=seed,
         max_retries=max_retries,
@@ -194,6 +206,8 @@ def eval_command(
     tables = run_conditions(scenarios, config)
     failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
     console.print(f"{len(tables.results)} result rows ({failed} failed) → {log_dir / 'results.csv'}")
+    if config.judge == "later":
+        console.print(f"not judged yet (--judge later): prefdisco judge {log_dir}", highlight=False, soft_wrap=True)
 
 
 def _parse_ks(text: str) -> list[int]:

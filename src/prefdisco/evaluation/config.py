@@ -19,10 +19,11 @@ from prefdisco.dialogue.user import USER_TYPES, USERS
 from prefdisco.errors import UserError
 from prefdisco.prompts import templates_hash
 from prefdisco.schema import CONDITIONS, CONTROLS, Scenario
+from prefdisco.scoring.deferred import JUDGE_LATER
 from prefdisco.scoring.judging import JUDGE_TEMPLATES
 from prefdisco.scoring.scorer import JUDGES
 
-UNCOMPARED_SETTINGS = ("n_scenarios", "cache", "user_max_connections", "judge_max_connections")
+UNCOMPARED_SETTINGS = ("n_scenarios", "cache", "user_max_connections", "judge_max_connections", "ray")
 PANEL_DEFAULTS: dict[str, Any] = {"judge_panel": [], "judge_repeats": 1}
 """The judge-panel settings of a single-judge run: ``run.json`` records them only when they differ (so a
 single-judge run's fingerprint is what it always was), and the guard compares a missing one as this default."""
@@ -71,7 +72,9 @@ class RunConfig:
     (inspect's eval-set default is one task per model at a time, which leaves connections idle while the
     slowest samples of one condition finish)."""
     workers: int = 1
-    """Processes the scenarios are split over (``evaluation/workers.py``)."""
+    """Processes the scenarios are split over (``evaluation/workers.py``); with ``ray``, shards run at once."""
+    ray: str | None = None
+    """Run the shards on Ray (``evaluation/ray_shards.py``): ``local``, ``auto`` or a cluster address; None: not."""
     epochs: int = 1
     """Trials per scenario and condition (inspect epochs), each with its own seeds (``prefdisco.seeds``)."""
     seed: int = 0
@@ -108,7 +111,7 @@ class RunConfig:
         if self.preset not in PRESET_NAMES:
             raise UserError(f"--preset: unknown {self.preset!r}; expected one of {', '.join(PRESET_NAMES)}")
         for name, value in preset_named(self.preset).settings.items():
-            if getattr(self, name) != value:
+            if getattr(self, name) != value and not _defers(name, getattr(self, name)):
                 raise UserError(_contradiction(self.preset, name, getattr(self, name), value))
         unknown = [m for m in self.modes if m not in (*CONDITIONS, *CONTROLS)]
         if unknown:
@@ -141,8 +144,8 @@ class RunConfig:
             )
         if self.judge_repeats < 1:
             raise UserError(f"--judge-repeats: expected at least 1, got {self.judge_repeats}")
-        if self.judge not in JUDGES:
-            raise UserError(f"--judge: unknown {self.judge!r}; expected one of {', '.join(JUDGES)}")
+        if self.judge not in (*JUDGES, JUDGE_LATER):
+            raise UserError(f"--judge: unknown {self.judge!r}; expected one of {', '.join((*JUDGES, JUDGE_LATER))}")
         for flag, value in (
             ("--reasoning-effort", self.reasoning_effort),
             ("--user-reasoning-effort", self.user_reasoning_effort),
@@ -223,6 +226,7 @@ class RunConfig:
             "grader_temperature": self.grader_temperature,
             "user_max_connections": self.user_max_connections,  # free settings (UNCOMPARED_SETTINGS)
             "judge_max_connections": self.judge_max_connections,
+            **({"ray": self.ray} if self.ray else {}),  # where it ran: a free setting, recorded only when set
             **{k: v for k, v in self.panel_settings().items() if v != PANEL_DEFAULTS[k]},
             **{k: v for k, v in self.protocol_settings().items() if v != PROTOCOL_DEFAULTS[k]},
         }
@@ -273,9 +277,15 @@ def preset_settings(preset: str, given: dict[str, Any]) -> dict[str, Any]:
     fixed = preset_named(preset).settings
     chosen = {name: value for name, value in given.items() if value is not None}
     for name, value in chosen.items():
-        if name in fixed and value != fixed[name]:
+        if name in fixed and value != fixed[name] and not _defers(name, value):
             raise UserError(_contradiction(preset, name, value, fixed[name]))
     return {**fixed, **chosen, "preset": preset}
+
+
+def _defers(name: str, value: Any) -> bool:
+    """``--judge later`` under a preset that fixes the judge: not a contradiction, the judging is deferred
+    (``prefdisco judge`` then judges with the run's recorded grader settings)."""
+    return name == "judge" and value == JUDGE_LATER
 
 
 def _contradiction(preset: str, name: str, value: Any, fixed: Any) -> str:

@@ -55,6 +55,7 @@ from prefdisco.prompts import render
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.audit import audit_user
 from prefdisco.scoring.correctness import check_correct, needs_grader
+from prefdisco.scoring.deferred import JUDGE_LATER
 from prefdisco.scoring.judge import judge_criterion
 from prefdisco.scoring.judge_structured import judge_structured
 from prefdisco.seeds import seed_scope
@@ -184,7 +185,8 @@ def estimate_run(scenarios: Sequence[Scenario], config: RunConfig) -> RunEstimat
         for mode, k in modes:
             plan = _plan(scenario, mode, k, config, decoys.get(scenario.id))
             turns = _dialogue(scenario, plan, config, tally, times)
-            _grade(scenario, judged, turns, config, grader, tally, times)
+            if config.judge != JUDGE_LATER:  # --judge later: no grader call until prefdisco judge
+                _grade(scenario, judged, turns, config, grader, tally, times)
     return RunEstimate(lines=_priced(tally, config), notes=_notes(config), priced=bool(config.prices))
 
 

@@ -46,6 +46,7 @@ from prefdisco.errors import UserError
 from prefdisco.evaluation.config import check_protocol, scenario_set_hash
 from prefdisco.release.convert import load_scenarios as load_scenarios_from
 from prefdisco.schema import Mode, Scenario
+from prefdisco.scoring.deferred import JUDGE_LATER, prefdisco_dialogue
 from prefdisco.scoring.metrics import none_aware_reducer
 from prefdisco.scoring.scorer import prefdisco_scorer
 from prefdisco.seeds import SEED_ROLES, TrialSeeds, call_seed, seeded_model
@@ -139,7 +140,8 @@ def build_task(
     from the run's full scenario set (``dialogue/decoys.py``); None: chosen from ``scenarios``. ``judges`` judges
     (roles ``grader``, ``grader_2``, …) score every criterion ``judge_repeats`` times (``scoring/panel.py``).
     ``protocol``: ``text`` or ``tools`` (``dialogue/tool_protocol.py``); ``solver``: a solver or agent that plays
-    discovery, created with ``solver_args`` (``dialogue/byo.py``; other conditions run the model as usual)."""
+    discovery, created with ``solver_args`` (``dialogue/byo.py``; other conditions run the model as usual).
+    ``judge`` ``later``: the dialogues only, no grader call; ``prefdisco judge`` judges them later."""
     condition = Mode(mode)
     check_protocol(protocol, preset, constrain_protocol, solver)
     own = solver if condition is Mode.DISCOVERY else None
@@ -170,7 +172,9 @@ def build_task(
                 condition, k, max_questions, user_type, constrain_protocol, cache_scope, preset, protocol, assistant
             ),
         ),
-        scorer=prefdisco_scorer(
+        scorer=prefdisco_dialogue()  # --judge later: no grader call now (``scoring/deferred.py``)
+        if judge == JUDGE_LATER
+        else prefdisco_scorer(
             judge=judge,
             logprobs=logprobs,
             audit=audit,

@@ -15,6 +15,8 @@ key; a table without the column (an older run, a hand-made table) is read as one
 ``decoy_scenario_id`` is the scenario whose profile and persona a wrong_persona row was shown (empty otherwise).
 ``STRATEGY_COLUMNS`` label the rows of a strategy solver (``prefdisco/checklist``, ``prefdisco/infogain``; empty
 otherwise): see ``results/strategy_columns.py``.
+``judged`` is 1 when the row's response was judged, 0 while a ``prefdisco eval --judge later`` row waits for
+``prefdisco judge`` (PrefAlign empty, not failed; ``results/judgings.py``).
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "grader_seed",
     "decoy_scenario_id",
     *STRATEGY_COLUMNS,
+    "judged",
     "failed",
     "error",
 )

@@ -7,10 +7,13 @@
   per-role tokens (``user_*``, ``grader_*``), the trial's seeds (``assistant_seed``, ``user_seed``,
   ``grader_seed``), ``decoy_scenario_id`` (wrong_persona rows; empty otherwise), the simulator columns
   (``SIMULATOR_COLUMNS``: elicitation metrics and ``user_critical_errors``), the strategy columns
-  (``STRATEGY_COLUMNS``: strategy solver rows only, ``strategy_columns.py``), ``failed`` and ``error``;
+  (``STRATEGY_COLUMNS``: strategy solver rows only, ``strategy_columns.py``), ``judged`` (0 while a
+  ``--judge later`` row waits for ``prefdisco judge``: pending, not failed; ``judgings.py``), ``failed`` and
+  ``error``;
 * attributes — one row per judged criterion, trial, judge and repeat: ``model, task, scenario_id, mode, fixed_k,
   epoch, attribute, weight, score, judge, repeat`` (score empty when the judgement was invalid; ``judge`` the
-  judge's model name; a log an older version wrote has one judge, the ``grader`` role's model, and repeat 1);
+  judge's model name; a log an older version wrote has one judge, the ``grader`` role's model, and repeat 1;
+  a further judge ``prefdisco judge`` added has rows of its own under its name);
 * transcripts — one row per sample and trial: the assistant-side messages, dialogue turns, final response,
   epoch and seeds.
 

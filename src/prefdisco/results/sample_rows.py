@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prefdisco.results.contract import DEFAULT_JUDGE, DEFAULT_REPEAT, SIMULATOR_COLUMNS
+from prefdisco.results.judgings import extra_judgements, first_judging_roles, primary_score
 from prefdisco.results.strategy_columns import strategy_columns
 from prefdisco.seeds import TrialSeeds
 
-SCORER = "prefdisco_scorer"
 _FAMILIES = {
     "openai": "openai",
     "azureai": "openai",
@@ -116,7 +116,12 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
     meta = spec.metadata or {}
     model = spec.model
     key = {"model": model, "mode": meta["prefdisco_mode"], "fixed_k": meta.get("prefdisco_fixed_k")}
-    score = (sample.scores or {}).get(SCORER)
+    score, judged = primary_score(sample.scores)  # a --judge later sample not judged yet: pending, not failed
+    judge_roles = first_judging_roles(spec)  # a judging prefdisco judge applied names its own judges
+
+    def judge_model(role: str) -> str | None:
+        return judge_roles.get(role) or role_model(spec, role)
+
     seeds = sample.store_as(TrialSeeds)
     trial = {"epoch": int(sample.epoch)}
     seeded = {"assistant_seed": seeds.assistant, "user_seed": seeds.user, "grader_seed": seeds.grader}
@@ -137,9 +142,10 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
         "user_leaks": value.get("user_leaks"),
         **{name: value.get(name) for name in SIMULATOR_COLUMNS},
         "user_model": role_model(spec, "user"),
-        "grader_model": role_model(spec, "grader"),
+        "grader_model": judge_model("grader"),
         "decoy_scenario_id": (sample.metadata or {}).get("decoy_scenario_id"),
         **strategy_columns(sample, meta),
+        "judged": judged,
         "failed": int(failed),
         "error": error_cause(sample.error.message) if sample.error else ("not scored" if score is None else None),
         **_usage(sample),
@@ -154,10 +160,16 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
             "attribute": j["attribute"],
             "weight": j["weight"],
             "score": j["score"],
-            "judge": role_model(spec, j.get("judge_role", "grader")) or j.get("judge") or DEFAULT_JUDGE,
+            "judge": judge,
             "repeat": int(j.get("repeat", DEFAULT_REPEAT)),
         }
-        for j in ((score.metadata or {}).get("judgements", []) if score is not None else [])
+        for judge, j in [
+            *(
+                (judge_model(j.get("judge_role", "grader")) or j.get("judge") or DEFAULT_JUDGE, j)
+                for j in ((score.metadata or {}).get("judgements", []) if score is not None else [])
+            ),
+            *extra_judgements(spec, sample.scores),  # further judges (prefdisco judge): their own names
+        ]
     ]
     transcript = {
         **key,
@@ -170,7 +182,7 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
         "final_response": score.answer if score else None,
     }
     judges = [
-        (role_model(spec, role), u.input_tokens, u.output_tokens)
+        (judge_model(role), u.input_tokens, u.output_tokens)
         for role, u in (sample.role_usage or {}).items()
         if _is_judge(role)
     ]
