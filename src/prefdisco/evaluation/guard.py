@@ -1,8 +1,9 @@
 """What a run folder holds, and the refusals that keep one folder to one run.
 
 * ``run.json``: the settings of a single-process run; a rerun with another scenario set is refused.
-* ``workers.json``: the split of a ``--workers N`` run; a rerun with another worker count or scenario set, or a
-  single-process run in the same folder, is refused rather than mixed.
+* ``workers.json``: the split of a ``--workers N`` run (or the shard names of a ``--ray`` run); a rerun with
+  another worker count, shard plan or scenario set, or a single-process run in the same folder, is refused
+  rather than mixed.
 * a damaged log (e.g. truncated by a full disk) would stop the eval-set: it is named instead.
 """
 
@@ -75,12 +76,17 @@ def guard_run(
     atomic_write(run_file, json.dumps(wanted, indent=2))
 
 
-def check_split(log_dir: Path, workers: int, scenario_set: str) -> None:
-    """Refuse a folder holding a single-process run, or a split with another worker count or scenario set."""
+def check_split(log_dir: Path, workers: int, scenario_set: str, shards: list[str] | None = None) -> None:
+    """Refuse a folder holding a single-process run, or a split with another worker count, Ray shard plan
+    (``shards``: the names of a ``--ray`` run's shards; ``--workers`` is then only how many run at once) or
+    scenario set."""
     split_file = log_dir / SPLIT_FILE
-    wanted = {"workers": workers, "scenario_set": scenario_set}
-    if workers > 1 and (log_dir / RUN_FILE).exists():
-        raise UserError(f"{log_dir} holds a single-process run; use a new --log-dir for --workers {workers}")
+    wanted: dict[str, object] = {"workers": workers, "scenario_set": scenario_set}
+    if shards is not None:
+        wanted = {"ray_shards": shards, "scenario_set": scenario_set}
+    if (workers > 1 or shards is not None) and (log_dir / RUN_FILE).exists():
+        flag = "--ray" if shards is not None else f"--workers {workers}"
+        raise UserError(f"{log_dir} holds a single-process run; use a new --log-dir for {flag}")
     if split_file.exists():
         try:
             previous = json.loads(split_file.read_text())
@@ -88,10 +94,15 @@ def check_split(log_dir: Path, workers: int, scenario_set: str) -> None:
             raise UserError(f"{split_file}: not valid JSON ({e.msg}); delete it or use a new --log-dir") from e
         if previous != wanted:
             same_set = previous.get("scenario_set") == scenario_set
+            if "ray_shards" in previous:
+                split = f"split into {len(previous['ray_shards'])} Ray shard(s)"
+                how = "--ray and the same --model, --modes, --fixed-k"
+            else:
+                split, how = f"split over {previous.get('workers')} worker(s)", "the same --workers (no --ray)"
             raise UserError(
-                f"{log_dir} holds a run split over {previous.get('workers')} worker(s)"
+                f"{log_dir} holds a run {split}"
                 + ("" if same_set else " of another scenario set")
-                + "; rerun with the same --workers and scenarios, or use a new --log-dir"
+                + f"; rerun with {how} and scenarios, or use a new --log-dir"
             )
-    if workers > 1:
+    if workers > 1 or shards is not None:
         atomic_write(split_file, json.dumps(wanted, indent=2))

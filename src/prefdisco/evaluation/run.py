@@ -1,7 +1,8 @@
 """``run_conditions``: evaluate a scenario set in every asked condition, in one process or split over several.
 
 The settings are checked, the log folder prepared and guarded (``evaluation/guard.py``), then the scenarios run as
-one eval-set (``evaluation/evalset.py``) or as ``--workers N`` eval-sets in N processes (``evaluation/workers.py``).
+one eval-set (``evaluation/evalset.py``), as ``--workers N`` eval-sets in N processes (``evaluation/workers.py``),
+or as shards on a Ray cluster (``--ray``, ``evaluation/ray_shards.py``).
 The wrong_persona decoys are chosen here, from the whole scenario set before ``--limit`` and ``--workers`` cut it,
 so a scenario's decoy does not depend on how the run is cut (``dialogue/decoys.py``).
 """
@@ -14,6 +15,7 @@ from prefdisco.dialogue.decoys import choose_decoys
 from prefdisco.evaluation.config import RunConfig, scenario_set_hash, selected_scenarios
 from prefdisco.evaluation.evalset import run_eval_set
 from prefdisco.evaluation.guard import check_split, prepare_log_dir
+from prefdisco.evaluation.ray_shards import run_ray
 from prefdisco.evaluation.workers import run_workers
 from prefdisco.results.logs import Tables
 from prefdisco.schema import Mode, Scenario
@@ -28,6 +30,8 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
     decoys = choose_decoys(scenarios, seed_scope(config.seed)) if wanted else None
     prepare_log_dir(config.log_dir)
     selected = selected_scenarios(scenarios, config)
+    if config.ray:  # the Ray shards (evaluation/ray_shards.py), which record their own split
+        return run_ray(selected, config, decoys)
     check_split(config.log_dir, config.workers, scenario_set_hash(selected))
     if config.workers > 1:
         return run_workers(selected, config, decoys)

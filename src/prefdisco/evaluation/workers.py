@@ -1,11 +1,23 @@
-"""A large eval split over several processes (``prefdisco eval --workers N``).
+"""A large eval split into shards: one sharding, one shard runner, two executors.
 
 One inspect process uses one core, and at high concurrency with short latencies a run becomes CPU-bound (see
-``benchmarks/run.py``). ``run_workers`` deals the scenarios round-robin into N shards and runs each shard as an
-ordinary eval-set in its own spawned process, with its own log folder ``LOG_DIR/worker-K`` and
-``max_connections / N`` connections per provider (and ``user_max_connections / N``, ``judge_max_connections / N``
-per role, rounded up). The shared ``LOG_DIR`` is then read by the results reader,
-which merges the worker folders. Each worker resumes like any run.
+``benchmarks/run.py``); one machine has only so many cores. A split run deals its scenarios into **shards**, each
+an ordinary resumable eval-set in its own folder below the shared ``LOG_DIR`` (``run_shard``), and the parent
+reads the whole folder back with the results reader, which merges the shard folders (``merge_shards``).
+
+* The plan is pure and decided by the flags alone, never by how many processes or nodes happen to run it, so a
+  rerun maps every shard to the folder it wrote before and resumes there. ``worker_plan`` (``--workers N``, one
+  machine): the scenarios round-robin into N shards ``worker-K`` with every model and condition, each with
+  ``max_connections / N`` per provider and ``user_max_connections / N``, ``judge_max_connections / N`` per role,
+  rounded up (all N run at once). ``ray_plan`` (``--ray``, ``evaluation/ray_shards.py``): each model × condition
+  (fixed-K per K) × block of at most ``SCENARIOS_PER_SHARD`` scenarios (round-robin) is a shard
+  ``shard-<model>-<condition>-<k>of<n>``: smaller, evener units to spread over a cluster, whose caps are split
+  by ``split_caps`` once the executor knows how many run at once.
+* ``run_shard`` is the one runner both executors call, in a fresh process (``--workers``) or a Ray worker.
+* ``run_workers`` is the process-pool executor; ``ray_shards.run_ray`` the Ray one.
+
+Splitting by condition changes no result: a call's seed comes from the run seed, scenario, condition, trial and
+role (``prefdisco.seeds``), and the wrong_persona decoys are chosen before the split and handed to each shard.
 ``LOG_DIR/workers.json`` records the split (``evaluation/guard.py``).
 """
 
@@ -13,16 +25,32 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.evalset import run_eval_set
 from prefdisco.evaluation.guard import prepare_log_dir
-from prefdisco.results.logs import Tables, merge_tables, results_from_logs, write_tables
-from prefdisco.schema import Scenario
+from prefdisco.results.logs import Tables, results_from_logs, write_tables
+from prefdisco.schema import Mode, Scenario
+
+SCENARIOS_PER_SHARD = 50
+"""A Ray shard's scenario block holds at most this many scenarios (a constant, so the plan needs no cluster)."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One part of a split run: ``scenarios`` run with ``config`` (its own ``log_dir``, ``LOG_DIR/<name>``)."""
+
+    name: str
+    scenarios: list[Scenario]
+    config: RunConfig
+    decoys: dict[str, Scenario] | None = None
+    """The wrong_persona decoys of this shard's scenarios, chosen from the whole set (``run_conditions``)."""
 
 
 def shards(scenarios: list[Scenario], workers: int) -> list[list[Scenario]]:
@@ -30,49 +58,119 @@ def shards(scenarios: list[Scenario], workers: int) -> list[list[Scenario]]:
     return [part for part in (scenarios[i::workers] for i in range(workers)) if part]
 
 
-def worker_config(config: RunConfig, index: int, n: int) -> RunConfig:
-    def share(cap: int | None) -> int | None:
-        return math.ceil(cap / n) if cap else None
-
+def _part_config(config: RunConfig, name: str, share: Callable[[int | None], int | None], **narrowed: Any) -> RunConfig:
     return replace(
         config,
         workers=1,
         limit=None,
-        log_dir=config.log_dir / f"worker-{index + 1}",
+        log_dir=config.log_dir / name,
         max_connections=share(config.max_connections),
         user_max_connections=share(config.user_max_connections),
         judge_max_connections=share(config.judge_max_connections),
         display="none",
         write_tables=False,
+        **narrowed,
     )
 
 
-def _run_one(
+def worker_config(config: RunConfig, index: int, n: int) -> RunConfig:
+    """The settings of worker ``index`` of ``n``: its folder ``worker-K`` and 1/n of each cap, rounded up."""
+    return _part_config(config, f"worker-{index + 1}", lambda cap: math.ceil(cap / n) if cap else None)
+
+
+def _decoys_of(part: Sequence[Scenario], decoys: Mapping[str, Scenario] | None) -> dict[str, Scenario] | None:
+    return None if decoys is None else {s.id: decoys[s.id] for s in part if s.id in decoys}
+
+
+def worker_plan(
     scenarios: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None
-) -> tuple[str | None, Tables | None]:
-    """In a worker process: one shard's eval-set, read back there (in parallel with the other workers).
-    Returns the one-line error or None, and the shard's tables when it finished."""
+) -> list[Shard]:
+    """``--workers N``: the scenarios round-robin into N shards ``worker-K``, every model and condition in each."""
+    parts = shards(scenarios, config.workers)
+    return [
+        Shard(f"worker-{i + 1}", part, worker_config(config, i, len(parts)), _decoys_of(part, decoys))
+        for i, part in enumerate(parts)
+    ]
+
+
+def _slugs(models: Sequence[str]) -> list[str]:
+    """Folder-safe model names (``openai/gpt-4.1`` → ``openai-gpt-4.1``), made unique by position if two clash."""
+    slugs = [re.sub(r"[^A-Za-z0-9._]+", "-", m).strip("-") or "model" for m in models]
+    return [f"{s}-{i + 1}" if slugs.count(s) > 1 else s for i, s in enumerate(slugs)]
+
+
+def ray_plan(scenarios: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None) -> list[Shard]:
+    """``--ray``: one shard per model × condition (fixed-K: per K) × scenario block, named
+    ``shard-<model>-<condition>-<k>of<n>``; blocks are round-robin with at most ``SCENARIOS_PER_SHARD`` each.
+    Caps are the run's totals here; ``split_caps`` shares them out. ``log_dir`` is made absolute: a Ray worker's
+    working directory is not the driver's."""
+    blocks = shards(scenarios, max(1, math.ceil(len(scenarios) / SCENARIOS_PER_SHARD)))
+    units: list[tuple[str, dict[str, Any]]] = [(m, {"modes": [m], "fixed_k": []}) for m in config.modes]
+    units += [(f"{Mode.FIXED_K.value}{k}", {"modes": [], "fixed_k": [k]}) for k in config.fixed_k]
+    whole = replace(config, log_dir=config.log_dir.absolute())
+    plan = []
+    for model, slug in zip(config.models, _slugs(config.models), strict=True):
+        for condition, narrowed in units:
+            for k, block in enumerate(blocks):
+                name = f"shard-{slug}-{condition}-{k + 1}of{len(blocks)}"
+                part = _part_config(whole, name, lambda cap: cap, models=[model], **narrowed)
+                wrong = Mode.WRONG_PERSONA.value in part.modes
+                plan.append(Shard(name, block, part, _decoys_of(block, decoys) if wrong else None))
+    return plan
+
+
+def split_caps(plan: list[Shard], at_once: int) -> tuple[int, list[Shard]]:
+    """How many shards may run at once, and the plan with the run's connection caps shared out among them.
+
+    ``--max-connections``, ``--user-max-connections`` and ``--judge-max-connections`` are totals over the run:
+    at most P shards run at once (P = ``at_once``, at most the plan's length, and at most the smallest cap given),
+    each with floor(cap / P) of each cap (so at least 1, and never more than the cap in all)."""
+    caps = [plan[0].config.max_connections, plan[0].config.user_max_connections, plan[0].config.judge_max_connections]
+    p = max(1, min([at_once, len(plan), *(cap for cap in caps if cap)]))
+
+    def share(cap: int | None) -> int | None:
+        return cap // p if cap else None
+
+    return p, [
+        replace(
+            shard,
+            config=replace(
+                shard.config,
+                max_connections=share(shard.config.max_connections),
+                user_max_connections=share(shard.config.user_max_connections),
+                judge_max_connections=share(shard.config.judge_max_connections),
+            ),
+        )
+        for shard in plan
+    ]
+
+
+def run_shard(shard: Shard) -> str | None:
+    """One shard's eval-set in its own folder (no tables written, no display); the one-line error, or None.
+    Run again, it resumes like any eval-set: finished samples are reused and cached calls replayed."""
     try:
-        prepare_log_dir(config.log_dir)
-        return None, run_eval_set(scenarios, config, decoys)
+        prepare_log_dir(shard.config.log_dir)
+        run_eval_set(shard.scenarios, shard.config, shard.decoys)
     except UserError as e:
-        return f"{config.log_dir.name}: {e}", None
+        return f"{shard.name}: {e}"
+    return None
+
+
+def merge_shards(config: RunConfig, n_shards: int, errors: Sequence[str]) -> Tables:
+    """Read every shard folder below ``config.log_dir`` back, write the tables there, and fail (after writing the
+    tables of what finished) when a shard did not finish, naming how many and the first error."""
+    tables = results_from_logs(config.log_dir, config.prices)
+    write_tables(tables, config.log_dir)
+    if errors:
+        raise UserError(f"{len(errors)} of {n_shards} shard(s) did not finish; first: {errors[0]}")
+    return tables
 
 
 def run_workers(scenarios: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None) -> Tables:
     """Run ``scenarios`` as ``config.workers`` processes and return the merged tables of ``config.log_dir``.
     ``decoys`` (wrong_persona): chosen before the split, each shard is handed its own scenarios' decoys."""
-    parts = shards(scenarios, config.workers)
-    configs = [worker_config(config, i, len(parts)) for i in range(len(parts))]
-    part_decoys = [None if decoys is None else {s.id: decoys[s.id] for s in part} for part in parts]
+    plan = worker_plan(scenarios, config, decoys)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited event loop or model
-    with ProcessPoolExecutor(max_workers=len(parts), mp_context=context) as pool:
-        outcomes = list(pool.map(_run_one, parts, configs, part_decoys))
-    errors = [e for e, _ in outcomes if e]
-    done = [t for _, t in outcomes if t is not None]
-    # every worker read its own folder back; a failed one leaves the whole folder to be read here
-    tables = merge_tables(done, config.log_dir) if not errors else results_from_logs(config.log_dir, config.prices)
-    write_tables(tables, config.log_dir)
-    if errors:
-        raise UserError(f"{len(errors)} of {len(parts)} worker(s) did not finish; first: {errors[0]}")
-    return tables
+    with ProcessPoolExecutor(max_workers=len(plan), mp_context=context) as pool:
+        errors = [e for e in pool.map(run_shard, plan) if e]
+    return merge_shards(config, len(plan), errors)
