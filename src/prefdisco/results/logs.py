@@ -186,17 +186,6 @@ def _matches(rows: SampleRows, summary: Any) -> bool:
     return rows.scores == scores_digest(summary.scores)
 
 
-def merge_tables(parts: list[Tables], folder: str | Path) -> Tables:
-    """The tables of several run folders below ``folder`` (e.g. the workers of one split run), as
-    ``results_from_logs(folder)`` would read them."""
-    return _finish(
-        folder,
-        pd.concat([p.results for p in parts], ignore_index=True),
-        pd.concat([p.attributes for p in parts], ignore_index=True),
-        pd.concat([p.transcripts for p in parts], ignore_index=True),
-    )
-
-
 _SEED_TYPES = {"assistant_seed": "Int64", "user_seed": "Int64", "grader_seed": "Int64"}
 """Seeds stay integers when a row has none (a sample an older version logged)."""
 
