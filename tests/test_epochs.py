@@ -18,7 +18,7 @@ from prefdisco.errors import UserError
 from prefdisco.evaluation.config import UNCOMPARED_SETTINGS, RunConfig
 from prefdisco.evaluation.evalset import build_tasks
 from prefdisco.evaluation.guard import guard_run
-from prefdisco.evaluation.workers import worker_config
+from prefdisco.evaluation.workers import worker_plan
 from prefdisco.results.logs import results_from_logs
 from prefdisco.results.table import load_results
 from prefdisco.schema import Problem
@@ -50,7 +50,7 @@ def test_call_seed_is_sha256_of_its_five_parts_and_differs_in_each():
 
 def test_seeds_come_from_the_runs_seed_not_its_folder_or_split(tmp_path):
     config = RunConfig(models=["m/a"], user_model="m/u", grader_model="m/g", log_dir=tmp_path / "run", workers=2)
-    worker = worker_config(config, 1, 2)
+    worker = worker_plan(tagged_scenarios(6), config)[1].config
     assert worker.log_dir == tmp_path / "run" / "worker-2" and worker.seed == config.seed == 0
     moved = RunConfig(models=["m/a"], user_model="m/u", grader_model="m/g", log_dir=tmp_path / "elsewhere")
     assert seed_scope(moved.seed) == seed_scope(worker.seed) != seed_scope(7)

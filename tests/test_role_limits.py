@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from copy import copy
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from prefdisco.errors import UserError
 from prefdisco.evaluation.config import UNCOMPARED_SETTINGS, RunConfig
 from prefdisco.evaluation.guard import RUN_FILE, guard_run
 from prefdisco.evaluation.limits import RoleLimitedModel, context_name, limit_roles, pool_of
-from prefdisco.evaluation.workers import worker_config
+from prefdisco.evaluation.workers import split_caps, worker_plan
 from prefdisco.seeds import seeded_model
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
 
@@ -99,10 +100,18 @@ def test_caps_are_checked_split_over_workers_and_recorded_as_free_settings(tmp_p
     with pytest.raises(UserError, match="--judge-max-connections: expected at least 1, got 0"):
         config(tmp_path, judge_max_connections=0).validate()
     split = config(tmp_path, max_connections=8, user_max_connections=3, judge_max_connections=5)
-    two = worker_config(split, 0, 2)
-    assert (two.max_connections, two.user_max_connections, two.judge_max_connections) == (4, 2, 3)  # ceil(N / 2)
-    three = worker_config(config(tmp_path, user_max_connections=1), 2, 3)
-    assert (three.user_max_connections, three.judge_max_connections) == (1, None)  # never below 1, unset stays
+    # the caps are the run's totals with --workers as with --ray: floor(cap / P) each, never more in all
+    at_once, plan = split_caps(worker_plan(tagged_scenarios(6), replace(split, workers=2)), 2)
+    assert at_once == 2
+    assert {
+        (s.config.max_connections, s.config.user_max_connections, s.config.judge_max_connections) for s in plan
+    } == {(4, 1, 2)}
+    # a cap of 1 over 3 workers: one shard at a time, with the whole cap; an unset cap stays unset
+    at_once, plan = split_caps(
+        worker_plan(tagged_scenarios(6), replace(config(tmp_path, user_max_connections=1), workers=3)), 3
+    )
+    assert at_once == 1 and len(plan) == 3
+    assert {(s.config.user_max_connections, s.config.judge_max_connections) for s in plan} == {(1, None)}
 
     recorded = config(tmp_path, user_max_connections=1, judge_max_connections=2).fingerprint("set-1", 3)
     assert (recorded["user_max_connections"], recorded["judge_max_connections"]) == (1, 2)

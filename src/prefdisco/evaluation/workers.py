@@ -7,12 +7,13 @@ reads the whole folder back with the results reader, which merges the shard fold
 
 * The plan is pure and decided by the flags alone, never by how many processes or nodes happen to run it, so a
   rerun maps every shard to the folder it wrote before and resumes there. ``worker_plan`` (``--workers N``, one
-  machine): the scenarios round-robin into N shards ``worker-K`` with every model and condition, each with
-  ``max_connections / N`` per provider and ``user_max_connections / N``, ``judge_max_connections / N`` per role,
-  rounded up (all N run at once). ``ray_plan`` (``--ray``, ``evaluation/ray_shards.py``): each model × condition
-  (fixed-K per K) × block of at most ``SCENARIOS_PER_SHARD`` scenarios (round-robin) is a shard
-  ``shard-<model>-<condition>-<k>of<n>``: smaller, evener units to spread over a cluster, whose caps are split
-  by ``split_caps`` once the executor knows how many run at once.
+  machine): the scenarios round-robin into N shards ``worker-K`` with every model and condition. ``ray_plan``
+  (``--ray``, ``evaluation/ray_shards.py``): each model × condition (fixed-K per K) × block of at most
+  ``SCENARIOS_PER_SHARD`` scenarios (round-robin) is a shard ``shard-<model>-<condition>-<k>of<n>``: smaller,
+  evener units to spread over a cluster.
+* The caps (``--max-connections`` per provider, ``--user-max-connections`` and ``--judge-max-connections`` per
+  role) are the run's totals in both executors: ``split_caps`` gives each of the P shards running at once
+  floor(cap / P), and runs fewer at once when a cap is smaller than P.
 * ``run_shard`` is the one runner both executors call, in a fresh process (``--workers``) or a Ray worker.
 * ``run_workers`` is the process-pool executor; ``ray_shards.run_ray`` the Ray one.
 
@@ -73,11 +74,6 @@ def _part_config(config: RunConfig, name: str, share: Callable[[int | None], int
     )
 
 
-def worker_config(config: RunConfig, index: int, n: int) -> RunConfig:
-    """The settings of worker ``index`` of ``n``: its folder ``worker-K`` and 1/n of each cap, rounded up."""
-    return _part_config(config, f"worker-{index + 1}", lambda cap: math.ceil(cap / n) if cap else None)
-
-
 def _decoys_of(part: Sequence[Scenario], decoys: Mapping[str, Scenario] | None) -> dict[str, Scenario] | None:
     return None if decoys is None else {s.id: decoys[s.id] for s in part if s.id in decoys}
 
@@ -85,10 +81,13 @@ def _decoys_of(part: Sequence[Scenario], decoys: Mapping[str, Scenario] | None) 
 def worker_plan(
     scenarios: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None
 ) -> list[Shard]:
-    """``--workers N``: the scenarios round-robin into N shards ``worker-K``, every model and condition in each."""
+    """``--workers N``: the scenarios round-robin into N shards ``worker-K``, every model and condition in each.
+    Caps are the run's totals here, as in ``ray_plan``; ``split_caps`` shares them out."""
     parts = shards(scenarios, config.workers)
     return [
-        Shard(f"worker-{i + 1}", part, worker_config(config, i, len(parts)), _decoys_of(part, decoys))
+        Shard(
+            f"worker-{i + 1}", part, _part_config(config, f"worker-{i + 1}", lambda cap: cap), _decoys_of(part, decoys)
+        )
         for i, part in enumerate(parts)
     ]
 
@@ -169,8 +168,8 @@ def merge_shards(config: RunConfig, n_shards: int, errors: Sequence[str]) -> Tab
 def run_workers(scenarios: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None) -> Tables:
     """Run ``scenarios`` as ``config.workers`` processes and return the merged tables of ``config.log_dir``.
     ``decoys`` (wrong_persona): chosen before the split, each shard is handed its own scenarios' decoys."""
-    plan = worker_plan(scenarios, config, decoys)
+    at_once, plan = split_caps(worker_plan(scenarios, config, decoys), config.workers)
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited event loop or model
-    with ProcessPoolExecutor(max_workers=len(plan), mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=at_once, mp_context=context) as pool:
         errors = [e for e in pool.map(run_shard, plan) if e]
     return merge_shards(config, len(plan), errors)
