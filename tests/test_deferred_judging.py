@@ -125,6 +125,27 @@ def test_a_later_run_makes_no_grader_call_and_its_rows_are_pending_not_failed(ru
     assert f"prefdisco judge {runs['tmp'] / 'later'}" in runs["later_output"]
 
 
+def test_the_report_says_how_many_rows_wait_for_their_judge(runs, app, tmp_path):  # noqa: F811
+    from typer.testing import CliRunner
+
+    pending_run = tmp_path / "pending"
+    shutil.copytree(runs["tmp"] / "pending-copy", pending_run)
+    n_rows = len(runs["scenarios"]) * len(MODES)
+    made = CliRunner().invoke(app, ["report", str(pending_run), "--out", str(tmp_path / "r1"), "--bootstrap", "0"])
+    assert made.exit_code == 0, made.output
+    assert f"not judged yet: {n_rows} of {n_rows} trial rows" in made.output, made.output
+    assert json.loads((tmp_path / "r1" / "summary.json").read_text())["trials"]["not_judged"] == n_rows
+    assert f"Not judged yet: {n_rows} of {n_rows} trial rows" in (tmp_path / "r1" / "report.md").read_text()
+    assert "Not judged yet" in (tmp_path / "r1" / "report.html").read_text()
+    judged = CliRunner().invoke(
+        app, ["report", str(runs["tmp"] / "later"), "--out", str(tmp_path / "r2"), "--bootstrap", "0"]
+    )
+    assert judged.exit_code == 0, judged.output
+    assert "not judged" not in judged.output
+    assert json.loads((tmp_path / "r2" / "summary.json").read_text())["trials"]["not_judged"] == 0
+    assert "Not judged yet" not in (tmp_path / "r2" / "report.html").read_text()
+
+
 def test_deferred_judging_equals_inline_judging(runs):
     tmp, scenarios = runs["tmp"], runs["scenarios"]
     calls = runs["judge_calls"]

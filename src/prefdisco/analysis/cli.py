@@ -52,6 +52,14 @@ def register(app: typer.Typer) -> None:
             f"({s['n_cells_negative']} of {s['n_cells_defined']} defined); "
             f"Pearson r: {num(s['pearson_r'], 3)}" + (f" ({s['pearson_reason']})" if s["pearson_reason"] else "")
         )
+        pending = s["trials"]["not_judged"]
+        if pending:
+            console.print(
+                f"not judged yet: {pending} of {s['trials']['total']} trial rows (--judge later) are left out of "
+                f"every PrefAlign number; judge them with: prefdisco judge RUN_DIR",
+                highlight=False,
+                soft_wrap=True,
+            )
         console.print(f"report: {out / 'report.html'}", highlight=False)
         names = ", ".join(p.name for p in written)
         console.print(f"wrote {len(written)} files to {out}: {names}", highlight=False, soft_wrap=True)

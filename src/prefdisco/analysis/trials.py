@@ -104,12 +104,17 @@ def _rows_in(frame: pd.DataFrame, keys: pd.DataFrame) -> np.ndarray:
 
 def trial_counts(results: pd.DataFrame, averaged: pd.DataFrame) -> dict[str, int]:
     """How many trials the report averaged: per results row at least and at most, and the trial rows in all
-    (``total``, ``failed``, ``scored``)."""
+    (``total``, ``failed``, ``scored``), and ``not_judged``: the trial rows of a ``--judge later`` run that
+    ``prefdisco judge`` has not scored yet (``judged = 0``; PrefAlign empty, so left out of every number)."""
     n = averaged["n_trials"]
+    pending = 0
+    if "judged" in results.columns:
+        pending = int(((results["judged"] == 0) & ~results["failed"]).sum())
     return {
         "per_result_min": int(n.min()) if len(n) else 0,
         "per_result_max": int(n.max()) if len(n) else 0,
         "total": len(results),
         "failed": int(results["failed"].sum()),
         "scored": int(results["scored"].sum()),
+        "not_judged": pending,
     }

@@ -206,6 +206,8 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
     for name in SIMULATOR_COLUMNS:  # optional: kept when the table has them
         if name in table.column_names:
             df[name] = cols.number(name, **_SIMULATOR_BOUNDS[name])
+    if "judged" in table.column_names:  # optional: 0 while a --judge later row waits for prefdisco judge
+        df["judged"] = cols.flag("judged")
     has_error = "error" in table.column_names
     error = cols.text("error", required=False) if has_error else None
     if "failed" in table.column_names:
