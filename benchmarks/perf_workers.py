@@ -138,10 +138,11 @@ def worker_eval(job: dict[str, Any]) -> dict[str, Any]:
 
 def worker_floor(job: dict[str, Any]) -> dict[str, Any]:
     """A plain inspect solver loop: the same samples per mode, each making that mode's calls in sequence, with
-    the settings ``prefdisco eval`` passes to eval_set."""
+    the settings ``prefdisco eval`` passes to eval_set. ``job["cache"]``: every call through inspect's response
+    cache, scoped to this run and sample as ``prefdisco eval`` scopes its calls (so nothing is a hit)."""
     from inspect_ai import Task, eval_set
     from inspect_ai.dataset import MemoryDataset, Sample
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, get_model
+    from inspect_ai.model import CachePolicy, ChatMessageAssistant, ChatMessageUser, get_model
     from inspect_ai.scorer import Score, Target, mean, scorer
     from inspect_ai.solver import Generate, TaskState, solver
 
@@ -151,8 +152,13 @@ def worker_floor(job: dict[str, Any]) -> dict[str, Any]:
     def loop(calls: int):
         async def solve(state: TaskState, generate: Generate) -> TaskState:
             model = get_model()
+            cache: CachePolicy | bool = False
+            if job.get("cache"):
+                cache = CachePolicy(
+                    expiry=None, per_epoch=True, scopes={"run": job["tmp"], "sample": str(state.sample_id)}
+                )
             for _ in range(calls):
-                output = await model.generate(state.messages)
+                output = await model.generate(state.messages, cache=cache)
                 state.messages += [ChatMessageAssistant(content=output.completion), ChatMessageUser(content="ok?")]
             return state
 
@@ -200,25 +206,26 @@ def worker_floor(job: dict[str, Any]) -> dict[str, Any]:
 
 def worker_cpu(job: dict[str, Any]) -> dict[str, Any]:
     """``repeats`` rounds, each measuring ``prefdisco eval`` on the bench ("ours"), the plain inspect loop making
-    the same calls per sample ("floor") and the bare SDK loop ("bare"), in an order rotating each round (ours first
-    in round 1: it tells the floor its calls per sample), so a drifting load falls on all three alike. Each after a
-    warm-up in round 1; CPU of this process per call answered."""
+    the same calls per sample ("floor"), the same loop through inspect's response cache ("floor_cached": ``prefdisco
+    eval`` caches every call, so that a rerun repeats none) and the bare SDK loop ("bare"), in an order rotating each
+    round (ours first in round 1: it tells the floor its calls per sample), so a drifting load falls on all alike.
+    Each after a warm-up in round 1; CPU of this process per call answered."""
     model = "openai-api/mock/m"
     tmp = Path(job["tmp"])
-    kinds = ["ours", "floor", "bare"]
+    kinds = ["ours", "floor", "floor_cached", "bare"]
     per_mode: dict[str, int] = {}
     rounds = []
     for r in range(job["repeats"]):
         measured: dict[str, float] = {}
-        for kind in kinds[r % 3 :] + kinds[: r % 3]:
+        for kind in kinds[r % len(kinds) :] + kinds[: r % len(kinds)]:
             _post(job["mock"], "/_mock/reset")
             warm = r == 0
             if kind == "ours":
                 result = worker_eval({**job, "model": model, "tmp": str(tmp / f"ours{r}"), "warmup": warm})
                 per_mode = per_mode or calls_by_mode(_get(job["mock"], "/_mock/stats")["by_case"])
-            elif kind == "floor":
-                floor_job = {**job, "model": model, "tmp": str(tmp / f"floor{r}"), "calls": per_mode, "warmup": warm}
-                result = worker_floor(floor_job)
+            elif kind in ("floor", "floor_cached"):
+                floor_job = {**job, "model": model, "tmp": str(tmp / f"{kind}{r}"), "calls": per_mode, "warmup": warm}
+                result = worker_floor({**floor_job, "cache": kind == "floor_cached"})
             else:
                 result = worker_bare({**job, "calls_total": job["bare_calls"]})
             measured[f"{kind}_ms"] = 1000 * result["cpu_s"] / _get(job["mock"], "/_mock/stats")["completions"]

@@ -14,9 +14,11 @@ themselves are in ``perf_workers.py``, each in a fresh child process):
   workers on this machine, the Ray start included; needs the ``ray`` extra).
 * ``cpu_ms_per_call`` — our process's CPU time per model call against a zero-latency server (``prefdisco eval``);
   ``overhead_vs_inspect_floor`` — that over a plain inspect solver loop making the same calls per sample with the
-  same settings and provider; ``overhead_vs_bare_sdk`` — that over a bare asyncio loop of the ``openai`` SDK
-  (at most 64 calls at a time). Each is the median of ``--repeats`` interleaved rounds (ours, floor and bare in a
-  rotating order), printed with the rounds' range.
+  same settings and provider; ``overhead_vs_cached_floor`` — that over the same loop with every call through
+  inspect's response cache, as ``prefdisco eval`` makes them (a rerun after a crash repeats no call);
+  ``overhead_vs_bare_sdk`` — that over a bare asyncio loop of the ``openai`` SDK (at most 64 calls at a time). Each
+  is the median of ``--repeats`` interleaved rounds (ours, the two floors and bare in a rotating order), printed
+  with the rounds' range.
 * ``calls_per_scenario`` and ``calls_vs_paper`` — our calls per scenario over the three modes with the assistant
   using all 5 questions, and the ratio to the paper's evaluator (3·C + 21 calls per record, strictly sequential),
   for C = 5 and C = 20 rubric criteria, structured judge (``_per_criterion``: one judge call per criterion).
@@ -187,6 +189,9 @@ def main() -> None:
             rounds = cpu["rounds"]
             figures["cpu_ms_per_call"] = median_with_range([r["ours_ms"] for r in rounds])
             figures["overhead_vs_inspect_floor"] = median_with_range([r["ours_ms"] / r["floor_ms"] for r in rounds])
+            figures["overhead_vs_cached_floor"] = median_with_range(
+                [r["ours_ms"] / r["floor_cached_ms"] for r in rounds]
+            )
             figures["overhead_vs_bare_sdk"] = median_with_range([r["ours_ms"] / r["bare_ms"] for r in rounds])
 
             counts = call_counts(tmp, 2 if args.quick else 5, env, mock)

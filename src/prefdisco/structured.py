@@ -15,6 +15,7 @@ accepted attempt's ``ModelOutput`` is returned with the value, so callers can re
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -110,6 +111,12 @@ def response_schema(schema: type[BaseModel], name: str | None = None, *, strict:
     """The ``ResponseSchema`` for a pydantic model (``name`` defaults to the class name, sanitized), without
     the keywords in ``UNSENT_KEYWORDS``. ``strict`` asks providers with a strict mode (OpenAI) to enforce it; every
     field must then be required (the top level is always sent closed, ``additionalProperties: false``)."""
+    return _response_schema(schema, name, strict)  # shared, never changed: GenerateConfig.merge copies it
+
+
+@functools.lru_cache(maxsize=256)
+def _response_schema(schema: type[BaseModel], name: str | None, strict: bool | None) -> ResponseSchema:
+    """Made once per (model class, name, strict): building the JSON schema costs about 2 ms, on every judge call."""
     label = _NAME.sub("_", name or schema.__name__).strip("_")[:64] or "response"
     return ResponseSchema(name=label, json_schema=_strip(json_schema(schema)), strict=strict)
 
