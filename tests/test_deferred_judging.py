@@ -237,6 +237,28 @@ def test_a_second_judge_adds_its_rows_without_rerunning_the_dialogues(runs, app)
         ("prefdisco_scorer", [f"openai-api/mock/m{mock.port}"]),
         ("prefdisco_judge", [other]),
     ]
+    # the second judge's tokens are in cost_usd: priced at 1 USD per 1M tokens (everything else free), the rows'
+    # costs add up to its judging's own token total
+    from prefdisco.results.logs import results_from_logs
+
+    free = {m: {"input": 0.0, "output": 0.0} for m in (f"openai-api/mock/m{mock.port}", other)}
+    priced = {**free, other: {"input": 1.0, "output": 1.0}}
+    costs = results_from_logs(tmp / "later", priced).results["cost_usd"]
+    assert (results_from_logs(tmp / "later", free).results["cost_usd"] == 0).all()
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    from prefdisco.results.judgings import recorded_judgings
+
+    records = [
+        r
+        for info in list_eval_logs(str(tmp / "later"))
+        for r in recorded_judgings(read_eval_log(info, header_only=True).eval)
+        if r["score"] != "prefdisco_scorer"
+    ]
+    assert len(records) == len(MODES) and all(r["input_tokens"] > 0 for r in records)
+    expected = sum(r["input_tokens"] + r["output_tokens"] for r in records) / 1_000_000
+    assert costs.sum() == pytest.approx(expected)
+    assert (costs > 0).all()  # every row was judged again, so every row pays for it
     # the same second judge again: nothing to do
     before = mock.stats()["completions"]
     again = _judge(app, tmp / "later", "--judge-model", other)

@@ -11,8 +11,10 @@ What inline scoring does and ``score_async`` does not, done around each sample (
 * the cache's epoch: inline, every call's cache key carries the sample's epoch (``CachePolicy(per_epoch=True)``);
   here it is set from the sample, so a deferred judging replays exactly the keys an inline one would;
 * token usage: the first judging's calls are added to the sample's ``model_usage`` / ``role_usage`` as inline
-  judging adds them (``grader*`` roles, so the results row's judge tokens and cost hold), and every judging's
-  tokens are totalled in its metadata record.
+  judging adds them (``grader*`` roles, so the results row's judge tokens and cost hold); a further judging's are
+  kept on its own score (``metadata["usage"]``: [model, input, output tokens] per judge model), so the row's
+  ``cost_usd`` adds them while its token columns stay the first judge's; every judging's tokens are also totalled
+  in its metadata record.
 
 The log's own ``model_roles`` are left as they are (they are part of inspect's eval-set task identity, so a rerun
 of ``prefdisco eval`` still finds its finished logs); the judges are bound for scoring only, and the eval's roles
@@ -32,7 +34,7 @@ from inspect_ai.scorer import Scorer
 
 from prefdisco.atomic import atomic_path
 from prefdisco.errors import UserError
-from prefdisco.results.judgings import JUDGINGS, recorded_judgings
+from prefdisco.results.judgings import JUDGINGS, USAGE_KEY, recorded_judgings
 from prefdisco.scoring.deferred import JUDGED_SCORE
 from prefdisco.scoring.metrics import none_aware_reducer
 
@@ -63,6 +65,7 @@ async def judge_log(
         raise UserError(f"{path}: holds {len(samples)} of {log.results.total_samples} samples; rerun prefdisco eval")
     before = set(samples[0].scores or {})
     used: dict[str, ModelUsage] = {}
+    further: dict[int, dict[str, ModelUsage]] = {}
 
     @contextlib.asynccontextmanager
     async def read(index: int) -> AsyncIterator[Any]:
@@ -75,6 +78,8 @@ async def judge_log(
         if first:  # the first judging's calls count as the sample's judge calls, as inline
             sample.model_usage = _added(sample.model_usage, models)
             sample.role_usage = _added(sample.role_usage, by_role)
+        else:  # a further judging's: kept on its own score (below), for the row's cost
+            further[index] = models
 
     saved_roles, log.eval.model_roles = log.eval.model_roles, None  # score_async would build every eval role
     try:
@@ -93,6 +98,11 @@ async def judge_log(
     added = sorted(set(samples[0].scores or {}) - before) if not first else [JUDGED_SCORE]
     if len(added) != 1:
         raise RuntimeError(f"{path}: expected one new score, found {added}")  # inspect names one per scorer
+    for index, models in further.items():
+        score = (samples[index].scores or {}).get(added[0])
+        if score is not None:
+            usage = [[model, u.input_tokens, u.output_tokens] for model, u in sorted(models.items())]
+            score.metadata = {**(score.metadata or {}), USAGE_KEY: usage}
     tokens_in, tokens_out = sum(u.input_tokens for u in used.values()), sum(u.output_tokens for u in used.values())
     entry = {**record, "score": added[0], "input_tokens": tokens_in, "output_tokens": tokens_out}
     log.eval.metadata = {**(log.eval.metadata or {}), JUDGINGS: [*recorded_judgings(log.eval), entry]}

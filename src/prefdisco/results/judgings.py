@@ -23,6 +23,8 @@ from prefdisco.scoring.deferred import EXTRA_SCORE, JUDGED_SCORE, PENDING_SCORE
 from prefdisco.scoring.panel import panel_roles
 
 JUDGINGS = "prefdisco_judgings"
+USAGE_KEY = "usage"
+"""A further judging's score metadata key: [model, input tokens, output tokens] of its calls for that sample."""
 """The task-metadata key of the judgings ``prefdisco judge`` applied to a log."""
 
 
@@ -66,4 +68,15 @@ def extra_judgements(spec: Any, scores: dict[str, Any] | None) -> list[tuple[str
         roles = judging_roles(record)
         for j in (score.metadata or {}).get("judgements", []):
             out.append((roles.get(j.get("judge_role", "grader")) or j.get("judge") or key, j))
+    return out
+
+
+def extra_usage(spec: Any, scores: dict[str, Any] | None) -> list[tuple[str | None, int, int]]:
+    """(judge model, input, output tokens) of every further judging's calls for one sample (for ``cost_usd``)."""
+    out: list[tuple[str | None, int, int]] = []
+    for record in recorded_judgings(spec):
+        key = record["score"]
+        score = (scores or {}).get(key)
+        if key.startswith(EXTRA_SCORE) and score is not None:
+            out += [(str(m), int(i), int(o)) for m, i, o in (score.metadata or {}).get(USAGE_KEY, [])]
     return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prefdisco.results.contract import DEFAULT_JUDGE, DEFAULT_REPEAT, SIMULATOR_COLUMNS
-from prefdisco.results.judgings import extra_judgements, first_judging_roles, primary_score
+from prefdisco.results.judgings import extra_judgements, extra_usage, first_judging_roles, primary_score
 from prefdisco.results.strategy_columns import strategy_columns
 from prefdisco.seeds import TrialSeeds
 
@@ -106,7 +106,7 @@ class SampleRows:
     attributes: list[dict[str, Any]] = field(default_factory=list)
     transcript: dict[str, Any] = field(default_factory=dict)
     judge_usage: list[tuple[str | None, int, int]] = field(default_factory=list)
-    """(model, input tokens, output tokens) of every judge role, for ``with_cost``."""
+    """(model, input tokens, output tokens) of every judge role and every further judging, for ``cost_usd``."""
     scores: dict[str, Any] = field(default_factory=dict)
     """``scores_digest`` of the sample the rows were made from."""
 
@@ -186,4 +186,5 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
         for role, u in (sample.role_usage or {}).items()
         if _is_judge(role)
     ]
+    judges += extra_usage(spec, sample.scores)  # further judgings (prefdisco judge): in cost_usd too
     return SampleRows(sample.uuid, result, attributes, transcript, judges, scores_digest(sample.scores))
