@@ -246,7 +246,14 @@ def test_two_trials_are_averaged_before_every_statistic(tmp_path):
 
     # rows are results rows (trials averaged); trials says what they average
     assert s["rows"] == {"total": 7, "failed": 1, "scored": 6}
-    assert s["trials"] == {"per_result_min": 2, "per_result_max": 2, "total": 14, "failed": 3, "scored": 10}
+    assert s["trials"] == {
+        "per_result_min": 2,
+        "per_result_max": 2,
+        "total": 14,
+        "failed": 3,
+        "scored": 10,
+        "not_judged": 0,
+    }
 
     # per-attribute: the mean valid score over the trials that did not fail
     scores = report.attribute_scores.set_index(["mode", "attribute"])["mean_score"]

@@ -63,6 +63,7 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
             n_scored_trials=("scored", "sum"),
             n_ok=("_ok", "sum"),
             **{c: (f"_{c}", "mean") for c in extra},
+            **({"judged": ("judged", "min")} if "judged" in results.columns else {}),  # judged once every trial is
         )
         .reset_index()
     )
