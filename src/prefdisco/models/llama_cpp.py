@@ -71,8 +71,7 @@ class LoadedModel:
     grammars: dict[str, Any] = field(default_factory=dict)
     calls: int = 0
     grammar_steps: int = 0
-    """Greedy steps decoded under a grammar by ``GreedyGrammar``, and how many of them checked the whole vocabulary."""
-    grammar_full_checks: int = 0
+    """Greedy steps decoded under a grammar by ``GreedyGrammar``."""
 
     def close(self) -> None:
         self.executor.shutdown(wait=True)
@@ -301,7 +300,6 @@ class LlamaCppAPI(ModelAPI):
         finally:
             if greedy is not None:
                 self.loaded.grammar_steps += greedy.steps
-                self.loaded.grammar_full_checks += greedy.full_checks
                 greedy.close()
         logprobs = None
         if recorder is not None:
