@@ -239,8 +239,8 @@ def test_a_killed_ray_worker_loses_and_duplicates_nothing_and_a_rerun_makes_no_c
     """A local Ray instance (127.0.0.1, 2 CPUs) started here; the command runs in its own process and joins it by
     address. 6 scenarios in baseline and discovery = 2 shards, at once, with 2 connections each. When a third of the
     discovery calls are made, the worker running the discovery shard is killed (SIGKILL): Ray retries the task,
-    which resumes the shard. Nothing is lost or duplicated, only calls in flight at the kill are made twice, and
-    the same command again makes no call."""
+    which resumes the shard. Nothing is lost or duplicated, only the shard's unstored calls at the kill (at most its
+    2 connections) are made twice, and the same command again makes no call."""
     scenarios = tagged_scenarios(6)
     bench = write_scenarios(tmp_path / "scenarios.jsonl", scenarios)
     expected = {m: sum(calls_of(s, m) for s in scenarios) for m in ("baseline", "discovery")}
@@ -289,7 +289,10 @@ def test_a_killed_ray_worker_loses_and_duplicates_nothing_and_a_rerun_makes_no_c
     assert sorted(keys) == sorted((s.id, m) for s in scenarios for m in expected)  # none lost, none twice
     assert (results["failed"] == 0).all()
     total = sum(expected.values())
-    assert in_flight <= 4  # 2 shards × 2 connections at most
-    assert total <= first["completions"] <= total + in_flight, (first["completions"], total, in_flight)
+    # Made twice: the calls the killed shard had sent and not yet stored in its cache, at most its 2 connections:
+    # in flight at the mock when the kill came, or answered an instant before it (the mock counted the answer, the
+    # worker died before storing it; a first CI run saw 99 calls for 98 with 0 in flight at the kill).
+    repeated = first["completions"] - total
+    assert 0 <= repeated <= 2, (first["completions"], total, in_flight)
     assert again.returncode == 0, again.stdout + again.stderr
     assert rerun_calls == 0
