@@ -264,10 +264,9 @@ def test_a_killed_ray_worker_loses_and_duplicates_nothing_and_a_rerun_makes_no_c
                 made = sum(n for key, n in mock.stats()["by_case"].items() if key.endswith("|discovery"))
                 pids = _shard_pids(prefix) if made >= expected["discovery"] // 3 else []
                 if pids:
-                    in_flight = mock.stats()["in_flight"]
                     os.kill(pids[0], signal.SIGKILL)
                     killed = pids[0]
-                    in_flight = max(in_flight, mock.stats()["in_flight"])
+                    in_flight = mock.stats()["in_flight"]  # for the failure message only
                 time.sleep(0.05)
             try:
                 output, _ = driver.communicate(timeout=90)
@@ -292,7 +291,8 @@ def test_a_killed_ray_worker_loses_and_duplicates_nothing_and_a_rerun_makes_no_c
     # Made twice: the calls the killed shard had sent and not yet stored in its cache, at most its 2 connections:
     # in flight at the mock when the kill came, or answered an instant before it (the mock counted the answer, the
     # worker died before storing it; a first CI run saw 99 calls for 98 with 0 in flight at the kill).
+    per_shard = 4 // 2  # --max-connections 4 split over --workers 2
     repeated = first["completions"] - total
-    assert 0 <= repeated <= 2, (first["completions"], total, in_flight)
+    assert 0 <= repeated <= per_shard, (first["completions"], total, in_flight)
     assert again.returncode == 0, again.stdout + again.stderr
     assert rerun_calls == 0
