@@ -10,7 +10,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ChatMessage
 from inspect_ai.util import Store
 
-from prefdisco.dialogue.loop import QuestionBudget
+from prefdisco.dialogue.budget import QuestionBudget
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.user import USERS, UserReply
 from prefdisco.evaluation.task import build_task

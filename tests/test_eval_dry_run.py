@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
-from prefdisco.dialogue.steps import oracle_preferences
+from prefdisco.dialogue.openings import oracle_preferences
 from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.estimate import RunEstimate, estimate_run, render_estimate
 from prefdisco.prompts import render

@@ -29,6 +29,7 @@ from prefdisco.policies.choice import (
 from prefdisco.policies.fit import fit_policy, fit_source
 from prefdisco.policies.guard import check_not_trained_on
 from prefdisco.policies.model import (
+    POOLED,
     AttributePrior,
     FamilyPrior,
     Policy,
@@ -103,6 +104,24 @@ def test_fit_counts_presence_pairs_and_values_per_family(tmp_path):
     assert (split.train_fraction, split.seed, split.n_problems, split.n_scenarios) == (1.0, 0, 3, 5)
     assert [p.key for p in split.train_problems] == [("alpha", "p1"), ("alpha", "p2"), ("beta", "p3")]
     assert split.source == str(bench) and split.source_hash == read_bench(bench).manifest["content_hash"]
+
+
+def test_the_pooled_prior_counts_every_family_as_one(tmp_path):
+    policy = fit_source(write(tmp_path / "bench", HAND), fraction=1.0, seed=0)
+    pooled = policy.family(POOLED)
+    # 5 scenarios: A in 3, B in 3, C in 2, D in 1; pairs A&B 2, A&C 1, B&C 1, nothing with D
+    assert pooled.n_scenarios == 5
+    assert {a: (p.count, p.p) for a, p in pooled.attributes.items()} == {
+        "A": (3, 0.6),
+        "B": (3, 0.6),
+        "C": (2, 0.4),
+        "D": (1, 0.2),
+    }
+    assert pooled.cooccurrence == {"A": {"B": 0.4, "C": 0.2}, "B": {"C": 0.2}}
+    assert [(v.value, v.count) for v in pooled.attributes["B"].values] == [("y", 2), ("v", 1)]
+    # the same as one family fitted on every scenario
+    relabelled = [s.model_copy(update={"problem": s.problem.model_copy(update={"benchmark": "all"})}) for s in HAND]
+    assert pooled == fit_source(write(tmp_path / "one", relabelled), fraction=1.0, seed=0).families["all"]
 
 
 def many_problems() -> list[Scenario]:

@@ -316,7 +316,7 @@ def test_a_training_scenario_or_an_unknown_family_is_refused(policy_path, tmp_pa
     with pytest.raises(UserError, match=r"scenario t1 \(problem alpha/t1\) is in the policy's training split"):
         check_strategy_scenarios(policy_path, [H1, TRAIN[0]])
     with pytest.raises(UserError, match=r"scenario b1 is of task family 'beta', which the policy has no prior"):
-        check_strategy_scenarios(policy_path, [scenario("b1", {A: "x"}, bench="beta")])
+        check_strategy_scenarios(policy_path, [scenario("b1", {A: "x"}, bench="beta")], strict=True)
     assert check_strategy_scenarios(policy_path, [H1, H2]).families["alpha"].n_scenarios == 5
     # the solver guards its own sample too
     task = strategy_task(checklist(policy=policy_path, k=1), [TRAIN[0]], "checklist", 1, "cl")
@@ -327,6 +327,30 @@ def test_a_training_scenario_or_an_unknown_family_is_refused(policy_path, tmp_pa
         checklist(policy=policy_path, k=6)
     with pytest.raises(UserError, match="no such policy file"):
         infogain(policy=str(tmp_path / "missing.json"))
+
+
+def test_an_unknown_family_falls_back_to_the_pooled_prior_says_so_and_records_it(policy_path, tmp_path, capsys):
+    beta = scenario("b1", {C: "real-world context", D: "deep"}, bench="beta")
+    check_strategy_scenarios(policy_path, [beta, H1])
+    [line] = capsys.readouterr().err.splitlines()
+    assert "no prior for task family beta (it has alpha)" in line and "--strict-policy refuses" in line
+    # the pooled prior of a one-family policy is that family's prior: the checklist asks alpha's top 2, in order
+    # (P: A .6, B .6, D .6, C .4; ties by name)
+    task = strategy_task(checklist(policy=policy_path, k=2), [beta], "checklist", 2, "cl")
+    log, assistant, _ = run(task, tmp_path / "run")
+    assert log.status == "success", log.error
+    assert asked_attributes(assistant) == [A, B]
+    [row] = results_from_logs(tmp_path / "run").results.to_dict("records")
+    assert (row["strategy"], row["strategy_prior"]) == ("checklist", "pooled")
+    # a scenario of a known family records its own family's prior
+    task = strategy_task(checklist(policy=policy_path, k=2), [H1], "checklist", 2, "cl2")
+    run(task, tmp_path / "run2")
+    [row] = results_from_logs(tmp_path / "run2").results.to_dict("records")
+    assert row["strategy_prior"] == "family"
+    # --strict-policy (-S strict_policy=true) keeps the refusal, in the solver too
+    task = strategy_task(checklist(policy=policy_path, k=2, strict_policy=True), [beta], "checklist", 2, "cl3")
+    log, assistant, _ = run(task, tmp_path / "run3")
+    assert log.status == "error" and "task family 'beta'" in log.error.message and assistant.calls == []
 
 
 # ---- results columns and the comparison ---------------------------------------------------------------------

@@ -35,9 +35,11 @@ from inspect_ai.util import Store
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.dialogue.byo import parse_solver_args, resolve_solver
-from prefdisco.dialogue.loop import Outcome, QuestionBudget, converse
+from prefdisco.dialogue.drive import play
+from prefdisco.dialogue.engine import Dialogue, DialogueRules
+from prefdisco.dialogue.presets import DialogueStyle
 from prefdisco.dialogue.state import DialogueRecord
-from prefdisco.dialogue.tool_protocol import converse_tools, tools_style
+from prefdisco.dialogue.tool_protocol import tools_style
 from prefdisco.dialogue.user_reply import UserReply
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig
@@ -98,27 +100,28 @@ class FakeUser:
 
 
 def dialogue(protocol: str, script: list[Reply], limit: int = 5, forced: bool = False):
-    """Run ``script`` under ``protocol`` against a FakeUser: (outcome, assistant, user, messages)."""
+    """Play ``script`` under ``protocol`` against a FakeUser through the engine: (record, assistant, user,
+    messages)."""
     assistant, user = Tooled(script), FakeUser()
-    budget = QuestionBudget(limit, forced)
-    if protocol == "tools":
-        budget = QuestionBudget(limit, forced, tools_style(budget.style))
+    style = tools_style(DialogueStyle()) if protocol == "tools" else DialogueStyle()
+    rules = DialogueRules(condition="discovery", protocol=protocol, limit=limit, forced=forced, style=style)
     messages: list[ChatMessage] = [ChatMessageSystem(content="rules"), ChatMessageUser(content="the problem")]
-    run = converse_tools if protocol == "tools" else converse
-    outcome: Outcome = asyncio.run(run(assistant.model, user, messages, budget))
-    return outcome, assistant, user, messages
+    played = asyncio.run(play(Dialogue.start("s1", rules, messages, user), assistant.model))
+    return played.state.record(), assistant, user, played.messages
 
 
-def shape(outcome: Outcome) -> list[tuple[str, str]]:
+def shape(outcome: DialogueRecord) -> list[tuple[str, str]]:
     return [(t.kind, t.content) for t in outcome.turns]
 
 
-def same_counts(text_script: list[Reply], tools_script: list[Reply], **budget: Any) -> tuple[Outcome, Outcome]:
+def same_counts(
+    text_script: list[Reply], tools_script: list[Reply], **budget: Any
+) -> tuple[DialogueRecord, DialogueRecord]:
     text, _, text_user, _ = dialogue("text", text_script, **budget)
     tools, _, tools_user, _ = dialogue("tools", tools_script, **budget)
     assert shape(tools) == shape(text)
     assert tools.stop_reason == text.stop_reason
-    assert tools.final == text.final
+    assert tools.final_response == text.final_response
     assert tools_user.asked == text_user.asked
     return text, tools
 
@@ -138,7 +141,7 @@ def test_discovery_questions_then_answer_count_the_same():
         ("reply", "R2"),
         ("answer", "It takes 3 trips."),
     ]
-    assert tools.stop_reason == "answered" and tools.unmarked == text.unmarked == 0
+    assert tools.stop_reason == "answered" and tools.unmarked_turns == text.unmarked_turns == 0
 
 
 def test_the_reply_is_the_tool_result_and_the_tool_is_offered_natively():
@@ -170,13 +173,13 @@ def test_a_call_after_the_budget_is_a_violation_and_its_question_is_the_answer()
     text, tools = same_counts(["QUESTION: Depth?"], [ask("Depth?")], limit=1)
     # text: the turn after the last question is the answer whatever it says ("Depth?", marker stripped)
     assert shape(tools) == [("question", "Depth?"), ("reply", "R1"), ("answer", "Depth?")]
-    assert text.unmarked == 0 and tools.unmarked == 1  # the tool had been withdrawn
+    assert text.unmarked_turns == 0 and tools.unmarked_turns == 1  # the tool had been withdrawn
 
 
 def test_an_early_answer_counts_the_same():
     _, tools = same_counts(["ANSWER: B: 3 trips."], ["B: 3 trips."])
     assert shape(tools) == [("answer", "B: 3 trips.")]
-    assert tools.stop_reason == "answered" and tools.unmarked == 0
+    assert tools.stop_reason == "answered" and tools.unmarked_turns == 0
 
 
 def test_fixed_k_counts_the_same_and_a_turn_without_a_call_is_a_question_and_a_violation():
@@ -196,7 +199,7 @@ def test_fixed_k_counts_the_same_and_a_turn_without_a_call_is_a_question_and_a_v
         ("answer", "3 trips"),
     ]
     assert tools.stop_reason == "budget"
-    assert text.unmarked == 0 and tools.unmarked == 1
+    assert text.unmarked_turns == 0 and tools.unmarked_turns == 1
     *_, messages = dialogue("tools", ["3", ask("Depth?"), ask("Tone?"), "3 trips"], limit=3, forced=True)
     # the question without a call is answered as a user message; the others as tool results with the K note
     assert [m.role for m in messages[2:]] == [
@@ -214,7 +217,7 @@ def test_fixed_k_counts_the_same_and_a_turn_without_a_call_is_a_question_and_a_v
 def test_several_calls_in_one_turn_ask_the_first_and_count_one_violation():
     text, tools = same_counts(["QUESTION: Depth?", "ANSWER: 3 trips"], [ask("Depth?", "Tone?"), "3 trips"])
     assert shape(tools) == [("question", "Depth?"), ("reply", "R1"), ("answer", "3 trips")]
-    assert text.unmarked == 0 and tools.unmarked == 1
+    assert text.unmarked_turns == 0 and tools.unmarked_turns == 1
     _, _, user, messages = dialogue("tools", [ask("Depth?", "Tone?"), "3 trips"])
     assert user.asked == ["Depth?"]
     results = [(m.tool_call_id, m.text) for m in messages if isinstance(m, ChatMessageTool)]
@@ -226,7 +229,7 @@ def test_a_call_without_a_question_asks_the_turn_text_and_is_a_violation():
     bad.message.tool_calls = [ToolCall(id="c1", function="ask_user", arguments={})]
     bad.message.content = "How long may it be?"
     outcome, _, user, _ = dialogue("tools", [bad, "Done."])
-    assert user.asked == ["How long may it be?"] and outcome.unmarked == 1 and outcome.final == "Done."
+    assert user.asked == ["How long may it be?"] and outcome.unmarked_turns == 1 and outcome.final_response == "Done."
 
 
 # --- the tool protocol through the task ------------------------------------------------------------------

@@ -3,12 +3,12 @@
 Any inspect solver or agent plays the assistant in discovery. It receives the state as the built-in discovery
 leaves it — the problem as the user message, the tool protocol's discovery system prompt (``tool_protocol.py``)
 — with the ``ask_user`` tool in ``state.tools``. Its questions go through that tool to the run's simulated user,
-under the question budget, enforced inside the tool: past the limit a call returns a fixed "no more questions,
-answer now" text, does not reach the user, and counts as a protocol violation. Its final
-``state.output.completion`` (visible text, markers stripped) is the response; the questions and replies it made
-are the dialogue's turns, so every metric reads it as it reads the built-in discovery. ``stop_reason`` is
-``budget`` when the budget was used up, else ``answered``. A solver that writes its own ``DialogueRecord`` (the
-strategy solvers, ``strategies.py``) keeps it.
+under the question budget, which the sample's dialogue keeps (``engine.Dialogue.ask``): past the limit a call
+returns a fixed "no more questions, answer now" text, does not reach the user, and counts as a protocol violation.
+Its final ``state.output.completion`` (visible text, markers stripped) is the response (``Dialogue.finish``); the
+questions and replies it made are the dialogue's turns, so every metric reads it as it reads the built-in
+discovery. ``stop_reason`` is ``budget`` when the budget was used up, else ``answered``. A solver that writes its
+own ``DialogueRecord`` (the strategy solvers, ``strategies.py``) keeps it.
 
 ``--solver`` names, resolved once when the task is built (``resolve_solver``):
 
@@ -40,23 +40,20 @@ from typing import Any, Literal, cast
 
 from inspect_ai._util.registry import registry_create, registry_lookup
 from inspect_ai.agent import as_solver, is_agent
-from inspect_ai.model import get_model
-from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from prefdisco.cache import cache_policy
-from prefdisco.dialogue.loop import Outcome, QuestionBudget
+from prefdisco.dialogue.engine import Dialogue, DialogueRules
+from prefdisco.dialogue.openings import discovery_opening
 from prefdisco.dialogue.presets import DialogueStyle, preset_named
-from prefdisco.dialogue.protocol import strip_markers
 from prefdisco.dialogue.scenario import scenario_of
-from prefdisco.dialogue.state import DialogueRecord, StopReason
-from prefdisco.dialogue.steps import _record, instructions, pose_problem
+from prefdisco.dialogue.solver import record_dialogue, sample_user
+from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.strategies import STRATEGIES, check_strategy_scenarios, resolve_k
 from prefdisco.dialogue.strategy_record import strategy_task_metadata
-from prefdisco.dialogue.tool_protocol import AskSession, ask_user, asking, tools_style
-from prefdisco.dialogue.user import USERS, check_user_type
-from prefdisco.dialogue.visible import visible_text
+from prefdisco.dialogue.tool_protocol import ask_user, asking, tools_style
+from prefdisco.dialogue.user import check_user_type
 from prefdisco.errors import UserError
-from prefdisco.schema import DialogueTurn, Mode, Scenario
+from prefdisco.schema import Mode, Scenario
 
 
 def parse_solver_args(pairs: list[str]) -> dict[str, Any]:
@@ -161,7 +158,7 @@ def solver_task_metadata(
     name = spec.removeprefix("prefdisco/")
     if spec == name or name not in STRATEGIES or "policy" not in args:
         return {}
-    check_strategy_scenarios(args["policy"], scenarios)
+    check_strategy_scenarios(args["policy"], scenarios, strict=bool(args.get("strict_policy", False)))
     return strategy_task_metadata(name, resolve_k(args.get("k"), max_questions))
 
 
@@ -173,25 +170,24 @@ def own_assistant(
     cache_scope: str | None = None,
     style: DialogueStyle = DialogueStyle(),
 ) -> Solver:
-    """Run ``assistant`` with the ``ask_user`` tool bound to this sample's simulated user and budget, then write
-    the ``DialogueRecord`` from what it asked and answered (unless it wrote one itself)."""
-    budget = QuestionBudget(max_questions, False, style)
-    make_user = USERS[check_user_type(user_type)]
-    condition = Mode.DISCOVERY.value
+    """Run ``assistant`` from the discovery opening with the ``ask_user`` tool bound to this sample's dialogue
+    (simulated user and budget: ``engine.Dialogue.ask``), then end the dialogue with its final output and write
+    the ``DialogueRecord`` (unless it wrote one itself)."""
+    check_user_type(user_type)
+    rules = DialogueRules(condition=Mode.DISCOVERY.value, protocol="tools", limit=max_questions, style=style)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario = scenario_of(state)
-        user = make_user(get_model(role="user"), scenario, cache_policy(cache_scope, scenario.id, condition, "user"))
-        session = AskSession(user, budget)
+        user = sample_user(scenario, user_type, rules.condition, cache_scope)
+        state.messages = discovery_opening(scenario.problem, style, max_questions)
+        dialogue = Dialogue.start(scenario.id, rules, list(state.messages), user)
         state.tools.append(ask_user())
-        with asking(session):
+        with asking(dialogue):
             state = await assistant(state, generate)
         if state.store_as(DialogueRecord).final_response is not None:
             return state  # the solver recorded its own dialogue
-        final = strip_markers(visible_text(state.output.completion))
-        turns = [*session.turns, DialogueTurn(role="assistant", kind="answer", content=final)]
-        stop: StopReason = "budget" if session.spent else "answered"
-        return _record(state, condition, Outcome(final, turns, session.violations, stop))
+        dialogue.finish(state.output.completion)
+        return record_dialogue(state, dialogue, messages=False)
 
     return solve
 
@@ -206,8 +202,4 @@ def own_discovery(
     """Discovery played by ``assistant``: the problem, the tool protocol's discovery prompt, then ``assistant``
     with ``ask_user`` (at most ``max_questions`` questions)."""
     style = tools_style(preset_named(preset).style)
-    return chain(
-        pose_problem(style.task),
-        instructions(style.discovery, max_questions=max_questions),
-        own_assistant(assistant, max_questions, user_type, cache_scope, style),
-    )
+    return own_assistant(assistant, max_questions, user_type, cache_scope, style)

@@ -1,4 +1,4 @@
-"""The four conditions, each a chain of the steps in ``steps.py``.
+"""The conditions, each a dialogue's rules and opening played by ``solver.converse``.
 
 * ``baseline``: the problem alone, one reply.
 * ``oracle``: a system message with the profile (preferences, values and weights; never the rubric), one reply.
@@ -9,9 +9,9 @@
 * ``wrong_persona`` (a negative control, not a paper condition): the oracle, its system message filled with
   another scenario's profile and persona (``decoys.py``); scored against the scenario's own rubric.
 
-The response that is scored is the visible text of the assistant's own final turn (``visible.py``) with
-protocol markers stripped (under the default preset never a regenerated one); it and the dialogue reach the
-scorer as a ``DialogueRecord`` (``state.py``).
+The rules of every dialogue are the engine's (``engine.py``). The response that is scored is the visible text of
+the assistant's own final turn (``visible.py``) with protocol markers stripped (under the default preset never a
+regenerated one); it and the dialogue reach the scorer as a ``DialogueRecord`` (``state.py``).
 
 ``protocol`` (discovery, fixed-K): ``text``, the markers of ``protocol.py``, or ``tools``, an ``ask_user`` tool
 through the provider's native tool calling (``tool_protocol.py``; default preset only, no grammar).
@@ -22,13 +22,16 @@ early answer is followed by the final-answer instruction, and the reply to it is
 
 from __future__ import annotations
 
-from inspect_ai.solver import Solver, chain, solver
+from inspect_ai.model import ChatMessage
+from inspect_ai.solver import Solver, TaskState, solver
 
-from prefdisco.dialogue.decoys import decoy_profile
+from prefdisco.dialogue.decoys import decoy_of
+from prefdisco.dialogue.engine import DialogueRules
+from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
 from prefdisco.dialogue.presets import DialogueStyle, preset_named
-from prefdisco.dialogue.steps import instructions, oracle_profile, pose_problem, question_loop, single_reply
+from prefdisco.dialogue.solver import converse
 from prefdisco.dialogue.tool_protocol import PROTOCOLS, tools_style
-from prefdisco.schema import Mode
+from prefdisco.schema import Mode, Scenario
 
 MAX_DISCOVERY_QUESTIONS = 5
 
@@ -50,25 +53,40 @@ def condition_label(mode: Mode, k: int | None) -> str:
     return f"fixed_k{k}" if mode is Mode.FIXED_K else mode.value
 
 
+def _single_turn(mode: Mode, preset: str) -> DialogueRules:
+    return DialogueRules(condition=mode.value, single_turn=True, style=preset_named(preset).style)
+
+
 @solver
 def baseline(cache_scope: str | None = None, preset: str = "default") -> Solver:
-    style = preset_named(preset).style
-    return chain(pose_problem(style.task), single_reply(Mode.BASELINE.value, cache_scope))
+    rules = _single_turn(Mode.BASELINE, preset)
+
+    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
+        return [problem_message(scenario.problem, rules.style)]
+
+    return converse(rules, opening, cache_scope=cache_scope)
 
 
 @solver
 def oracle(cache_scope: str | None = None, preset: str = "default") -> Solver:
-    style = preset_named(preset).style
-    return chain(pose_problem(style.task), oracle_profile(style.oracle), single_reply(Mode.ORACLE.value, cache_scope))
+    rules = _single_turn(Mode.ORACLE, preset)
+
+    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
+        return oracle_opening(scenario.problem, rules.style, scenario.profile, scenario.persona)
+
+    return converse(rules, opening, cache_scope=cache_scope)
 
 
 @solver
 def wrong_persona(cache_scope: str | None = None, preset: str = "default") -> Solver:
     """The oracle with the decoy's profile and persona in its system message (the preset's oracle template)."""
-    style = preset_named(preset).style
-    return chain(
-        pose_problem(style.task), decoy_profile(style.oracle), single_reply(Mode.WRONG_PERSONA.value, cache_scope)
-    )
+    rules = _single_turn(Mode.WRONG_PERSONA, preset)
+
+    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
+        decoy = decoy_of(state)
+        return oracle_opening(scenario.problem, rules.style, decoy.profile, decoy.persona)
+
+    return converse(rules, opening, cache_scope=cache_scope)
 
 
 @solver
@@ -84,20 +102,12 @@ def discovery(
     if not 0 <= max_questions <= MAX_DISCOVERY_QUESTIONS:
         raise ValueError(f"discovery allows 0..{MAX_DISCOVERY_QUESTIONS} questions, got {max_questions}")
     style = protocol_style(preset, protocol, constrain_protocol)
-    return chain(
-        pose_problem(style.task),
-        instructions(style.discovery, max_questions=max_questions),
-        question_loop(
-            Mode.DISCOVERY.value,
-            max_questions,
-            False,
-            user_type,
-            constrain_protocol,
-            cache_scope,
-            style=style,
-            protocol=protocol,
-        ),
-    )
+    rules = DialogueRules(condition=Mode.DISCOVERY.value, protocol=protocol, limit=max_questions, style=style)
+
+    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
+        return discovery_opening(scenario.problem, style, max_questions)
+
+    return converse(rules, opening, user_type, constrain_protocol, cache_scope)
 
 
 @solver
@@ -113,17 +123,10 @@ def fixed_k(
     if k is None or k < 1:
         raise ValueError("fixed_k mode needs k >= 1")
     style = protocol_style(preset, protocol, constrain_protocol)
-    return chain(
-        pose_problem(style.task),
-        instructions(style.fixed_k, k=k),
-        question_loop(
-            condition_label(Mode.FIXED_K, k),
-            k,
-            True,
-            user_type,
-            constrain_protocol,
-            cache_scope,
-            style=style,
-            protocol=protocol,
-        ),
-    )
+    condition = condition_label(Mode.FIXED_K, k)
+    rules = DialogueRules(condition=condition, protocol=protocol, limit=k, forced=True, style=style)
+
+    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
+        return fixed_k_opening(scenario.problem, style, k)
+
+    return converse(rules, opening, user_type, constrain_protocol, cache_scope)

@@ -28,14 +28,11 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from inspect_ai.dataset import Sample
-from inspect_ai.model import ChatMessageSystem
-from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.solver import TaskState
 from pydantic import BaseModel, ConfigDict
 
 from prefdisco.dialogue.scenario import scenario_sample
-from prefdisco.dialogue.steps import oracle_preferences
 from prefdisco.errors import UserError
-from prefdisco.prompts import render
 from prefdisco.schema import Persona, PreferenceProfile, Scenario
 
 DECOY_KEY = "decoy"
@@ -118,17 +115,3 @@ def decoy_of(state: TaskState) -> Decoy:
     if DECOY_KEY not in (state.metadata or {}):
         raise ValueError(f"sample {state.sample_id}: wrong_persona needs a decoy in the sample metadata")
     return Decoy.model_validate(state.metadata[DECOY_KEY])
-
-
-@solver
-def decoy_profile(template: str = "assistant_oracle") -> Solver:
-    """The oracle system message (``steps.oracle_profile``, the same template and fields) filled with the decoy's
-    profile and persona instead of the scenario's own."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        decoy = decoy_of(state)
-        text = render(template, preferences=oracle_preferences(decoy.profile), persona=decoy.persona.profile_text())
-        state.messages.insert(0, ChatMessageSystem(content=text))
-        return state
-
-    return solve

@@ -41,6 +41,9 @@ class DialogueStyle:
     """False: an ANSWER the assistant gives ends the dialogue and is scored. True: the dialogue always ends with
     the ``last_question`` instruction (after an early answer on its own) and the assistant's next turn, whatever
     it says, is the scored response."""
+    notes: bool = True
+    """False: a reply reaches the assistant as the user said it, without the budget's notes (the strategy solvers,
+    whose final prompt tells the assistant what to do)."""
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from inspect_ai.model import ChatMessage, ChatMessageUser, GenerateConfig
+
+from prefdisco.dialogue.action import Action, Expect, TurnHints
+
 _MARKER = re.compile(
     r"^[ \t>#*_`]*(?P<kind>question|answer|final answer)[ \t*_`]*[:\-–][ \t*_`]*",
     re.IGNORECASE | re.MULTILINE,
@@ -47,6 +51,27 @@ def parse_turn(text: str) -> Turn:
     if markers and not text[: markers[0].start()].strip():
         return Turn("question", strip_markers(text[markers[0].end() :]))
     return Turn("answer", strip_markers(text), unmarked=True)
+
+
+def read(said: str, expect: Expect) -> Action:
+    """The text protocol's reading of a turn whose visible text is ``said``, given what the budget expects."""
+    if expect == "final":
+        return Action("answer", strip_markers(said))
+    if expect == "question":
+        return Action("question", as_question(said))
+    turn = parse_turn(said)
+    kind = "answer" if expect == "answer" else turn.kind
+    return Action(kind, turn.content, "no QUESTION or ANSWER marker" if turn.unmarked else None, turn.unmarked)
+
+
+def reply_messages(note: str) -> list[ChatMessage]:
+    """The user's reply (with the budget's note) as the assistant receives it."""
+    return [ChatMessageUser(content=note)]
+
+
+def hints(grammar: str | None) -> TurnHints:
+    """No tools; the protocol's grammar when the run constrains it (llama.cpp models only)."""
+    return TurnHints(config=GenerateConfig(extra_body={"grammar": grammar}) if grammar else GenerateConfig())
 
 
 def as_question(text: str) -> str:

@@ -9,7 +9,11 @@ it from the log). Fields, under ``DialogueRecord:<field>`` in the store:
 * ``unmarked_turns`` — protocol violations: under the text protocol, assistant turns that carried no marker;
   under the tool protocol (``tool_protocol.py``), turns that broke its rules (several calls, a call without a
   question or after the tool was withdrawn, a fixed-K turn without a call, a question past the budget);
+* ``violations`` — why each of those turns broke the protocol, one line per turn (records written before the
+  engine kept them have only the count);
 * ``stop_reason`` — why the dialogue ended.
+
+The engine (``engine.py``) writes it from its finished ``DialogueState``.
 
 ``n_questions`` is derived from ``turns``, never stored twice.
 """
@@ -33,6 +37,7 @@ class DialogueRecord(StoreModel):
     final_response: str | None = None
     turns: list[DialogueTurn] = Field(default_factory=list)
     unmarked_turns: int = 0
+    violations: list[str] = Field(default_factory=list)
     stop_reason: StopReason | None = None
 
     @property

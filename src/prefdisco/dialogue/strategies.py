@@ -3,7 +3,9 @@
 Two registered inspect solvers, ``prefdisco/checklist`` and ``prefdisco/infogain``, each play the assistant in
 discovery and fill the same ``DialogueRecord`` as the built-in discovery solver, so the scorer and every results
 column work unchanged. Per sample, with K the question budget (``k``; default the run's ``max_questions``, at most
-5) and the family the problem's benchmark:
+5) and the family the problem's benchmark (a family the policy has no prior for uses the prior pooled over all its
+families, said in one line when the task is built and recorded as ``StrategyRecord.prior`` ``pooled``;
+``strict_policy`` refuses it instead):
 
 1. **The policy picks the attribute** of each question: ``checklist`` the K most likely attributes of the family,
    in order, whatever the answers (``policies.choice.checklist``); ``infogain`` the attribute with the largest
@@ -15,9 +17,11 @@ column work unchanged. Per sample, with K the question budget (``k``; default th
    question. The description comes from ``catalogue`` (a benchmark folder or an attributes JSON file), else the
    ``attributes.json`` of the folder the policy was fitted on when it exists, else the packaged catalogue —
    never from the scenario's own profile (which would tell the model which attributes the person has).
-3. **The simulated user replies**: the run's ``user_type``, built as ``steps.question_loop`` builds it (the
-   ``user`` role model, which carries the trial's seed, and the cache scoped to run, scenario, condition and the
-   ``user`` role). Each question and reply is a ``DialogueTurn``; the reply keeps its ``revealed`` and mapping.
+3. **The simulated user replies**: the run's ``user_type``, built as every condition builds it
+   (``solver.sample_user``: the ``user`` role model, which carries the trial's seed, and the cache scoped to run,
+   scenario, condition and the ``user`` role), through the sample's ``Dialogue`` (``engine.py``: the budget, the
+   turns; a reply reaches the assistant without budget notes). Each question and reply is a ``DialogueTurn``; the
+   reply keeps its ``revealed`` and mapping.
 4. **The presence rule** (what the policy learns from a reply): when the user records what it revealed (the
    targeted user: ``UserReply.revealed`` is not None), the asked attribute is present exactly when the reply
    revealed it, and every other attribute the reply revealed counts as present too (added once, after the asked
@@ -26,7 +30,8 @@ column work unchanged. Per sample, with K the question budget (``k``; default th
 5. **The final response**: after the K questions, the model under test is sent a system message
    (``prompts/strategy_answer.txt``) with the *inferred* profile (``policies.choice.inferred_profile``: each
    attribute with its most frequent value in the prior, marked confirmed or likely), the problem and the dialogue;
-   its visible reply, markers stripped, is ``DialogueRecord.final_response`` with stop reason ``budget``.
+   its visible reply, markers stripped, is ``DialogueRecord.final_response`` (``Dialogue.finish``), with stop
+   reason ``budget`` after K questions and ``answered`` when the policy had nothing left to ask sooner.
 
 The condition (cache scope of every call, and ``DialogueRecord.condition``) is ``<strategy>_k<K>``. A scenario of
 the policy's training split is refused (``policies.guard.check_not_trained_on``): ``check_strategy_scenarios``
@@ -37,39 +42,34 @@ sample's ``StrategyRecord`` (``strategy_record.py``), which the results reader t
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from inspect_ai.model import (
-    CachePolicy,
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageUser,
-    get_model,
-)
+from inspect_ai.model import CachePolicy, ChatMessageSystem, ChatMessageUser, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from prefdisco.benchio import ATTRIBUTES_FILE, parse_attributes
 from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.cache import cache_policy
 from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS
+from prefdisco.dialogue.engine import Dialogue, DialogueRules
+from prefdisco.dialogue.openings import problem_message
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.dialogue.protocol import strip_markers
 from prefdisco.dialogue.scenario import scenario_of
-from prefdisco.dialogue.state import DialogueRecord
+from prefdisco.dialogue.solver import record_dialogue, sample_user
 from prefdisco.dialogue.strategy_record import InferredItem, StrategyRecord
-from prefdisco.dialogue.user import USERS, check_user_type
-from prefdisco.dialogue.user_reply import SimulatedUser
+from prefdisco.dialogue.user import check_user_type
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.errors import UserError
 from prefdisco.policies import choice
 from prefdisco.policies.guard import check_not_trained_on
-from prefdisco.policies.model import Policy, read_policy
+from prefdisco.policies.model import POOLED, Policy, read_policy
 from prefdisco.prompts import render
-from prefdisco.schema import Attribute, DialogueTurn, Scenario
+from prefdisco.schema import Attribute, Scenario
 
 STRATEGIES: tuple[str, ...] = ("checklist", "infogain")
 STRATEGY_TEMPLATES: tuple[str, ...] = ("strategy_question", "strategy_answer")
@@ -108,25 +108,38 @@ def resolve_k(k: int | None, max_questions: int = MAX_STRATEGY_QUESTIONS) -> int
     return value
 
 
-def check_strategy_scenarios(policy_path: str | Path, scenarios: Iterable[Scenario]) -> Policy:
-    """Read the policy and refuse (one-line ``UserError``) a scenario of its training split or of a task family
-    it has no prior for; returns the policy. Call it once when a strategy task is built."""
+def check_strategy_scenarios(policy_path: str | Path, scenarios: Iterable[Scenario], strict: bool = False) -> Policy:
+    """Read the policy and refuse (one-line ``UserError``) a scenario of its training split, and with ``strict`` one
+    of a task family it has no prior for; without ``strict`` such families are named in one line on the error
+    output (their questions use the pooled prior). Returns the policy. Call it once when a strategy task is
+    built."""
     policy = read_policy(Path(policy_path))
     scenarios = list(scenarios)
     check_not_trained_on(policy, scenarios)
     for scenario in scenarios:
-        _family(policy, policy_path, scenario)
+        prior_family(policy, policy_path, scenario, strict)  # refuses an unknown family when strict
+    pooled = sorted({s.problem.benchmark for s in scenarios} - set(policy.families))
+    if pooled:
+        print(
+            f"warning: {policy_path} has no prior for task famil{'ies' if len(pooled) > 1 else 'y'} "
+            f"{', '.join(pooled)} (it has {', '.join(sorted(policy.families))}): their questions use the prior "
+            "pooled over all its families (recorded as strategy_prior 'pooled'); --strict-policy refuses instead",
+            file=sys.stderr,
+        )
     return policy
 
 
-def _family(policy: Policy, policy_path: str | Path, scenario: Scenario) -> str:
+def prior_family(policy: Policy, policy_path: str | Path, scenario: Scenario, strict: bool) -> str:
+    """The prior a scenario's questions use: its task family's, else (unless ``strict``) the pooled one."""
     family = scenario.problem.benchmark
-    if family not in policy.families:
+    if family in policy.families:
+        return family
+    if strict:
         raise UserError(
             f"{policy_path}: scenario {scenario.id} is of task family {family!r}, which the policy has no prior "
-            f"for (it has {', '.join(sorted(policy.families))})"
+            f"for (it has {', '.join(sorted(policy.families))}); without --strict-policy it uses the pooled prior"
         )
-    return family
+    return POOLED
 
 
 def _catalogue(catalogue: str | None, policy: Policy) -> list[Attribute]:
@@ -193,47 +206,28 @@ def inferred_lines(inferred: list[InferredItem], plan: StrategyPlan) -> str:
     return "\n".join(lines)
 
 
-@dataclass
-class Elicitation:
-    """The dialogue so far: the assistant's messages (problem, questions, replies), its turns and what it learned."""
-
-    messages: list[ChatMessage]
-    turns: list[DialogueTurn]
-    asked: list[str]
-    answers: dict[str, bool]
-
-
 async def elicit(
-    plan: StrategyPlan, scenario: Scenario, family: str, user: SimulatedUser, opening: str, cache: CachePolicy | bool
-) -> Elicitation:
-    """Ask up to K questions: the policy picks, the model under test words, the user replies."""
+    plan: StrategyPlan, scenario: Scenario, family: str, dialogue: Dialogue, cache: CachePolicy | bool
+) -> tuple[list[str], dict[str, bool]]:
+    """Ask up to K questions through ``dialogue``: the policy picks, the model under test words, the user replies
+    (the engine keeps the budget and the turns). Returns the attributes asked about, in order, and what the answers
+    showed (the presence rule)."""
     model = get_model()
-    done = Elicitation([ChatMessageUser(content=opening)], [], [], {})
     problem = scenario.problem.prompt_text()
     pick = PICKERS[plan.strategy]
-    while len(done.asked) < plan.k:
-        attribute = pick(plan.policy, family, plan.k, done.asked, done.answers)
+    asked: list[str] = []
+    answers: dict[str, bool] = {}
+    while not dialogue.spent:
+        attribute = pick(plan.policy, family, plan.k, asked, answers)
         if attribute is None:
             break
         prompt = render("strategy_question", problem=problem, attribute=attribute, description=plan.describe(attribute))
         output = await model.generate([ChatMessageUser(content=prompt)], cache=cache)
-        question = strip_markers(visible_text(output))
-        reply = await user.reply(question)
-        revealed = None if reply.revealed is None else tuple(reply.revealed)
-        done.asked.append(attribute)
-        learn(done.answers, attribute, revealed)
-        done.turns += [
-            DialogueTurn(role="assistant", kind="question", content=question),
-            DialogueTurn(
-                role="user",
-                kind="reply",
-                content=reply.text,
-                revealed=None if revealed is None else list(revealed),
-                mapping=reply.mapping,
-            ),
-        ]
-        done.messages += [ChatMessageAssistant(content=question), ChatMessageUser(content=reply.text)]
-    return done
+        await dialogue.ask(strip_markers(visible_text(output)))
+        revealed = dialogue.state.turns[-1].revealed
+        asked.append(attribute)
+        learn(answers, attribute, None if revealed is None else tuple(revealed))
+    return asked, answers
 
 
 def _strategy_solver(
@@ -245,51 +239,45 @@ def _strategy_solver(
     cache_scope: str | None,
     preset: str,
     catalogue: str | None,
+    strict_policy: bool,
 ) -> Solver:
     plan = make_plan(strategy, policy, k, max_questions, catalogue)
-    make_user = USERS[check_user_type(user_type)]
-    style = preset_named(preset).style
+    check_user_type(user_type)
+    style = replace(preset_named(preset).style, notes=False, ask_again=False)
+    rules = DialogueRules(condition=plan.condition, limit=plan.k, style=style)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario = scenario_of(state)
         check_not_trained_on(plan.policy, [scenario])
-        family = _family(plan.policy, plan.policy_path, scenario)
+        family = scenario.problem.benchmark
+        prior = prior_family(plan.policy, plan.policy_path, scenario, strict_policy)
         record = state.store_as(StrategyRecord)
         record.strategy, record.k, record.policy, record.family = plan.strategy, plan.k, plan.policy_path, family
-        condition = plan.condition
-        user = make_user(get_model(role="user"), scenario, cache_policy(cache_scope, scenario.id, condition, "user"))
-        cache = cache_policy(cache_scope, scenario.id, condition, "assistant")
-        problem = scenario.problem.prompt_text()
-        opening = render(style.task, problem=problem).strip() if style.task else problem
-        done = await elicit(plan, scenario, family, user, opening, cache)
+        record.prior = "family" if prior == family else "pooled"
+        user = sample_user(scenario, user_type, plan.condition, cache_scope)
+        cache = cache_policy(cache_scope, scenario.id, plan.condition, "assistant")
+        dialogue = Dialogue.start(scenario.id, rules, [problem_message(scenario.problem, style)], user)
+        asked, answers = await elicit(plan, scenario, prior, dialogue, cache)
 
         inferred = [
             InferredItem(
                 attribute=i.attribute,
                 value=i.value,
                 probability=i.probability,
-                confirmed=done.answers.get(i.attribute, False),
+                confirmed=answers.get(i.attribute, False),
             )
-            for i in choice.inferred_profile(plan.policy, family, done.answers)
+            for i in choice.inferred_profile(plan.policy, prior, answers)
         ]
         system = render("strategy_answer", preferences=inferred_lines(inferred, plan))
-        state.messages = [ChatMessageSystem(content=system), *done.messages]
-        output = await get_model().generate(state.messages, cache=cache)
-        state.messages.append(output.message)
-        final = strip_markers(visible_text(output))
+        output = await get_model().generate([ChatMessageSystem(content=system), *dialogue.messages], cache=cache)
+        dialogue.finish(output)
 
         truth = [item.attribute for item in scenario.profile.items]
         scores = choice.precision_recall_at_k([i.attribute for i in inferred], truth)
-        record.asked, record.answers, record.inferred = done.asked, done.answers, inferred
+        record.asked, record.answers, record.inferred = asked, answers, inferred
         record.precision, record.recall = scores.precision, scores.recall
-
-        dialogue = state.store_as(DialogueRecord)
-        dialogue.condition = condition
-        dialogue.final_response = final
-        dialogue.turns = [*done.turns, DialogueTurn(role="assistant", kind="answer", content=final)]
-        dialogue.unmarked_turns = 0
-        dialogue.stop_reason = "budget"
-        state.output.completion = final
+        record_dialogue(state, dialogue)
+        state.messages = [ChatMessageSystem(content=system), *dialogue.messages]
         return state
 
     return solve
@@ -304,6 +292,7 @@ def checklist(
     cache_scope: str | None = None,
     preset: str = "default",
     catalogue: str | None = None,
+    strict_policy: bool = False,
 ) -> Solver:
     """Discovery whose K questions are about the K most likely attributes of the problem's family (in order),
     worded by the model under test; the final response is written from the inferred profile and the dialogue.
@@ -316,8 +305,12 @@ def checklist(
         cache_scope: the run's cache scope (``prefdisco.cache``); None: no caching.
         preset: the evaluator preset whose task framing poses the problem.
         catalogue: a benchmark folder or attributes JSON file describing the attributes (module docstring).
+        strict_policy: refuse a scenario of a task family the policy has no prior for (default: use the prior
+            pooled over all its families, recorded as ``StrategyRecord.prior``).
     """
-    return _strategy_solver("checklist", policy, k, max_questions, user_type, cache_scope, preset, catalogue)
+    return _strategy_solver(
+        "checklist", policy, k, max_questions, user_type, cache_scope, preset, catalogue, strict_policy
+    )
 
 
 @solver
@@ -329,7 +322,10 @@ def infogain(
     cache_scope: str | None = None,
     preset: str = "default",
     catalogue: str | None = None,
+    strict_policy: bool = False,
 ) -> Solver:
     """Discovery whose each question is about the attribute of greatest expected information gain given the
     answers so far (PEP's policy), worded by the model under test; arguments as for ``checklist``."""
-    return _strategy_solver("infogain", policy, k, max_questions, user_type, cache_scope, preset, catalogue)
+    return _strategy_solver(
+        "infogain", policy, k, max_questions, user_type, cache_scope, preset, catalogue, strict_policy
+    )

@@ -6,6 +6,8 @@ without importing the solvers. Fields, under ``StrategyRecord:<field>`` in the s
 
 * ``strategy`` — ``checklist`` or ``infogain`` ("" in a sample no strategy solver ran);
 * ``k`` — the question budget K; ``policy`` — the policy file; ``family`` — the task family asked about;
+* ``prior`` — ``family`` (the family's own prior chose the questions) or ``pooled`` (the policy had no prior for
+  the family: the prior pooled over all its families);
 * ``asked`` — the attribute each question was about, in asking order;
 * ``answers`` — attribute → present, in the order they became known (the presence rule of ``strategies.py``);
 * ``inferred`` — the inferred profile after the K answers (``policies.choice.inferred_profile``);
@@ -43,6 +45,7 @@ class StrategyRecord(StoreModel):
     k: int | None = None
     policy: str = ""
     family: str = ""
+    prior: str = ""
     asked: list[str] = Field(default_factory=list)
     answers: dict[str, bool] = Field(default_factory=dict)
     inferred: list[InferredItem] = Field(default_factory=list)

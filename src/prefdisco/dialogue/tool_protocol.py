@@ -1,7 +1,8 @@
 """The tool-call protocol (``--protocol tools``): the assistant asks through an ``ask_user`` tool.
 
-The same dialogue as the text protocol (``loop.py``), read from the provider's native tool calls instead of
-``QUESTION:`` / ``ANSWER:`` markers, so it works with every provider inspect supports:
+The same dialogue as the text protocol (``protocol.py``), read from the provider's native tool calls instead of
+``QUESTION:`` / ``ANSWER:`` markers, so it works with every provider inspect supports. This module is its codec
+(``read``, ``reply_messages``, ``hints``); the budget and the end rule are the engine's (``engine.py``):
 
 * an assistant turn that calls ``ask_user(question)`` asks that question; the user's reply comes back as the
   tool's result, with the same budget notes the text protocol appends (worded for the tool);
@@ -15,9 +16,11 @@ The same dialogue as the text protocol (``loop.py``), read from the provider's n
   under the text protocol), its reply comes back as a user message, and it counts as a violation;
 * a call without a non-empty ``question`` string asks the turn's visible text and counts as a violation.
 
-Violations are recorded as ``DialogueRecord.unmarked_turns`` (the text protocol's unmarked turns); questions,
-turns and ``stop_reason`` are counted exactly as under the text protocol. ``AskSession`` is the budget-keeping
-half shared with the bring-your-own assistant (``byo.py``), whose agent calls ``ask_user`` itself.
+Violations are recorded in ``DialogueRecord.violations`` (counted as ``unmarked_turns``, the text protocol's
+unmarked turns); questions, turns and ``stop_reason`` are counted exactly as under the text protocol.
+
+``ask_user`` is also the tool of a bring-your-own assistant (``byo.py``), whose agent calls it itself: its calls go
+to the dialogue of the running sample (``asking``), which keeps the budget (``Dialogue.ask``).
 """
 
 from __future__ import annotations
@@ -25,18 +28,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from typing import Protocol
 
-from inspect_ai.model import CachePolicy, ChatMessage, ChatMessageTool, ChatMessageUser, Model
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import Tool, ToolCall, tool
 
-from prefdisco.dialogue.loop import Outcome, QuestionBudget
+from prefdisco.dialogue.action import Action, Expect, TurnHints
 from prefdisco.dialogue.presets import DialogueStyle
 from prefdisco.dialogue.protocol import as_question, strip_markers
-from prefdisco.dialogue.user_reply import SimulatedUser
-from prefdisco.dialogue.visible import visible_text
 from prefdisco.prompts import render
-from prefdisco.schema import DialogueTurn
 
 PROTOCOLS: tuple[str, ...] = ("text", "tools")
 TOOL_NAME = "ask_user"
@@ -60,60 +61,86 @@ def tools_style(style: DialogueStyle) -> DialogueStyle:
     )
 
 
-@dataclass
-class AskSession:
-    """One sample's questions to its simulated user under ``budget``: asks, records the turns, counts what broke
-    the protocol (``violations``)."""
-
-    user: SimulatedUser
-    budget: QuestionBudget
-    asked: int = 0
-    violations: int = 0
-    turns: list[DialogueTurn] = field(default_factory=list)
-
-    @property
-    def spent(self) -> bool:
-        return self.budget.must_answer(self.asked)
-
-    async def ask(self, question: str) -> str:
-        """The user's reply to ``question`` with the budget's note; past the budget a fixed refusal (counted as a
-        violation; the user is not called)."""
-        if self.spent:
-            self.violations += 1
-            return render(NO_MORE_QUESTIONS, max_questions=self.budget.limit).strip()
-        self.asked += 1
-        self.turns.append(DialogueTurn(role="assistant", kind="question", content=question))
-        reply = await self.user.reply(question)
-        revealed = None if reply.revealed is None else list(reply.revealed)
-        self.turns.append(
-            DialogueTurn(role="user", kind="reply", content=reply.text, revealed=revealed, mapping=reply.mapping)
-        )
-        return self.budget.note(reply.text, self.asked).rstrip()
+# -- the codec ----------------------------------------------------------------------------------------------------
 
 
-_SESSION: ContextVar[AskSession | None] = ContextVar("prefdisco_ask_session", default=None)
+def _question(call: ToolCall, said: str) -> tuple[str, bool]:
+    """The question a call asks, and whether the call was a well-formed ``ask_user(question)``."""
+    asked = call.arguments.get("question") if isinstance(call.arguments, dict) else None
+    if call.function == TOOL_NAME and call.parse_error is None and isinstance(asked, str) and asked.strip():
+        return asked.strip(), True
+    return as_question(said) or "(no question)", False
+
+
+def read(message: ChatMessageAssistant, said: str, expect: Expect) -> Action:
+    """The tool protocol's reading of ``message`` (visible text ``said``), given what the budget expects."""
+    calls = list(message.tool_calls or [])
+    if expect in ("answer", "final") or (not calls and expect == "free"):
+        withdrawn = "an ask_user call after the tool was withdrawn" if calls and expect == "answer" else None
+        content = strip_markers(said) or (_question(calls[0], said)[0] if calls else "")
+        return Action("answer", content, withdrawn)
+    if not calls:  # fixed-K: a turn that should have called the tool is a question all the same
+        return Action("question", as_question(said), "no ask_user call in a turn that must ask")
+    question, well_formed = _question(calls[0], said)
+    problems = [*([] if well_formed else ["a malformed ask_user call"]), *(["several calls"] if calls[1:] else [])]
+    return Action("question", question, "; ".join(problems) or None, call=calls[0], extra_calls=tuple(calls[1:]))
+
+
+def reply_messages(note: str, call: ToolCall | None, extra_calls: tuple[ToolCall, ...] = ()) -> list[ChatMessage]:
+    """The reply (with the budget's note) as the result of ``call``, every other call of the turn told to ask one
+    question at a time; a question asked without a call gets its reply as a user message."""
+    note = note.rstrip()
+    if call is None:
+        return [ChatMessageUser(content=note)]
+    one = render(ONE_QUESTION).strip()
+    return [
+        ChatMessageTool(content=note, tool_call_id=call.id, function=call.function),
+        *(ChatMessageTool(content=one, tool_call_id=c.id, function=c.function) for c in extra_calls),
+    ]
+
+
+def refusal(limit: int) -> str:
+    """The tool result of a question asked past the budget (bring-your-own assistants: the user is not called)."""
+    return render(NO_MORE_QUESTIONS, max_questions=limit).strip()
+
+
+def hints(expect: Expect) -> TurnHints:
+    """The tool offered, withdrawn once the turn must be the answer."""
+    return TurnHints(tools=[ask_user()], tool_choice="none" if expect in ("answer", "final") else "auto")
+
+
+# -- the tool of bring-your-own assistants ---------------------------------------------------------------------------
+
+
+class Asker(Protocol):
+    """Who answers ``ask_user`` calls: the running sample's dialogue (``engine.Dialogue``)."""
+
+    async def ask_for_tool(self, question: str) -> str: ...
+
+
+_ASKER: ContextVar[Asker | None] = ContextVar("prefdisco_asker", default=None)
 
 
 @contextmanager
-def asking(session: AskSession) -> Iterator[AskSession]:
-    """Route this task's ``ask_user`` calls (and those of the tasks it starts) to ``session``."""
-    token = _SESSION.set(session)
+def asking(asker: Asker) -> Iterator[Asker]:
+    """Route this task's ``ask_user`` calls (and those of the tasks it starts) to ``asker``."""
+    token = _ASKER.set(asker)
     try:
-        yield session
+        yield asker
     finally:
-        _SESSION.reset(token)
+        _ASKER.reset(token)
 
 
-def current_session() -> AskSession:
-    session = _SESSION.get()
-    if session is None:
+def current_asker() -> Asker:
+    asker = _ASKER.get()
+    if asker is None:
         raise RuntimeError("ask_user runs only inside a PrefDisco discovery sample (bring-your-own assistant)")
-    return session
+    return asker
 
 
 @tool
 def ask_user() -> Tool:
-    """The one tool of the tool protocol. Its calls go to the session of the running sample (``byo.py`` sets it),
+    """The one tool of the tool protocol. Its calls go to the dialogue of the running sample (``byo.py`` sets it),
     so an agent built once, before any sample runs, can hold it."""
 
     async def execute(question: str) -> str:
@@ -125,63 +152,6 @@ def ask_user() -> Tool:
         Returns:
           The person's reply.
         """
-        return await current_session().ask(question)
+        return await current_asker().ask_for_tool(question)
 
     return execute
-
-
-def _question(call: ToolCall, said: str) -> tuple[str, bool]:
-    """The question a call asks, and whether the call was a well-formed ``ask_user(question)``."""
-    asked = call.arguments.get("question") if isinstance(call.arguments, dict) else None
-    if call.function == TOOL_NAME and call.parse_error is None and isinstance(asked, str) and asked.strip():
-        return asked.strip(), True
-    return as_question(said) or "(no question)", False
-
-
-async def converse_tools(
-    model: Model,
-    user: SimulatedUser,
-    messages: list[ChatMessage],
-    budget: QuestionBudget,
-    *,
-    cache: CachePolicy | bool = False,
-) -> Outcome:
-    """Run the dialogue under the tool protocol to its final answer, appending the assistant's view of it to
-    ``messages`` (the rules: this module's docstring; the budget and end rule: ``loop.py``)."""
-    session = AskSession(user, budget)
-    outcome = Outcome(turns=session.turns)
-    tools = [ask_user()]
-    closing = False  # the final-answer instruction followed an early answer: this turn is the final one
-    while True:
-        must_answer = closing or session.spent
-        must_ask = not must_answer and budget.must_ask(session.asked)
-        output = await model.generate(messages, tools=tools, tool_choice="none" if must_answer else "auto", cache=cache)
-        messages.append(output.message)  # as returned, reasoning and tool calls included
-        said = visible_text(output)
-        calls = list(output.message.tool_calls or [])
-        if must_answer or (not calls and not must_ask):
-            if must_answer and calls:
-                session.violations += 1  # the tool was withdrawn
-            content = strip_markers(said) or (_question(calls[0], said)[0] if calls else "")
-            if not closing:
-                outcome.stop_reason = "budget" if must_answer else "answered"
-            outcome.turns.append(DialogueTurn(role="assistant", kind="answer", content=content))
-            if budget.style.ask_again and not must_answer:
-                closing = True
-                messages.append(ChatMessageUser(content=budget.closing_note()))
-                continue
-            outcome.final = content
-            outcome.unmarked = session.violations
-            return outcome
-        if not calls:  # fixed-K: a turn that should have called the tool is a question all the same
-            session.violations += 1
-            messages.append(ChatMessageUser(content=await session.ask(as_question(said))))
-            continue
-        question, well_formed = _question(calls[0], said)
-        if not well_formed or len(calls) > 1:
-            session.violations += 1
-        note = await session.ask(question)
-        messages.append(ChatMessageTool(content=note, tool_call_id=calls[0].id, function=calls[0].function))
-        for extra in calls[1:]:
-            text = render(ONE_QUESTION).strip()
-            messages.append(ChatMessageTool(content=text, tool_call_id=extra.id, function=extra.function))

@@ -109,3 +109,14 @@ def check_user_type(name: str) -> str:
     if name not in USERS:
         raise ValueError(f"unknown user type {name!r}: expected one of {', '.join(USER_TYPES)}")
     return name
+
+
+def build_user(
+    user_type: str, model: Model, scenario: Scenario, cache: CachePolicy | bool = False, mapper: Model | None = None
+) -> SimulatedUser:
+    """The simulated user of ``scenario`` played by ``model``; ``mapper``: the model that maps a targeted user's
+    questions (None: the sample's ``grader`` role, inside an eval)."""
+    user = USERS[check_user_type(user_type)](model, scenario, cache)
+    if mapper is not None and isinstance(user, TargetedUser):
+        user.mapper = mapper
+    return user

@@ -5,14 +5,15 @@ The episode is ``prefdisco eval``'s discovery condition with the model under tes
 turn and hands over its text. Everything else follows the evaluation's own rules, with its own code:
 
 * ``reset`` gives the assistant's opening: the discovery system prompt (``prompts/assistant_discovery.txt``, or
-  the preset's, with the budget) and the problem, as the discovery solver builds them (``dialogue/steps.py``);
-* each turn is read by its visible text (``dialogue/visible.py``: reasoning blocks and ``<think>`` sections
-  removed, so the simulated user, the parser and the judge never see them) under the protocol parser
-  (``dialogue/protocol.py``) and the budget rules (``dialogue/loop.QuestionBudget``): a question goes to the
-  simulated user (the same user classes, ``dialogue/user.USERS``) and its reply, with the budget's note, is the
-  next observation; an answer ends the episode, and so does the budget: the turn after the last allowed question
-  is the answer whatever it says. Under a preset that asks again (``paper``) an early answer is followed by the
-  final-answer instruction and the next turn is the answer. Nothing else ends an episode;
+  the preset's, with the budget) and the problem, as the discovery solver builds them (``dialogue/openings.py``);
+* each turn goes to the dialogue engine (``dialogue/engine.Dialogue``), the one every driver of PrefDisco steps:
+  read by its visible text (reasoning removed, so the simulated user, the parser and the judge never see it)
+  under the protocol (``text`` markers, or ``tools``: a message with an ``ask_user`` call) and the budget rules;
+  a question goes to the simulated user (the same user classes, ``dialogue/user.py``; the targeted user maps
+  questions with the episode's own seeded judge) and its reply, with the budget's note, is the next observation;
+  an answer ends the episode, and so does the budget: the turn after the last allowed question is the answer
+  whatever it says. Under a preset that asks again (``paper``) an early answer is followed by the final-answer
+  instruction and the next turn is the answer. Nothing else ends an episode;
 * the final response is scored by the scorer's own code (``scoring/scorer.assess``: the judge, correctness and
   the audit, one grader), and the reward is the weighted sum of ``env/reward.py``; an episode whose PrefAlign
   was not measured gets reward None and ``info["masked"] = True`` with ``info["mask_reason"]``.
@@ -30,34 +31,29 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, cast
 
-from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
+from inspect_ai.model import ChatMessage, GenerateConfig
 
-from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS
-from prefdisco.dialogue.loop import QuestionBudget
-from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
-from prefdisco.dialogue.protocol import parse_turn
-from prefdisco.dialogue.state import DialogueRecord, StopReason
-from prefdisco.dialogue.user import USER_TYPES, USERS
-from prefdisco.dialogue.user_reply import SimulatedUser
+from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS, protocol_style
+from prefdisco.dialogue.engine import Dialogue, DialogueRules, Turn
+from prefdisco.dialogue.openings import discovery_opening
+from prefdisco.dialogue.presets import PRESET_NAMES
+from prefdisco.dialogue.tool_protocol import PROTOCOLS
+from prefdisco.dialogue.user import USER_TYPES, build_user
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.env.reward import RewardComponents, RewardConfig
 from prefdisco.env.roles import ModelSpec, resolve_model
 from prefdisco.env.runner import LoopRunner
 from prefdisco.env.split import ScenarioSplit
 from prefdisco.errors import UserError
-from prefdisco.prompts import render
-from prefdisco.schema import DialogueTurn, Mode, Scenario
+from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.judging import JUDGES, judge_named
 from prefdisco.scoring.panel import FIRST_ROLE, Judging, PanelVerdict
 from prefdisco.scoring.scorer import RubricJudging, Submission, UserAuditing, assess
 from prefdisco.seeds import call_seed, seed_scope, seeded_model
 
 CONDITION = Mode.DISCOVERY.value
-PROTOCOLS: tuple[str, ...] = ("text",)
-"""``text``: the ``QUESTION:`` / ``ANSWER:`` markers of ``dialogue/protocol.py``, read from the turn's text."""
 
-Turn = str | ChatMessage | ModelOutput
-Message = dict[str, str]
+Message = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -71,12 +67,12 @@ class StepResult:
     info: dict[str, Any]
 
 
-def _raw_text(turn: Turn) -> str:
-    if isinstance(turn, str):
-        return turn
-    if isinstance(turn, ModelOutput):
-        return turn.message.text if turn.choices else turn.completion
-    return turn.text
+def as_dict(message: ChatMessage) -> Message:
+    """A chat message as the plain dict a trainer passes around (role, text; a tool result's call id)."""
+    out: Message = {"role": message.role, "content": message.text}
+    if message.role == "tool" and message.tool_call_id:
+        out["tool_call_id"] = message.tool_call_id
+    return out
 
 
 class Episode:
@@ -132,8 +128,11 @@ class Episode:
         if self.reward_config.w_critical and not audit:
             raise UserError("reward.w_critical: the user's critical errors need the audit (audit=True)")
         self.user_type, self.judge, self.logprobs, self.audit = user_type, judge, logprobs, audit
-        self.style = preset_named(preset).style
-        self.budget = QuestionBudget(max_questions, False, self.style)
+        try:
+            style = protocol_style(preset, protocol)
+        except ValueError as err:
+            raise UserError(f"protocol: {err}") from None
+        self.rules = DialogueRules(condition=CONDITION, protocol=protocol, limit=max_questions, style=style)
         scope = None if seed is None else seed_scope(seed)
         self.seeds = {
             role: None if scope is None else call_seed(scope, scenario.id, CONDITION, trial, role)
@@ -141,97 +140,76 @@ class Episode:
         }
         self._runner = runner or LoopRunner()
         self._own_runner = runner is None
-        self._user: SimulatedUser | None = None
-        self._done = True
+        self._dialogue: Dialogue | None = None
         self.result: StepResult | None = None
         """The final step once the episode is over."""
 
     # -- the opening ------------------------------------------------------------------------------------------
 
     def opening(self) -> list[Message]:
-        """The assistant's first messages: the discovery system prompt and the problem (``dialogue/steps.py``)."""
-        problem = self.scenario.problem.prompt_text()
-        text = render(self.style.task, problem=problem).strip() if self.style.task else problem
-        system = render(self.style.discovery, max_questions=self.budget.limit)
-        return [{"role": "system", "content": system}, {"role": "user", "content": text}]
+        """The assistant's first messages: the discovery system prompt and the problem (``dialogue/openings.py``)."""
+        return [as_dict(m) for m in self._opening()]
+
+    def _opening(self) -> list[ChatMessage]:
+        return discovery_opening(self.scenario.problem, self.rules.style, self.rules.limit)
 
     async def areset(self) -> list[Message]:
         """Start (or restart) the dialogue with a fresh simulated user; the assistant's opening messages."""
         user_model = seeded_model(self.user_model, self.seeds["user"])
-        self._user = USERS[self.user_type](user_model, self.scenario, False)
-        self._asked = 0
-        self._closing = False  # the final-answer instruction followed an early answer: the next turn is final
-        self._turns: list[DialogueTurn] = []
-        self._unmarked = 0
-        self._stop_reason: StopReason = "answered"
-        self._messages = self.opening()
-        self._done = False
+        mapper = seeded_model(self.judge_model, self.seeds["grader"])  # the targeted user's question mapper
+        user = build_user(self.user_type, user_model, self.scenario, False, mapper)
+        self._dialogue = Dialogue.start(self.scenario.id, self.rules, self._opening(), user)
         self.result = None
-        return [dict(m) for m in self._messages]
+        return self.messages
+
+    @property
+    def dialogue(self) -> Dialogue:
+        """The running (or finished) dialogue, as the engine holds it."""
+        if self._dialogue is None:
+            raise RuntimeError("the episode is not running: call reset() first")
+        return self._dialogue
 
     @property
     def messages(self) -> list[Message]:
         """The assistant's view so far: the opening, its turns as sent (reasoning included) and the replies."""
-        return [dict(m) for m in self._messages]
+        return [] if self._dialogue is None else [as_dict(m) for m in self._dialogue.messages]
 
     @property
     def done(self) -> bool:
-        return self._done
+        return self._dialogue is None or self._dialogue.done
 
     # -- a turn -----------------------------------------------------------------------------------------------
 
     async def astep(self, assistant_turn: Turn) -> StepResult:
         """Read one assistant turn; a question's reply is the observation, an answer (or the budget) ends it."""
-        if self._done or self._user is None:
+        if self.done:
             raise RuntimeError("the episode is not running: call reset() first (a finished episode stays finished)")
-        must_answer = self._closing or self.budget.must_answer(self._asked)
-        raw = _raw_text(assistant_turn)
-        self._messages.append({"role": "assistant", "content": raw})
-        turn = parse_turn(visible_text(assistant_turn))  # the visible text only: reasoning never reaches a reader
-        self._unmarked += turn.unmarked
-        kind = "answer" if must_answer else turn.kind
-        if kind == "answer":
-            if not self._closing:
-                self._stop_reason = "budget" if must_answer else "unmarked" if turn.unmarked else "answered"
-            self._turns.append(DialogueTurn(role="assistant", kind="answer", content=turn.content))
-            if self.style.ask_again and not must_answer:
-                self._closing = True
-                note = self.budget.closing_note()
-                self._messages.append({"role": "user", "content": note})
-                return StepResult(note, False, None, self._info(kind, turn.unmarked))
-            return await self._finish(turn.content, turn.unmarked)
-        self._asked += 1
-        self._turns.append(DialogueTurn(role="assistant", kind="question", content=turn.content))
-        reply = await self._user.reply(turn.content)
-        revealed = None if reply.revealed is None else list(reply.revealed)
-        self._turns.append(
-            DialogueTurn(role="user", kind="reply", content=reply.text, revealed=revealed, mapping=reply.mapping)
-        )
-        note = self.budget.note(reply.text, self._asked)
-        self._messages.append({"role": "user", "content": note})
-        return StepResult(note, False, None, {**self._info(kind, turn.unmarked), "revealed": revealed})
+        dialogue = self.dialogue
+        observed = await dialogue.step(assistant_turn)
+        info = self._info(observed.kind or "answer", observed.violation is not None)
+        if dialogue.done:
+            return await self._finish(info)
+        if observed.kind == "question":  # the last turn is the user's reply
+            info["revealed"] = dialogue.state.turns[-1].revealed
+        return StepResult(observed.text, False, None, info)
 
     def _info(self, kind: str, unmarked: bool) -> dict[str, Any]:
+        asked = self.dialogue.state.asked
         return {
             "scenario_id": self.scenario.id,
             "split": self.side,
             "kind": kind,
             "unmarked": unmarked,
-            "n_questions": self._asked,
-            "questions_left": max(0, self.budget.limit - self._asked),
+            "n_questions": asked,
+            "questions_left": max(0, self.rules.limit - asked),
         }
 
     # -- the end ----------------------------------------------------------------------------------------------
 
-    async def _finish(self, final: str, unmarked: bool) -> StepResult:
-        record = DialogueRecord(
-            condition=CONDITION,
-            final_response=final,
-            turns=list(self._turns),
-            unmarked_turns=self._unmarked,
-            stop_reason=self._stop_reason,
-        )
-        sub = Submission(self.scenario, visible_text(final), record)
+    async def _finish(self, info: dict[str, Any]) -> StepResult:
+        state = self.dialogue.state
+        record = state.record()
+        sub = Submission(self.scenario, visible_text(state.final or ""), record)
         grader = seeded_model(self.judge_model, self.seeds["grader"])
         judgements = await RubricJudging(judge_named(self.judge), self.logprobs)(grader, sub, False)
         verdict = PanelVerdict([Judging(str(self.judge_model), FIRST_ROLE, 1, judgements)])
@@ -240,8 +218,8 @@ class Episode:
         parts = RewardComponents.of(value)
         reward = self.reward_config.reward(parts)
         info = {
-            **self._info("answer", unmarked),
-            "stop_reason": self._stop_reason,
+            **info,
+            "stop_reason": state.stop_reason,
             "final_response": score.answer,
             "reward_components": {**asdict(parts), "weights": self.reward_config.weights()},
             "masked": reward.masked,
@@ -249,7 +227,6 @@ class Episode:
             "score": dict(value),
             **(score.metadata or {}),
         }
-        self._done = True
         self.result = StepResult(None, True, reward.value, info)
         return self.result
 

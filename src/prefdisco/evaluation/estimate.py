@@ -2,10 +2,10 @@
 
 Every call a sample makes is planned through the real code with stand-in models (``probe.py``) that answer at
 once with replies of a typical length and record what they were sent: the condition's messages as the solver
-builds them (the run's preset and protocol templates, ``prompts.render``), the dialogue through
-``loop.converse`` / ``tool_protocol.converse_tools`` with the run's simulated user (the targeted user's mapping
-calls included), the rubric judge's prompts per criterion (``per_criterion``) or per response (``structured``),
-the audit and the SimpleQA grader. No provider, API key or file is touched.
+builds them (the run's preset and protocol templates, ``dialogue/openings.py``), the dialogue through the
+dialogue engine driven as the solvers drive it (``dialogue/drive.play``) with the run's simulated user (the
+targeted user's mapping calls included), the rubric judge's prompts per criterion (``per_criterion``) or per
+response (``structured``), the audit and the SimpleQA grader. No provider, API key or file is touched.
 
 Counts: per model under test, epoch and scenario, one sample per condition (``--modes`` and each fixed-K);
 discovery asks the whole question budget (``max_questions``, an upper bound: a model that answers earlier makes
@@ -29,29 +29,22 @@ from dataclasses import dataclass, field
 from itertools import count, cycle
 from typing import Any
 
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageSystem,
-    ChatMessageUser,
-    GenerateConfig,
-    ModelOutput,
-)
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from pydantic import BaseModel
 
 from prefdisco.builder.estimate import ESTIMATE_METHOD
 from prefdisco.dialogue.conditions import condition_label, protocol_style
 from prefdisco.dialogue.decoys import choose_decoys
-from prefdisco.dialogue.loop import QuestionBudget, converse
+from prefdisco.dialogue.drive import play
+from prefdisco.dialogue.engine import Dialogue, DialogueRules
+from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
 from prefdisco.dialogue.presets import preset_named
-from prefdisco.dialogue.steps import oracle_preferences
 from prefdisco.dialogue.strategies import STRATEGIES
-from prefdisco.dialogue.targeted import TargetedUser
-from prefdisco.dialogue.tool_protocol import TOOL_NAME, converse_tools
-from prefdisco.dialogue.user import USERS
+from prefdisco.dialogue.tool_protocol import TOOL_NAME
+from prefdisco.dialogue.user import build_user
 from prefdisco.dialogue.user_reply import USER_MAX_TOKENS
 from prefdisco.evaluation.config import RunConfig, selected_scenarios
 from prefdisco.evaluation.probe import Probe, Sent, drive
-from prefdisco.prompts import render
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.audit import audit_user
 from prefdisco.scoring.correctness import check_correct, needs_grader
@@ -115,11 +108,10 @@ def _expected(kind: str, bound: int | None) -> int:
 
 @dataclass(frozen=True)
 class _Plan:
-    """What one sample's dialogue is: its messages before the first assistant turn and its question budget."""
+    """What one sample's dialogue is: its rules and its messages before the first assistant turn."""
 
-    condition: str
+    rules: DialogueRules
     messages: list[ChatMessage]
-    budget: QuestionBudget | None
 
 
 def _discovery_budget(config: RunConfig) -> int:
@@ -130,27 +122,23 @@ def _discovery_budget(config: RunConfig) -> int:
 
 def _plan(scenario: Scenario, mode: Mode, k: int | None, config: RunConfig, decoy: Scenario | None) -> _Plan:
     style = preset_named(config.preset).style
-    problem = scenario.problem.prompt_text()
-    opening: list[ChatMessage] = [
-        ChatMessageUser(content=render(style.task, problem=problem).strip() if style.task else problem)
-    ]
+    problem = scenario.problem
     label = condition_label(mode, k)
     if mode is Mode.BASELINE:
-        return _Plan(label, opening, None)
+        return _Plan(DialogueRules(condition=label, single_turn=True, style=style), [problem_message(problem, style)])
     if mode in (Mode.ORACLE, Mode.WRONG_PERSONA):
         shown = decoy if mode is Mode.WRONG_PERSONA and decoy is not None else scenario
-        system = render(
-            style.oracle, preferences=oracle_preferences(shown.profile), persona=shown.persona.profile_text()
-        )
-        return _Plan(label, [ChatMessageSystem(content=system), *opening], None)
-    dialogue = protocol_style(config.preset, "tools" if _tools(config) else "text", config.constrain_protocol)
+        opening = oracle_opening(problem, style, shown.profile, shown.persona)
+        return _Plan(DialogueRules(condition=label, single_turn=True, style=style), opening)
+    protocol = "tools" if _tools(config) else "text"
+    dialogue = protocol_style(config.preset, protocol, config.constrain_protocol)
     if mode is Mode.DISCOVERY:
         limit = _discovery_budget(config)
-        system, budget = render(dialogue.discovery, max_questions=limit), QuestionBudget(limit, False, dialogue)
-    else:
-        assert k is not None
-        system, budget = render(dialogue.fixed_k, k=k), QuestionBudget(k, True, dialogue)
-    return _Plan(label, [ChatMessageSystem(content=system), *opening], budget)
+        rules = DialogueRules(condition=label, protocol=protocol, limit=limit, style=dialogue)
+        return _Plan(rules, discovery_opening(problem, dialogue, limit))
+    assert k is not None
+    rules = DialogueRules(condition=label, protocol=protocol, limit=k, forced=True, style=dialogue)
+    return _Plan(rules, fixed_k_opening(problem, dialogue, k))
 
 
 def _tools(config: RunConfig) -> bool:
@@ -192,30 +180,23 @@ def estimate_run(scenarios: Sequence[Scenario], config: RunConfig) -> RunEstimat
 
 def _dialogue(scenario: Scenario, plan: _Plan, config: RunConfig, tally: _Tally, times: int) -> list[dict[str, Any]]:
     """Plan the assistant's (and the user's) calls of one sample; the dialogue's turns for the audit."""
-    questions = plan.budget.limit if plan.budget else 0
+    questions = 0 if plan.rules.single_turn else plan.rules.limit
     assistant = Probe("assistant", config.role_config("assistant"), _assistant_replies(config, questions))
-    if plan.budget is None:
-        drive(assistant.generate(plan.messages))
-        _add_assistant(tally, plan.condition, assistant.sent, config)
-        return []
     user_config = config.role_config("user")
     reply = "x" * _expected("reply", user_config.max_tokens or USER_MAX_TOKENS)
     user_model = Probe(config.user_model, user_config, cycle([reply]))
     names = [item.attribute for item in scenario.profile.items]
     about = (json.dumps({"about": [names[i % len(names)]]}) for i in count())  # one attribute per question
     mapper = Probe(config.grader_model, config.role_config("grader"), about)
-    user = USERS[config.user_type](user_model, scenario, False)
-    if isinstance(user, TargetedUser):
-        user.mapper = mapper  # its mapping calls, on the grader role
-    messages = list(plan.messages)
-    if _tools(config):
-        outcome = drive(converse_tools(assistant, user, messages, plan.budget))
-    else:
-        outcome = drive(converse(assistant, user, messages, plan.budget))
-    _add_assistant(tally, plan.condition, assistant.sent, config)
-    tally.add("user", plan.condition, config.user_model, user_model.sent, times)
+    user = None if plan.rules.single_turn else build_user(config.user_type, user_model, scenario, False, mapper)
+    dialogue = Dialogue.start(scenario.id, plan.rules, plan.messages, user)
+    drive(play(dialogue, assistant))
+    _add_assistant(tally, plan.rules.condition, assistant.sent, config)
+    if plan.rules.single_turn:
+        return []
+    tally.add("user", plan.rules.condition, config.user_model, user_model.sent, times)
     tally.add("grader", "mapper", config.grader_model, mapper.sent, times)
-    return [t.model_dump() for t in outcome.turns] if outcome is not None else []
+    return [t.model_dump() for t in dialogue.state.turns]
 
 
 def _add_assistant(tally: _Tally, condition: str, sent: list[Sent], config: RunConfig) -> None:

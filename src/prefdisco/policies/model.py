@@ -110,6 +110,42 @@ class FamilyPrior(_Model):
         return prior.values[0].value if prior is not None else None
 
 
+POOLED = "(pooled)"
+"""The family name of the prior pooled over all of a policy's families (``Policy.family(POOLED)``)."""
+
+
+def pooled_prior(families: dict[str, FamilyPrior]) -> FamilyPrior:
+    """One prior over the training scenarios of every family, as if they were one family: attribute, pair and
+    value counts added up (a pair's count is its stored probability times its family's scenarios, an integer)."""
+    n = sum(prior.n_scenarios for prior in families.values())
+    counts: dict[str, int] = {}
+    values: dict[str, dict[str, int]] = {}
+    pairs: dict[tuple[str, str], int] = {}
+    for prior in families.values():
+        for name, attribute in prior.attributes.items():
+            counts[name] = counts.get(name, 0) + attribute.count
+            for v in attribute.values:
+                values.setdefault(name, {})[v.value] = values.get(name, {}).get(v.value, 0) + v.count
+        for a, row in prior.cooccurrence.items():
+            for b, p in row.items():
+                pairs[(a, b)] = pairs.get((a, b), 0) + round(p * prior.n_scenarios)
+    attributes = {
+        name: AttributePrior(
+            count=count,
+            p=count / n,
+            values=[
+                ValueFrequency(value=value, count=c, frequency=c / count)
+                for value, c in sorted(values[name].items(), key=lambda vc: (-vc[1], vc[0]))
+            ],
+        )
+        for name, count in sorted(counts.items())
+    }
+    cooccurrence: dict[str, dict[str, float]] = {}
+    for (a, b), c in sorted(pairs.items()):
+        cooccurrence.setdefault(a, {})[b] = c / n
+    return FamilyPrior(n_scenarios=n, attributes=attributes, cooccurrence=cooccurrence)
+
+
 class Policy(_Model):
     """A fitted elicitation policy (the whole ``policy.json``)."""
 
@@ -118,6 +154,9 @@ class Policy(_Model):
     families: dict[str, FamilyPrior] = Field(min_length=1)
 
     def family(self, name: str) -> FamilyPrior:
+        """The prior of family ``name``; ``POOLED``: the prior pooled over all families."""
+        if name == POOLED:
+            return pooled_prior(self.families)
         prior = self.families.get(name)
         if prior is None:
             raise UserError(f"policy: no task family {name!r} (it has {', '.join(sorted(self.families))})")

@@ -1,0 +1,321 @@
+"""The dialogue engine: one dialogue of one scenario under one condition, stepped one assistant turn at a time.
+
+Every driver plays a dialogue through a ``Dialogue`` and none applies a rule of its own: the condition solvers
+(``solver.py``, both protocols), a bring-your-own assistant's ``ask_user`` tool (``byo.py``), the strategy solvers
+(``strategies.py``), the dry-run planner, and the RL environment (``env/``: its episode, gymnasium and verl). The
+engine never calls the assistant's model: a driver generates each turn (``drive.play`` for a model) and hands it to
+``step``. The rules, all here:
+
+* a turn is read under the run's protocol (``protocol.py`` text markers, ``tool_protocol.py`` the ``ask_user``
+  tool) given what the budget expects of it (``action.Expect``; ``budget.py``): a question goes to the simulated
+  user, an answer ends the dialogue;
+* the budget: at most K questions (discovery), exactly K (fixed-K): the turn after the last allowed question is
+  the answer whatever it says, the reply to the last one carries the note that the questions are used up;
+* under a style that asks again (the ``paper`` preset) an early answer is followed by the final-answer instruction
+  and the next turn, whatever it says, is the response that is scored;
+* a single-turn condition (baseline, oracle, wrong_persona) takes the first turn's visible text as the response;
+* a turn that breaks the protocol is recorded (``violations``) and read by rule, never raised;
+* a question asked by a driver that decides itself what a question is (an agent's tool call, a policy's question:
+  ``ask``) past the budget is refused with a fixed text and counted as a violation; ``finish`` ends such a
+  dialogue with the driver's final response.
+
+The user side is an input too: with a ``SimulatedUser`` attached, a question is answered at once; without one,
+``step`` returns the question as ``pending`` and ``reply`` answers it later (a person on a web page, a replayed
+log). Everything that reads a turn reads its visible text (``visible.py``); the assistant's history
+(``messages``) keeps each turn as given, reasoning included.
+
+The state is one pydantic record (``DialogueState``: rules, messages, turns, pending question, end) with no client
+in it: copy it, save it between requests, and ``Dialogue.restore`` it with a user rebuilt from its turns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, ModelOutput
+from inspect_ai.tool import ToolCall
+from inspect_ai.util import Store
+from pydantic import BaseModel, ConfigDict, Field
+
+from prefdisco.dialogue import protocol as text_protocol
+from prefdisco.dialogue import tool_protocol
+from prefdisco.dialogue.action import Action, Expect, TurnHints
+from prefdisco.dialogue.budget import QuestionBudget
+from prefdisco.dialogue.presets import DialogueStyle
+from prefdisco.dialogue.protocol import strip_markers
+from prefdisco.dialogue.state import DialogueRecord, StopReason
+from prefdisco.dialogue.user_reply import SimulatedUser, UserReply
+from prefdisco.dialogue.visible import visible_text
+from prefdisco.schema import DialogueTurn
+
+Turn = str | ChatMessage | ModelOutput
+"""An assistant turn as a driver hands it over: text, a message (tool calls included) or a model's output."""
+
+
+class DialogueRules(BaseModel):
+    """What decides a dialogue's course: its condition (the cache scope of its calls), protocol, budget and style."""
+
+    model_config = ConfigDict(frozen=True)
+
+    condition: str
+    protocol: str = "text"
+    """``text`` (markers) or ``tools`` (the ``ask_user`` tool)."""
+    limit: int = 0
+    """The question budget K."""
+    forced: bool = False
+    """Exactly ``limit`` questions (fixed-K)."""
+    single_turn: bool = False
+    """One turn, the response (baseline, oracle, wrong_persona)."""
+    style: DialogueStyle = Field(default_factory=DialogueStyle)
+
+    @property
+    def budget(self) -> QuestionBudget:
+        return QuestionBudget(self.limit, self.forced, self.style)
+
+
+class Pending(BaseModel):
+    """A question waiting for the user's reply, and the tool calls its reply answers (tool protocol)."""
+
+    question: str
+    call: ToolCall | None = None
+    extra_calls: list[ToolCall] = Field(default_factory=list)
+
+
+class DialogueState(BaseModel):
+    """The whole of a dialogue, serialisable: rules, the assistant's messages, the turns as read, the end."""
+
+    scenario_id: str
+    rules: DialogueRules
+    messages: list[ChatMessage] = Field(default_factory=list)
+    asked: int = 0
+    closing: bool = False
+    """The final-answer instruction followed an early answer: the next turn is the response."""
+    turns: list[DialogueTurn] = Field(default_factory=list)
+    violations: list[str] = Field(default_factory=list)
+    pending: Pending | None = None
+    stop_reason: StopReason | None = None
+    final: str | None = None
+    """The response that is scored; set exactly when the dialogue has ended."""
+
+    @property
+    def done(self) -> bool:
+        return self.final is not None
+
+    def record(self) -> DialogueRecord:
+        """What the scorer reads (``state.py``), in a store of its own (a ``StoreModel`` made without one would
+        write to the running sample's store, or to one shared by every record made outside a sample)."""
+        return DialogueRecord(
+            store=Store(),
+            condition=self.rules.condition,
+            final_response=self.final,
+            turns=list(self.turns),
+            unmarked_turns=len(self.violations),
+            violations=list(self.violations),
+            stop_reason=self.stop_reason,
+        )
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one step gives back: the messages now sent to the assistant, a question waiting for a reply (no user
+    attached), whether the dialogue has ended, and how the turn was read."""
+
+    messages: tuple[ChatMessage, ...] = ()
+    pending: str | None = None
+    done: bool = False
+    kind: str | None = None
+    """question or answer: how the turn was read (None for a reply given later)."""
+    violation: str | None = None
+    refused: bool = False
+    """A question past the budget, refused (``ask``)."""
+
+    @property
+    def text(self) -> str:
+        """The messages' text, as one string."""
+        return "\n\n".join(m.text for m in self.messages)
+
+
+def as_message(turn: Turn) -> ChatMessage:
+    """An assistant turn as the message the assistant's history keeps."""
+    if isinstance(turn, str):
+        return ChatMessageAssistant(content=turn)
+    if isinstance(turn, ModelOutput):
+        return turn.message if turn.choices else ChatMessageAssistant(content=turn.completion)
+    if not isinstance(turn, ChatMessageAssistant):
+        raise TypeError(f"an assistant turn is text, a ModelOutput or an assistant message, not a {turn.role} message")
+    return turn
+
+
+def user_history(turns: list[DialogueTurn]) -> list[ChatMessage]:
+    """A simulated user's own view of the dialogue so far (questions in, replies out), from the turns."""
+    history: list[ChatMessage] = []
+    for turn in turns:
+        if turn.kind == "question":
+            history.append(ChatMessageUser(content=turn.content))
+        elif turn.kind == "reply":
+            history.append(ChatMessageAssistant(content=turn.content))
+    return history
+
+
+class Dialogue:
+    """One dialogue (module docstring). ``start`` a new one, or ``restore`` a saved ``DialogueState``."""
+
+    def __init__(self, state: DialogueState, user: SimulatedUser | None = None) -> None:
+        self.state = state
+        self.user = user
+
+    @classmethod
+    def start(
+        cls, scenario_id: str, rules: DialogueRules, opening: list[ChatMessage], user: SimulatedUser | None = None
+    ) -> Dialogue:
+        """A new dialogue whose assistant sees ``opening`` (``openings.py``) first."""
+        if rules.protocol not in tool_protocol.PROTOCOLS:
+            raise ValueError(f"unknown protocol {rules.protocol!r}: expected one of {tool_protocol.PROTOCOLS}")
+        return cls(DialogueState(scenario_id=scenario_id, rules=rules, messages=list(opening)), user)
+
+    @classmethod
+    def restore(cls, state: DialogueState, user: SimulatedUser | None = None) -> Dialogue:
+        """Go on with a saved dialogue; ``user``'s history is rebuilt from the turns."""
+        if user is not None:
+            user.history = user_history(state.turns[: len(state.turns) - (state.pending is not None)])
+        return cls(state.model_copy(deep=True), user)
+
+    # -- what the next turn must be ---------------------------------------------------------------------------
+
+    @property
+    def rules(self) -> DialogueRules:
+        return self.state.rules
+
+    @property
+    def messages(self) -> list[ChatMessage]:
+        """The assistant's history: the opening, its turns as given and what it was sent back."""
+        return self.state.messages
+
+    @property
+    def done(self) -> bool:
+        return self.state.done
+
+    @property
+    def spent(self) -> bool:
+        """The question budget is used up."""
+        return self.rules.budget.must_answer(self.state.asked)
+
+    @property
+    def expect(self) -> Expect:
+        if self.rules.single_turn:
+            return "final"
+        if self.state.closing or self.spent:
+            return "answer"
+        return "question" if self.rules.budget.must_ask(self.state.asked) else "free"
+
+    def hints(self, constrain_protocol: bool = False) -> TurnHints:
+        """What to send with the call that makes the next turn (``constrain_protocol``: the text protocol's
+        grammar, for llama.cpp models)."""
+        if self.rules.protocol == "tools":
+            return tool_protocol.hints(self.expect)
+        grammar = self.rules.budget.grammar(self.state.asked, self.state.closing)
+        return text_protocol.hints(grammar if constrain_protocol and not self.rules.single_turn else None)
+
+    # -- the assistant's side ---------------------------------------------------------------------------------
+
+    async def step(self, turn: Turn) -> Observation:
+        """Read one assistant turn and apply the rules: a question goes to the user (or waits for ``reply``), an
+        answer ends the dialogue (or, asking again, brings the final-answer instruction)."""
+        self._running()
+        message = as_message(turn)
+        expect = self.expect
+        self.state.messages.append(message)
+        said = visible_text(turn)
+        if self.rules.protocol == "tools":
+            action = tool_protocol.read(message, said, expect)
+        else:
+            action = text_protocol.read(said, expect)
+        return await self._act(action, expect)
+
+    async def ask(self, question: str) -> Observation:
+        """A question from a driver that decides itself what a question is (an agent's ``ask_user`` call, a
+        policy's question): past the budget it is refused, counted as a violation, and the user is not called."""
+        self._running()
+        self.state.messages.append(ChatMessageAssistant(content=question))
+        if self.spent:
+            self.state.violations.append("a question past the budget")
+            refused = ChatMessageUser(content=tool_protocol.refusal(self.rules.limit))
+            self.state.messages.append(refused)
+            return Observation((refused,), kind="question", violation=self.state.violations[-1], refused=True)
+        return await self._act(Action("question", question), "free")
+
+    async def ask_for_tool(self, question: str) -> str:
+        """``ask`` for the ``ask_user`` tool: the text its call returns."""
+        return (await self.ask(question)).text.rstrip()
+
+    def finish(self, turn: Turn) -> Observation:
+        """End the dialogue with a driver's final response (an agent's last output, a strategy's answer): its
+        visible text, markers stripped; stop reason ``budget`` when the questions were used up."""
+        self._running()
+        message = as_message(turn)
+        self.state.messages.append(message)
+        expect: Expect = "answer" if self.spent else "free"
+        return self._end(Action("answer", strip_markers(visible_text(turn))), expect, ask_again=False)
+
+    # -- the user's side --------------------------------------------------------------------------------------
+
+    async def reply(self, reply: UserReply | str) -> Observation:
+        """The reply to the pending question: recorded, and sent to the assistant with the budget's note."""
+        pending = self.state.pending
+        if pending is None:
+            raise RuntimeError("no question is waiting for a reply")
+        if isinstance(reply, str):
+            reply = UserReply(reply, None)
+        revealed = None if reply.revealed is None else list(reply.revealed)
+        self.state.turns.append(
+            DialogueTurn(role="user", kind="reply", content=reply.text, revealed=revealed, mapping=reply.mapping)
+        )
+        note = self.rules.budget.note(reply.text, self.state.asked)
+        if self.rules.protocol == "tools":
+            sent = tool_protocol.reply_messages(note, pending.call, tuple(pending.extra_calls))
+        else:
+            sent = text_protocol.reply_messages(note)
+        self.state.messages.extend(sent)
+        self.state.pending = None
+        return Observation(tuple(sent))
+
+    # -- the rules --------------------------------------------------------------------------------------------
+
+    def _running(self) -> None:
+        if self.state.done:
+            raise RuntimeError("the dialogue has ended")
+        if self.state.pending is not None:
+            raise RuntimeError("a question is waiting for the user's reply: call reply() first")
+
+    async def _act(self, action: Action, expect: Expect) -> Observation:
+        if action.violation:
+            self.state.violations.append(action.violation)
+        if action.kind == "answer":
+            return self._end(action, expect, ask_again=True)
+        self.state.asked += 1
+        self.state.turns.append(DialogueTurn(role="assistant", kind="question", content=action.text))
+        self.state.pending = Pending(question=action.text, call=action.call, extra_calls=list(action.extra_calls))
+        if self.user is None:
+            return Observation(pending=action.text, kind="question", violation=action.violation)
+        answered = await self.reply(await self.user.reply(action.text))
+        return Observation(answered.messages, kind="question", violation=action.violation)
+
+    def _end(self, action: Action, expect: Expect, ask_again: bool) -> Observation:
+        self.state.turns.append(DialogueTurn(role="assistant", kind="answer", content=action.text))
+        if not self.state.closing:
+            self.state.stop_reason = (
+                "single_turn"
+                if expect == "final"
+                else "budget"
+                if expect == "answer"
+                else "unmarked"
+                if action.unmarked
+                else "answered"
+            )
+        if ask_again and self.rules.style.ask_again and expect == "free":
+            self.state.closing = True
+            note = ChatMessageUser(content=self.rules.budget.closing_note())
+            self.state.messages.append(note)
+            return Observation((note,), kind="answer", violation=action.violation)
+        self.state.final = action.text
+        return Observation(done=True, kind="answer", violation=action.violation)
