@@ -446,7 +446,8 @@ def test_real_process_prints_one_error_line(tmp_path):
     env = {"MOCK_BASE_URL": "http://127.0.0.1:9/v1", "MOCK_API_KEY": "sk-x", "INSPECT_CACHE_DIR": str(tmp_path / "c")}
     result = run_main("eval", str(bad), "--model", MOCK, "--log-dir", str(tmp_path / "run"), env=env)
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == [f"error: {bad}:2: invalid JSON"]
+    expected = f"error: {bad}:2: invalid JSON: Expecting property name enclosed in double quotes at column 2"
+    assert result.stderr.strip().splitlines() == [expected]
     assert not (tmp_path / "run").exists()
 
     env.pop("MOCK_API_KEY")

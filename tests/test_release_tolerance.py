@@ -505,7 +505,7 @@ def test_cli_import_release_default_and_skip_invalid(tmp_path, cli_app):
     assert res.exit_code == 0, res.output
     skipped = [line for line in res.stderr.splitlines() if ": skipped: " in line]
     assert [s.split(": skipped: ")[0] for s in skipped] == [f"{src}:{line}" for line in sorted(UNSCORABLE)]
-    assert "1 scenarios" in res.stdout and "skipped 4 line(s)" in res.stdout
+    assert "1 scenario," in res.stdout and "skipped 4 line(s)" in res.stdout
 
 
 def test_cli_prints_warnings_and_validate_does_not_fail_on_them(tmp_path, cli_app):

@@ -384,7 +384,7 @@ def test_cli_import_and_export_release(tmp_path, cli_app, example_path, release_
     bench = tmp_path / "bench"
     res = runner.invoke(cli_app, ["import-release", str(example_path), "--out", str(bench)])
     assert res.exit_code == 0, res.output
-    assert "1 scenarios, 1 problems, 1 personas, 4 attributes" in res.output
+    assert "1 scenario, 1 problem, 1 persona, 4 attributes" in res.output
     loaded = read_bench(bench)
     assert loaded.manifest["release_metadata"] == [{"at": 0, "line": release_lines[0]}]
     assert [a.name for a in loaded.attributes] == list(release_lines[1]["persona_preferences"])
@@ -393,7 +393,7 @@ def test_cli_import_and_export_release(tmp_path, cli_app, example_path, release_
     out = tmp_path / "export.jsonl"
     res = runner.invoke(cli_app, ["export-release", str(bench), "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert "1 records" in res.output
+    assert "1 record" in res.output and "1 records" not in res.output
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert lines[0] == release_lines[0]  # metadata carried through the bench manifest
     assert lines[1]["original_problem"] == release_lines[1]["original_problem"]

@@ -1,7 +1,8 @@
 """Atomic file writes: a temp file in the target's folder, then ``os.replace``.
 
 A crash or kill never leaves a half-written file under the final name, and a folder that cannot be created or
-written gives a one-line ``UserError`` naming it.
+written gives a one-line ``UserError`` naming it. The file gets the mode an ordinary ``open`` would give it (0666
+less the umask: 0644 under umask 022), not the temp file's private 0600.
 """
 
 from __future__ import annotations
@@ -16,6 +17,19 @@ from typing import IO, Any
 from prefdisco.errors import UserError
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system shows it (Linux), else set and restored."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temp path beside ``path``; on success it replaces ``path``, on error it is removed."""
@@ -23,7 +37,10 @@ def atomic_path(path: Path) -> Iterator[Path]:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.close(fd)
+        try:
+            os.fchmod(fd, 0o666 & ~current_umask())
+        finally:
+            os.close(fd)
     except OSError as e:
         raise UserError(f"{path.parent}: cannot write there ({e.strerror or e})") from e
     try:

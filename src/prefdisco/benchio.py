@@ -144,9 +144,15 @@ def json_lines(path: Path, errors: str = "strict") -> Iterator[tuple[int, Any]]:
     :class:`json.JSONDecodeError` as the value, so a caller may stop at it or report each."""
     for lineno, line in text_lines(path, errors):
         try:
-            yield lineno, json.loads(line)
+            yield lineno, json.loads(line.rstrip("\r\n"))  # without its line end, an error's column is on its line
         except json.JSONDecodeError as e:
             yield lineno, e
+
+
+def json_error(e: json.JSONDecodeError) -> str:
+    """json's message and where, ``Expecting ',' delimiter at column 20`` (the line is the caller's to name); a
+    message of json's own that ends in "at" (``Unterminated string starting at``) takes the column directly."""
+    return f"{e.msg} column {e.colno}" if e.msg.endswith(" at") else f"{e.msg} at column {e.colno}"
 
 
 def read_jsonl_models(path: Path, model: type[M]) -> list[M]:
@@ -158,11 +164,20 @@ def read_jsonl_models(path: Path, model: type[M]) -> list[M]:
                 out.append(model.model_validate_json(line))
             except ValidationError as e:
                 if any(err.get("type") == "json_invalid" for err in e.errors()):
-                    raise UserError(f"{path}:{lineno}: invalid JSON") from e
+                    raise UserError(f"{path}:{lineno}: invalid JSON{_where_invalid(line)}") from e
                 raise UserError(describe_validation_error(e, f"{path}:{lineno}")) from e
     except (OSError, UnicodeDecodeError) as e:
         raise UserError(f"{path}: cannot read ({e})") from e
     return out
+
+
+def _where_invalid(line: str) -> str:
+    """``: <json's message> at column N`` for a line pydantic found not to be JSON (nothing if json reads it)."""
+    try:
+        json.loads(line.rstrip("\r\n"))
+    except json.JSONDecodeError as e:
+        return f": {json_error(e)}"
+    return ""
 
 
 def _check_unique(items: list[Scenario] | list[Persona], path: Path, what: str) -> None:
@@ -180,7 +195,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
-        raise UserError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from e
+        raise UserError(f"{path}:{e.lineno}: invalid JSON: {json_error(e)}") from e
     if not isinstance(manifest, dict):
         raise UserError(f"{path}: expected a JSON object")
     if manifest.get("format") != FORMAT_VERSION:
@@ -215,7 +230,7 @@ def first_json_line(path: Path) -> Any:
     try:
         for lineno, value in json_lines(path):
             if isinstance(value, json.JSONDecodeError):
-                raise UserError(f"{path}:{lineno}: invalid JSON ({value.msg})")
+                raise UserError(f"{path}:{lineno}: invalid JSON: {json_error(value)}")
             return value
     except UnicodeDecodeError as e:
         raise UserError(f"{path}: not UTF-8 text (byte {e.start}); expected a JSONL file") from e
@@ -233,7 +248,7 @@ def parse_attributes(text: str, label: str) -> list[Attribute]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise UserError(f"{label}:{e.lineno}: invalid JSON ({e.msg})") from e
+        raise UserError(f"{label}:{e.lineno}: invalid JSON: {json_error(e)}") from e
     if not isinstance(data, list):
         raise UserError(f"{label}: expected a JSON list of attributes")
     attributes: list[Attribute] = []

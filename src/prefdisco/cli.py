@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from prefdisco.errors import UserError
+from prefdisco.wording import counted
 
 app = typer.Typer(
     name="prefdisco",
@@ -56,6 +57,7 @@ def _register() -> None:
     from prefdisco.scoring.cli import register as register_scoring
     from prefdisco.training.cli import register as register_training
 
+    app.callback()(_main)
     app.command("demo")(demo)
     for register in (
         register_evaluation,
@@ -73,6 +75,23 @@ def _register() -> None:
     _wrap_errors(app)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from prefdisco import __version__
+
+        print(f"prefdisco {__version__}")
+        raise typer.Exit()
+
+
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Build PrefDisco benchmarks, evaluate models in baseline/discovery/oracle modes, report the results."""
+
+
 def demo(
     out: Annotated[Path, typer.Option(help="Output folder (logs, results tables, summary.json).")] = Path(
         "prefdisco-demo"
@@ -88,7 +107,8 @@ def demo(
     from prefdisco.demo import format_number, run_demo
 
     summary = run_demo(out=out, limit=limit, display=display, model=model)
-    table = Table(title=f"PrefDisco demo — {summary['n_scenarios']} scenarios, model {summary['models']['assistant']}")
+    title = f"PrefDisco demo — {counted(summary['n_scenarios'], 'scenario')}, model {summary['models']['assistant']}"
+    table = Table(title=title)
     for column in ("mode", "PrefAlign (1-5)", "accuracy", "questions asked", "n", "judge invalid", "failed"):
         table.add_column(column, justify="left" if column == "mode" else "right")
     for mode, row in summary["modes"].items():

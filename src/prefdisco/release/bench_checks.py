@@ -23,6 +23,7 @@ from prefdisco.benchio import (
     PERSONAS_FILE,
     SCENARIOS_FILE,
     content_hash,
+    json_error,
 )
 from prefdisco.errors import validation_messages
 from prefdisco.release.report import Issue, ValidationReport, read_lines
@@ -85,7 +86,7 @@ def _attribute_issues(path: Path, issues: list[Issue]) -> int:
         text = path.read_text(encoding="utf-8")
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        issues.append(Issue(path, e.lineno, f"invalid JSON: {e.msg} at column {e.colno}"))
+        issues.append(Issue(path, e.lineno, f"invalid JSON: {json_error(e)}"))
         return 0
     except (OSError, UnicodeDecodeError) as e:
         issues.append(Issue(path, 1, f"cannot read file ({e})"))
@@ -128,7 +129,7 @@ def validate_bench(directory: Path) -> ValidationReport:
     try:
         manifest = json.loads(manifest_text)
     except json.JSONDecodeError as e:
-        issues.append(Issue(manifest_path, e.lineno, f"invalid JSON: {e.msg} at column {e.colno}"))
+        issues.append(Issue(manifest_path, e.lineno, f"invalid JSON: {json_error(e)}"))
     if manifest is not None and not isinstance(manifest, dict):
         issues.append(Issue(manifest_path, 1, "expected a JSON object"))
         manifest = None

@@ -11,6 +11,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from prefdisco.wording import counted
+
 
 def _console(stderr: bool = False) -> Console:
     return Console(highlight=False, soft_wrap=True, stderr=stderr)
@@ -65,9 +67,9 @@ def register(app: typer.Typer) -> None:
         counts = summary.manifest["counts"]
         skipped = len(summary.read.error_lines())
         _console().print(
-            f"wrote {out}: {counts['scenarios']} scenarios, {counts['problems']} problems, "
-            f"{counts['personas']} personas, {counts['attributes']} attributes"
-            + (f", {len(summary.images)} images" if summary.images else "")
+            f"wrote {out}: {counted(counts['scenarios'], 'scenario')}, {counted(counts['problems'], 'problem')}, "
+            f"{counted(counts['personas'], 'persona')}, {counted(counts['attributes'], 'attribute')}"
+            + (f", {counted(len(summary.images), 'image')}" if summary.images else "")
             + (f"; skipped {skipped} line(s)" if skipped else "")
             + (f"; {len(summary.read.warnings)} warning(s)" if summary.read.warnings else ""),
             markup=False,
@@ -94,5 +96,5 @@ def register(app: typer.Typer) -> None:
                 err.print(f"{issue.path}:{issue.line}: skipped: {issue.message}", markup=False)
         for rel in summary.missing_images:
             err.print(f"warning: image {rel} not found next to {src}: not copied", markup=False)
-        images = f", {len(summary.images)} images" if summary.images else ""
-        _console().print(f"wrote {out}: {summary.records} records{images}", markup=False)
+        images = f", {counted(len(summary.images), 'image')}" if summary.images else ""
+        _console().print(f"wrote {out}: {counted(summary.records, 'record')}{images}", markup=False)

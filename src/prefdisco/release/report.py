@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from prefdisco.benchio import json_lines
+from prefdisco.benchio import json_error, json_lines
 
 Kind = Literal["bench", "scenarios", "release"]
 Severity = Literal["error", "warning"]
@@ -71,7 +71,7 @@ def read_lines(path: Path, issues: list[Issue]) -> list[tuple[int, Any]]:
     try:
         for lineno, value in json_lines(path):
             if isinstance(value, json.JSONDecodeError):
-                bad.append(Issue(path, lineno, f"invalid JSON: {value.msg} at column {value.colno}"))
+                bad.append(Issue(path, lineno, f"invalid JSON: {json_error(value)}"))
             else:
                 out.append((lineno, value))
     except (OSError, UnicodeDecodeError) as e:
