@@ -187,3 +187,38 @@ def test_aime_boxed_expression_compared_symbolically(aime: list[Problem]) -> Non
     assert check_correct_offline(p, "\\boxed{2^{9}}").correct is True
     assert check_correct_offline(p, "\\boxed{2^{10}}").correct is False
     assert check_correct_offline(p, "The answer is 512.5").correct is False
+
+
+def _integer(gold: str) -> Problem:
+    return Problem(id="t", benchmark="demo", question="q", answer=gold, answer_type=AnswerType.INTEGER)
+
+
+def test_integer_gold_with_thousands_separators_is_one_number() -> None:
+    p = _integer("1,000")
+    for response in ["\\boxed{1000}", "The answer is 1,000.", "so we get $1{,}000$", "\\boxed{1\\,000}"]:
+        assert check_correct_offline(p, response).correct is True, response
+    for response in ["\\boxed{1}", "\\boxed{0}", "The answer is 100."]:  # read as "1 or 0" before
+        assert check_correct_offline(p, response).correct is False, response
+    # alternatives are joined by "or" only; a grouped value is one of them
+    q = _integer("1,024 or 2,048")
+    assert [check_correct_offline(q, f"\\boxed{{{v}}}").correct for v in (1024, 2048, 1, 24, 2, 48)] == [
+        True, True, False, False, False, False,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("gold", "accepted", "rejected"),
+    [
+        ("x=12, y=5", ["\\boxed{x = 12, y = 5}", "The answer is $(12, 5)$."], ["\\boxed{12}", "\\boxed{5}", "so 12"]),
+        ("12, 5", ["\\boxed{12, 5}", "\\boxed{5, 12}"], ["\\boxed{12}", "The answer is 5."]),
+        ("1/2", ["\\boxed{\\frac{1}{2}}", "The answer is 0.5."], ["\\boxed{1}", "\\boxed{2}"]),
+    ],
+)
+def test_integer_gold_of_several_numbers_never_accepts_one_alone(
+    gold: str, accepted: list[str], rejected: list[str]
+) -> None:
+    p = _integer(gold)
+    for response in accepted:
+        assert check_correct_offline(p, response).correct is True, response
+    for response in rejected:
+        assert check_correct_offline(p, response).correct is False, response

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 import benchmark_rows
-from prefdisco.answer_spec import NotJudgeable, RangeAnswer
+from prefdisco.answer_spec import IntegerAnswer, NotJudgeable, RangeAnswer
+from prefdisco.benchmarks import load_generic
+from prefdisco.errors import UserError
 from prefdisco.schema import Problem
 from prefdisco.scoring.correctness import check_correct_offline
 from prefdisco.scoring.extract.numbers import final_number, find_numbers
@@ -110,3 +113,31 @@ def test_mascqa_voided_rows_are_not_judged(mascqa_num: list[Problem]) -> None:
     for p in voided:
         result = check_correct_offline(p, "The answer is 3.")
         assert result.correct is None and "voided" in result.detail
+
+
+def test_golds_with_thousands_separators_load_as_one_number(tmp_path: Path) -> None:
+    """A mapped dataset (``--map``) whose golds group thousands with commas, through the real loader."""
+
+    def write(name: str, *golds: str) -> Path:
+        path = tmp_path / name
+        path.write_text("".join(json.dumps({"q": "How many?", "a": g}) + "\n" for g in golds), encoding="utf-8")
+        return path
+
+    (integer,) = load_generic(write("int.jsonl", "1,000"), "question=q,answer=a,answer_type=integer")
+    assert integer.answer_spec == IntegerAnswer(accepted=[1000])  # was [1, 0]: "1" and "0" accepted
+    assert [check_correct_offline(integer, r).correct for r in ("\\boxed{1,000}", "\\boxed{1}", "0")] == [
+        True, False, False,
+    ]  # fmt: skip
+    wide, single = load_generic(
+        write("num.jsonl", "1,000 to 2,000", "58,500"), "question=q,answer=a,answer_type=numeric_range"
+    )
+    # 1000..2000 (widened by 1e-6 only); 58500 ± 1 % = 57915..59085
+    assert [check_correct_offline(wide, f"It is {v}.").correct for v in ("1,500", "1000", "2,000", "2,001", "999")] == [
+        True, True, True, False, False,
+    ]  # fmt: skip
+    assert [check_correct_offline(single, f"m = {v} kg").correct for v in ("58,500", "59,000", "59,100", "57,900")] == [
+        True, True, False, False,
+    ]  # fmt: skip
+    # a comma list is not one integer, and the loader says so for an integer column
+    with pytest.raises(UserError, match="gold '12, 5' in field 'a' is not an integer"):
+        load_generic(write("list.jsonl", "12, 5"), "question=q,answer=a,answer_type=integer")

@@ -28,6 +28,7 @@ from prefdisco.schema import (
     TraitScore,
     persona_id,
 )
+from prefdisco.scoring.correctness import check_correct_offline
 
 
 @pytest.fixture(scope="module")
@@ -260,6 +261,25 @@ def test_unknown_dataset_keeps_its_id_and_infers_the_rest():
     record = {"problem_id": "problem_0_x", "original_problem": {"question": "Who?", "answer": "Ada"}}
     p = problem_from_release(record, "someone/other-bench", "f:2")
     assert (p.benchmark, p.domain, p.answer_type) == ("someone/other-bench", "general", AnswerType.FREE_TEXT)
+
+
+@pytest.mark.parametrize(
+    ("gold", "answer_type", "right", "wrong"),
+    [
+        ("0.46 TO 0.49", AnswerType.NUMERIC_RANGE, "k = 0.47", "k = 0.5"),  # MaScQA writes TO as often as to
+        ("6850 : 6950", AnswerType.NUMERIC_RANGE, "about 6,900 K", "about 7,000 K"),
+        ("1,000", AnswerType.INTEGER, "\\boxed{1000}", "\\boxed{1}"),
+        ("0.5", AnswerType.NUMERIC_RANGE, "The answer is 0.500.", "The answer is 0.6."),  # within 1 %, as loaded
+    ],
+)
+def test_numeric_release_golds_are_judged_as_numbers(gold, answer_type, right, wrong):
+    """MaScQA mixes answer types, so its release records' types are inferred from the gold; a numeric gold in any
+    of the shapes the real MaScQA file holds is judged as a number (it was free text, matched word for word)."""
+    record = {"problem_id": "problem_0_x", "original_problem": {"question": "k?", "correct_answer": gold}}
+    p = problem_from_release(record, "stellalisy/MaScQA", "f:2")
+    assert p.answer_type is answer_type
+    assert check_correct_offline(p, right).correct is True
+    assert check_correct_offline(p, wrong).correct is False
 
 
 def test_scienceqa_solution_joins_lecture_and_solution():

@@ -9,8 +9,9 @@ from typer.testing import CliRunner
 
 import prefdisco.cli as cli
 import prefdisco.scoring.correctness as correctness
-from prefdisco.answer_spec import RangeAnswer
+from prefdisco.answer_spec import IntegerAnswer, RangeAnswer
 from prefdisco.benchmarks import BENCHMARKS, load_problems
+from prefdisco.schema import AnswerType, Problem
 from prefdisco.scoring.correctness.numeric_range import check_numeric_range
 from prefdisco.scoring.selfcheck import selfcheck
 
@@ -57,3 +58,18 @@ def test_selfcheck_cli_exits_1_and_lists_failures(shared_benchmarks: Path, monke
     assert bad.exit_code == 1
     assert "gold accepted 623/647" in bad.output and "G-META-21-42: gold rejected" in bad.output
     assert "(+" in bad.output  # more failures than are listed
+
+
+def test_selfcheck_states_an_integer_gold_as_written() -> None:
+    """The reading the issue found: "1,000" as the alternatives 1 or 0. Boxing each accepted value cannot see it;
+    the gold as written ("1,000", which is 1000) is rejected by it."""
+    misread = Problem(
+        id="k", benchmark="demo", question="q", answer="1,000", answer_type=AnswerType.INTEGER,
+        answer_spec=IntegerAnswer(accepted=[1, 0]),
+    )  # fmt: skip
+    (report,) = selfcheck([misread])
+    assert [(f.what, f.response) for f in report.failures] == [
+        ("gold rejected", "The answer is \\boxed{1,000}."),
+    ]
+    (report,) = selfcheck([Problem.model_validate(misread.model_dump(exclude={"answer_spec"}))])
+    assert report.ok and report.gold_accepted == report.wrong_rejected == 1

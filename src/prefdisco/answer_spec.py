@@ -7,7 +7,9 @@ loader, the release importer, or from a file written before specs existed), into
 
 * :class:`LetterAnswer` — option letters: any one of ``accepted``, or with ``all_required`` exactly that set
   (GATE multiple-select "A, C");
-* :class:`IntegerAnswer` — accepted integers (AIME);
+* :class:`IntegerAnswer` — accepted integers (AIME): one integer (``"1,000"`` is 1000), or alternatives joined by
+  ``or``; an integer-typed gold of several numbers (``"x=12, y=5"``, ``"1/2"``) is a :class:`MathAnswer`, so that
+  no one of its numbers is accepted alone;
 * :class:`MathAnswer` — an expression compared by mathematical equivalence (MATH-500);
 * :class:`RangeAnswer` — numeric ranges, each with its relative tolerance: a single-number gold accepts answers
   within ``SINGLE_VALUE_REL_TOL`` (1 %), a written range ``lo to hi`` is widened only by ``RANGE_REL_TOL`` for
@@ -105,20 +107,28 @@ AnswerSpec = Annotated[
 # Parsing gold text
 # ---------------------------------------------------------------------------------------------------------
 
-_INT = r"[-+]?\d+"
-_INTEGERS = re.compile(rf"\s*({_INT}(?:\s*(?:or|,|/)\s*{_INT})*)\s*(?:\([^()]*\))?\s*", re.IGNORECASE)
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_DIGITS = r"(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)"
+"""Digits, grouped in thousands by commas (``1,000``) or not: one number either way."""
+_INT = rf"[-+]?{_DIGITS}"
+_INTEGERS = re.compile(rf"\s*({_INT}(?:\s+or\s+{_INT})*)\s*(?:\([^()]*\))?\s*", re.IGNORECASE)
+_NUM = rf"[-+]?(?:{_DIGITS}(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _RANGE = re.compile(rf"\s*({_NUM})\s*(?:(?:to|:)\s*({_NUM}))?\s*", re.IGNORECASE)
 _VOIDED = re.compile(r"\s*marks\s+to\s+all\s*", re.IGNORECASE)
 
 
+def _number(text: str) -> str:
+    """A number's text without its thousands separators."""
+    return text.replace(",", "")
+
+
 def parse_integers(text: str) -> list[int] | None:
-    """``"60"`` → [60], ``"080 or 081 (both were accepted)"`` → [80, 81] (integers joined by ``or``, ``,`` or
-    ``/``, optionally followed by a parenthesised remark); None when ``text`` is not of that form."""
+    """``"60"`` → [60], ``"1,000"`` → [1000], ``"080 or 081 (both were accepted)"`` → [80, 81] (integers joined
+    by ``or``, optionally followed by a parenthesised remark); None when ``text`` is not of that form. A comma
+    is a thousands separator only: ``"12, 5"`` (two numbers, both meant) is not of this form."""
     match = _INTEGERS.fullmatch(text)
     if not match:
         return None
-    return list(dict.fromkeys(int(x) for x in re.findall(_INT, match.group(1))))
+    return list(dict.fromkeys(int(_number(x)) for x in re.findall(_INT, match.group(1))))
 
 
 def _repair(text: str) -> str:
@@ -139,10 +149,10 @@ def parse_ranges(text: str) -> list[NumericRange] | None:
         if not match:
             return None
         if match.group(2) is None:
-            value = float(match.group(1))
+            value = float(_number(match.group(1)))
             ranges.append(NumericRange(lo=value, hi=value, rel_tol=SINGLE_VALUE_REL_TOL, single=True))
         else:
-            lo, hi = sorted((float(match.group(1)), float(match.group(2))))
+            lo, hi = sorted((float(_number(match.group(1))), float(_number(match.group(2)))))
             ranges.append(NumericRange(lo=lo, hi=hi, rel_tol=RANGE_REL_TOL))
     return ranges or None
 
@@ -181,10 +191,13 @@ def answer_spec(answer: str, answer_type: AnswerType, metadata: Mapping[str, Any
                 return IntegerAnswer(accepted=[int(str(x).strip()) for x in extra])
             except ValueError:
                 raise ValueError(f"metadata.accepted must list integers, got {extra!r}") from None
-        accepted = parse_integers(gold) or [int(x) for x in re.findall(r"(?<![\d.])\d{1,3}(?![\d.])", gold)]
-        if not accepted:
+        accepted = parse_integers(gold)
+        if accepted:
+            return IntegerAnswer(accepted=accepted)
+        if not re.search(r"\d", gold):
             raise ValueError(f"answer {gold!r} holds no integer")
-        return IntegerAnswer(accepted=list(dict.fromkeys(accepted)))
+        # several numbers meant together ("x=12, y=5", "1/2", "2^{10}"): the whole is compared, never a part
+        return MathAnswer(expression=gold)
     if answer_type is AnswerType.LATEX:
         return MathAnswer(expression=gold)
     if answer_type is AnswerType.NUMERIC_RANGE:

@@ -15,19 +15,17 @@ they still yield the problem's question, options and answer; otherwise a row bui
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
+from prefdisco.answer_spec import parse_integers, parse_ranges
 from prefdisco.benchmarks.registry import spec_for_hub_id
 from prefdisco.errors import UserError
-from prefdisco.release.format import ANSWER_FIELDS, DEFAULT_BENCHMARK, INT_RE, PROBLEM_ID_RE, QUESTION_FIELDS
+from prefdisco.release.format import ANSWER_FIELDS, DEFAULT_BENCHMARK, PROBLEM_ID_RE, QUESTION_FIELDS
 from prefdisco.release.record_error import RecordModelError
 from prefdisco.schema import AnswerType, Problem, option_letters
-
-_RANGE_RE = re.compile(r"^\s*-?\d+(?:\.\d+)?\s+to\s+-?\d+(?:\.\d+)?\s*$")
 
 
 @dataclass
@@ -103,16 +101,18 @@ def normalize_release_problem(record: dict[str, Any]) -> NormalizedProblem:
 
 
 def infer_answer_type(answer: str, source: Any) -> AnswerType:
-    """The answer type of a non-multiple-choice answer: a "lo to hi" range, LaTeX (or a boxed solution), an
-    integer, else free text."""
-    if _RANGE_RE.match(answer):
+    """The answer type of a non-multiple-choice answer: a numeric range (``lo to hi``, ``lo TO hi``, ``lo : hi``,
+    alternatives joined by ``or``), LaTeX (or a boxed solution), an integer (``1,000`` included), a single
+    decimal number (judged within 1 %, as a loaded MaScQA one), else free text."""
+    ranges = parse_ranges(answer) if answer.strip() else None
+    if ranges and not all(r.single for r in ranges):
         return AnswerType.NUMERIC_RANGE
     solution = source.get("solution") if isinstance(source, dict) else None
     if (isinstance(solution, str) and "\\boxed" in solution) or any(c in answer for c in "\\^{}$"):
         return AnswerType.LATEX
-    if INT_RE.match(answer.strip()):
+    if parse_integers(answer) is not None:
         return AnswerType.INTEGER
-    return AnswerType.FREE_TEXT
+    return AnswerType.NUMERIC_RANGE if ranges else AnswerType.FREE_TEXT
 
 
 def problem_from_release(record: dict[str, Any], dataset: str | None, where: str) -> Problem:

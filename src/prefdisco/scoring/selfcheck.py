@@ -4,8 +4,9 @@ For every problem a response stating its gold answer and a response stating a wr
 real metric (``scoring/correctness/``, dispatching on the problem's answer spec):
 
 * gold (each must be accepted): every accepted letter (a multiple-select gold: its set), every accepted integer
-  boxed, the expression boxed, a value inside every range (a single-number gold: the number and one half its
-  tolerance away), the gold text;
+  boxed (from 1,000 on also written with thousands separators) and an integer gold as written (unless it lists
+  alternatives or the metadata names the accepted values: "1,000" must mean 1000), the expression boxed, a
+  value inside every range (a single-number gold: the number and one half its tolerance away), the gold text;
 * wrong: another option letter (for a multiple-select gold, the set without one of its letters), the next integer
   not accepted, the expression plus one, a number outside every range, another problem's gold text.
 
@@ -17,6 +18,7 @@ a gold rejected or a wrong answer accepted means the mapping or the metric is wr
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -62,8 +64,9 @@ class SelfCheckReport:
 
 
 def gold_responses(problem: Problem) -> list[str]:
-    """Responses that must all be accepted: every accepted letter or integer, a value in every range (and, for a
-    single-number gold, one half its tolerance away), the expression, the text."""
+    """Responses that must all be accepted: every accepted letter or integer (and an integer gold as written), a
+    value in every range (and, for a single-number gold, one half its tolerance away), the expression, the
+    text."""
     spec = problem.answer_spec
     match spec:
         case LetterAnswer(all_required=True):
@@ -71,7 +74,12 @@ def gold_responses(problem: Problem) -> list[str]:
         case LetterAnswer():
             return [f"The answer is {letter}." for letter in spec.accepted]
         case IntegerAnswer():
-            return [f"The answer is \\boxed{{{value}}}." for value in spec.accepted]
+            stated = [f"The answer is \\boxed{{{value}}}." for value in spec.accepted]
+            stated += [f"The answer is {value:,}." for value in spec.accepted if abs(value) >= 1000]
+            written = problem.answer.strip()
+            if "accepted" not in problem.metadata and not re.search(r"\bor\b", written, re.IGNORECASE):
+                stated.append(f"The answer is \\boxed{{{written}}}.")
+            return stated
         case MathAnswer():
             return [f"The answer is \\boxed{{{spec.expression}}}."]
         case RangeAnswer():
