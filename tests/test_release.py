@@ -437,6 +437,28 @@ def test_export_of_built_scenarios_is_evaluator_readable_and_lossless(tmp_path):
     assert again == s
 
 
+def test_export_writes_ascii_escaped_json_as_the_papers_files_do(tmp_path):
+    """The paper's evaluator opens the file without naming an encoding: raw UTF-8 "Gdańsk" is read as "GdaÅ„sk"
+    where the default is cp1252. Every non-ASCII character is written as a \\u escape, which reads the same under
+    any ASCII-compatible default; the importer reads both spellings of a file."""
+    built = _built_scenario()
+    persona = built.persona.model_copy(update={"location": "Gdańsk", "summary": "A pilot — “exact” answers."})
+    s = Scenario.model_validate({**built.model_dump(), "persona": persona.model_dump()})
+    out = tmp_path / "paper.jsonl"
+    export_release([s], out, attributes=load_catalogue())
+    data = out.read_bytes()
+    assert data.isascii() and b'"Gda\\u0144sk"' in data and b"\\u2014 \\u201cexact\\u201d" in data
+    _, record = (json.loads(line) for line in out.read_text(encoding="cp1252").splitlines())
+    assert record["persona"]["demographics"]["location"] == "Gdańsk"
+    (again,) = import_release(out).scenarios
+    assert again == s
+    raw = tmp_path / "raw.jsonl"  # the same lines as raw UTF-8 (a file written by other tools)
+    raw.write_text("".join(json.dumps(json.loads(x), ensure_ascii=False) + "\n" for x in data.decode().splitlines()))
+    assert "Gdańsk" in raw.read_text(encoding="utf-8")
+    (from_raw,) = import_release(raw).scenarios
+    assert from_raw == s
+
+
 def test_value_range_parsing_for_attributes(example_path):
     assert parse_value_range("1-5 (1: needs every partial product shown, 5: fully fluent)") == [
         "1: needs every partial product shown",

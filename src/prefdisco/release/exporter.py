@@ -1,8 +1,9 @@
 """Export scenarios in the paper's released format (``prefq-bench`` JSONL), readable by its evaluator.
 
-The file is the metadata line(s) and one ``personalized_problem`` record per scenario. An imported file comes
-back as it was on everything the paper's code reads (see ``docs/release.md``): its metadata lines at their
-places, and per record:
+The file is the metadata line(s) and one ``personalized_problem`` record per scenario, as ASCII-escaped JSON (the
+paper's evaluator opens it in the locale's default encoding; the importer reads escaped and raw UTF-8 alike). An
+imported file comes back as it was on everything the paper's code reads (see ``docs/release.md``): its metadata
+lines at their places, and per record:
 
 * ``problem_id`` — the scenario id when every id has the paper's ``problem_<i>_<...>`` shape or came from a
   release; otherwise ``problem_<i>_<persona id>`` for all records, ``i`` numbering the distinct problems in order
@@ -152,11 +153,13 @@ def default_metadata(scenarios: list[Scenario]) -> MetadataLine:
 
 
 def write_jsonl_atomic(path: Path, lines: Iterable[dict[str, Any]]) -> None:
-    """Write JSON objects one per line atomically (see ``prefdisco.atomic``)."""
+    """Write JSON objects one per line atomically (see ``prefdisco.atomic``), ASCII-escaped as the paper's own
+    files are: its evaluator opens them without naming an encoding, so raw UTF-8 ("Gdańsk") would be misread
+    where the locale's default is not UTF-8, while ``"Gda\\u0144sk"`` reads the same under any of them."""
 
     def write(f: Any) -> None:
         for obj in lines:
-            f.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            f.write(json.dumps(obj, ensure_ascii=True) + "\n")
 
     atomic_open(path, write)
 
