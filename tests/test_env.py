@@ -200,12 +200,15 @@ def test_an_invalid_judgement_masks_the_reward_and_never_scores_it():
     assert result.done and result.reward is None
     assert result.info["masked"] is True and "PrefAlign" in result.info["mask_reason"]
     assert result.info["reward_components"]["pref_align"] is None
-    env = make_env([make_scenario()], user, grader)
-    env.reset(seed=0)
-    with pytest.warns(UserWarning, match="NaN"):  # gymnasium's checker notices the masked reward
+    # gymnasium always gets a finite float: masked_reward (default 0.0), and info says it was masked
+    for options, expected in (({}, 0.0), ({"masked_reward": -1.0}, -1.0)):
+        env = make_env([make_scenario()], user, grader, **options)  # gymnasium's checker warns of no NaN
+        env.reset(seed=0)
         _, reward, terminated, _, info = env.step("ANSWER: B")
-    assert terminated and math.isnan(reward) and info["masked"] is True
-    env.close()
+        assert terminated and reward == expected and isinstance(reward, float) and info["masked"] is True
+        env.close()
+    with pytest.raises(UserError, match="masked_reward: expected a finite number, got nan"):
+        make_env([make_scenario()], user, grader, masked_reward=math.nan)
 
 
 def test_reward_arithmetic_and_masking_rules():

@@ -13,9 +13,10 @@ Each episode is an ``Episode`` (``env/episode.py``) of one scenario, drawn with 
 opening as one text (system prompt, a blank line, the problem; ``info["messages"]`` has it as chat messages);
 each later one is the simulated user's reply with the budget's note, and ``""`` once the episode is over.
 ``terminated`` is True when the assistant answers or the budget is spent; ``truncated`` is always False (only the
-protocol or the budget ends an episode). The reward is 0.0 until the end, then the episode's reward — NaN when
-it is masked (``info["masked"]``, ``info["mask_reason"]``): gymnasium needs a number, and NaN can never pass for
-a measured one.
+protocol or the budget ends an episode). The reward is 0.0 until the end, then the episode's reward, always a
+finite float: a masked episode (PrefAlign, or a weighted part, not measured) gets ``masked_reward`` (default 0.0, a
+constructor argument) with ``info["masked"] = True`` and ``info["mask_reason"]``, so a trainer can drop it or
+count it as it chooses, and never meets a NaN.
 
 With ``train_fraction`` the scenarios are split by problem (``env/split.py``, seed ``split_seed``) and
 ``info["split"]`` records each episode's side; ``split="train"`` draws training scenarios only and refuses an
@@ -72,8 +73,8 @@ def scenarios_from(source: str | Path | Sequence[Scenario]) -> list[Scenario]:
 
 
 class PrefDiscoEnv(gymnasium.Env[str, str]):
-    """The gymnasium face of ``Episode``; every keyword but the split's goes to each episode (see the module
-    docstring)."""
+    """The gymnasium face of ``Episode``; every keyword but the split's and ``masked_reward`` goes to each episode
+    (see the module docstring)."""
 
     def __init__(
         self,
@@ -84,8 +85,16 @@ class PrefDiscoEnv(gymnasium.Env[str, str]):
         train_fraction: float | None = None,
         split_seed: int = 0,
         split: str | None = None,
+        masked_reward: float = 0.0,
         **episode_options: Any,
     ) -> None:
+        if (
+            isinstance(masked_reward, bool)
+            or not isinstance(masked_reward, int | float)
+            or not math.isfinite(masked_reward)
+        ):
+            raise UserError(f"masked_reward: expected a finite number, got {masked_reward!r}")
+        self.masked_reward = float(masked_reward)
         every = scenarios_from(scenarios)
         if not every:
             raise UserError("scenarios: no scenario to play")
@@ -162,7 +171,7 @@ class PrefDiscoEnv(gymnasium.Env[str, str]):
         if self._episode is None:
             raise RuntimeError("call reset() before step()")
         result: StepResult = self._episode.step(action)
-        final = math.nan if result.reward is None else float(result.reward)  # NaN: masked, never a measured 0
+        final = self.masked_reward if result.reward is None else float(result.reward)  # info["masked"] says which
         reward = final if result.done else 0.0
         return result.observation or "", reward, result.done, False, result.info
 
