@@ -35,7 +35,7 @@ def one_error(result) -> str:
 # ---- item 7: files others can read ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o002, 0o664)])
 def test_atomic_writes_respect_the_umask(tmp_path: Path, umask: int, mode: int) -> None:
     old = os.umask(umask)
     try:
@@ -91,3 +91,117 @@ def test_one_scenario_is_not_one_scenarios(app, tmp_path: Path, shared_dir: Path
     assert f"wrote {tmp_path / 'b'}: 1 scenario, 1 problem, 1 persona, " in result.stdout
     result = invoke(app, "validate", str(tmp_path / "b"))
     assert "1 scenarios" not in result.output and "1 problems" not in result.output, result.output
+
+
+# ---- item 1: nothing overwritten -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_builder(monkeypatch: pytest.MonkeyPatch):
+    from prefdisco.builder import setup
+    from test_build_support import FakeBuilder, fake_model
+
+    fake = FakeBuilder(stable_names=True)
+    monkeypatch.setattr(setup, "resolve_models", lambda names, config: [fake_model(fake)])
+    return fake
+
+
+def build_args(shared_benchmarks: Path, benchmark: str, out: Path, *extra: str) -> list[str]:
+    source = {"math500": "math500/test.jsonl", "mmlu": "mmlu/test.jsonl"}[benchmark]
+    return [
+        "build", "--benchmark", benchmark, "--source", str(shared_benchmarks / source), "--problems", "2",
+        "--personas-per-problem", "2", "--model", "mockllm/model", "--max-share", "0.5", "--out", str(out), *extra,
+    ]  # fmt: skip
+
+
+def test_build_onto_another_benchmark_is_refused_and_the_same_build_resumes(
+    app, tmp_path: Path, shared_benchmarks: Path, fake_builder
+) -> None:
+    from prefdisco.benchio import read_bench
+
+    out = tmp_path / "bench"
+    result = invoke(app, *build_args(shared_benchmarks, "math500", out))
+    assert result.exit_code == 0, result.output
+    before = (out / "scenarios.jsonl").read_bytes()
+    assert len(read_bench(out).scenarios) == 4
+    calls = fake_builder.total
+
+    # another benchmark into the same folder: refused before any call, nothing changed
+    result = invoke(app, *build_args(shared_benchmarks, "mmlu", out))
+    assert one_error(result) == (
+        f'error: --out {out}: holds a benchmark of 4 scenarios built with other settings (benchmark "math500" '
+        f'there, "mmlu" now); give --overwrite to replace it (its checkpoint is kept: calls already made are not '
+        "made again), or another --out"
+    )
+    assert fake_builder.total == calls and (out / "scenarios.jsonl").read_bytes() == before
+
+    # a nested setting is named by its path
+    result = invoke(app, *build_args(shared_benchmarks, "math500", out, "--max-attributes", "4"))
+    assert "(profile.max_attributes 7 there, 4 now)" in one_error(result)
+
+    # the same settings (and another --max-connections, which changes nothing built) resume without a call
+    result = invoke(app, *build_args(shared_benchmarks, "math500", out, "--max-connections", "2"))
+    assert result.exit_code == 0, result.output
+    assert fake_builder.total == calls and (out / "scenarios.jsonl").read_bytes() == before
+
+    # --overwrite replaces it
+    result = invoke(app, *build_args(shared_benchmarks, "mmlu", out, "--overwrite"))
+    assert result.exit_code == 0, result.output
+    assert {s.problem.benchmark for s in read_bench(out).scenarios} == {"mmlu"}
+
+
+def test_personas_onto_a_library_is_refused(app, tmp_path: Path, fake_builder) -> None:
+    out = tmp_path / "personas.jsonl"
+    args = ["personas", "--n", "3", "--model", "mockllm/model", "--max-share", "0.5", "--out", str(out)]
+    assert invoke(app, *args).exit_code == 0
+    before = out.read_bytes()
+    result = invoke(app, *args[:2], "2", *args[3:])
+    assert one_error(result) == (
+        f"error: --out {out}: holds a persona library of 3 personas; give --overwrite to replace it (its checkpoint "
+        f".personas.jsonl.checkpoint.jsonl is kept), or another --out"
+    )
+    assert out.read_bytes() == before
+    result = invoke(app, *args[:2], "2", *args[3:], "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert len(out.read_text().splitlines()) == 2
+
+
+def test_import_release_onto_a_built_benchmark_is_refused_and_overwrite_drops_its_checkpoint(
+    app, tmp_path: Path, shared_dir: Path
+) -> None:
+    release = shared_dir / "data" / "prefdisco_release" / "example_record.jsonl"
+    out = tmp_path / "bench"
+    write_bench(out, demo_scenarios()[:4], [s.persona for s in demo_scenarios()[:4]], [])
+    (out / ".checkpoint").mkdir()
+    (out / ".checkpoint" / "steps.jsonl").write_text("{}\n")
+    before = (out / "scenarios.jsonl").read_bytes()
+
+    result = invoke(app, "import-release", str(release), "--out", str(out))
+    assert one_error(result) == (
+        f"error: --out {out}: holds a benchmark of 4 scenarios; give --overwrite to replace it, or another --out"
+    )
+    assert (out / "scenarios.jsonl").read_bytes() == before
+
+    result = invoke(app, "import-release", str(release), "--out", str(out), "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert len((out / "scenarios.jsonl").read_text().splitlines()) == 1
+    assert not (out / ".checkpoint").exists()
+
+
+def test_export_release_onto_a_benchmark_file_is_refused(app, tmp_path: Path) -> None:
+    bench = tmp_path / "bench"
+    write_bench(bench, demo_scenarios()[:4], [s.persona for s in demo_scenarios()[:4]], [])
+    target = bench / "scenarios.jsonl"
+    before = target.read_bytes()
+    result = invoke(app, "export-release", str(bench), "--out", str(target))
+    assert one_error(result) == (
+        f"error: --out {target}: holds the scenarios.jsonl of the benchmark folder {bench} (4 scenarios); give "
+        "--overwrite to replace it, or another --out"
+    )
+    assert target.read_bytes() == before
+
+    release = tmp_path / "r.jsonl"
+    assert invoke(app, "export-release", str(bench), "--out", str(release)).exit_code == 0
+    result = invoke(app, "export-release", str(bench), "--out", str(release))
+    assert "holds a prefq-bench release of 4 records" in one_error(result)
+    assert invoke(app, "export-release", str(bench), "--out", str(release), "--overwrite").exit_code == 0

@@ -119,6 +119,11 @@ def register(app: typer.Typer) -> None:
             "--semantic-dedup/--no-semantic-dedup",
             help="Ask the model (temperature 0) whether each new attribute duplicates an existing one.",
         ),
+        overwrite: bool = typer.Option(
+            False,
+            "--overwrite",
+            help="Replace a benchmark --out holds that was built with other settings (the same settings resume).",
+        ),
     ) -> None:
         """Build a personalization benchmark folder from a static benchmark."""
         config = _config(
@@ -167,7 +172,7 @@ def register(app: typer.Typer) -> None:
         from prefdisco.builder.pipeline import run_build
 
         with Progress(console=console, transient=False) as bar:
-            report = run_build(config, progress=_RichProgress(bar))
+            report = run_build(config, progress=_RichProgress(bar), overwrite=overwrite)
         _print_failures(console, report.failures)
         div = report.personas.get("diversity", {})
         if div.get("n"):
@@ -224,6 +229,7 @@ def register(app: typer.Typer) -> None:
         attempt_timeout: int | None = typer.Option(None, "--attempt-timeout", min=1, help="Seconds per attempt."),
         temperature: float = typer.Option(0.7, "--temperature", min=0.0),
         batch: int = typer.Option(8, "--batch", min=1, help="Candidates generated per rejection round."),
+        overwrite: bool = typer.Option(False, "--overwrite", help="Replace the file --out holds."),
     ) -> None:
         """Generate a persona library (Big Five blueprints, rejection sampling) into a personas.jsonl file."""
         from rich.progress import Progress
@@ -252,7 +258,7 @@ def register(app: typer.Typer) -> None:
         )
         console = Console(highlight=False)
         with Progress(console=console) as bar:
-            report = run_personas(out, config, progress=_RichProgress(bar))
+            report = run_personas(out, config, progress=_RichProgress(bar), overwrite=overwrite)
         _print_failures(console, report.failures)
         result = report.result
         table = Table("diversity", "value")

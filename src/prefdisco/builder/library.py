@@ -29,6 +29,7 @@ from prefdisco.builder.personas import (
 from prefdisco.builder.pool import Progress, StepRunner
 from prefdisco.builder.setup import check_out_folder, make_runner
 from prefdisco.errors import UserError
+from prefdisco.overwrite import refuse_overwrite
 from prefdisco.schema import Persona
 
 
@@ -90,13 +91,15 @@ async def generate_library(
     *,
     models: Sequence[Model] | None = None,
     progress: Progress | None = None,
+    overwrite: bool = False,
 ) -> LibraryReport:
     """Generate ``config.library_n`` personas into ``out`` (personas.jsonl), resumable from a checkpoint
-    beside it."""
+    beside it; an ``out`` that holds something is refused unless ``overwrite``."""
     out = Path(out)
     if out.is_dir():
         raise UserError(f"{out}: --out is a folder; give the personas.jsonl file to write")
     check_out_folder(out.parent)
+    refuse_overwrite(out, overwrite, note=f" (its checkpoint {library_checkpoint(out).name} is kept)")
     runner = make_runner(config, progress, models=models, checkpoint=library_checkpoint(out))
     ipip = ipip_items(config)
     result = await build_library(runner, library_config(config, config.library_n), ipip)
@@ -111,5 +114,7 @@ async def generate_library(
     )
 
 
-def run_personas(out: Path, config: BuildConfig, progress: Progress | None = None) -> LibraryReport:
-    return asyncio.run(generate_library(out, config, progress=progress))
+def run_personas(
+    out: Path, config: BuildConfig, progress: Progress | None = None, overwrite: bool = False
+) -> LibraryReport:
+    return asyncio.run(generate_library(out, config, progress=progress, overwrite=overwrite))

@@ -34,7 +34,7 @@ from prefdisco.builder.dedup import DEFAULT_THRESHOLD
 from prefdisco.builder.library import library_for_build
 from prefdisco.builder.manifest import BuildReport, build_report
 from prefdisco.builder.pool import Failure, Progress, StepOutcome, StepRunner
-from prefdisco.builder.setup import check_out_folder, load_build_problems, make_runner
+from prefdisco.builder.setup import check_existing_build, check_out_folder, load_build_problems, make_runner
 from prefdisco.errors import UserError
 from prefdisco.schema import Attribute, Persona, PreferenceProfile, Problem, Scenario
 
@@ -57,10 +57,13 @@ async def build_benchmark(
     problems: list[Problem] | None = None,
     catalogue: list[Attribute] | None = None,
     progress: Progress | None = None,
+    overwrite: bool = False,
 ) -> BuildReport:
-    """Build the benchmark folder ``config.out`` (see the module docstring)."""
+    """Build the benchmark folder ``config.out`` (see the module docstring); a folder holding a benchmark built
+    with other settings is refused unless ``overwrite`` (``setup.check_existing_build``)."""
     started = time.monotonic()
     check_out_folder(config.out)
+    check_existing_build(config, overwrite)
     problems = problems if problems is not None else load_build_problems(config)
     catalogue = catalogue if catalogue is not None else load_catalogue(config.catalogue)
     runner = make_runner(config, progress, models=models)
@@ -268,5 +271,5 @@ async def _regenerate_duplicates(
     return {"identical_found": len(repeat), "regenerated": len(repeat), "still_identical": still}
 
 
-def run_build(config: BuildConfig, progress: Progress | None = None) -> BuildReport:
-    return asyncio.run(build_benchmark(config, progress=progress))
+def run_build(config: BuildConfig, progress: Progress | None = None, overwrite: bool = False) -> BuildReport:
+    return asyncio.run(build_benchmark(config, progress=progress, overwrite=overwrite))

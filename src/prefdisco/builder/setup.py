@@ -3,6 +3,7 @@ builder models (inspect's ``get_model`` with the request limits) and the step ru
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,10 +11,12 @@ from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, get_model
 
+from prefdisco.benchio import MANIFEST_FILE
 from prefdisco.benchmarks import load_generic, load_problems
 from prefdisco.builder.config import BuildConfig
 from prefdisco.builder.pool import Checkpoint, ModelPool, NoProgress, Progress, StepRunner
 from prefdisco.errors import UserError
+from prefdisco.overwrite import holds, refuse_overwrite
 from prefdisco.schema import Problem
 
 CHECKPOINT_DIR = ".checkpoint"
@@ -29,6 +32,48 @@ def check_out_folder(out: Path) -> None:
     existing = out if out.exists() else next((p for p in out.parents if p.exists()), None)
     if existing is None or not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise UserError(f"{out}: cannot write here (no write permission on {existing})")
+
+
+FREE_SETTINGS = ("out", "retries", "max_connections", "max_retries", "timeout", "attempt_timeout", "min_yield")
+"""Build settings that change how a build runs, not what it builds: a folder built with others resumes."""
+
+
+def check_existing_build(config: BuildConfig, overwrite: bool = False) -> None:
+    """Refuse, before any call, a ``--out`` that holds a benchmark built with other settings (or not built: an
+    imported one) unless ``overwrite``; the same settings resume. The first differing setting is named."""
+    out = Path(config.out)
+    if overwrite or not (out / MANIFEST_FILE).is_file():
+        refuse_overwrite(out, overwrite, note=KEPT_NOTE)
+        return
+    try:
+        recorded = json.loads((out / MANIFEST_FILE).read_text(encoding="utf-8")).get("config") or {}
+    except (OSError, ValueError, AttributeError):
+        recorded = {}
+    if not isinstance(recorded, dict) or "benchmark" not in recorded:
+        refuse_overwrite(out, overwrite, note=KEPT_NOTE)  # not a build of ours (an imported release, say)
+        return
+    before = _flat(recorded)
+    for key, value in _flat(config.model_dump(mode="json")).items():
+        if key in before and key.split(".")[0] not in FREE_SETTINGS and before[key] != value:
+            held = holds(out)
+            raise UserError(
+                f"--out {out}: holds {held} built with other settings ({key} {json.dumps(before[key])} there, "
+                f"{json.dumps(value)} now); give --overwrite to replace it{KEPT_NOTE}, or another --out"
+            )
+
+
+def _flat(settings: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested settings as ``relevance.max_new``-style keys."""
+    out: dict[str, Any] = {}
+    for key, value in settings.items():
+        if isinstance(value, dict) and value:
+            out.update(_flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+KEPT_NOTE = " (its checkpoint is kept: calls already made are not made again)"
 
 
 def load_build_problems(config: BuildConfig) -> list[Problem]:

@@ -6,6 +6,7 @@ printed one per line, ``path:line: warning: …`` / ``path:line: skipped: …``,
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import typer
@@ -53,12 +54,19 @@ def register(app: typer.Typer) -> None:
             "--skip-invalid",
             help="Write the records that can be scored and list the lines skipped (default: write nothing).",
         ),
+        overwrite: bool = typer.Option(
+            False, "--overwrite", help="Replace the benchmark --out holds (and drop its build checkpoint)."
+        ),
     ) -> None:
         """Convert the paper's released benchmark file into a benchmark folder (with its images)."""
+        from prefdisco.overwrite import refuse_overwrite
         from prefdisco.release.convert import import_release_to_bench
         from prefdisco.release.report import summarized
 
+        refuse_overwrite(out, overwrite)
         summary = import_release_to_bench(src, out, skip_invalid=skip_invalid)
+        if overwrite:  # a build's checkpoint left in the folder would describe another benchmark
+            shutil.rmtree(out / ".checkpoint", ignore_errors=True)
         err = _console(stderr=True)
         for text in summarized(summary.read.warnings):
             err.print(text, markup=False)
@@ -82,11 +90,14 @@ def register(app: typer.Typer) -> None:
         skip_invalid: bool = typer.Option(
             False, "--skip-invalid", help="A release file as SRC: leave out the lines nothing can score."
         ),
+        overwrite: bool = typer.Option(False, "--overwrite", help="Replace the file --out holds."),
     ) -> None:
         """Write scenarios in the paper's released format, readable by its evaluator (images copied beside it)."""
+        from prefdisco.overwrite import refuse_overwrite
         from prefdisco.release.convert import export_bench_to_release
         from prefdisco.release.report import summarized
 
+        refuse_overwrite(out, overwrite)
         summary = export_bench_to_release(src, out, skip_invalid=skip_invalid)
         err = _console(stderr=True)
         for text in summarized([i for i in summary.issues if i.severity == "warning"]):
