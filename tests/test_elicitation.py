@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from inspect_ai import eval as inspect_eval
 
@@ -13,6 +14,7 @@ from prefdisco.analysis.report import build_report
 from prefdisco.analysis.simulator import elicitation_figure, simulator_table, summary_parts
 from prefdisco.analysis.trials import average_trials
 from prefdisco.errors import UserError
+from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.task import build_task
 from prefdisco.results.contract import RESULT_COLUMNS, SIMULATOR_COLUMNS
 from prefdisco.results.logs import results_from_logs
@@ -26,10 +28,10 @@ NOTHING = {**NULLS, "elicited_weight": 0.0, "elicited_count": 0, "volunteered_co
 """A dialogue without questions: nothing elicited, the rate and first hit undefined."""
 
 
-def run(mode, assistant, grader, tmp_path, user=None, **task_args):
+def run(mode, assistant, grader, tmp_path, user=None, k=None, **settings):
     user = user or Scripted(constant("Short answers, please."))
     [log] = inspect_eval(
-        build_task([make_scenario()], mode=mode, **task_args),
+        build_task([make_scenario()], RunConfig(**settings), mode, k),
         model=assistant.model,
         model_roles={"user": user.model, "grader": grader.model},
         log_dir=str(tmp_path),
@@ -181,8 +183,9 @@ def table(tmp_path):
 def test_simulator_table_and_summary_by_hand(table):
     data = load_results(table)
     sim = simulator_table(data.results)
-    got = sim.set_index("mode").to_dict("index")
-    assert got["discovery"] == {
+    # the condition as results.csv has it: mode, and fixed_k (empty for a condition without K)
+    got = {(r.pop("mode"), None if pd.isna(k := r.pop("fixed_k")) else int(k)): r for r in sim.to_dict("records")}
+    assert got[("discovery", None)] == {
         "model": "m1",
         "task": "t",
         "n": 3,  # s1, s2, s4
@@ -192,7 +195,7 @@ def test_simulator_table_and_summary_by_hand(table):
         "n_audited": 2,
         "critical_share": pytest.approx(1 / 2),  # s4 had critical errors, s1 none
     }
-    assert got["fixed_k2"]["n"] == 1 and got["fixed_k2"]["critical_share"] == 1.0
+    assert got[("fixed_k", 2)]["n"] == 1 and got[("fixed_k", 2)]["critical_share"] == 1.0
     parts = summary_parts(sim)
     assert parts["elicitation"]["m1"]["t"]["discovery"] == {
         "elicited_weight": pytest.approx(0.5),
@@ -200,14 +203,14 @@ def test_simulator_table_and_summary_by_hand(table):
         "n": 3,
     }
     assert parts["simulator_errors"] == {
-        "m1": {"t": {"discovery": {"critical_share": 0.5, "n": 2}, "fixed_k2": {"critical_share": 1.0, "n": 1}}}
+        "m1": {"t": {"discovery": {"critical_share": 0.5, "n": 2}, "fixed_k=2": {"critical_share": 1.0, "n": 1}}}
     }
     assert summary_parts(None) == {"elicitation": {}, "simulator_errors": {}}
 
 
 def test_the_report_carries_the_keys_the_table_and_the_figure(table):
     report = build_report(load_results(table), n_boot=10, n_examples=0)
-    assert report.summary["elicitation"]["m1"]["t"]["fixed_k2"] == {
+    assert report.summary["elicitation"]["m1"]["t"]["fixed_k=2"] == {
         "elicited_weight": 0.3,
         "question_hit_rate": 0.5,
         "n": 1,

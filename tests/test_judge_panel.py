@@ -37,11 +37,12 @@ from prefdisco.evaluation.task import build_task
 from prefdisco.results.table import load_results
 from prefdisco.schema import AttributeJudgement
 from prefdisco.scoring.panel import Judging, combine, judging_name, panel_roles
-from prefdisco.seeds import call_seed
+from prefdisco.seeds import call_seed, seed_scope
 from scripted import Call, Scripted, constant, make_scenario
 from test_report import HEADER, write_csv
 
-SCOPE = "seed-scope-S"
+SEED = 7
+SCOPE = seed_scope(SEED)  # the seed scope of a run with --seed 7
 # make_scenario(): weights 0.5 / 0.3 / 0.2 for these three criteria, in this order
 DEPTH, ANALOGIES, VOCAB = "Explanation depth", "Use of analogies", "Technical vocabulary"
 
@@ -67,8 +68,8 @@ def seed_of(sid: str, name: str, condition: str = "baseline", epoch: int = 1) ->
     return call_seed(SCOPE, sid, condition, epoch, name)
 
 
-def run_task(tmp_path: Path, roles: dict[str, Model], **task_args):
-    task = build_task([make_scenario()], mode="baseline", seed_scope=SCOPE, **task_args)
+def run_task(tmp_path: Path, roles: dict[str, Model], cache_scope: str | None = None, **settings):
+    task = build_task([make_scenario()], RunConfig(seed=SEED, **settings), "baseline", cache_scope=cache_scope)
     [log] = inspect_eval(
         task,
         model=Scripted(constant("The answer is B: 3 trips.")).model,
@@ -104,7 +105,7 @@ def test_two_judges_two_repeats_give_the_panel_mean_and_its_pref_align(tmp_path)
         "grader": named_judge("judge-a", scripted(a_seeds, a_scores), a_calls),
         "grader_2": named_judge("judge-b", scripted(b_seeds, b_scores), b_calls),
     }
-    log = run_task(tmp_path, roles, judges=2, judge_repeats=2)
+    log = run_task(tmp_path, roles, judge_panel=["judge-b"], judge_repeats=2)
     score = log.samples[0].scores["prefdisco_scorer"]
 
     # depth: A (4+2)/2 = 3, B 5 -> 4; analogies: A 2.5, B 1 -> 1.75; vocabulary: A 5 (its only valid), B none -> 5
@@ -296,7 +297,12 @@ def test_consumers_compute_the_same_numbers_for_a_single_judge_table_with_or_wit
     # one row per criterion, as before: clarity in baseline over s1..s3 is (1 + 2 + 3) / 3
     row = plain.attribute_scores.query("mode == 'baseline' and attribute == 'clarity'").iloc[0]
     assert row["n"] == 3 and row["mean_score"] == pytest.approx(2.0)
-    assert plain.summary["length_bias"]["grader"]["n"] == 18  # a table without the column: one judge, "grader"
+    # a table without the column: one judge, "grader"; one point per response, per condition
+    assert {c: v["n"] for c, v in plain.summary["length_bias"]["grader"].items()} == {
+        "baseline": 3,
+        "discovery": 3,
+        "oracle": 3,
+    }
     assert tagged.summary["judge_agreement"]["m-a"]["t1"]["alpha"] is None
     assert "single judge" in tagged.summary["judge_agreement"]["m-a"]["t1"]["reason"]
 
@@ -373,17 +379,18 @@ def test_agreement_noise_and_length_bias_by_hand(tmp_path):
 
     found = response_lengths(data.transcripts, None)
     assert sorted(found["length"]) == sorted(lengths)
-    bias = length_bias(att, found).set_index("judge")
+    bias = length_bias(att, found).set_index(["judge", "mode"])
     # B's scores 1 2 3 1.5 2.5 -> ranks 1 3 5 2 4; lengths 10 30 20 40 50 -> ranks 1 3 2 4 5;
     # d = 0 0 3 -2 -1, sum d^2 = 14, rho = 1 - 6 * 14 / (5 * 24) = 0.3
-    assert bias.loc["B", "n"] == 5 and bias.loc["B", "spearman"] == pytest.approx(0.3)
-    assert 0 < bias.loc["B", "p"] <= 1
+    assert bias.loc[("B", "baseline"), "n"] == 5 and bias.loc[("B", "baseline"), "spearman"] == pytest.approx(0.3)
+    assert 0 < bias.loc[("B", "baseline"), "p"] <= 1
 
     summary = build_report(data, n_boot=0).summary
     assert summary["judge_agreement"] == {"m-a": {"t1": {"alpha": pytest.approx(1.0), "n_units": 5, "reason": None}}}
     assert summary["judge_noise"]["A"]["alpha"] == pytest.approx(0.7)
     assert summary["judge_noise"]["B"] == {"alpha": None, "mean_sd": None, "reason": noise.loc["B", "reason"]}
-    assert summary["length_bias"]["B"]["spearman"] == pytest.approx(0.3) and summary["length_bias"]["B"]["n"] == 5
+    assert summary["length_bias"]["B"]["baseline"]["spearman"] == pytest.approx(0.3)
+    assert summary["length_bias"]["B"]["baseline"]["n"] == 5
 
 
 def test_a_failed_rows_judgements_are_left_out_of_the_reliability_statistics(tmp_path):
@@ -456,6 +463,127 @@ def test_cli_panel_run_writes_rows_per_judge_and_the_report_writes_judge_agreeme
     # the mock's judge reply is a function of the prompt alone, so the two judges agree exactly
     assert cell == {"alpha": pytest.approx(1.0), "n_units": n_criteria, "reason": None}
     assert set(summary["length_bias"]) == {first, second}
-    assert summary["length_bias"][first]["n"] == n_criteria  # one repeat-mean per unit
+    assert summary["length_bias"][first]["baseline"]["n"] == len(scenarios)  # one point per response
     # the mock's reply ignores the seed, so the repeats agree exactly too
     assert summary["judge_noise"][second] == {"alpha": pytest.approx(1.0), "mean_sd": 0.0, "reason": None}
+
+
+# ---- one rule: PrefAlign's judgements, and a further judge beside them ----------------------------------------
+
+
+def run_with_a_further_judge(folder: Path) -> Path:
+    """Judge A (the run's, two repeats: FIRST, then FIRST + 1 capped at 5) makes PrefAlign; judge B, added
+    afterwards (``in_pref_align`` 0), scores 5 everywhere. results.csv holds A's PrefAlign."""
+    rows, results = [], []
+    for (s, m), (clarity, depth) in FIRST.items():
+        for attr, w, score in (("clarity", 0.6, clarity), ("depth", 0.4, depth)):
+            rows.append(["m-a", "t1", s, m, "", attr, w, score, "A", 1, 1])
+            rows.append(["m-a", "t1", s, m, "", attr, w, min(score + 1, 5), "A", 2, 1])
+            rows.append(["m-a", "t1", s, m, "", attr, w, 5, "B", 1, 0])
+        mean = {"c": (clarity + min(clarity + 1, 5)) / 2, "d": (depth + min(depth + 1, 5)) / 2}
+        results.append(["m-a", "openai", "t1", s, m, "", 0.6 * mean["c"] + 0.4 * mean["d"], 1, 0, 0, 10, 5, 0])
+    folder.mkdir(parents=True)
+    write_csv(folder / "results.csv", HEADER, results)
+    write_csv(folder / "attributes.csv", [*ATTR_HEADER, "judge", "repeat", "in_pref_align"], rows)
+    return folder
+
+
+def test_a_further_judge_is_reported_beside_pref_align_never_inside_it(tmp_path):
+    from prefdisco.analysis.human_ratings import criterion_scores
+    from prefdisco.analysis.variance import variance_parts
+
+    data = load_results(run_with_a_further_judge(tmp_path / "run"))
+    report = build_report(data, n_boot=0)
+    # the attribute table reads A only: clarity in baseline is 1, 2, 3 -> A's repeat-means 1.5, 2.5, 3.5 -> 2.5
+    # (with B's 5 mixed in it would be 3.75)
+    scores = report.attribute_scores.set_index(["mode", "attribute"])
+    assert scores.loc[("baseline", "clarity"), "mean_score"] == pytest.approx(2.5)
+    assert scores.loc[("baseline", "clarity"), "n"] == 3
+    # discovery depth: FIRST depth 2, 4, 1 (1 + (2i + 1) % 5) -> A 2.5, 4.5, 1.5 -> 17/6; the worst attributes agree
+    assert scores.loc[("discovery", "depth"), "mean_score"] == pytest.approx(17 / 6)
+    worst = report.worst_attributes.set_index("attribute")
+    assert worst.loc["depth", "mean_score"] == pytest.approx(17 / 6)
+    # calibration's items: the panel score of A alone; (s1, baseline, clarity): A 1 and 2 -> 1.5
+    items = criterion_scores(data, "run").set_index(["scenario_id", "mode", "attribute"])["score"]
+    assert items[("s1", "baseline", "clarity")] == pytest.approx(1.5)
+    # the judge part of the variance: A's repeats only. Baseline: repeat PrefAligns (0.6 c + 0.4 d) differ by
+    # 1, 1 and 0.6 (s3's depth 5 is capped) -> sample variances 1/2, 1/2, 0.18 -> mean 0.39333, / R = 2
+    parts = variance_parts(data.results, data.attributes).set_index("mode")
+    assert parts.loc["baseline", "judge"] == pytest.approx((0.5 + 0.5 + 0.18) / 3 / 2)
+    assert parts.loc["baseline", "repeats"] == 2
+    # agreement reads every judge
+    assert report.judges.agreement.iloc[0]["n_judges"] == 2
+    # B has a PrefAlign column of its own beside the run's: 5 everywhere; the run's is results.csv's mean
+    further = report.further_judges.set_index("mode")
+    base = [0.6 * 1.5 + 0.4 * 1.5, 0.6 * 2.5 + 0.4 * 3.5, 0.6 * 3.5 + 0.4 * 5]  # A's PrefAlign of s1..s3
+    assert further.loc["baseline", "pref_align"] == pytest.approx(sum(base) / 3)
+    assert further.loc["baseline", "pref_align[B]"] == pytest.approx(5.0)
+    assert further.loc["baseline", "n[B]"] == 3
+    assert report.summary["pref_align_by_judge"]["m-a"]["t1"]["baseline"] == {
+        "run": pytest.approx(sum(base) / 3),
+        "B": pytest.approx(5.0),
+    }
+    assert "table_pref_align_by_judge.csv" in report.tables
+
+
+def test_length_bias_is_one_point_per_response_within_each_condition(tmp_path):
+    # two criteria per response; baseline responses of 10 / 20 / 30 characters score (1, 1) (3, 1) (3, 3): means
+    # 1, 2, 3 -> rho 1; oracle responses of 100 / 200 / 300 score (5, 5) (4, 4) (3, 4): means 5, 4, 3.5 -> rho -1.
+    # Pooled, the oracle's long, high-scored responses would make length look rewarded.
+    plan = {
+        ("s1", "baseline"): (10, (1, 1)), ("s2", "baseline"): (20, (3, 1)), ("s3", "baseline"): (30, (3, 3)),
+        ("s1", "oracle"): (100, (5, 5)), ("s2", "oracle"): (200, (4, 4)), ("s3", "oracle"): (300, (3, 4)),
+    }  # fmt: skip
+    folder = tmp_path / "run"
+    folder.mkdir()
+    results = [["m-a", "openai", "t1", s, m, "", 3, 1, 0, 0, 1, 1, 0] for s, m in plan]
+    rows = [
+        ["m-a", "t1", s, m, "", attr, 0.5, score, "A", 1]
+        for (s, m), (_, scores) in plan.items()
+        for attr, score in zip(("clarity", "depth"), scores, strict=True)
+    ]
+    write_csv(folder / "results.csv", HEADER, results)
+    write_csv(folder / "attributes.csv", [*ATTR_HEADER, "judge", "repeat"], rows)
+    with (folder / "transcripts.jsonl").open("w") as fh:
+        for (s, m), (n, _) in plan.items():
+            key = {"model": "m-a", "task": "t1", "scenario_id": s, "mode": m, "fixed_k": None, "epoch": 1}
+            fh.write(json.dumps({**key, "final_response": "z" * n}) + "\n")
+    summary = build_report(load_results(folder / "results.csv"), n_boot=0).summary["length_bias"]
+    assert set(summary) == {"A"} and set(summary["A"]) == {"baseline", "oracle"}
+    assert summary["A"]["baseline"]["n"] == 3 and summary["A"]["baseline"]["spearman"] == pytest.approx(1.0)
+    assert summary["A"]["oracle"]["n"] == 3 and summary["A"]["oracle"]["spearman"] == pytest.approx(-1.0)
+
+
+def score_alone(folder: Path, respond) -> dict:
+    """The results row of one baseline sample of ``make_scenario()`` scored by ``prefdisco_scorer`` with a judge
+    replying ``respond(call)`` (a bare task: the scorer and the results reader, nothing of the run's settings)."""
+    from inspect_ai import Task
+    from inspect_ai.solver import generate
+
+    from prefdisco.dialogue.scenario import scenario_sample
+    from prefdisco.results.logs import results_from_logs
+    from prefdisco.scoring.scorer import prefdisco_scorer
+
+    task = Task(
+        dataset=[scenario_sample(make_scenario())],
+        solver=generate(),
+        scorer=prefdisco_scorer(audit=False),
+        metadata={"prefdisco_mode": "baseline"},
+    )
+    grader = named_judge("judge-c", respond, [])
+    [log] = inspect_eval(task, model=Scripted(constant("B")).model, model_roles={"grader": grader},
+                         log_dir=str(folder), display="none")  # fmt: skip
+    assert log.status == "success", log.error
+    [row] = results_from_logs(folder).results.to_dict("records")
+    return row
+
+
+def test_a_response_judged_on_less_than_half_its_weight_is_unscored(tmp_path):
+    # only the vocabulary criterion (weight 0.2) gets a valid score: coverage 0.2, never a PrefAlign of 5
+    row = score_alone(tmp_path / "light", lambda c: json.dumps({"score": 5}) if criterion_of(c) == VOCAB else "?")
+    assert row["pref_align"] is None and row["pref_align_coverage"] == pytest.approx(0.2)
+    assert row["pref_align_reason"] == "judge coverage" and row["failed"] == 0 and row["judge_invalid"] == 2
+    # depth (0.5) alone is half the weight: scored, and its score is the PrefAlign
+    row = score_alone(tmp_path / "half", lambda c: json.dumps({"score": 4}) if criterion_of(c) == DEPTH else "?")
+    assert row["pref_align"] == pytest.approx(4.0) and row["pref_align_coverage"] == pytest.approx(0.5)
+    assert row["pref_align_reason"] is None

@@ -295,11 +295,14 @@ def test_fixed_k_and_row_counts(built):
     assert s["fixed_k"] == {
         "m-a": {
             "t1": {
-                "1": {"n": 2, "mean_pref_align": 3.25, "normalign": 37.5},
-                "3": {"n": 1, "mean_pref_align": 4.0, "normalign": 100.0},
+                "fixed_k=1": {"n": 2, "mean_pref_align": 3.25, "normalign": 37.5},
+                "fixed_k=3": {"n": 1, "mean_pref_align": 4.0, "normalign": 100.0},
             }
         }
     }
+    # one name per condition, so the sections of summary.json join: the variance parts of the same fixed-K cells
+    assert {"fixed_k=1", "fixed_k=3", "baseline", "discovery", "oracle"} <= set(s["variance"]["m-a"]["t1"])
+    assert list(built.report.fixed_k["fixed_k"]) == [1, 3]  # the table's K column is the results' fixed_k
     # not scored: the failed row, and two empty PrefAligns (m-a/t1/s5 oracle, K=3 s2)
     assert s["rows"] == {"total": len(ROWS), "failed": 1, "scored": len(ROWS) - 3}
     assert s["models"] == ["m-a", "m-b", "m-c"] and s["tasks"] == ["t1", "t2"]

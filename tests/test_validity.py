@@ -67,3 +67,30 @@ def test_variance_reading_gives_shares_and_the_detectable_difference() -> None:
     summary = Validity(readings=[parts, mde]).summary()
     assert [r["instrument"] for r in summary["validity"]] == [parts.instrument, mde.instrument]
     assert summary["variance"] == {} and summary["calibration"] is None
+
+
+def test_variance_shares_are_given_only_when_all_three_parts_were_measured() -> None:
+    # --epochs 1 --judge-repeats 2: only the judge part is known; it is not "judge 100 %"
+    one_trial = pd.DataFrame(
+        {"mode": ["oracle", "discovery"], "between": [None, None], "assistant": [None, None],
+         "simulator": [None, None], "judge": [0.02, 0.03]}
+    )  # fmt: skip
+    [parts] = variance_reading(one_trial, None)[:1]
+    assert "%" not in parts.finding
+    assert parts.finding == (
+        "assistant part not measured (needs --epochs 2 or more); simulator part not measured (needs --epochs 2 or more)"
+    )
+    assert parts.reading.startswith("shares are given only when the assistant, simulator and judge parts are all")
+    # --epochs 2, one repeat: the judge part is missing, and the shares are not given either
+    one_repeat = one_trial.assign(between=[0.2, 0.3], assistant=[0.2, 0.2], simulator=[0.0, 0.1], judge=None)
+    assert variance_reading(one_repeat, None)[0].finding == "judge part not measured (needs --judge-repeats 2 or more)"
+    # a dialogue cell without an oracle cell: the simulator part cannot be told from the assistant's
+    no_oracle = pd.DataFrame(
+        {"mode": ["discovery"], "between": [0.3], "assistant": [0.3], "simulator": [None], "judge": [0.02]}
+    )
+    assert variance_reading(no_oracle, None)[0].finding == (
+        "simulator part not measured (needs oracle in --modes (with --epochs 2 or more))"
+    )
+    # all three measured: assistant 0.2 + 0.2, simulator 0 + 0.1, judge 0.02 + 0.03 → 0.4 / 0.1 / 0.05 of 0.55
+    full = one_repeat.assign(judge=[0.02, 0.03])
+    assert variance_reading(full, None)[0].finding == "assistant 73 %, simulator 18 %, judge 9 %"

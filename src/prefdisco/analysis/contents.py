@@ -39,6 +39,8 @@ class Report:
     validity: Validity = field(default_factory=Validity)
     """The Validity section: one reading per instrument, the variance parts, the detectable difference and the
     human calibration (``analysis/validity.py``)."""
+    further_judges: pd.DataFrame | None = None
+    """PrefAlign per further judge beside the run's (``analysis/further_judges.py``); None without one."""
     simulator: pd.DataFrame | None = None
     """Elicitation and simulator errors per (model, task, condition) (``analysis/simulator.py``); None when the
     results carry no simulator column or no dialogue measured one."""

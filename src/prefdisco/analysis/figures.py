@@ -163,8 +163,8 @@ def fixed_k_figure(table: pd.DataFrame) -> bytes:
         ax = axes[i // ncols][i % ncols]
         sub = table.loc[table["task"] == task]
         for model, g in sub.groupby("model"):
-            g = g.sort_values("k")
-            ax.plot(g["k"], g["mean_pref_align"], marker="o", color=colors[model], label=_short(model, 20))
+            g = g.sort_values("fixed_k")
+            ax.plot(g["fixed_k"], g["mean_pref_align"], marker="o", color=colors[model], label=_short(model, 20))
         ax.set_title(_short(task, 30))
         ax.set_xlabel("K (questions)")
         ax.set_ylabel("mean PrefAlign")

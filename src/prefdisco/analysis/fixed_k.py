@@ -1,7 +1,9 @@
 """Figure 5: alignment against a fixed number of questions K.
 
 Per (model, task, K): mean PrefAlign over the scored fixed-K rows, accuracy over judged ones, and NormAlign at
-K — ``norm_align`` of the baseline, fixed-K and oracle means over the scenarios scored in all three.
+K — ``norm_align`` of the baseline, fixed-K and oracle means over the scenarios scored in all three. K is the
+``fixed_k`` column, as in the results table; ``summary.json`` names the condition ``fixed_k=K``
+(``results.contract.condition_label``).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import pandas as pd
 
 from prefdisco.analysis.normalign import norm_align
 
-COLUMNS = ["model", "task", "k", "n", "mean_pref_align", "accuracy", "n_both", "normalign_k", "reason"]
+COLUMNS = ["model", "task", "fixed_k", "n", "mean_pref_align", "accuracy", "n_both", "normalign_k", "reason"]
 
 
 def fixed_k_table(results: pd.DataFrame) -> pd.DataFrame:
@@ -53,6 +55,5 @@ def fixed_k_table(results: pd.DataFrame) -> pd.DataFrame:
         values.append(value)
         reasons.append(reason)
     table["n_both"], table["normalign_k"], table["reason"] = n_both, values, reasons
-    table = table.rename(columns={"fixed_k": "k"})
-    table["k"] = table["k"].astype(int)
-    return table[COLUMNS].sort_values(["task", "model", "k"], ignore_index=True)
+    table["fixed_k"] = table["fixed_k"].astype(int)
+    return table[COLUMNS].sort_values(["task", "model", "fixed_k"], ignore_index=True)

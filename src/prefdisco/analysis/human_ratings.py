@@ -1,9 +1,10 @@
 """Human 1–5 ratings of judged criteria, and the judge's score of every criterion of a run.
 
 An *item* is one judged criterion of one response: (model, task, scenario_id, mode, fixed_k, epoch, attribute),
-``ITEM_KEY``. Its judge score is the mean of the valid scores of its rows in the run's attributes table — one row,
-or one per judge × repeat when the table has ``judge`` / ``repeat`` columns — and its weight the criterion's
-profile weight. Only responses whose results row is scored (PrefAlign present, not failed) have items.
+``ITEM_KEY``. Its judge score is the panel score of the judgements PrefAlign is made of (``analysis/panel.py``:
+the run's judges, each judge's repeat-mean then the mean over judges; a further judge's rows, ``in_pref_align`` 0,
+are not part of it) and its weight the criterion's profile weight. Only responses whose results row is scored
+(PrefAlign present, not failed) have items.
 
 The ratings table (``prefdisco annotate export-ratings``) has one row per (annotator, item): the required columns
 ``RATING_COLUMNS`` (``annotator, scenario_id, mode, attribute, score``, score an integer 1–5) and the optional
@@ -11,7 +12,8 @@ The ratings table (``prefdisco annotate export-ratings``) has one row per (annot
 them, so that every rating names exactly one item. A ratings row is joined to the run's items on the key columns
 it has; one that could name several items is refused (naming the column to add).
 
-``fixed_k`` is held as an integer with ``NO_K`` (-1) for the conditions without K, so it can be a join key.
+``fixed_k`` is held as an integer with ``NO_K`` (-1) for the conditions without K, so it can be a join key; a
+condition as one name is ``results.contract.condition_label`` (``fixed_k=K``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import pandas as pd
 
 from prefdisco.analysis.panel import panel_scores
 from prefdisco.errors import UserError
-from prefdisco.results.contract import RESULT_KEY
+from prefdisco.results.contract import NO_K, RESULT_KEY, condition_label
 from prefdisco.results.table import ResultsData
 from prefdisco.schema import MODES, Mode
 
@@ -43,19 +45,18 @@ EXPORT_ORDER: tuple[str, ...] = (
     "score",
 )
 """The column order of an exported ratings table (the optional columns only when present)."""
-NO_K = -1
 _TEXT = ("model", "task", "scenario_id", "mode", "attribute")
 
 
 def mode_label(mode: str, fixed_k: int) -> str:
-    """``baseline`` / ``discovery`` / ``oracle``, or ``fixed_k=K`` for a fixed-K condition."""
-    return f"{Mode.FIXED_K.value}={fixed_k}" if mode == Mode.FIXED_K.value else mode
+    """``baseline`` / ``discovery`` / ``oracle``, or ``fixed_k=K`` for a fixed-K condition (``condition_label``)."""
+    return condition_label(mode, fixed_k)
 
 
 def criterion_scores(data: ResultsData, where: str) -> pd.DataFrame:
     """One row per item of the run's scored responses: ``ITEM_KEY`` columns, ``weight`` and ``score`` (the panel
-    score, ``analysis.panel.panel_scores``: each judge's repeat-mean, then the mean over judges, invalid judgements
-    left out; NaN when every judgement of the criterion was invalid)."""
+    score of the judgements PrefAlign is made of, ``analysis.panel.panel_scores``: each judge's repeat-mean, then
+    the mean over judges, invalid judgements left out; NaN when every judgement of the criterion was invalid)."""
     if data.attributes is None:
         raise UserError(f"{where}: no per-attribute table (attributes.csv): the judge's criterion scores are needed")
     scored = data.results.loc[data.results["scored"].to_numpy(), list(RESULT_KEY)]

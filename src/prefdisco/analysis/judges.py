@@ -11,9 +11,13 @@ epoch, attribute) within a model × task.
 * **Judge noise** (``judge_noise``), per judge over every model and task: α (ordinal) among its repeats (raters =
   repeat 1..R, units as above) and the mean within-unit standard deviation of its valid repeat scores (sample SD,
   ``ddof=1``, over the units with at least two valid repeats). Null with the reason when the judge has one repeat.
-* **Length bias** (``length_bias``), per judge: Spearman's ρ between the judge's criterion scores (its repeat-mean
-  per unit) and the length in characters of the response it judged (``final_response`` of the transcript of that
-  trial, joined on the results key), with its two-sided p-value and n (units with both).
+* **Length bias** (``length_bias``), per judge and condition (models and tasks pooled within the condition; the
+  conditions are never pooled, since they differ in both length and score by design): Spearman's ρ over the
+  responses, one point per response — the mean of the judge's criterion scores of that response (each its
+  repeat-mean, invalid ones left out) against the length in characters of the response (``final_response`` of the
+  transcript of that trial, joined on the results key) — with its two-sided p-value and n (responses with both).
+
+Agreement, noise and length bias read every judge of the table, a further judge's (``in_pref_align`` 0) included.
 
 Values for α are rounded to ``ROUND_DECIMALS`` (2) decimals, which only removes float noise from repeat-means of
 1-5 integer scores. Ordinal α depends on the order of the values only, so when more than ``MAX_LEVELS`` distinct
@@ -32,10 +36,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.panel import judge_means
+from prefdisco.analysis.panel import judge_means, weighted_pref_align
 from prefdisco.benchio import json_lines
 from prefdisco.errors import UserError
-from prefdisco.results.contract import JUDGE, REPEAT, RESULT_KEY
+from prefdisco.results.contract import JUDGE, NO_K, REPEAT, RESULT_KEY, condition_label
 from prefdisco.results.table import ResultsData
 
 MIN_UNITS = 5
@@ -46,11 +50,9 @@ BIN = 0.25
 UNIT: tuple[str, ...] = ("scenario_id", "mode", "fixed_k", "epoch", "attribute")
 """A unit within a model × task."""
 _TEXT = ("model", "task", "scenario_id", "mode", "attribute", JUDGE)
-NO_K = -1.0
-"""``fixed_k`` of the conditions without K in the plain key columns (so it can be an index and a join key)."""
 AGREEMENT_COLUMNS = ["model", "task", "n_judges", "n_units", "alpha", "reason"]
 NOISE_COLUMNS = ["judge", "n_repeats", "n_units", "alpha", "mean_sd", "reason"]
-LENGTH_COLUMNS = ["judge", "n", "spearman", "p", "reason"]
+LENGTH_COLUMNS = ["judge", "mode", "fixed_k", "n", "spearman", "p", "reason"]
 
 
 @dataclass(frozen=True)
@@ -89,8 +91,9 @@ def _levels(values: np.ndarray) -> np.ndarray:
     return rounded
 
 
-def _plain(frame: pd.DataFrame) -> pd.DataFrame:
-    """Key columns as plain ``str`` (text), float (``fixed_k``, ``NO_K`` when empty) and int (``epoch``)."""
+def plain_keys(frame: pd.DataFrame) -> pd.DataFrame:
+    """Key columns as plain ``str`` (text), float (``fixed_k``, ``NO_K`` when empty, so it can be an index and a
+    join key) and int (``epoch``)."""
     out = frame.copy()
     for column in _TEXT:
         if column in out.columns:
@@ -105,8 +108,8 @@ def _plain(frame: pd.DataFrame) -> pd.DataFrame:
 def usable(attributes: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     """The attribute rows of results rows that did not fail (a failed trial's judgements count nowhere), with plain
     key columns; rows the results table lacks are kept."""
-    att = _plain(attributes)
-    failed = _plain(results.loc[results["failed"].to_numpy(), list(RESULT_KEY)]).drop_duplicates()
+    att = plain_keys(attributes)
+    failed = plain_keys(results.loc[results["failed"].to_numpy(), list(RESULT_KEY)]).drop_duplicates()
     if failed.empty:
         return att
     marked = att.merge(failed.assign(_failed=True), on=list(RESULT_KEY), how="left")
@@ -164,7 +167,7 @@ def response_lengths(transcripts: Path | None, rows: pd.DataFrame | None) -> pd.
     frame = frame.loc[frame["length"].notna()]
     if frame.empty:
         return frame
-    frame = _plain(frame.assign(epoch=frame["epoch"].fillna(1)))
+    frame = plain_keys(frame.assign(epoch=frame["epoch"].fillna(1)))
     return frame.drop_duplicates(list(RESULT_KEY), keep="first").reset_index(drop=True)
 
 
@@ -174,40 +177,48 @@ def _length_record(obj: dict[str, Any]) -> dict[str, Any]:
     return {**{k: obj.get(k) for k in RESULT_KEY}, "length": length}
 
 
+def response_scores(att: pd.DataFrame) -> pd.DataFrame:
+    """One row per (response, judge): ``RESULT_KEY`` columns, ``judge`` and ``score``, the mean of the judge's
+    criterion scores of that response (each its repeat-mean; invalid ones left out, NaN when none is valid)."""
+    means = judge_means(att)
+    return means.groupby([*RESULT_KEY, JUDGE], observed=True, dropna=False, sort=False)["score"].mean().reset_index()
+
+
 def length_bias(att: pd.DataFrame, lengths: pd.DataFrame) -> pd.DataFrame:
-    """Per judge: Spearman's ρ between its criterion scores (repeat-means) and the judged response's length."""
+    """Per judge and condition: Spearman's ρ between the judge's mean criterion score of each response and that
+    response's length (see the module docstring); ``fixed_k`` empty for the conditions without K."""
     from scipy.stats import spearmanr
 
     rows: list[list[Any]] = []
     if att.empty:
         return pd.DataFrame(rows, columns=LENGTH_COLUMNS)
-    means = judge_means(att)
-    joined = means.merge(lengths, on=list(RESULT_KEY), how="inner") if not lengths.empty else None
-    for judge in sorted(means[JUDGE].unique()):
-        if joined is None:
-            rows.append([judge, 0, None, None, "no transcripts to measure response lengths"])
+    scores = response_scores(att)
+    no_lengths = lengths.empty
+    joined = scores.assign(length=np.nan) if no_lengths else scores.merge(lengths, on=list(RESULT_KEY), how="left")
+    for (judge, mode, k), own in joined.groupby([JUDGE, "mode", "fixed_k"], sort=True):
+        head = [judge, mode, None if k == NO_K else int(k)]
+        if no_lengths:
+            rows.append([*head, 0, None, None, "no transcripts to measure response lengths"])
             continue
-        pairs = joined.loc[(joined[JUDGE] == judge).to_numpy(), ["score", "length"]].dropna()
+        pairs = own[["score", "length"]].dropna()
         n = len(pairs)
         if n < 3:
-            rows.append([judge, n, None, None, f"{n} scored unit(s) with a response length; need at least 3"])
+            rows.append([*head, n, None, None, f"{n} scored response(s) with a length; need at least 3"])
             continue
         if pairs["score"].nunique() < 2 or pairs["length"].nunique() < 2:
-            rows.append([judge, n, None, None, "no variation in scores or in response lengths"])
+            rows.append([*head, n, None, None, "no variation in scores or in response lengths"])
             continue
         rho, p = spearmanr(pairs["score"].to_numpy(), pairs["length"].to_numpy())
-        rows.append([judge, n, float(rho), float(p), None])
-    return pd.DataFrame(rows, columns=LENGTH_COLUMNS)
+        rows.append([*head, n, float(rho), float(p), None])
+    return pd.DataFrame(rows, columns=LENGTH_COLUMNS).astype({"fixed_k": "Int64"})
 
 
 def judge_pref_align(att: pd.DataFrame) -> pd.DataFrame:
     """Per results row and judge: PrefAlign of that judge alone (its repeat-means, weighted, invalid left out;
-    NaN when none is valid) — ``RESULT_KEY`` columns, ``judge`` and ``pref_align``."""
-    means = judge_means(att).assign(_w=lambda f: f["weight"].where(f["score"].notna()))
-    means = means.assign(_ws=means["_w"] * means["score"])
-    grouped = means.groupby([*RESULT_KEY, JUDGE], observed=True, dropna=False, sort=False)[["_ws", "_w"]].sum()
-    grouped["pref_align"] = grouped["_ws"].where(grouped["_w"] > 0) / grouped["_w"].where(grouped["_w"] > 0)
-    return grouped.reset_index()[[*RESULT_KEY, JUDGE, "pref_align"]]
+    NaN when they cover less than half of the weight, ``scoring/alignment.py``'s rule) — ``RESULT_KEY`` columns,
+    ``judge`` and ``pref_align``."""
+    found = weighted_pref_align(judge_means(att), [*RESULT_KEY, JUDGE])
+    return found[[*RESULT_KEY, JUDGE, "pref_align"]]
 
 
 @dataclass(frozen=True)
@@ -220,7 +231,7 @@ class JudgeReliability:
 
     def summary(self) -> dict[str, Any]:
         """``summary.json``'s ``judge_agreement`` (model → task → {alpha, n_units, reason}), ``judge_noise``
-        (judge → {alpha, mean_sd, reason}) and ``length_bias`` (judge → {spearman, p, n, reason})."""
+        (judge → {alpha, mean_sd, reason}) and ``length_bias`` (judge → condition → {spearman, p, n, reason})."""
         agreement: dict[str, dict[str, Any]] = {}
         for r in self.agreement.to_dict("records"):
             agreement.setdefault(str(r["model"]), {})[str(r["task"])] = {
@@ -232,15 +243,15 @@ class JudgeReliability:
             str(r["judge"]): {"alpha": _number(r["alpha"]), "mean_sd": _number(r["mean_sd"]), "reason": r["reason"]}
             for r in self.noise.to_dict("records")
         }
-        length = {
-            str(r["judge"]): {
+        length: dict[str, dict[str, Any]] = {}
+        for r in self.length.to_dict("records"):
+            condition = condition_label(r["mode"], None if pd.isna(r["fixed_k"]) else r["fixed_k"])
+            length.setdefault(str(r["judge"]), {})[condition] = {
                 "spearman": _number(r["spearman"]),
                 "p": _number(r["p"]),
                 "n": int(r["n"]),
                 "reason": r["reason"],
             }
-            for r in self.length.to_dict("records")
-        }
         return {"judge_agreement": agreement, "judge_noise": noise, "length_bias": length}
 
 

@@ -1,18 +1,37 @@
-"""The panel score of each criterion, from the attribute table's judge and repeat rows.
+"""The panel score of each criterion, from the attribute table's judge and repeat rows, and PrefAlign recomputed
+from criterion scores.
 
-The attribute table holds one row per (criterion, trial, judge, repeat) (``results/contract.py``). Every report
-number about criteria uses one score per criterion and trial, the rule the scorer applies for PrefAlign
-(``scoring/panel.py``): the mean of each judge's repeat-mean, then the mean over the judges, invalid judgements
-(empty score) left out; a criterion no judgement of which is valid has no panel score (empty). A table of one
-judge and one repeat passes through unchanged, without the two columns, so its numbers are exactly those of a
-single-judge run.
+The attribute table holds one row per (criterion, trial, judge, repeat) (``results/contract.py``). Its
+``in_pref_align`` column says which judgements the results row's PrefAlign is made of: the run's judges (inline,
+or the first ``prefdisco judge``), never a further judge added with ``prefdisco judge --judge-model OTHER``. Every
+report number that must agree with PrefAlign (the attribute table's means, worst attributes, the heatmap, the
+examples' criterion scores, calibration, the judge part of the variance split) reads exactly those judgements
+(``pref_align_judgements``), combined per criterion and trial by the rule the scorer applies (``scoring/panel.py``):
+the mean of each judge's repeat-mean, then the mean over the judges, invalid judgements (empty score) left out; a
+criterion no judgement of which is valid has no panel score (empty). Agreement and noise read every judge.
+
+A table of one judge and one repeat passes through unchanged, without the judge columns, so its numbers are
+exactly those of a single-judge run.
+
+``weighted_pref_align`` is PrefAlign of criterion scores in a frame, by ``scoring/alignment.py``'s rule: Σ w·g / Σ w
+over the valid criteria, empty when they cover less than half of the weight.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
-from prefdisco.results.contract import CRITERION_KEY, JUDGE, REPEAT
+from prefdisco.results.contract import CRITERION_KEY, IN_PREF_ALIGN, JUDGE, REPEAT
+from prefdisco.scoring.alignment import COVERAGE_TOLERANCE, MIN_COVERAGE
+
+
+def pref_align_judgements(attributes: pd.DataFrame) -> pd.DataFrame:
+    """The rows PrefAlign is made of (``in_pref_align``; every row of a table without the column)."""
+    if IN_PREF_ALIGN not in attributes.columns:
+        return attributes
+    keep = attributes[IN_PREF_ALIGN].to_numpy(dtype=bool)
+    return attributes if keep.all() else attributes.loc[keep]
 
 
 def is_single_judging(attributes: pd.DataFrame) -> bool:
@@ -33,11 +52,13 @@ def judge_means(attributes: pd.DataFrame) -> pd.DataFrame:
 
 
 def panel_scores(attributes: pd.DataFrame) -> pd.DataFrame:
-    """The validated attribute frame with one row per (criterion, trial): its panel score (see the module
-    docstring); the ``judge`` and ``repeat`` columns are dropped."""
-    columns = [c for c in attributes.columns if c not in (JUDGE, REPEAT)]
+    """The validated attribute frame with one row per (criterion, trial): the panel score of the judgements
+    PrefAlign is made of (see the module docstring); the ``judge``, ``repeat`` and ``in_pref_align`` columns are
+    dropped."""
+    columns = [c for c in attributes.columns if c not in (JUDGE, REPEAT, IN_PREF_ALIGN)]
+    attributes = pref_align_judgements(attributes)
     if is_single_judging(attributes):
-        return attributes[columns]
+        return attributes[columns].reset_index(drop=True)
     out = (
         judge_means(attributes)
         .groupby(list(CRITERION_KEY), observed=True, dropna=False, sort=False)
@@ -45,3 +66,22 @@ def panel_scores(attributes: pd.DataFrame) -> pd.DataFrame:
         .reset_index()
     )
     return out.sort_values("row", kind="stable", ignore_index=True)[columns]
+
+
+def weighted_pref_align(criteria: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """PrefAlign per group ``by`` of a frame with one row per criterion (``weight``, ``score``; NaN = invalid):
+    ``by`` columns, ``pref_align`` (NaN when the valid criteria cover less than half of the group's weight) and
+    ``coverage`` (the valid criteria's share of the weight)."""
+    valid = criteria["score"].notna().to_numpy()
+    weight = criteria["weight"].to_numpy(dtype=float)
+    frame = criteria[by].assign(
+        _w=weight,
+        _wv=np.where(valid, weight, 0.0),
+        _ws=np.where(valid, weight * criteria["score"].to_numpy(dtype=float), 0.0),
+    )
+    sums = frame.groupby(by, observed=True, dropna=False, sort=False)[["_w", "_wv", "_ws"]].sum().reset_index()
+    total, judged = sums["_w"].to_numpy(), sums["_wv"].to_numpy()
+    share = np.divide(judged, total, out=np.full(len(sums), np.nan), where=total > 0)
+    enough = share + COVERAGE_TOLERANCE >= MIN_COVERAGE
+    mean = np.divide(sums["_ws"].to_numpy(), judged, out=np.full(len(sums), np.nan), where=judged > 0)
+    return sums[by].assign(pref_align=np.where(enough, mean, np.nan), coverage=share)

@@ -18,6 +18,8 @@ from prefdisco.analysis.contents import Report
 from prefdisco.analysis.control import control_table
 from prefdisco.analysis.examples import build_examples
 from prefdisco.analysis.fixed_k import fixed_k_table
+from prefdisco.analysis.further_judges import further_judge_table
+from prefdisco.analysis.further_judges import summary_part as further_judges_summary
 from prefdisco.analysis.judges import judge_reliability
 from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario_table
 from prefdisco.analysis.questions import question_stats
@@ -81,7 +83,9 @@ def build_report(
     fixed_k = fixed_k_table(results)
     control = control_table(results, seed=seed, n_boot=n_boot)
     simulator = simulator_table(data.results)  # from the trial rows: a critical error is 0/1 per dialogue
-    attribute_scores = worst = matrix = mode = None
+    attribute_scores = worst = matrix = mode = further = None
+    if data.attributes is not None:  # a judge added afterwards: its own PrefAlign, beside the run's
+        further = further_judge_table(results, data.attributes, data.results)
     if attributes is not None:
         attribute_scores = attribute_table(attributes, results)
         mode = heatmap_mode(attribute_scores)
@@ -128,6 +132,7 @@ def build_report(
         simulator=simulator,
     )
     summary |= plain(validity.summary())
+    summary["pref_align_by_judge"] = plain(further_judges_summary(further))
     settings = {
         "source": data.source,
         "attributes": data.attributes_source,
@@ -155,6 +160,7 @@ def build_report(
         control=control,
         simulator=simulator,
         validity=validity,
+        further_judges=further,
     )
     report.figures = _figures(report, matrix, seed)
     if simulator is not None:
@@ -186,6 +192,8 @@ def build_report(
         report.tables["table_length_bias.csv"] = judges.length
     if not variance.empty:
         report.tables["table_variance.csv"] = variance
+    if further is not None:
+        report.tables["table_pref_align_by_judge.csv"] = further
     if attribute_scores is not None:
         report.tables["table_attribute_scores.csv"] = attribute_scores
     if worst is not None:

@@ -1,9 +1,11 @@
 """The simulated user's side of the dialogues: what they elicited, and how often the simulator erred.
 
 Computed per model × task × condition from the *dialogues*: the discovery and fixed-K trial rows as run, failed
-rows left out. The condition is ``discovery`` or ``fixed_k<K>`` (each K its own; mixing budgets would blur what a
-budget elicits). As every report number, a scenario's trials are averaged first (the measured ones; a critical
-error is first a 0/1 per dialogue), so N identical trials give the numbers of one; then, over the scenarios:
+rows left out. The condition is discovery or a fixed-K condition (each K its own; mixing budgets would blur what a
+budget elicits): columns ``mode`` and ``fixed_k`` in the table, ``condition_label`` (``fixed_k=K``) in
+``summary.json``, as everywhere (``results/contract.py``). As every report number, a scenario's trials are
+averaged first (the measured ones; a critical error is first a 0/1 per dialogue), so N identical trials give the
+numbers of one; then, over the scenarios:
 
 * ``elicited_weight`` — the mean over the scenarios whose elicited weight was measured; ``n`` is their number
   (``scoring/elicitation.py`` says when it is measured);
@@ -26,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.figures import MAX_SCATTER
-from prefdisco.results.contract import SIMULATOR_COLUMNS
+from prefdisco.results.contract import NO_K, SIMULATOR_COLUMNS, condition_label
 from prefdisco.schema import Mode
 
 DIALOGUE_MODES: tuple[str, ...] = (Mode.DISCOVERY.value, Mode.FIXED_K.value)
@@ -34,6 +36,7 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "model",
     "task",
     "mode",
+    "fixed_k",
     "n",
     "elicited_weight",
     "n_hit_rate",
@@ -44,21 +47,21 @@ TABLE_COLUMNS: tuple[str, ...] = (
 
 
 def dialogues(results: pd.DataFrame) -> pd.DataFrame | None:
-    """One row per dialogue (model, task, scenario_id, condition label, PrefAlign and the simulator columns);
-    None when the results carry no simulator column."""
+    """One row per dialogue (model, task, scenario_id, mode, fixed_k, PrefAlign and the simulator columns); None
+    when the results carry no simulator column."""
     if not any(c in results.columns for c in SIMULATOR_COLUMNS):
         return None
     rows = results.loc[results["mode"].astype(str).isin(DIALOGUE_MODES).to_numpy() & ~results["failed"].to_numpy()]
     modes = rows["mode"].astype(str).to_numpy()
-    ks = rows["fixed_k"].to_numpy(dtype=float)
-    labels = [f"fixed_k{int(k)}" if m == Mode.FIXED_K.value else m for m, k in zip(modes, ks, strict=True)]
+    ks = np.where(modes == Mode.FIXED_K.value, rows["fixed_k"].to_numpy(dtype=float), np.nan)
     frame = pd.DataFrame(
         {
             "model": rows["model"].astype(str).to_numpy(),
             "task": rows["task"].astype(str).to_numpy(),
             "scenario_id": rows["scenario_id"].astype(str).to_numpy(),
-            "mode": labels,
-            "_k": np.where(modes == Mode.FIXED_K.value, ks, -1.0),
+            "mode": modes,
+            "fixed_k": ks,
+            "_k": np.nan_to_num(ks, nan=NO_K),
             "pref_align": rows["pref_align"].to_numpy(dtype=float),
         }
     )
@@ -91,6 +94,7 @@ def simulator_table(results: pd.DataFrame) -> pd.DataFrame | None:
         .reset_index()
         .sort_values(["model", "task", "_k"], kind="stable", ignore_index=True)
     )
+    out["fixed_k"] = pd.array([None if k == NO_K else int(k) for k in out["_k"]], dtype="Int64")
     return out[list(TABLE_COLUMNS)]
 
 
@@ -101,16 +105,17 @@ def summary_parts(table: pd.DataFrame | None) -> dict[str, dict[str, Any]]:
     errors: dict[str, Any] = {}
     for row in [] if table is None else table.to_dict("records"):
         cell = (str(row["model"]), str(row["task"]))
+        condition = condition_label(row["mode"], None if pd.isna(row["fixed_k"]) else row["fixed_k"])
         if row["n"]:
             node = elicitation.setdefault(cell[0], {}).setdefault(cell[1], {})
-            node[row["mode"]] = {
+            node[condition] = {
                 "elicited_weight": row["elicited_weight"],
                 "question_hit_rate": row["question_hit_rate"],
                 "n": int(row["n"]),
             }
         if row["n_audited"]:
             node = errors.setdefault(cell[0], {}).setdefault(cell[1], {})
-            node[row["mode"]] = {"critical_share": row["critical_share"], "n": int(row["n_audited"])}
+            node[condition] = {"critical_share": row["critical_share"], "n": int(row["n_audited"])}
     return {"elicitation": elicitation, "simulator_errors": errors}
 
 

@@ -13,6 +13,7 @@ from prefdisco.analysis.accuracy import ALL, POOLED
 from prefdisco.analysis.judges import EMPTY_SUMMARY, JudgeReliability
 from prefdisco.analysis.questions import QuestionStats
 from prefdisco.analysis.simulator import summary_parts
+from prefdisco.results.contract import FIXED_K_MODE, condition_label
 
 
 def plain(value: Any) -> Any:
@@ -114,8 +115,8 @@ def build_summary(
         "family_slopes_reason": {str(r["family"]): r["reason"] for r in slopes.to_dict("records") if r["reason"]},
         "mean_questions": questions.mean_questions,
         "fixed_k": _nested(
-            fixed_k,
-            ["model", "task", "k"],
+            fixed_k.assign(condition=[condition_label(FIXED_K_MODE, k) for k in fixed_k["fixed_k"]]),
+            ["model", "task", "condition"],
             lambda r: {
                 "n": int(r["n"]),
                 "mean_pref_align": r["mean_pref_align"],

@@ -6,8 +6,9 @@ one row per scenario and condition, its trials averaged:
 * ``pref_align`` — the mean over the *scored* trials (PrefAlign present, not failed); the row is scored when at
   least one trial is;
 * ``correct`` — the share of the *judged* trials (correctness present, not failed) that were correct;
-* ``n_questions``, ``judge_invalid`` and the simulator columns present (``SIMULATOR_COLUMNS``) — the mean over
-  the trials that did not fail (a not-measured trial left out);
+* ``n_questions``, ``judge_invalid``, ``pref_align_coverage`` and the simulator columns present
+  (``SIMULATOR_COLUMNS``) — the mean over the trials that did not fail (a not-measured trial left out);
+* ``pref_align_reason`` — the reason when no trial is scored (``judge coverage``), else empty;
 * ``input_tokens``, ``output_tokens`` — the mean over all trials;
 * ``failed`` — every trial failed (a failed trial is left out of the means, never counted as a zero);
 * ``n_trials``, ``n_scored_trials`` — how many trials the row holds, and how many of them are scored.
@@ -24,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.panel import panel_scores
-from prefdisco.results.contract import RESULT_KEY, SIMULATOR_COLUMNS, TRIAL_GROUP
+from prefdisco.results.contract import COVERAGE, RESULT_KEY, SIMULATOR_COLUMNS, TRIAL_GROUP, UNSCORED_REASON
 
 _KEY = list(TRIAL_GROUP)
 
@@ -38,7 +39,7 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
     if _one_trial_each(results):
         return results.assign(n_trials=1, n_scored_trials=results["scored"].astype(int)).drop(columns="epoch")
     ok = ~results["failed"].to_numpy()
-    extra = [c for c in SIMULATOR_COLUMNS if c in results.columns]
+    extra = [c for c in (*SIMULATOR_COLUMNS, COVERAGE) if c in results.columns]
     frame = results.assign(
         **{f"_{c}": results[c].where(ok) for c in extra},
         _pref=results["pref_align"].where(results["scored"]),
@@ -64,9 +65,12 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
             n_ok=("_ok", "sum"),
             **{c: (f"_{c}", "mean") for c in extra},
             **({"judged": ("judged", "min")} if "judged" in results.columns else {}),  # judged once every trial is
+            **({UNSCORED_REASON: (UNSCORED_REASON, "first")} if UNSCORED_REASON in results.columns else {}),
         )
         .reset_index()
     )
+    if UNSCORED_REASON in out.columns:  # a reason only for a row none of whose trials is scored
+        out[UNSCORED_REASON] = out[UNSCORED_REASON].where(out["n_scored_trials"].to_numpy() == 0)
     out["failed"] = out.pop("n_ok").to_numpy() == 0
     out["scored"] = out["n_scored_trials"].to_numpy() > 0
     out["n_scored_trials"] = out["n_scored_trials"].astype(int)

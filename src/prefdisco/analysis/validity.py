@@ -18,6 +18,8 @@ import pandas as pd
 
 from prefdisco.analysis.calibrate import Calibration
 from prefdisco.analysis.judges import JudgeReliability
+from prefdisco.analysis.variance import PARTS
+from prefdisco.results.contract import condition_label
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,8 @@ class Validity:
                     "split": r["split"],
                     "reason": r["reason"] or None,
                 }
-                variance.setdefault(str(r["model"]), {}).setdefault(str(r["task"]), {})[str(r["mode"])] = parts
+                condition = condition_label(r["mode"], None if pd.isna(r["fixed_k"]) else r["fixed_k"])
+                variance.setdefault(str(r["model"]), {}).setdefault(str(r["task"]), {})[condition] = parts
         mde: dict[str, Any] = {}
         if self.detectable is not None:
             for r in self.detectable.to_dict("records"):
@@ -178,22 +181,43 @@ def calibration_reading(calibration: Calibration | None) -> Reading:
     return Reading(name, finding, f"the judge scores {abs(bias):.2f} points {direction} people on average")
 
 
+def missing_parts(variance: pd.DataFrame) -> dict[str, str]:
+    """The variance parts some cell did not measure, each with how to measure it (``variance.py``'s reasons)."""
+    out: dict[str, str] = {}
+    for part in PARTS:
+        values = pd.to_numeric(variance[part], errors="coerce")
+        if not values.isna().any():
+            continue
+        if part == "judge":
+            out[part] = "--judge-repeats 2 or more"
+        elif pd.to_numeric(variance["between"], errors="coerce").isna().any():
+            out[part] = "--epochs 2 or more"
+        else:  # a dialogue cell without an oracle cell to take the assistant's part from
+            out[part] = "oracle in --modes (with --epochs 2 or more)"
+    return out
+
+
 def variance_reading(variance: pd.DataFrame | None, detectable: pd.DataFrame | None) -> list[Reading]:
+    """The variance parts' reading: shares of assistant / simulator / judge only when every cell measured all
+    three; otherwise which part is missing and the flag that measures it."""
     parts = "Variance by source (assistant / simulator / judge)"
     if variance is None or variance.empty:
         out = [Reading(parts, "not measured", "--epochs 2 or more and --judge-repeats 2 or more measure it")]
+    elif missing := missing_parts(variance):
+        finding = "; ".join(f"{part} part not measured (needs {how})" for part, how in missing.items())
+        out = [
+            Reading(
+                parts, finding, "shares are given only when the assistant, simulator and judge parts are all measured"
+            )
+        ]
     else:
-        sums = {
-            k: pd.to_numeric(variance[k], errors="coerce").sum(min_count=1) for k in ("assistant", "simulator", "judge")
-        }
-        known = {k: v for k, v in sums.items() if _number(v) is not None}
-        total = sum(known.values())
-        if not known or total <= 0:
-            reasons = sorted({str(r) for r in variance["reason"] if r})
-            out = [Reading(parts, "; ".join(reasons) or "no variation", "trials agree: no part to attribute")]
+        sums = {k: float(pd.to_numeric(variance[k], errors="coerce").sum()) for k in PARTS}
+        total = sum(sums.values())
+        if total <= 0:
+            out = [Reading(parts, "no variation", "trials agree: no part to attribute")]
         else:
-            shares = ", ".join(f"{k} {100 * v / total:.0f} %" for k, v in known.items())
-            biggest = max(known, key=lambda k: known[k])
+            shares = ", ".join(f"{k} {100 * v / total:.0f} %" for k, v in sums.items())
+            biggest = max(sums, key=lambda k: sums[k])
             out = [Reading(parts, shares, f"most of the trial-to-trial variation comes from the {biggest}")]
     name = "Smallest detectable NormAlign difference"
     mde = None if detectable is None else pd.to_numeric(detectable["mde"], errors="coerce").dropna()

@@ -7,7 +7,9 @@ run settings make the parts measurable, per (model, task, condition) cell:
 
 * ``--judge-repeats R`` (R ≥ 2) re-judges each response R times. Per trial, PrefAlign is computed once per repeat
   (``Σ w·g_r / Σ w`` over the criteria valid in that repeat, ``g_r`` the mean over the panel's judges of their
-  repeat-``r`` score); ``judge_var`` is the mean over trials of the sample variance (ddof 1) of these R values.
+  repeat-``r`` score; the judgements PrefAlign is made of only — a further judge's are not — and PrefAlign's
+  coverage rule, ``scoring/alignment.py``); ``judge_var`` is the mean over trials of the sample variance (ddof 1)
+  of these R values.
   The trial's PrefAlign averages its R repeats, so the judge adds ``judge = judge_var / R`` to its variance.
 * ``--epochs N`` (N ≥ 2) runs each scenario N times. ``between`` is the mean over scenarios of the sample variance
   (ddof 1) of the scored trials' PrefAlign — an estimate of ``assistant + simulator + judge``.
@@ -18,8 +20,11 @@ the task (the one condition where the same assistant answers the same scenario w
 rest is the simulator's: ``simulator = max(assistant + simulator − assistant_oracle, 0)``. This split assumes the
 assistant's sampling noise does not depend on the condition; ``split`` says which rule gave it. Each part is null
 with a ``reason`` when its setting is missing (R = 1: judge unknown and counted in the others; N = 1: only the
-judge part). Measuring the dialogue split directly — trials that hold the assistant's seed and vary only the
-user's — is not built yet.
+judge part; a dialogue cell without an oracle cell of the same model and task: simulator unknown). Measuring the
+dialogue split directly — trials that hold the assistant's seed and vary only the user's — is not built yet.
+
+The table has one row per cell, the condition in ``mode`` and ``fixed_k`` (empty for the conditions without K), as
+every table (``results/contract.py``).
 
 ``detectable_difference`` states, per (model, task), the smallest difference between two NormAlign values of this
 size the run would detect: ``(z_{0.975} + z_{0.80}) · √2 · SE`` (5 % two-sided test, 80 % power, two independent
@@ -33,7 +38,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from prefdisco.results.contract import JUDGE, REPEAT
+from prefdisco.analysis.panel import pref_align_judgements, weighted_pref_align
+from prefdisco.results.contract import JUDGE, NO_K, REPEAT
 from prefdisco.schema import Mode
 
 Z_TEST, Z_POWER = 1.959964, 0.841621
@@ -41,31 +47,36 @@ Z_TEST, Z_POWER = 1.959964, 0.841621
 _CELL = ["model", "task", "mode", "fixed_k"]
 _TRIAL = [*_CELL, "scenario_id", "epoch"]
 _DIALOGUE = {Mode.DISCOVERY.value, Mode.FIXED_K.value}
+PARTS = ("assistant", "simulator", "judge")
+"""The three sources of a trial's PrefAlign variance."""
+NO_JUDGE = "judge part unknown: run with --judge-repeats 2 or more"
+NO_EPOCHS = "assistant / simulator parts unknown: run with --epochs 2 or more"
+NO_ORACLE = "simulator part unknown: add oracle to --modes to split the assistant's part from the simulator's"
 
 
 def _text(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     for c in ("model", "task", "mode", "scenario_id"):
         out[c] = out[c].astype(str)
-    out["fixed_k"] = pd.to_numeric(out["fixed_k"]).fillna(-1).astype(np.int64)
+    out["fixed_k"] = pd.to_numeric(out["fixed_k"]).fillna(NO_K).astype(np.int64)
     out["epoch"] = out["epoch"].astype(np.int64) if "epoch" in out.columns else 1
     return out
 
 
 def repeat_pref_aligns(attributes: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
-    """One row per (trial, repeat) of the scored trials: the trial's PrefAlign from that repeat's scores alone."""
+    """One row per (trial, repeat) of the scored trials: the trial's PrefAlign from that repeat's scores alone —
+    of the judgements PrefAlign is made of (``in_pref_align``), each criterion's score the mean over the judges of
+    their valid repeat-``r`` scores, by PrefAlign's own rule (empty when they cover less than half the weight)."""
     ok = _text(results.loc[results["scored"].to_numpy() & ~results["failed"].to_numpy()])[_TRIAL]
-    a = _text(attributes)
+    a = _text(pref_align_judgements(attributes))
     if JUDGE not in a.columns:
         a = a.assign(**{JUDGE: "grader", REPEAT: 1})
-    a = a.merge(ok.drop_duplicates(), on=_TRIAL, how="inner").dropna(subset=["score"])
+    a = a.merge(ok.drop_duplicates(), on=_TRIAL, how="inner")
     per = a.groupby([*_TRIAL, REPEAT, "attribute"], observed=True).agg(
         weight=("weight", "first"), score=("score", "mean")
     )
-    per = per.reset_index().assign(ws=lambda f: f["weight"] * f["score"])
-    sums = per.groupby([*_TRIAL, REPEAT], observed=True).agg(ws=("ws", "sum"), w=("weight", "sum")).reset_index()
-    sums = sums.loc[sums["w"] > 0]
-    return sums.assign(pref_align=sums["ws"] / sums["w"])[[*_TRIAL, REPEAT, "pref_align"]]
+    found = weighted_pref_align(per.reset_index(), [*_TRIAL, REPEAT]).dropna(subset=["pref_align"])
+    return found[[*_TRIAL, REPEAT, "pref_align"]]
 
 
 def _mean_var(groups: pd.core.groupby.SeriesGroupBy) -> tuple[float | None, int]:
@@ -100,16 +111,16 @@ def variance_parts(results: pd.DataFrame, attributes: pd.DataFrame | None) -> pd
         judge = None if judge_var is None else judge_var / n_repeats
         reasons = []
         if judge is None:
-            reasons.append("judge part unknown: run with --judge-repeats 2 or more")
+            reasons.append(NO_JUDGE)
         if between is None:
-            reasons.append("assistant / simulator parts unknown: run with --epochs 2 or more")
+            reasons.append(NO_EPOCHS)
         rest = None if between is None else max(between - (judge or 0.0), 0.0)
-        label = f"fixed_k{k}" if mode == Mode.FIXED_K.value else mode
         rows.append(
             {
                 "model": model,
                 "task": task,
-                "mode": label,
+                "mode": mode,
+                "fixed_k": None if k == NO_K else int(k),
                 "n_scenarios": n_between,
                 "epochs": epochs,
                 "repeats": n_repeats,
@@ -125,6 +136,7 @@ def variance_parts(results: pd.DataFrame, attributes: pd.DataFrame | None) -> pd
     out = pd.DataFrame(rows)
     if out.empty:
         return out
+    out = out.astype({"fixed_k": "Int64"})
     oracle = out.loc[out["mode"] == Mode.ORACLE.value].set_index(["model", "task"])["assistant"]
     for i in out.index[out["_dialogue"]]:
         both = out.at[i, "assistant"]
@@ -134,6 +146,7 @@ def variance_parts(results: pd.DataFrame, attributes: pd.DataFrame | None) -> pd
         if own is None or (isinstance(own, float) and math.isnan(own)):
             out.at[i, "assistant"], out.at[i, "simulator"] = both, None
             out.at[i, "split"] = "assistant and simulator together: no oracle trials to take the assistant's part from"
+            out.at[i, "reason"] = "; ".join(filter(None, [out.at[i, "reason"], NO_ORACLE]))
         else:
             out.at[i, "assistant"], out.at[i, "simulator"] = min(own, both), max(both - own, 0.0)
             out.at[i, "split"] = "assistant part from the oracle cell"

@@ -17,6 +17,18 @@ key; a table without the column (an older run, a hand-made table) is read as one
 otherwise): see ``results/strategy_columns.py``.
 ``judged`` is 1 when the row's response was judged, 0 while a ``prefdisco eval --judge later`` row waits for
 ``prefdisco judge`` (PrefAlign empty, not failed; ``results/judgings.py``).
+``pref_align_coverage`` is the share of the profile's weight whose criteria the run's judges scored validly;
+``pref_align_reason`` says why a judged, not failed row has no PrefAlign (``judge coverage``: less than half of the
+weight covered, ``scoring/alignment.py``), empty otherwise.
+``in_pref_align`` (attributes) is 1 for the judgements the row's PrefAlign is made of (the run's judges: inline, or
+the first ``prefdisco judge``) and 0 for a further judge's (``prefdisco judge --judge-model OTHER``); a table
+without the column has only the run's judgements.
+
+A condition is ``mode`` and ``fixed_k`` together. Every table (results, attributes, the report's tables) has the
+two columns: ``mode`` (``fixed_k`` for a fixed-K condition) and ``fixed_k`` (K; empty for every other condition —
+NaN in a validated frame, null in JSON, ``NO_K`` only inside a join key, never written). Wherever a condition is
+one name (``summary.json`` keys, the report's text and figure legends) it is ``condition_label``: the mode, or
+``fixed_k=K``.
 """
 
 from __future__ import annotations
@@ -63,10 +75,17 @@ REQUIRED_RESULT_COLUMNS: tuple[str, ...] = (
     "input_tokens",
     "output_tokens",
 )
+COVERAGE = "pref_align_coverage"
+"""The share of the profile's weight validly judged (optional on input)."""
+UNSCORED_REASON = "pref_align_reason"
+"""Why a judged, not failed row has no PrefAlign (optional on input)."""
 RESULT_COLUMNS: tuple[str, ...] = (
     *REQUIRED_RESULT_COLUMNS[:6],
     EPOCH,
-    *REQUIRED_RESULT_COLUMNS[6:],
+    *REQUIRED_RESULT_COLUMNS[6:7],
+    COVERAGE,
+    UNSCORED_REASON,
+    *REQUIRED_RESULT_COLUMNS[7:],
     "user_input_tokens",
     "user_output_tokens",
     "grader_input_tokens",
@@ -102,12 +121,15 @@ DEFAULT_JUDGE = "grader"
 REPEAT = "repeat"
 """The repeat column of the attribute table; ``DEFAULT_REPEAT`` when a table has none."""
 DEFAULT_REPEAT = 1
+IN_PREF_ALIGN = "in_pref_align"
+"""1 for the judgements the results row's PrefAlign is made of, 0 for a further judge's; all 1 when absent."""
 ATTRIBUTE_COLUMNS: tuple[str, ...] = (
     *REQUIRED_ATTRIBUTE_COLUMNS[:5],
     EPOCH,
     *REQUIRED_ATTRIBUTE_COLUMNS[5:],
     JUDGE,
     REPEAT,
+    IN_PREF_ALIGN,
 )
 RESULT_KEY: tuple[str, ...] = ("model", "task", "scenario_id", "mode", "fixed_k", EPOCH)
 TRIAL_GROUP: tuple[str, ...] = RESULT_KEY[:-1]
@@ -116,3 +138,19 @@ ATTRIBUTE_KEY: tuple[str, ...] = (*RESULT_KEY, "attribute", JUDGE, REPEAT)
 CRITERION_KEY: tuple[str, ...] = (*RESULT_KEY, "attribute")
 """One criterion of one trial, over every judge and repeat (the panel score's group)."""
 TABLE_SUFFIXES = (".parquet", ".csv")
+
+FIXED_K_MODE = "fixed_k"
+"""The mode of the fixed-K conditions (``schema.Mode.FIXED_K``)."""
+NO_K = -1
+"""``fixed_k`` of the conditions without K inside a join or group key (never written to a table)."""
+
+
+def condition_label(mode: object, fixed_k: object) -> str:
+    """A condition as one name: ``fixed_k=K`` for a fixed-K condition, its mode otherwise (``fixed_k`` may be
+    None, NaN or ``NO_K`` for the others)."""
+    if str(mode) != FIXED_K_MODE:
+        return str(mode)
+    k = None if fixed_k is None else float(fixed_k)  # type: ignore[arg-type]
+    if k is None or k != k or k == NO_K:
+        raise ValueError(f"a {FIXED_K_MODE} condition needs its K, got {fixed_k!r}")
+    return f"{FIXED_K_MODE}={int(k)}"

@@ -12,9 +12,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from prefdisco.results.contract import DEFAULT_JUDGE, DEFAULT_REPEAT, SIMULATOR_COLUMNS
+from prefdisco.results.contract import (
+    COVERAGE,
+    DEFAULT_JUDGE,
+    DEFAULT_REPEAT,
+    IN_PREF_ALIGN,
+    SIMULATOR_COLUMNS,
+    UNSCORED_REASON,
+)
 from prefdisco.results.judgings import extra_judgements, extra_usage, first_judging_roles, primary_score
 from prefdisco.results.strategy_columns import strategy_columns
+from prefdisco.scoring.alignment import COVERAGE_REASON
 from prefdisco.seeds import TrialSeeds
 
 _FAMILIES = {
@@ -128,6 +136,8 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
     value = score.value if score is not None and isinstance(score.value, dict) else {}
     task = (sample.metadata or {}).get("benchmark", spec.task)
     failed = sample.error is not None or score is None
+    # a judged response without PrefAlign: its valid criteria cover less than half the weight (none at all included)
+    unscored = judged and not failed and value.get("pref_align") is None
     result = {
         **key,
         **trial,
@@ -135,6 +145,8 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
         "task": task,
         "scenario_id": str(sample.id),
         "pref_align": value.get("pref_align"),
+        COVERAGE: value.get(COVERAGE),
+        UNSCORED_REASON: COVERAGE_REASON if unscored else None,
         "correct": value.get("correct"),
         "n_questions": value.get("n_questions"),
         "judge_invalid": value.get("judge_invalid"),
@@ -162,13 +174,15 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
             "score": j["score"],
             "judge": judge,
             "repeat": int(j.get("repeat", DEFAULT_REPEAT)),
+            IN_PREF_ALIGN: in_pref_align,
         }
-        for judge, j in [
+        for judge, j, in_pref_align in [
             *(
-                (judge_model(j.get("judge_role", "grader")) or j.get("judge") or DEFAULT_JUDGE, j)
+                (judge_model(j.get("judge_role", "grader")) or j.get("judge") or DEFAULT_JUDGE, j, 1)
                 for j in ((score.metadata or {}).get("judgements", []) if score is not None else [])
             ),
-            *extra_judgements(spec, sample.scores),  # further judges (prefdisco judge): their own names
+            # further judges (prefdisco judge): their own names, reported beside PrefAlign, never inside it
+            *((judge, j, 0) for judge, j in extra_judgements(spec, sample.scores)),
         ]
     ]
     transcript = {

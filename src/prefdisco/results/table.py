@@ -2,10 +2,11 @@
 
 Results (one row per model × task × scenario_id × mode [× fixed_k] × epoch) required columns:
 ``REQUIRED_RESULT_COLUMNS``; optional ``epoch`` (the trial, an integer >= 1; a table without it is one trial,
-epoch 1), ``failed`` (0/1), ``error`` and the simulator columns (``SIMULATOR_COLUMNS``, numbers; kept when
-present). Per-attribute (long) table: ``REQUIRED_ATTRIBUTE_COLUMNS``, optional
-``epoch`` likewise, optional ``judge`` (a table without it has one judge) and ``repeat`` (an integer >= 1; 1 when
-absent).
+epoch 1), ``failed`` (0/1), ``error``, ``pref_align_coverage`` (a share in [0, 1]), ``pref_align_reason`` and the
+simulator columns (``SIMULATOR_COLUMNS``, numbers; kept when present). Per-attribute (long) table:
+``REQUIRED_ATTRIBUTE_COLUMNS``, optional ``epoch`` likewise, optional ``judge`` (a table without it has one judge),
+``repeat`` (an integer >= 1; 1 when absent) and ``in_pref_align`` (0/1: whether PrefAlign is made of the row's
+judgement; 1 when absent or empty).
 
 Text columns become pandas categoricals and numbers float64 (NaN = empty), so 300k results rows and a few
 million attribute rows stay small in memory. Every malformed cell raises a one-line ``UserError`` naming the
@@ -26,11 +27,13 @@ from prefdisco.errors import UserError
 from prefdisco.results.columns import Columns
 from prefdisco.results.contract import (
     ATTRIBUTE_KEY,
+    COVERAGE,
     CRITERION_KEY,
     DEFAULT_EPOCH,
     DEFAULT_JUDGE,
     DEFAULT_REPEAT,
     EPOCH,
+    IN_PREF_ALIGN,
     JUDGE,
     REPEAT,
     REQUIRED_ATTRIBUTE_COLUMNS,
@@ -38,6 +41,7 @@ from prefdisco.results.contract import (
     RESULT_KEY,
     SIMULATOR_COLUMNS,
     TABLE_SUFFIXES,
+    UNSCORED_REASON,
 )
 from prefdisco.results.logs import results_from_logs
 from prefdisco.schema import MODES, Mode
@@ -49,10 +53,11 @@ _SIMULATOR_BOUNDS: dict[str, dict] = {
     "volunteered_count": {"lo": 0, "integer": True},
     "first_hit_turn": {"lo": 1, "integer": True},
     "user_critical_errors": {"lo": 0, "integer": True},
+    COVERAGE: {"lo": 0, "hi": 1},
 }
 """The optional ``SIMULATOR_COLUMNS`` and their checks (elicited_weight has no upper bound: profile weights sum to
 1 only within ``schema.WEIGHT_TOLERANCE``)."""
-_TEXT_COLUMNS = ("model", "family", "task", "scenario_id", "mode", "attribute", "error", "judge")
+_TEXT_COLUMNS = ("model", "family", "task", "scenario_id", "mode", "attribute", "error", "judge", UNSCORED_REASON)
 SUFFIXES = TABLE_SUFFIXES
 
 
@@ -203,9 +208,11 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
             "output_tokens": cols.number("output_tokens", lo=0),
         }
     )
-    for name in SIMULATOR_COLUMNS:  # optional: kept when the table has them
+    for name in (*SIMULATOR_COLUMNS, COVERAGE):  # optional: kept when the table has them
         if name in table.column_names:
             df[name] = cols.number(name, **_SIMULATOR_BOUNDS[name])
+    if UNSCORED_REASON in table.column_names:
+        df[UNSCORED_REASON] = cols.text(UNSCORED_REASON, required=False)
     if "judged" in table.column_names:  # optional: 0 while a --judge later row waits for prefdisco judge
         df["judged"] = cols.flag("judged")
     has_error = "error" in table.column_names
@@ -253,17 +260,21 @@ def validate_attributes(table: pa.Table, where: str) -> pd.DataFrame:
 
 
 def _judge_and_repeat(cols: Columns) -> dict[str, object]:
-    """The attribute table's ``judge`` (text) and ``repeat`` (an integer >= 1) columns; a table without them has
-    one judge (``DEFAULT_JUDGE``) and one repeat (``DEFAULT_REPEAT``)."""
+    """The attribute table's ``judge`` (text), ``repeat`` (an integer >= 1) and ``in_pref_align`` (bool) columns;
+    a table without them has one judge (``DEFAULT_JUDGE``), one repeat (``DEFAULT_REPEAT``) and only judgements
+    PrefAlign is made of (an empty ``in_pref_align`` cell is 1 too)."""
     n = cols.table.num_rows
     names = cols.table.column_names
     judge = cols.text(JUDGE, required=True) if JUDGE in names else pd.Categorical([DEFAULT_JUDGE] * n)
+    in_pref_align = np.ones(n, dtype=bool)
+    if IN_PREF_ALIGN in names:
+        in_pref_align = np.nan_to_num(cols.flag(IN_PREF_ALIGN), nan=1.0) > 0
     if REPEAT not in names:
-        return {JUDGE: judge, REPEAT: np.full(n, DEFAULT_REPEAT, dtype=np.int64)}
+        return {JUDGE: judge, REPEAT: np.full(n, DEFAULT_REPEAT, dtype=np.int64), IN_PREF_ALIGN: in_pref_align}
     repeat = cols.number(REPEAT, lo=1, integer=True)
     if np.isnan(repeat).any():
         raise cols.fail(int(np.argmax(np.isnan(repeat))), REPEAT, "is empty (expected the repeat, an integer >= 1)")
-    return {JUDGE: judge, REPEAT: repeat.astype(np.int64)}
+    return {JUDGE: judge, REPEAT: repeat.astype(np.int64), IN_PREF_ALIGN: in_pref_align}
 
 
 def sibling(results_file: Path, kind: str, suffixes: tuple[str, ...]) -> Path | None:

@@ -21,7 +21,7 @@ from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
-from prefdisco.scoring.alignment import pref_align
+from prefdisco.scoring.alignment import coverage, pref_align
 from prefdisco.scoring.correctness import CorrectnessResult, check_correct_offline, needs_grader
 from prefdisco.scoring.judging import judge_named
 from prefdisco.scoring.metrics import PREFDISCO_METRICS, judge_invalid_total, pref_align_mean
@@ -83,8 +83,13 @@ def prefdisco_judge(
         sub = Submission.of(state)
         grader = seeded_model(get_model(role="grader"), state.store_as(TrialSeeds).grader)
         verdict = await rubric(grader, sub, state)
+        combined = verdict.combined()
         return Score(
-            value={"pref_align": pref_align(verdict.combined()), "judge_invalid": verdict.n_invalid()},
+            value={
+                "pref_align": pref_align(combined),
+                "pref_align_coverage": coverage(combined),
+                "judge_invalid": verdict.n_invalid(),
+            },
             answer=sub.response,
             metadata={"judgements": verdict.records()},
         )

@@ -11,12 +11,15 @@ One registered scorer composed of three typed parts, each a call on the grader (
 The score value is a dict so ``inspect view`` shows each part and the results table is read straight from
 the logs::
 
-    {"pref_align": float | None, "correct": 1 | 0 | None, "n_questions": int, "judge_invalid": int,
+    {"pref_align": float | None, "pref_align_coverage": float | None, "correct": 1 | 0 | None,
+     "n_questions": int, "judge_invalid": int,
      "user_turns": int | None, "user_leaks": int | None, "user_critical_errors": int | None,
      "elicited_weight": float | None, "elicited_count": int | None, "question_hit_rate": float | None,
      "volunteered_count": int | None, "first_hit_turn": int | None}
 
-(the last five: ``elicitation.py``; ``user_critical_errors``: the audit's turns with a critical error).
+(the last five: ``elicitation.py``; ``user_critical_errors``: the audit's turns with a critical error;
+``pref_align_coverage``: the share of the profile's weight validly judged, ``alignment.coverage`` — PrefAlign is
+None when it is below one half).
 
 ``None`` means "not measured" (every judgement invalid; correctness not judgeable; no valid audit) and is
 excluded from the metrics (``metrics.py``) — never a zero. Per-attribute judgements, the correctness detail, the
@@ -37,7 +40,7 @@ from prefdisco.dialogue.scenario import scenario_of
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.schema import AttributeJudgement, Scenario
-from prefdisco.scoring.alignment import pref_align
+from prefdisco.scoring.alignment import coverage, pref_align
 from prefdisco.scoring.audit import UserAudit, audit_user
 from prefdisco.scoring.correctness import CorrectnessResult, check_correct
 from prefdisco.scoring.elicitation import dialogue_elicitation
@@ -134,8 +137,10 @@ class Findings:
 
     def score(self, sub: Submission) -> Score:
         audited = self.audit if self.audit is not None and self.audit.audit_valid else None
+        combined = self.verdict.combined()
         value = {
-            "pref_align": pref_align(self.verdict.combined()),
+            "pref_align": pref_align(combined),
+            "pref_align_coverage": coverage(combined),
             "correct": None if self.correctness.correct is None else int(self.correctness.correct),
             "n_questions": sub.record.n_questions,
             "judge_invalid": self.verdict.n_invalid(),
