@@ -254,8 +254,8 @@ def test_a_scripted_run_measures_the_hand_computed_control_gap(tmp_path, monkeyp
 def test_the_paper_preset_shows_the_decoys_persona_in_the_oracle_template(tmp_path, monkeypatch):
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     scenarios = four_scenarios()[:2]
-    task = build_task(scenarios, mode="wrong_persona", preset="paper", audit=False)
-    oracle_task = build_task(scenarios, mode="oracle", preset="paper", audit=False)
+    task = build_task(scenarios, RunConfig(preset="paper", audit=False), "wrong_persona")
+    oracle_task = build_task(scenarios, RunConfig(preset="paper", audit=False), "oracle")
     assistant, grader = Scripted(echo_values), Scripted(judge_by_value)
     user = Scripted(lambda call, i: "Short.")
     logs = inspect_eval(

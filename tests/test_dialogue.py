@@ -13,14 +13,15 @@ from inspect_ai.util import Store
 from prefdisco.dialogue.budget import QuestionBudget
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.user import USERS, UserReply
+from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.task import build_task
 from scripted import Scripted, constant, make_persona, make_scenario, replies
 
 
-def run(scenarios, mode, assistant, user=None, grader=None, tmp_path=None, **task_args):
+def run(scenarios, mode, assistant, user=None, grader=None, tmp_path=None, cache_scope=None, k=None, **settings):
     user = user or Scripted(constant("I like short answers."))
     grader = grader or Scripted(constant('{"score": 4}'))
-    task = build_task(scenarios, mode=mode, **task_args)
+    task = build_task(scenarios, RunConfig(**settings), mode, k, cache_scope=cache_scope)
     [log] = inspect_eval(
         task,
         model=assistant.model,
@@ -368,4 +369,4 @@ def test_a_new_user_type_is_one_class_and_one_registry_line(tmp_path, monkeypatc
 
 def test_unknown_user_type_fails_when_the_task_is_built():
     with pytest.raises(ValueError, match="chatty"):
-        build_task([make_scenario()], mode="discovery", user_type="chatty")
+        build_task([make_scenario()], RunConfig(user_type="chatty"), "discovery")

@@ -32,6 +32,7 @@ from prefdisco.dialogue.tool_protocol import tools_style
 from prefdisco.dialogue.user import build_user
 from prefdisco.env import Episode
 from prefdisco.env.verl import PrefDiscoInteraction
+from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.task import build_task
 from prefdisco.seeds import call_seed, seed_scope
 from scripted import Call, Scripted, make_scenario
@@ -185,16 +186,14 @@ def _played(record: DialogueRecord, score: dict[str, Any] | None, user: Scripted
 def via_solver(tmp_path, case: Case, protocol: str, script: list[Any], solver: str | None = None) -> Played:
     user, grader = Scripted(user_reply), Scripted(grading)
     extra = {"solver": solver, "solver_args": {"rounds": 8}} if solver else {}
-    task = build_task(
-        [make_scenario()],
-        mode=case.mode,
-        k=case.limit if case.mode == "fixed_k" else None,
+    config = RunConfig(
         max_questions=case.limit if case.mode == "discovery" else 5,
         audit=False,
         preset=case.preset,
         protocol=protocol,
         **extra,
     )
+    task = build_task([make_scenario()], config, case.mode, case.limit if case.mode == "fixed_k" else None)
     [log] = inspect_eval(
         task,
         model=Tooled(script).model,

@@ -103,7 +103,7 @@ def test_paper_temperatures_arrive_at_the_user_and_judge_calls(tmp_path):
     user = Recording(config.role_config("user"), "Short.")
     grader = Recording(config.role_config("grader"), '{"score": 4}')
     assistant = Scripted(replies("QUESTION: How deep?", "ANSWER: 3"))
-    task = build_task([make_scenario()], mode="discovery", user_type=config.user_type, audit=False)
+    task = build_task([make_scenario()], RunConfig(user_type=config.user_type, audit=False), "discovery")
     run_task(task, assistant, user, grader, tmp_path=tmp_path)
     assert [c.temperature for c in user.configs] == [0.4]
     assert grader.configs and {c.temperature for c in grader.configs} == {0.1}
@@ -193,7 +193,7 @@ def test_the_paper_user_does_not_see_the_problem_the_default_user_does(tmp_path)
     for preset in ("default", "paper"):
         user = Scripted(constant("Short."))
         user_type = config_for(preset, tmp_path).user_type
-        task = build_task([scenario], mode="discovery", user_type=user_type, audit=False)
+        task = build_task([scenario], RunConfig(user_type=user_type, audit=False), "discovery")
         run_task(task, Scripted(replies("QUESTION: How deep?", "ANSWER: 3")), user, tmp_path=tmp_path / preset)
         systems[preset] = user.calls[0].system
     assert scenario.problem.question in systems["default"]

@@ -21,6 +21,7 @@ from inspect_ai.model import (
 )
 
 from prefdisco.dialogue.visible import strip_reasoning, visible_text
+from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.task import build_task
 from scripted import Scripted, constant, make_scenario
 
@@ -52,11 +53,11 @@ def thought(secret: str, text: str, signature: str | None = None) -> list[Conten
     return [ContentReasoning(reasoning=secret, signature=signature), ContentText(text=text)]
 
 
-def run(mode, assistant, user=None, grader=None, tmp_path=None, **task_args):
+def run(mode, assistant, user=None, grader=None, tmp_path=None, k=None, **settings):
     user = user or Scripted(constant("I like short answers."))
     grader = grader or Scripted(constant('{"score": 4}'))
     [log] = inspect_eval(
-        build_task([make_scenario()], mode=mode, **task_args),
+        build_task([make_scenario()], RunConfig(**settings), mode, k),
         model=assistant.model,
         model_roles={"user": user.model, "grader": grader.model},
         log_dir=str(tmp_path),

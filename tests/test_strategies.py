@@ -33,6 +33,7 @@ from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.dialogue.strategies import check_strategy_scenarios, checklist, infogain, learn
 from prefdisco.dialogue.strategy_record import StrategyRecord, strategy_task_metadata
 from prefdisco.errors import UserError
+from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.task import build_task
 from prefdisco.policies.choice import binary_entropy, expected_reduction
 from prefdisco.policies.fit import fit_source
@@ -365,7 +366,7 @@ def test_the_results_table_carries_the_strategy_columns(policy_path, tmp_path):
     assert json.loads(row["inferred_attributes"]) == [A, C, B]  # most probable first
     assert row["inferred_precision"] == pytest.approx(2 / 3) and row["inferred_recall"] == 1.0
     # a row of the model's own discovery leaves them empty
-    run(build_task([H1], mode="baseline", audit=False), tmp_path / "base")
+    run(build_task([H1], RunConfig(audit=False), "baseline"), tmp_path / "base")
     [base] = results_from_logs(tmp_path / "base").results.to_dict("records")
     assert base["strategy"] is None and base["inferred_precision"] is None
 
@@ -484,8 +485,8 @@ def test_a_malformed_strategy_row_is_one_line_naming_it(tmp_path):
 
 def test_a_strategy_run_from_its_logs_compares_with_the_naive_run(policy_path, tmp_path):
     """End to end: baseline and oracle logged by the built-in task, infogain by the strategy solver."""
-    run(build_task([H1], mode="baseline", audit=False), tmp_path / "naive")
-    run(build_task([H1], mode="oracle", audit=False), tmp_path / "naive")
+    run(build_task([H1], RunConfig(audit=False), "baseline"), tmp_path / "naive")
+    run(build_task([H1], RunConfig(audit=False), "oracle"), tmp_path / "naive")
     task = strategy_task(infogain(policy=policy_path, k=2, user_type="targeted"), [H1], "infogain", 2, "ig")
     run(task, tmp_path / "ig")
     table = strategy_table(pd.concat([read_run(tmp_path / "naive"), read_run(tmp_path / "ig")], ignore_index=True))

@@ -146,7 +146,7 @@ def test_in_a_sample_the_mapper_is_the_seeded_grader_and_turns_record_what_was_r
         return '{"score": 4}'
 
     grader = Scripted(grade)
-    task = build_task([make_scenario()], mode="discovery", user_type="targeted", audit=False)
+    task = build_task([make_scenario()], RunConfig(user_type="targeted", audit=False), "discovery")
     [log] = inspect_eval(
         task,
         model=assistant.model,

@@ -235,10 +235,10 @@ def test_a_call_without_a_question_asks_the_turn_text_and_is_a_violation():
 # --- the tool protocol through the task ------------------------------------------------------------------
 
 
-def run_task(assistant, tmp_path: Path, user=None, **task_args: Any):
+def run_task(assistant, tmp_path: Path, user=None, mode: str = "baseline", **settings: Any):
     user = user or Scripted(constant("Short, please."))
     grader = Scripted(constant('{"score": 4}'))
-    task = build_task([make_scenario()], audit=False, **task_args)
+    task = build_task([make_scenario()], RunConfig(audit=False, **settings), mode)
     [log] = inspect_eval(
         task,
         model=assistant.model,
@@ -265,11 +265,11 @@ def test_discovery_under_tools_is_scored_like_the_text_protocol(tmp_path):
 
 def test_tools_refuses_what_it_cannot_follow():
     with pytest.raises(UserError, match="--protocol: unknown 'json'"):
-        build_task([make_scenario()], mode="discovery", protocol="json")
+        build_task([make_scenario()], RunConfig(protocol="json"), "discovery")
     with pytest.raises(UserError, match="--preset paper runs its own text protocol"):
-        build_task([make_scenario()], mode="discovery", protocol="tools", preset="paper")
+        build_task([make_scenario()], RunConfig(protocol="tools", preset="paper"), "discovery")
     with pytest.raises(UserError, match="--constrain-protocol"):
-        build_task([make_scenario()], mode="discovery", protocol="tools", constrain_protocol=True)
+        build_task([make_scenario()], RunConfig(protocol="tools", constrain_protocol=True), "discovery")
 
 
 # --- bring your own assistant ----------------------------------------------------------------------------
@@ -366,11 +366,10 @@ def test_a_strategy_solver_by_name_gets_the_run_settings_and_its_metadata(tmp_pa
     grader = Scripted(constant('{"score": 4}'))
     task = build_task(
         [make_scenario()],
-        mode="discovery",
-        audit=False,
-        user_type="cooperative",
-        solver="prefdisco/checklist",
-        solver_args={"policy": policy, "k": 2},
+        RunConfig(
+            audit=False, user_type="cooperative", solver="prefdisco/checklist", solver_args={"policy": policy, "k": 2}
+        ),
+        "discovery",
     )
     assert task.metadata["prefdisco_strategy"] == "checklist" and task.metadata["prefdisco_strategy_k"] == 2
     assert task.metadata["prefdisco_solver"] == "prefdisco/checklist"
@@ -389,7 +388,7 @@ def test_a_strategy_solver_by_name_gets_the_run_settings_and_its_metadata(tmp_pa
     # a scenario of the policy's own training problems is refused when the task is built
     trained = make_scenario("t1", problem=make_scenario().problem.model_copy(update={"id": "p-t1"}))
     with pytest.raises(UserError, match="t1"):
-        build_task([trained], mode="discovery", solver="prefdisco/checklist", solver_args={"policy": policy})
+        build_task([trained], RunConfig(solver="prefdisco/checklist", solver_args={"policy": policy}), "discovery")
 
 
 def test_solver_names_that_cannot_be_used_are_refused(tmp_path):

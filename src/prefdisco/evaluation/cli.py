@@ -121,6 +121,13 @@ def eval_command(
         ),
     ] = None,
     solver_arg: Annotated[list[str], typer.Option("-S", help="Solver arg key=value (JSON values, else strings).")] = [],  # noqa: B006
+    strict_policy: Annotated[
+        bool,
+        typer.Option(
+            help="With a strategy --solver: refuse a task family its policy has no prior for (default: use the "
+            "policy's prior pooled over all its families, and say so)."
+        ),
+    ] = False,
     display: Annotated[str, typer.Option(help="inspect display: full, rich, plain, log, none.")] = "plain",
     skip_invalid: Annotated[
         bool, typer.Option(help="A release file as BENCH: evaluate the rest when some lines nothing can score.")
@@ -140,7 +147,7 @@ def eval_command(
     --dry-run prints the planned calls, tokens and USD per role instead, and writes nothing.
     """
     from prefdisco.dialogue.byo import parse_solver_args
-    from prefdisco.evaluation.config import preset_settings
+    from prefdisco.evaluation.config import preset_settings, with_strict_policy
     from prefdisco.evaluation.run import RunConfig, run_conditions
     from prefdisco.evaluation.task import load_scenarios
     from prefdisco.results.logs import load_prices
@@ -194,7 +201,7 @@ def eval_command(
         model_args=parse_model_args(model_arg),
         protocol=protocol,
         solver=solver,
-        solver_args=parse_solver_args(solver_arg),
+        solver_args=with_strict_policy(parse_solver_args(solver_arg), strict_policy),
     )
     config.validate()
     if dry_run:  # before any model is resolved or any file written: needs no API key

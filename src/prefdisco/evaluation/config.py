@@ -37,10 +37,15 @@ DISPLAYS: tuple[str, ...] = get_args(DisplayType)
 
 @dataclass
 class RunConfig:
-    models: list[str]
-    user_model: str
-    grader_model: str
-    log_dir: Path
+    """Every setting of a run, passed whole wherever a setting is read: the CLI builds it from flags, the task
+    (``evaluation/task.build_task``, also ``inspect eval prefdisco/prefdisco -T …``) reads its task settings from
+    it, the eval-set, the workers, the dry run and ``run.json`` from it. The models and the folder only matter to
+    a run, not to a task (a task gets its models from inspect)."""
+
+    models: list[str] = field(default_factory=list)
+    user_model: str = ""
+    grader_model: str = ""
+    log_dir: Path = field(default_factory=lambda: Path("."))
     modes: list[str] = field(default_factory=lambda: list(CONDITIONS))
     fixed_k: list[int] = field(default_factory=list)
     user_type: str = "passive"
@@ -158,10 +163,19 @@ class RunConfig:
         check_protocol(self.protocol, self.preset, self.constrain_protocol, self.solver)
         if self.solver_args and not self.solver:
             raise UserError("-S: solver args without --solver; give --solver NAME or drop -S")
+        if self.solver_args.get("strict_policy") and self.solver not in [f"prefdisco/{n}" for n in STRATEGIES]:
+            raise UserError(
+                "--strict-policy: only a strategy solver (--solver prefdisco/checklist or prefdisco/infogain) has "
+                "a policy to be strict about"
+            )
         if self.solver:
             if "discovery" not in self.modes:
                 raise UserError(f"--solver {self.solver} plays discovery: add discovery to --modes")
             resolve_solver(self.solver, self.solver_args)  # fails here, before run.json records it
+
+    def cache_scope(self, scenarios: Sequence[Scenario]) -> str | None:
+        """The cache scope of the run's calls on ``scenarios`` (its folder and scenario set); None: no cache."""
+        return run_scope(self.log_dir, scenario_set_hash(scenarios)) if self.cache else None
 
     def role_caps(self) -> dict[str, int | None]:
         """The per-role connection caps by pool (``evaluation/limits.py``): ``user`` and ``judge``."""
@@ -309,6 +323,12 @@ def check_protocol(protocol: str, preset: str, constrain_protocol: bool, solver:
         )
     if protocol == "tools" and constrain_protocol:
         raise UserError("--constrain-protocol sends the text protocol's grammar; drop it with --protocol tools")
+
+
+def with_strict_policy(solver_args: dict[str, Any], strict: bool) -> dict[str, Any]:
+    """``--strict-policy``: the strategy solver's ``strict_policy`` arg (a strategy policy without a prior for a
+    task family refuses it instead of using its pooled prior); recorded with the solver args."""
+    return {**solver_args, "strict_policy": True} if strict else solver_args
 
 
 def scenario_set_hash(scenarios: Sequence[Scenario]) -> str:

@@ -22,7 +22,6 @@ from prefdisco.evaluation.config import (
     PROTOCOL_DEFAULTS,
     UNCOMPARED_SETTINGS,
     RunConfig,
-    run_scope,
     scenario_set_hash,
 )
 from prefdisco.evaluation.guard import guard_run
@@ -32,7 +31,6 @@ from prefdisco.results.logs import Tables, results_from_logs, write_tables
 from prefdisco.results.stream import streaming_rows
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.panel import panel_roles
-from prefdisco.seeds import seed_scope
 
 
 def build_tasks(
@@ -42,31 +40,11 @@ def build_tasks(
     each, seeded from the run's ``config.seed``. ``decoys``: the wrong_persona decoys, chosen from the run's full
     scenario set (``run_conditions``); None: chosen from ``scenarios``."""
     selected = list(scenarios)
-    scope = run_scope(config.log_dir, scenario_set_hash(selected)) if config.cache else None
-    seeds = seed_scope(config.seed)
+    scope = config.cache_scope(selected)
 
     def task(mode: Mode, k: int | None = None) -> Task:
-        return build_task(
-            selected,
-            mode=mode.value,
-            k=k,
-            user_type=config.user_type,
-            judge=config.judge,
-            audit=config.audit,
-            logprobs=config.logprobs,
-            constrain_protocol=config.constrain_protocol,
-            max_questions=config.max_questions,
-            cache_scope=scope,
-            epochs=config.epochs,
-            seed_scope=seeds,
-            preset=config.preset,
-            decoys=decoys if mode is Mode.WRONG_PERSONA else None,
-            judges=len(config.judge_models()),
-            judge_repeats=config.judge_repeats,
-            protocol=config.protocol,
-            solver=config.solver,
-            solver_args=config.solver_args,
-        )
+        chosen = decoys if mode is Mode.WRONG_PERSONA else None
+        return build_task(selected, config, mode.value, k, cache_scope=scope, decoys=chosen)
 
     return [task(Mode(m)) for m in config.modes] + [task(Mode.FIXED_K, k) for k in config.fixed_k]
 

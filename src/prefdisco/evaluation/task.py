@@ -43,13 +43,13 @@ from prefdisco.dialogue.conditions import (
 from prefdisco.dialogue.decoys import choose_decoys, decoy_samples
 from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import check_protocol, scenario_set_hash
+from prefdisco.evaluation.config import RunConfig, check_protocol, preset_settings, with_strict_policy
 from prefdisco.release.convert import load_scenarios as load_scenarios_from
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.deferred import JUDGE_LATER, prefdisco_dialogue
 from prefdisco.scoring.metrics import none_aware_reducer
 from prefdisco.scoring.scorer import prefdisco_scorer
-from prefdisco.seeds import SEED_ROLES, TrialSeeds, call_seed, seeded_model
+from prefdisco.seeds import SEED_ROLES, TrialSeeds, call_seed, seed_scope, seeded_model
 
 
 def load_scenarios(source: str | Path, skip_invalid: bool = False) -> list[Scenario]:
@@ -86,114 +86,94 @@ def seeded(scope: str, condition: str) -> Solver:
     return solve
 
 
-def condition_solver(
-    condition: Mode,
-    k: int | None = None,
-    max_questions: int = MAX_DISCOVERY_QUESTIONS,
-    user_type: str = "passive",
-    constrain_protocol: bool = False,
-    cache_scope: str | None = None,
-    preset: str = "default",
-    protocol: str = "text",
-    assistant: Solver | None = None,
-) -> Solver:
-    """The assistant side of ``condition`` under ``preset``'s prompts and end rule (see ``dialogue/conditions.py``)
-    and ``protocol`` (discovery, fixed-K); ``assistant``: a solver of the user's that plays discovery
-    (``dialogue/byo.py``)."""
+def condition_solver(condition: Mode, k: int | None, config: RunConfig, cache_scope: str | None) -> Solver:
+    """The assistant side of ``condition`` under the run's preset (prompts, end rule; ``dialogue/conditions.py``),
+    protocol and budget; a ``config.solver`` plays discovery (``dialogue/byo.py``)."""
     if condition is Mode.BASELINE:
-        return baseline(cache_scope=cache_scope, preset=preset)
+        return baseline(cache_scope=cache_scope, preset=config.preset)
     if condition is Mode.ORACLE:
-        return oracle(cache_scope=cache_scope, preset=preset)
+        return oracle(cache_scope=cache_scope, preset=config.preset)
     if condition is Mode.WRONG_PERSONA:
-        return wrong_persona(cache_scope=cache_scope, preset=preset)
-    if condition is Mode.DISCOVERY and assistant is not None:
-        return own_discovery(assistant, max_questions, user_type, cache_scope, preset)
+        return wrong_persona(cache_scope=cache_scope, preset=config.preset)
+    if condition is Mode.DISCOVERY and config.solver:
+        context = {
+            "max_questions": config.max_questions,
+            "user_type": config.user_type,
+            "cache_scope": cache_scope,
+            "preset": config.preset,
+        }
+        assistant = resolve_solver(config.solver, config.solver_args, context)
+        return own_discovery(assistant, config.max_questions, config.user_type, cache_scope, config.preset)
+    dialogue = {"user_type": config.user_type, "constrain_protocol": config.constrain_protocol}
+    dialogue |= {"cache_scope": cache_scope, "preset": config.preset, "protocol": config.protocol}
     if condition is Mode.DISCOVERY:
-        return discovery(max_questions, user_type, constrain_protocol, cache_scope, preset=preset, protocol=protocol)
-    return fixed_k(k, user_type, constrain_protocol, cache_scope, preset=preset, protocol=protocol)
+        return discovery(config.max_questions, **dialogue)
+    return fixed_k(k, **dialogue)
 
 
 def build_task(
     scenarios: Sequence[Scenario],
+    config: RunConfig | None = None,
     mode: str = "baseline",
     k: int | None = None,
-    max_questions: int = MAX_DISCOVERY_QUESTIONS,
-    user_type: str = "passive",
-    judge: str = "per_criterion",
-    logprobs: bool = False,
-    constrain_protocol: bool = False,
-    audit: bool = True,
+    *,
     cache_scope: str | None = None,
-    name: str | None = None,
-    epochs: int = 1,
-    seed_scope: str | None = None,
-    preset: str = "default",
     decoys: Mapping[str, Scenario] | None = None,
-    judges: int = 1,
-    judge_repeats: int = 1,
-    protocol: str = "text",
-    solver: str | None = None,
-    solver_args: Mapping[str, Any] | None = None,
+    name: str | None = None,
 ) -> Task:
-    """The task of ``scenarios`` in one condition, ``epochs`` trials per scenario, seeded from ``seed_scope`` (the
-    run; None: the scenario set's hash). ``decoys`` (wrong_persona only): scenario id → decoy scenario, chosen
-    from the run's full scenario set (``dialogue/decoys.py``); None: chosen from ``scenarios``. ``judges`` judges
-    (roles ``grader``, ``grader_2``, …) score every criterion ``judge_repeats`` times (``scoring/panel.py``).
-    ``protocol``: ``text`` or ``tools`` (``dialogue/tool_protocol.py``); ``solver``: a solver or agent that plays
-    discovery, created with ``solver_args`` (``dialogue/byo.py``; other conditions run the model as usual).
-    ``judge`` ``later``: the dialogues only, no grader call; ``prefdisco judge`` judges them later."""
+    """The task of ``scenarios`` in one condition (``mode``, and ``k`` for fixed-K) under the run's settings
+    (``config``; None: the defaults): ``config.epochs`` trials per scenario, seeded from ``config.seed``, calls
+    cached under ``cache_scope`` (a run's: ``RunConfig.cache_scope``, its folder and scenario set; None: no
+    cache). ``decoys`` (wrong_persona only): scenario id → decoy scenario,
+    chosen from the run's full scenario set (``dialogue/decoys.py``); None: chosen from ``scenarios``. The judges
+    (roles ``grader``, ``grader_2``, …: one per ``config.judge_models()``) score every criterion
+    ``config.judge_repeats`` times (``scoring/panel.py``); ``config.judge`` ``later``: the dialogues only, no grader
+    call (``prefdisco judge`` judges them later)."""
+    config = config or RunConfig()
     condition = Mode(mode)
-    check_protocol(protocol, preset, constrain_protocol, solver)
-    own = solver if condition is Mode.DISCOVERY else None
-    run_context = {"max_questions": max_questions, "user_type": user_type, "cache_scope": cache_scope, "preset": preset}
-    assistant = resolve_solver(own, solver_args, run_context) if own else None
+    check_protocol(config.protocol, config.preset, config.constrain_protocol, config.solver)
     if not scenarios:
         raise UserError("no scenarios to evaluate")
-    if epochs < 1:
-        raise UserError(f"--epochs: expected at least 1 trial per scenario, got {epochs}")
+    if config.epochs < 1:
+        raise UserError(f"--epochs: expected at least 1 trial per scenario, got {config.epochs}")
     ids = [s.id for s in scenarios]
     if len(set(ids)) != len(ids):
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         raise UserError(f"scenario ids must be unique; repeated: {', '.join(dupes[:5])}")
+    own = config.solver if condition is Mode.DISCOVERY else None
     benchmarks = sorted({s.problem.benchmark for s in scenarios})
     label = condition_label(condition, k)
-    if seed_scope is None:
-        seed_scope = scenario_set_hash(scenarios)
+    seeds = seed_scope(config.seed)
     if condition is Mode.WRONG_PERSONA:
-        samples = decoy_samples(scenarios, choose_decoys(scenarios, seed_scope) if decoys is None else decoys)
+        samples = decoy_samples(scenarios, choose_decoys(scenarios, seeds) if decoys is None else decoys)
     else:
         samples = [scenario_sample(s) for s in scenarios]
     return Task(
         name=name or f"prefdisco_{label}",
         dataset=MemoryDataset(samples, name="+".join(benchmarks)),
-        solver=chain(
-            seeded(seed_scope, label),
-            condition_solver(
-                condition, k, max_questions, user_type, constrain_protocol, cache_scope, preset, protocol, assistant
-            ),
-        ),
+        solver=chain(seeded(seeds, label), condition_solver(condition, k, config, cache_scope)),
         scorer=prefdisco_dialogue()  # --judge later: no grader call now (``scoring/deferred.py``)
-        if judge == JUDGE_LATER
+        if config.judge == JUDGE_LATER
         else prefdisco_scorer(
-            judge=judge,
-            logprobs=logprobs,
-            audit=audit,
+            judge=config.judge,
+            logprobs=config.logprobs,
+            audit=config.audit,
             cache_scope=cache_scope,
-            judges=judges,
-            judge_repeats=judge_repeats,
-            seed_scope=seed_scope,
+            judges=len(config.judge_models()),
+            judge_repeats=config.judge_repeats,
+            seed_scope=seeds,
         ),
-        epochs=Epochs(epochs, none_aware_reducer()),
+        epochs=Epochs(config.epochs, none_aware_reducer()),
         metadata={
             "prefdisco_mode": condition.value,
             "prefdisco_fixed_k": k,
             "prefdisco_benchmarks": benchmarks,
-            "prefdisco_user_type": user_type,
-            "prefdisco_judge": judge,
-            "prefdisco_preset": preset,
-            "prefdisco_protocol": protocol,
+            "prefdisco_user_type": config.user_type,
+            "prefdisco_judge": config.judge,
+            "prefdisco_preset": config.preset,
+            "prefdisco_protocol": config.protocol,
             "prefdisco_solver": own,
-            **(solver_task_metadata(own, solver_args or {}, scenarios, max_questions) if own else {}),
+            **(solver_task_metadata(own, config.solver_args, scenarios, config.max_questions) if own else {}),
         },
     )
 
@@ -204,32 +184,39 @@ def prefdisco(
     mode: str = "baseline",
     k: int | None = None,
     max_questions: int = MAX_DISCOVERY_QUESTIONS,
-    user_type: str = "passive",
-    judge: str = "per_criterion",
-    logprobs: bool = False,
+    user_type: str | None = None,
+    judge: str | None = None,
+    logprobs: bool | None = None,
     constrain_protocol: bool = False,
     audit: bool = True,
     epochs: int = 1,
+    seed: int = 0,
     preset: str = "default",
+    judge_panel: list[str] | None = None,
+    judge_repeats: int = 1,
     skip_invalid: bool = False,
     protocol: str = "text",
     solver: str | None = None,
     solver_args: dict[str, Any] | None = None,
+    strict_policy: bool = False,
 ) -> Task:
-    """PrefDisco on a benchmark folder / scenarios file / release file in one condition (inspect CLI entry point)."""
-    return build_task(
-        load_scenarios(scenarios, skip_invalid=skip_invalid),
-        mode=mode,
-        k=k,
+    """PrefDisco on a benchmark folder / scenarios file / release file in one condition (inspect CLI entry point).
+    The settings are ``prefdisco eval``'s, with the same defaults, the same preset rules and the same seeds (``seed``:
+    ``--seed``); ``judge_panel``: the judges after the first (give them as ``--model-role grader_2=…``, …; only
+    their number matters to the task). Calls are not cached across runs (``prefdisco eval`` scopes its cache to its
+    folder)."""
+    given = {"user_type": user_type, "judge": judge, "logprobs": logprobs}
+    config = RunConfig(
+        **preset_settings(preset, given),
         max_questions=max_questions,
-        user_type=user_type,
-        judge=judge,
-        logprobs=logprobs,
         constrain_protocol=constrain_protocol,
         audit=audit,
         epochs=epochs,
-        preset=preset,
+        seed=seed,
+        judge_panel=list(judge_panel or []),
+        judge_repeats=judge_repeats,
         protocol=protocol,
         solver=solver,
-        solver_args=solver_args,
+        solver_args=with_strict_policy(dict(solver_args or {}), strict_policy),
     )
+    return build_task(load_scenarios(scenarios, skip_invalid=skip_invalid), config, mode, k)
