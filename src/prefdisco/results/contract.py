@@ -53,6 +53,7 @@ SIMULATOR_COLUMNS: tuple[str, ...] = (*ELICITATION_COLUMNS, "user_critical_error
 STRATEGY_COLUMNS: tuple[str, ...] = (
     "strategy",
     "strategy_k",
+    "strategy_prior",
     "strategy_asked",
     "inferred_attributes",
     "inferred_precision",
