@@ -223,7 +223,7 @@ def test_cli_build_from_a_persona_library_and_a_generic_source(tmp_path: Path, m
     assert result.exit_code == 0, result.output
     assert fake.calls["persona"] == 4  # the library was reused, not regenerated
     bench = read_bench(out)
-    assert len(bench.scenarios) == 4 and "wrote 4 scenario(s)" in result.output
+    assert len(bench.scenarios) == 4 and "wrote 4 scenarios" in result.output
     assert bench.manifest["personas"]["source"] == str(library)
     assert {s.problem.question for s in bench.scenarios} <= {r["q"] for r in rows}
 

@@ -3,6 +3,7 @@ read, and the small things a first hour trips on. Every test here failed before 
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -205,3 +206,149 @@ def test_export_release_onto_a_benchmark_file_is_refused(app, tmp_path: Path) ->
     result = invoke(app, "export-release", str(bench), "--out", str(release))
     assert "holds a prefq-bench release of 4 records" in one_error(result)
     assert invoke(app, "export-release", str(bench), "--out", str(release), "--overwrite").exit_code == 0
+
+
+# ---- item 2: failure is not success ----------------------------------------------------------------------------
+
+
+def quiz_build_args(tmp_path: Path, out: Path, *extra: str) -> list[str]:
+    """4 problems x 1 persona from a generic file: 'What is i + i?' for i = 1..4."""
+    data = tmp_path / "quiz.jsonl"
+    data.write_text("".join(json.dumps({"q": f"What is {i} + {i}?", "a": str(2 * i)}) + "\n" for i in range(1, 5)))
+    return [
+        "build", "--benchmark", "generic", "--source", str(data), "--map", "question=q,answer=a,answer_type=integer",
+        "--problems", "4", "--personas-per-problem", "1", "--model", "mockllm/model", "--max-share", "0.5",
+        "--no-semantic-dedup", "--out", str(out), *extra,
+    ]  # fmt: skip
+
+
+def test_a_low_yield_build_exits_1_names_the_flag_and_resumes(app, tmp_path: Path, monkeypatch) -> None:
+    from inspect_ai.model import ModelOutput
+
+    from prefdisco.benchio import read_bench
+    from prefdisco.builder import setup
+    from test_build_support import FakeBuilder, fake_model
+
+    class CutOff(FakeBuilder):
+        """Rubrics of every problem but 'What is 1 + 1?' are cut off at the length limit (until ``fixed``)."""
+
+        fixed = False
+
+        def __call__(self, input, tools, tool_choice, config):
+            out = super().__call__(input, tools, tool_choice, config)
+            cut = config.response_schema.name == "rubric" and "What is 1 + 1?" not in input[0].text
+            if not cut or self.fixed:
+                return out
+            short = ModelOutput.from_content("mockllm", '{"criteria": [{"attribute": "', stop_reason="max_tokens")
+            short.usage = out.usage
+            return short
+
+    fake = CutOff(stable_names=True)
+    monkeypatch.setattr(setup, "resolve_models", lambda names, config: [fake_model(fake)])
+    out = tmp_path / "bench"
+
+    result = invoke(app, *quiz_build_args(tmp_path, out))
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.strip().splitlines()
+    assert "  rubric_failed 3: replies cut off at the length limit: --max-attributes 4 (fewer criteria per " in (
+        result.stdout
+    )
+    assert "-M max_string_chars=100 (shorter strings)" in result.stdout
+    assert lines[-1].startswith(f"wrote 1 of 4 scenarios planned (25%) to {out} in ")
+    assert lines[-1].endswith(
+        " s: below --min-yield 0.5; the flags above help, and the same command resumes (finished calls are not "
+        "made again)"
+    )
+    assert len(read_bench(out).scenarios) == 1  # what was kept is written
+
+    # a lower bar passes (the same folder: --min-yield changes nothing built)
+    result = invoke(app, *quiz_build_args(tmp_path, out, "--min-yield", "0.25"))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip().splitlines()[-1].endswith("; rerun the same command to retry the skipped ones")
+
+    # once the model fits, the same command resumes: only the 3 missing rubrics are asked
+    fake.fixed = True
+    before = fake.calls.copy()
+    result = invoke(app, *quiz_build_args(tmp_path, out))
+    assert result.exit_code == 0, result.output
+    assert fake.calls - before == {"rubric": 3}
+    assert result.stdout.strip().splitlines()[-1].startswith(f"wrote 4 scenarios to {out} in ")
+
+
+def test_attribute_names_that_are_not_words_never_reach_a_profile(app, tmp_path: Path, monkeypatch) -> None:
+    from prefdisco.benchio import read_bench
+    from prefdisco.builder import setup
+    from test_build_support import FakeBuilder, default_relevance, fake_model
+
+    NEW = ("Moloch 253.506", "Cabbage 11.21.2018", "Use of 3D diagrams")
+
+    def relevance(fake, prompt, schema, n):
+        reply = default_relevance(fake, prompt, schema, n)
+        reply["relevant"] = reply["relevant"][:7]  # room for the new ones in F(i)
+        reply["new_attributes"] = [
+            {"name": name, "category": "communication", "description": "A thing the person cares about.",
+             "values": ["low", "high"]}
+            for name in NEW
+        ]  # fmt: skip
+        return reply
+
+    def profile(fake, prompt, schema, n):  # the new attributes first, as a small model might
+        options = schema["properties"]["preferences"]["items"]["anyOf"]
+        names = [o["properties"]["attribute"]["enum"][0] for o in options]
+        order = sorted(range(len(options)), key=lambda i: names[i] not in NEW)
+        return {
+            "preferences": [
+                {"attribute": names[i], "value": options[i]["properties"]["value"]["enum"][0],
+                 "justification": "Because.", "importance": 3}
+                for i in order[:3]
+            ]
+        }  # fmt: skip
+
+    fake = FakeBuilder({"relevance": relevance, "profile": profile}, stable_names=True)
+    monkeypatch.setattr(setup, "resolve_models", lambda names, config: [fake_model(fake)])
+    out = tmp_path / "bench"
+    result = invoke(app, *quiz_build_args(tmp_path, out, "--min-relevant", "3"))
+    assert result.exit_code == 0, result.output
+    assert (
+        "new attribute names rejected, not words: 'Cabbage 11.21.2018' ('11.21.2018' is a number), "
+        "'Moloch 253.506' ('253.506' is a number)"
+    ) in result.stdout
+    bench = read_bench(out)
+    named = {i.attribute for s in bench.scenarios for i in s.profile.items}
+    assert "Use of 3D diagrams" in named  # a new name made of words is kept
+    relevant = {name for s in bench.scenarios for name in s.relevant_attributes}
+    assert not {"Moloch 253.506", "Cabbage 11.21.2018"} & (relevant | {a.name for a in bench.attributes})
+    assert [r["proposed"] for r in bench.manifest["attribute_dedup"]["not_words"]] == [
+        "Cabbage 11.21.2018",
+        "Moloch 253.506",
+    ]
+
+
+def test_validate_warns_about_attribute_names_that_are_not_words(app, tmp_path: Path) -> None:
+    from prefdisco.schema import Attribute
+
+    scenario = demo_scenarios()[0]
+    old = scenario.profile.items[0].attribute
+    data = json.loads(scenario.model_dump_json().replace(json.dumps(old), json.dumps("Moloch 253.506")))
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(data) + "\n")
+    result = invoke(app, "validate", str(path))
+    assert result.exit_code == 0, result.output
+    assert (
+        f"{path}:1: warning: attribute name 'Moloch 253.506' is not words ('253.506' is a number); rename it or "
+        "drop the attribute"
+    ) in result.stdout
+
+    bench = tmp_path / "bench"
+    cabbage = Attribute(name="Cabbage 11.21.2018", category="communication", description="Cabbage things.",
+                        value_space=["low", "high"])  # fmt: skip
+    ok = Attribute(name="Use of 3D diagrams", category="communication", description="Diagrams in 3D.",
+                   value_space=["low", "high"])  # fmt: skip
+    write_bench(bench, [scenario], [scenario.persona], [ok, cabbage])
+    result = invoke(app, "validate", str(bench))
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stdout.splitlines() if "warning:" in line]
+    assert warnings == [
+        f"{bench / 'attributes.json'}:12: warning: entry 1: attribute name 'Cabbage 11.21.2018' is not words "
+        "('11.21.2018' is a number); rename it or drop the attribute"
+    ]

@@ -12,6 +12,7 @@ as a name/alias of another — such a collision would make matching ambiguous.
 
 from __future__ import annotations
 
+import re
 from importlib.resources import files
 from pathlib import Path
 
@@ -21,6 +22,20 @@ from prefdisco.errors import UserError
 from prefdisco.schema import Attribute
 
 PACKAGED_NAME = "attributes.json"
+_TWO_LETTERS = re.compile(r"[^\W\d_]{2}")
+
+
+def not_words(name: str) -> str | None:
+    """Why an attribute name is not made of words, or None when it is. A small model writes names such as
+    ``Moloch 253.506`` or ``Cabbage 11.21.2018``: a name needs a word (two letters in a row), and no part of it may
+    be mostly digits (``3D`` and ``COVID-19`` are words; ``253.506`` is a number)."""
+    if not _TWO_LETTERS.search(name):
+        return "it has no word"
+    for token in name.split():
+        digits = sum(c.isdigit() for c in token)
+        if digits and digits > sum(c.isalpha() for c in token):
+            return f"{token!r} is a number"
+    return None
 
 
 def _read_text(path: Path | None) -> tuple[str, str]:

@@ -124,6 +124,14 @@ def register(app: typer.Typer) -> None:
             "--overwrite",
             help="Replace a benchmark --out holds that was built with other settings (the same settings resume).",
         ),
+        min_yield: float = typer.Option(
+            0.5,
+            "--min-yield",
+            min=0.0,
+            max=1.0,
+            help="Exit 1 when the build keeps less than this share of its planned scenarios (the kept ones are "
+            "written, and the same command resumes).",
+        ),
     ) -> None:
         """Build a personalization benchmark folder from a static benchmark."""
         config = _config(
@@ -161,6 +169,7 @@ def register(app: typer.Typer) -> None:
                 "max_problem_chars": max_problem_chars,
             },
             semantic_dedup={"enabled": semantic_dedup},
+            min_yield=min_yield,
             out=out,
         )
         console = Console(highlight=False)
@@ -169,6 +178,7 @@ def register(app: typer.Typer) -> None:
             return
         from rich.progress import Progress
 
+        from prefdisco.builder.outcome import Yield, skip_lines
         from prefdisco.builder.pipeline import run_build
 
         with Progress(console=console, transient=False) as bar:
@@ -195,6 +205,13 @@ def register(app: typer.Typer) -> None:
             )
         if report.skipped:
             console.print("skipped scenarios: " + ", ".join(f"{k} {v}" for k, v in report.skipped.items()))
+            for line in skip_lines(report.skipped, report.failures):
+                console.print(line, markup=False, soft_wrap=True)
+        rejected = report.dedup.get("not_words") or []
+        if rejected:
+            names = ", ".join(f"{r['proposed']!r} ({r['reason']})" for r in rejected[:5])
+            more = f" and {len(rejected) - 5} more (manifest.json)" if len(rejected) > 5 else ""
+            console.print(f"new attribute names rejected, not words: {names}{more}", markup=False, soft_wrap=True)
         mean = report.usage["per_scenario_mean"]
         console.print(_usage_line(report.usage["total"]))
         if mean["calls"] is not None:
@@ -202,9 +219,12 @@ def register(app: typer.Typer) -> None:
                 f"per scenario: {mean['calls']:.2f} calls, {mean['input_tokens']:.0f} input / "
                 f"{mean['output_tokens']:.0f} output tokens"
             )
-        console.print(
-            f"[green]wrote {report.scenarios} scenario(s)[/] to {report.out} in {report.seconds:.1f} s", markup=True
-        )
+        outcome = Yield(report.scenarios, report.counts["planned_scenarios"], config.min_yield)
+        line = outcome.last_line(report.out, report.seconds)
+        style = "green" if outcome.kept >= outcome.planned else "yellow"
+        console.print(line, style=style, markup=False, soft_wrap=True)
+        if not outcome.enough:
+            raise typer.Exit(1)
 
     @app.command("personas")
     def personas(

@@ -48,6 +48,9 @@ class BuildConfig(BaseModel):
     relevance: RelevanceConfig = Field(default_factory=RelevanceConfig)
     profile: ProfileConfig = Field(default_factory=ProfileConfig)
     semantic_dedup: SemanticDedupConfig = Field(default_factory=SemanticDedupConfig)
+    min_yield: float = Field(
+        default=0.5, ge=0, le=1, description="least share of the planned scenarios a build must keep (else exit 1)"
+    )
     out: Path
 
     @model_validator(mode="after")

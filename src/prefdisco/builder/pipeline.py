@@ -205,6 +205,7 @@ def _dedup_section(
         if m.kind != "new"
     ]
     return {
+        "not_words": [{"proposed": name, "reason": why} for name, why in proposals.rejected.items()],
         "lexical": {"threshold": DEFAULT_THRESHOLD, "merged": lexical},
         "semantic": semantic_lib.manifest_section(config.semantic_dedup, semantic),
     }

@@ -5,7 +5,8 @@ The LLM sees the problem and the catalogue (name and meaning of every attribute)
 response schema (an enum) and checked again on validation. It may propose at most ``max_new`` new attributes.
 All proposals of a build are deduplicated together, first lexically (:func:`propose`, order-independent): a
 proposal that means a catalogue attribute becomes that attribute, near-identical proposals share one canonical
-name, and each remaining canonical name becomes one new ``Attribute``. The builder then runs the model-judged
+name, and each remaining canonical name becomes one new ``Attribute``; a proposed name that is not words
+(``Moloch 253.506``, from a small model) is dropped first. The builder then runs the model-judged
 pass (:mod:`prefdisco.builder.semantic_dedup`) over those new attributes, and :func:`assign` writes F(i) with
 the final canonical names.
 """
@@ -13,13 +14,14 @@ the final canonical names.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from prefdisco import prompts
+from prefdisco.builder.catalogue import not_words
 from prefdisco.builder.dedup import Match, clean, explain
 from prefdisco.builder.pool import StepOutcome, StepRunner
 from prefdisco.schema import ATTRIBUTE_CATEGORIES, Attribute, Problem
@@ -149,11 +151,15 @@ class Proposals:
     """The new attributes, sorted by name; each one's aliases are the other proposed names merged into it."""
     matches: list[Match]
     """How the lexical pass resolved each distinct proposed name (sorted by name)."""
+    rejected: dict[str, str] = field(default_factory=dict)
+    """Proposed names that are not words (``catalogue.not_words``) → why; dropped before F(i), never in a
+    profile."""
 
     def renamed(self, renames: Mapping[str, str], new: list[Attribute]) -> Proposals:
         """The proposals after a later pass renamed some canonical names (``renames``) and kept ``new``."""
         mapping = {name: renames.get(canonical, canonical) for name, canonical in self.mapping.items()}
-        return Proposals(mapping=mapping, new=sorted(new, key=lambda a: a.name), matches=self.matches)
+        new = sorted(new, key=lambda a: a.name)
+        return Proposals(mapping=mapping, new=new, matches=self.matches, rejected=self.rejected)
 
 
 def _drafts(answers: Mapping[str, BaseModel]) -> list[NewAttributeDraft]:
@@ -167,6 +173,8 @@ def propose(answers: Mapping[str, BaseModel], catalogue: Sequence[Attribute]) ->
     spelled like the canonical name with the smallest (description, category, values), so they do not depend
     on the order of the problems either."""
     drafts = _drafts(answers)
+    rejected = {d.name: why for d in drafts if (why := not_words(d.name))}
+    drafts = [d for d in drafts if d.name not in rejected]
     matches = explain([d.name for d in drafts], list(catalogue))
     mapping = {m.proposed: m.canonical for m in matches}
     known = {a.name for a in catalogue}
@@ -187,7 +195,7 @@ def propose(answers: Mapping[str, BaseModel], catalogue: Sequence[Attribute]) ->
                 aliases=sorted({clean(d.name) for d in members} - {canonical}),
             )
         )
-    return Proposals(mapping=mapping, new=new, matches=matches)
+    return Proposals(mapping=mapping, new=new, matches=matches, rejected=dict(sorted(rejected.items())))
 
 
 def assign(
@@ -199,7 +207,8 @@ def assign(
     relevant: dict[str, list[str]] = {}
     for pid, answer in answers.items():
         chosen = set(answer.relevant)  # type: ignore[attr-defined]
-        chosen |= {proposals.mapping[d.name] for d in getattr(answer, "new_attributes", [])}
+        drafts = getattr(answer, "new_attributes", [])
+        chosen |= {proposals.mapping[d.name] for d in drafts if d.name not in proposals.rejected}
         relevant[pid] = [name for name in order if name in chosen]
     return relevant
 

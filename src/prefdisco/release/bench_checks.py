@@ -4,7 +4,8 @@ Every line is built into its model (:class:`Scenario`, :class:`Persona`, :class:
 own errors are reported (:func:`prefdisco.errors.validation_messages`): the invariants of
 :mod:`prefdisco.schema` (weights summing to 1, five rubric levels, one criterion per profile attribute, ...)
 are checked there and nowhere else. On top of that, what no single model can see: JSON syntax, duplicate ids,
-a scenario persona absent from ``personas.jsonl``, the manifest's format and content hash, missing files.
+a scenario persona absent from ``personas.jsonl``, the manifest's format and content hash, missing files; and a
+warning for an attribute name that is not words (``Moloch 253.506``, from a small model: ``catalogue.not_words``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from prefdisco.benchio import (
     content_hash,
     json_error,
 )
+from prefdisco.builder.catalogue import not_words
 from prefdisco.errors import validation_messages
 from prefdisco.release.report import Issue, ValidationReport, read_lines
 from prefdisco.schema import Attribute, Persona, Scenario
@@ -109,7 +111,29 @@ def _attribute_issues(path: Path, issues: list[Issue]) -> int:
             )
         else:
             names[attr.name] = lineno
+        why = not_words(attr.name)
+        if why:
+            issues.append(Issue(path, lineno, f"entry {index}: {_not_words_text(attr.name, why)}", "warning"))
     return len(data)
+
+
+def _not_words_text(name: str, why: str) -> str:
+    return f"attribute name {name!r} is not words ({why}); rename it or drop the attribute"
+
+
+def _profile_name_issues(path: Path, lines: list[tuple[int, Any]], issues: list[Issue]) -> None:
+    """A warning on the first line naming each profile attribute that is not words (``catalogue.not_words``)."""
+    seen: set[str] = set()
+    for lineno, d in lines:
+        profile = d.get("profile") if isinstance(d, dict) else None
+        items = profile.get("items") if isinstance(profile, dict) else None
+        for item in items if isinstance(items, list) else []:
+            name = item.get("attribute") if isinstance(item, dict) else None
+            if isinstance(name, str) and name not in seen:
+                seen.add(name)
+                why = not_words(name)
+                if why:
+                    issues.append(Issue(path, lineno, _not_words_text(name, why), "warning"))
 
 
 def _line_of(text: str, needle: str) -> int:
@@ -176,7 +200,8 @@ def validate_bench(directory: Path) -> ValidationReport:
 def validate_scenarios_file(path: Path) -> ValidationReport:
     """Every problem of a bare ``scenarios.jsonl``."""
     report = ValidationReport(path, "scenarios")
-    report.records, _, _ = _model_lines(path, report.issues, Scenario)
+    report.records, _, lines = _model_lines(path, report.issues, Scenario)
+    _profile_name_issues(path, lines, report.issues)
     if report.records == 0 and not report.issues:
         report.issues.append(Issue(path, 1, "no scenarios in the file"))
     return report
