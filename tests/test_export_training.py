@@ -3,6 +3,7 @@ run folder written directly (results.csv + transcripts.jsonl) and from one made 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from typer.testing import CliRunner
 
 import prefdisco.cli as cli
 from prefdisco.benchio import write_bench
+from prefdisco.env.verl import PrefDiscoInteraction
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.evalset import build_tasks
@@ -151,39 +153,142 @@ def test_sft_appends_the_final_response_when_the_transcript_stops_before_it(tmp_
     ]
 
 
-def test_dpo_pairs_responses_to_one_scenario_by_pref_align_margin(app, tmp_path):
-    run = write_run(tmp_path / "run")
+# (scenario, model, mode, fixed_k, epoch, pref_align, correct, failed, has transcript, user's reply, final answer)
+DPO_TRIALS = [
+    ("s1", "m-a", "oracle", None, 1, 4.8, 1, 0, True, "", "O1"),
+    ("s1", "m-a", "oracle", None, 2, 3.2, 1, 0, True, "", "O2"),
+    ("s1", "m-a", "oracle", None, 3, 4.0, 0, 0, True, "", "O3"),
+    ("s1", "m-a", "oracle", None, 4, 2.0, 1, 0, True, "", "O1"),  # O1 again: one response, PrefAlign 3.4
+    ("s1", "m-a", "oracle", None, 5, 1.5, 1, 0, True, "", "O5"),
+    ("s1", "m-a", "oracle", None, 6, 3.0, 0, 0, True, "", "O6"),
+    ("s1", "m-a", "discovery", None, 1, 4.5, 1, 0, True, "Briefly.", "D1"),
+    ("s1", "m-a", "discovery", None, 2, 2.5, 1, 0, True, "Briefly.", "D2"),  # the same dialogue as #1
+    ("s1", "m-a", "discovery", None, 3, 1.0, 1, 0, True, "In depth.", "D3"),  # went otherwise: alone
+    ("s1", "m-a", "fixed_k", 2, 1, 1.0, 1, 0, True, "Briefly.", "K1"),  # another system prompt: alone
+    ("s1", "m-a", "baseline", None, 1, 5.0, 1, 0, True, "", "B1"),  # not a default dpo mode
+    ("s1", "m-a", "wrong_persona", None, 1, 1.0, 1, 0, True, "", "W1"),  # the control: never by default
+    ("s2", "m-a", "oracle", None, 1, 4.9, 1, 0, True, "", "P1"),
+    ("s2", "m-b", "oracle", None, 1, 2.0, 1, 0, True, "", "P2"),  # another model, the same context
+    ("s2", "m-b", "oracle", None, 2, None, None, 0, True, "", "P3"),  # not scored
+    ("s2", "m-a", "discovery", None, 1, None, None, 1, True, "Briefly.", "D"),  # failed
+    ("s2", "m-b", "fixed_k", 2, 1, 4.0, 1, 0, False, "Briefly.", "K"),  # no transcript
+]
+
+
+def write_dpo_run(folder: Path, trials: list[tuple], problem_text: dict[str, str] | None = None) -> Path:
+    rows, transcripts = [], []
+    for sid, model, mode, k, epoch, pref, correct, failed, has_transcript, reply, final in trials:
+        rows.append(
+            {
+                "model": model, "family": "mock", "task": "demo", "scenario_id": sid, "mode": mode,
+                "fixed_k": k, "epoch": epoch, "pref_align": pref, "correct": correct, "n_questions": 1,
+                "judge_invalid": 0, "input_tokens": 10, "output_tokens": 5, "failed": failed,
+            }
+        )  # fmt: skip
+        if has_transcript:
+            chat = messages(sid, mode, final)
+            if reply:
+                chat[-2] = {"role": "user", "content": reply}
+            if problem_text:
+                chat = [{**m, "content": problem_text[sid]} if m["content"] == f"PROBLEM {sid}" else m for m in chat]
+            key = {"model": model, "task": "demo", "scenario_id": sid, "mode": mode, "fixed_k": k, "epoch": epoch}
+            transcripts.append({**key, "messages": chat, "final_response": final})
+    folder.mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(folder / "results.csv", index=False)
+    (folder / "transcripts.jsonl").write_text("".join(json.dumps(t) + "\n" for t in transcripts))
+    return folder
+
+
+def swapped(rows: list[dict]) -> list[tuple]:
+    """Rows whose prompt also carries the pair the other way round."""
+    pairs = {(json.dumps(r["prompt"]), r["chosen"][0]["content"], r["rejected"][0]["content"]) for r in rows}
+    return [(p, c, j) for p, c, j in pairs if (p, j, c) in pairs]
+
+
+def test_dpo_pairs_responses_made_in_the_same_context(app, tmp_path):
+    run = write_dpo_run(tmp_path / "run", DPO_TRIALS)
     out = tmp_path / "dpo.jsonl"
     result = CliRunner().invoke(app, ["export-training", str(run), "--format", "dpo", "--out", str(out)])
     assert result.exit_code == 0, result.output
     rows = read_jsonl(out)
 
     def pair(r: dict) -> tuple:
-        c, j = r["metadata"]["chosen"], r["metadata"]["rejected"]
-        return (r["metadata"]["scenario_id"], c["mode"], c["epoch"], j["mode"], j["epoch"], r["metadata"]["margin"])
+        m = r["metadata"]
+        return (m["scenario_id"], r["chosen"][0]["content"], r["rejected"][0]["content"], m["basis"], m["margin"])
 
-    # s1 (usable: baseline 4.5 correct, discovery#1 3.0 correct, oracle 5.0 wrong, discovery#2 4.0 correct):
-    #   baseline over discovery#1 (gap 1.5); discovery#2 over discovery#1 (gap 1.0, the margin itself);
-    #   baseline over discovery#2 is only 0.5; the oracle is wrong, so never chosen.
-    # s2 (usable: m-b discovery 2.0 wrong, m-b fixed_k 4.8 correct): fixed_k over discovery (gap 2.8)
+    # s1 discovery, the "Briefly." dialogue: D1 4.5 over D2 2.5. s1 oracle, by PrefAlign O3 4.0 (wrong), O1 3.4
+    # (4.8 and 2.0), O2 3.2, O6 3.0 (wrong), O5 1.5: O1 and O2 each over O6 (wrong, PrefAlign no higher) and over
+    # O5 (gaps 1.9, 1.7); O1-O2 is 0.2 apart, O3 and O6 are wrong and every correct one is behind them: 6 pairs
+    # make no row. s2 oracle: m-a's P1 4.9 over m-b's P2 2.0.
     assert [pair(r) for r in rows] == [
-        ("s1", "baseline", 1, "discovery", 1, 1.5),
-        ("s1", "discovery", 2, "discovery", 1, 1.0),
-        ("s2", "fixed_k", 1, "discovery", 1, pytest.approx(2.8)),
+        ("s1", "ANSWER: D1", "ANSWER: D2", "pref_align", 2.0),
+        ("s1", "ANSWER: O1", "ANSWER: O6", "correct", pytest.approx(0.4)),
+        ("s1", "ANSWER: O1", "ANSWER: O5", "pref_align", pytest.approx(1.9)),
+        ("s1", "ANSWER: O2", "ANSWER: O6", "correct", pytest.approx(0.2)),
+        ("s1", "ANSWER: O2", "ANSWER: O5", "pref_align", pytest.approx(1.7)),
+        ("s2", "ANSWER: P1", "ANSWER: P2", "pref_align", pytest.approx(2.9)),
     ]
-    first = rows[0]
-    assert first["prompt"] == [{"role": "user", "content": "PROBLEM s1"}]
-    assert first["chosen"] == [{"role": "assistant", "content": "B for s1 by m-a in baseline #1"}]
-    assert first["rejected"] == [{"role": "assistant", "content": "B for s1 by m-a in discovery #1"}]
-    assert rows[2]["metadata"]["rejected"]["model"] == "m-b"
+    # the prompt is the context: the dialogue up to the final answer, or the oracle's system prompt and the problem
+    assert rows[0]["prompt"] == messages("s1", "discovery", "D1")[:-1]
+    assert rows[0]["prompt"][-1] == {"role": "user", "content": "Briefly."}
+    assert rows[1]["prompt"] == [
+        {"role": "system", "content": "You know the person."},
+        {"role": "user", "content": "PROBLEM s1"},
+    ]
+    merged = rows[1]["metadata"]["chosen"]
+    assert (merged["epoch"], merged["pref_align"], merged["n_trials"]) == (1, pytest.approx(3.4), 2)
+    assert rows[5]["metadata"]["chosen"]["model"] == "m-a" and rows[5]["metadata"]["rejected"]["model"] == "m-b"
+    # per trial, O1 (4.8) over O2 (3.2) and O2 over O1 (2.0) would both pass the margin: one prompt, swapped
+    assert swapped(rows) == []
     meta = json.loads((tmp_path / "dpo.jsonl.meta.json").read_text())
-    assert meta["options"]["margin"] == 1.0 and meta["options"]["min_pref_align"] is None
-    assert meta["counts"]["pairs"] == 3 and meta["counts"]["scenarios"] == 2
-    # a wider margin keeps only the 2.8 gap; a floor on the chosen keeps only 4.8
+    assert meta["options"] == {"modes": ["discovery", "oracle", "fixed_k"], "min_pref_align": None, "margin": 1.0}
+    assert meta["counts"] == {
+        "trials": 17,
+        "excluded_mode": 2,
+        "excluded_failed": 1,
+        "excluded_no_transcript": 1,
+        "excluded_unscored": 1,
+        "merged_identical_response": 1,
+        "excluded_alone_in_context": 2,
+        "contexts": 5,
+        "scenarios": 2,
+        "pairs": 6,
+        "pairs_without_preference": 6,
+    }
+    # a wider margin keeps the 2.0 and 2.9 gaps and the correctness pairs; a floor on the chosen keeps 4.5 and 4.9
     export_training(run, out, ExportOptions(format="dpo", margin=2.0))
-    assert [pair(r)[:2] for r in read_jsonl(out)] == [("s2", "fixed_k")]
-    export_training(run, out, ExportOptions(format="dpo", min_pref_align=4.6))
-    assert [pair(r)[:2] for r in read_jsonl(out)] == [("s2", "fixed_k")]
+    assert [pair(r)[1:4] for r in read_jsonl(out)] == [
+        ("ANSWER: D1", "ANSWER: D2", "pref_align"),
+        ("ANSWER: O1", "ANSWER: O6", "correct"),
+        ("ANSWER: O2", "ANSWER: O6", "correct"),
+        ("ANSWER: P1", "ANSWER: P2", "pref_align"),
+    ]
+    export_training(run, out, ExportOptions(format="dpo", min_pref_align=4.5))
+    assert [pair(r)[1] for r in read_jsonl(out)] == ["ANSWER: D1", "ANSWER: P1"]
+
+
+def test_dpo_drops_pairs_one_prompt_holds_both_ways(tmp_path):
+    """Baseline's prompt is the problem alone, shared by every persona of it: two personas ranking X and Y
+    oppositely give one prompt both ways, and neither row is written; s5 agrees with s3, kept once."""
+    trials = [
+        ("s3", "m-a", "baseline", None, 1, 4.5, 1, 0, True, "", "X"),
+        ("s3", "m-a", "baseline", None, 2, 2.0, 1, 0, True, "", "Y"),
+        ("s4", "m-a", "baseline", None, 1, 1.5, 1, 0, True, "", "X"),
+        ("s4", "m-a", "baseline", None, 2, 4.0, 1, 0, True, "", "Y"),
+        ("s5", "m-a", "baseline", None, 1, 5.0, 1, 0, True, "", "X"),
+        ("s5", "m-a", "baseline", None, 2, 1.0, 1, 0, True, "", "Z"),
+        ("s6", "m-a", "baseline", None, 1, 5.0, 1, 0, True, "", "X"),
+        ("s6", "m-a", "baseline", None, 2, 1.0, 1, 0, True, "", "Z"),
+    ]
+    run = write_dpo_run(tmp_path / "run", trials, {s: "PROBLEM shared" for s in ("s3", "s4", "s5", "s6")})
+    meta = export_training(run, tmp_path / "dpo.jsonl", ExportOptions(format="dpo", modes=("baseline",)))
+    rows = read_jsonl(tmp_path / "dpo.jsonl")
+    assert [(r["metadata"]["scenario_id"], r["chosen"][0]["content"], r["rejected"][0]["content"]) for r in rows] == [
+        ("s5", "ANSWER: X", "ANSWER: Z"),
+    ]
+    assert rows[0]["prompt"] == [{"role": "user", "content": "PROBLEM shared"}]
+    assert meta["counts"]["dropped_contradicting_pair"] == 2 and meta["counts"]["skipped_duplicate_pair"] == 1
+    assert meta["counts"]["pairs"] == 1 and swapped(rows) == []
 
 
 def test_verl_writes_one_row_per_scenario_in_verls_layout(app, tmp_path):
@@ -210,21 +315,86 @@ def test_verl_writes_one_row_per_scenario_in_verls_layout(app, tmp_path):
     }  # fmt: skip
     assert rows[1]["extra_info"]["scenario_id"] == "s2" and rows[1]["extra_info"]["index"] == 1
     meta = json.loads((tmp_path / "rl.parquet.meta.json").read_text())
-    assert meta["options"] == {"bench": str(bench), "policy": None, "prompt_mode": "discovery"}
+    assert meta["options"] == {
+        "bench": str(bench), "policy": None, "prompt_mode": "discovery", "train_fraction": None, "split_seed": None,
+    }  # fmt: skip
     assert meta["counts"] == {"trials": 9, "scenarios": 2, "split_train": 2}
+    assert (
+        meta["split"] is None and meta["files"] == {"train": str(out)} and not (tmp_path / "rl.eval.parquet").exists()
+    )
 
-    # with a policy, split is train/test by its split by problem (here: one of the two problems each way)
+    # with a policy, its split by problem: of the benchmark's 3 problems floor(0.5 · 3) = 1 trains
     policy = fit_source(bench, fraction=0.5, seed=0)
     train = {p.id for p in policy.split.train_problems}
     assert len(train) == 1
     write_policy(policy, tmp_path / "policy.json")
     export_training(run, out, ExportOptions(format="verl", bench=bench, policy=tmp_path / "policy.json"))
-    for row in pq.read_table(out).to_pylist():
-        info = row["extra_info"]
-        assert info["split"] == ("train" if info["problem_id"] in train else "test")
+    sides = {
+        side: [r["extra_info"] for r in pq.read_table(path).to_pylist()]
+        for side, path in (("train", out), ("eval", tmp_path / "rl.eval.parquet"))
+    }
+    assert sorted(i["scenario_id"] for infos in sides.values() for i in infos) == ["s1", "s2"]
+    for side, infos in sides.items():
+        assert all(i["split"] == side and (i["problem_id"] in train) == (side == "train") for i in infos)
+        assert [i["index"] for i in infos] == list(range(len(infos)))
+    again = export_training(run, out, ExportOptions(format="verl", bench=bench, train_fraction=0.5, split_seed=0))
+    assert again["split"]["train_problems"] == [f"demo/{pid}" for pid in sorted(train)]
+    other = write_bench_of(tmp_path / "other", ["s1", "s2", "s3", "s4", "s5"])  # not the policy's source
+    with pytest.raises(UserError, match="--policy: its training problems are not the split of --bench"):
+        export_training(run, out, ExportOptions(format="verl", bench=other, policy=tmp_path / "policy.json"))
     # the baseline opening has no system prompt
     export_training(run, out, ExportOptions(format="verl", bench=bench, prompt_mode="baseline"))
     assert pq.read_table(out).to_pylist()[0]["prompt"] == [{"role": "user", "content": "PROBLEM s1"}]
+
+
+def test_verl_split_is_the_interactions_split(app, tmp_path):
+    """Train and evaluation rows go to separate files by the interaction's own split (train_fraction, split_seed,
+    over every scenario of the benchmark): the real PrefDiscoInteraction with split "train" accepts every train
+    row and refuses every evaluation row; with split "eval" the reverse."""
+    problems = [problem(f"q{i}") for i in range(12)]
+    scenarios = [make_scenario(f"s{i}{x}", problem=p) for i, p in enumerate(problems) for x in "ab"]
+    attributes = [
+        Attribute(name=n, category="cognitive", description="d", value_space=["a", "b"])
+        for n in sorted({i.attribute for s in scenarios for i in s.profile.items})
+    ]
+    bench = tmp_path / "bench"
+    write_bench(bench, scenarios, [make_persona()], attributes)
+    # the run evaluated the first 10 problems (20 scenarios); q10 and q11 are only in the benchmark
+    trials = [(s.id, "m-a", "discovery", None, 1, 4.0, 1, 0, True, "Briefly.", "B") for s in scenarios[:20]]
+    run = write_dpo_run(tmp_path / "run", trials)
+    out = tmp_path / "train.parquet"
+    args = ["export-training", str(run), "--format", "verl", "--out", str(out), "--bench", str(bench)]
+    result = CliRunner().invoke(app, [*args, "--train-fraction", "0.5", "--split-seed", "3"])
+    assert result.exit_code == 0, result.output
+    files = {"train": out, "eval": tmp_path / "train.eval.parquet"}
+    rows = {side: pq.read_table(path).to_pylist() for side, path in files.items()}
+    meta = json.loads((tmp_path / "train.parquet.meta.json").read_text())
+    # floor(0.5 · 12) = 6 of the benchmark's 12 problems train (5 of the run's 10 would be a split of the run)
+    assert len(meta["split"]["train_problems"]) == 6 and meta["split"]["seed"] == 3
+    assert meta["counts"]["split_train"] + meta["counts"]["split_eval"] == 20 == sum(len(r) for r in rows.values())
+    assert meta["rows"] == len(rows["train"]) and meta["files"] == {k: str(v) for k, v in files.items()}
+    eval_meta = json.loads((tmp_path / "train.eval.parquet.meta.json").read_text())
+    assert eval_meta["side"] == "eval" and eval_meta["rows"] == len(rows["eval"])
+    for side, side_rows in rows.items():  # the two personas of a problem are on one side
+        assert all(r["extra_info"]["split"] == side for r in side_rows) and len(side_rows) % 2 == 0
+    assert rows["train"] and rows["eval"]
+
+    user, grader = Scripted(constant("Briefly.")), Scripted(constant('{"score": 5}'))
+    for side, other in (("train", "eval"), ("eval", "train")):
+        interaction = PrefDiscoInteraction(
+            {
+                "scenarios": str(bench), "user_model": user.model, "judge_model": grader.model,
+                "train_fraction": 0.5, "split_seed": 3, "split": side,
+            }
+        )  # fmt: skip
+        for row in rows[side]:
+            kwargs = row["extra_info"]["interaction_kwargs"]
+            assert asyncio.run(interaction.start_interaction(None, **kwargs))
+        for row in rows[other]:
+            kwargs = row["extra_info"]["interaction_kwargs"]
+            with pytest.raises(UserError, match="side of the split"):
+                asyncio.run(interaction.start_interaction(None, **kwargs))
+    assert user.calls == [] and grader.calls == []  # starting an episode asks no model
 
 
 @pytest.mark.parametrize(
@@ -235,6 +405,12 @@ def test_verl_writes_one_row_per_scenario_in_verls_layout(app, tmp_path):
         (["--format", "dpo", "--margin", "0"], "--margin: expected a PrefAlign difference > 0, got 0.0"),
         (["--format", "sft", "--min-pref-align", "7"], "--min-pref-align: expected a PrefAlign in [1, 5], got 7.0"),
         (["--format", "sft", "--modes", "baseline,chat"], "unknown mode 'chat'"),
+        (["--format", "verl", "--bench", "b", "--train-fraction", "1.5"], "--train-fraction: expected a fraction"),
+        (["--format", "verl", "--bench", "b", "--split-seed", "2"], "--split-seed/--eval-out: give --train-fraction"),
+        (
+            ["--format", "verl", "--bench", "b", "--policy", "p.json", "--train-fraction", "0.5"],
+            "--policy: the split is the policy's own",
+        ),
     ],
 )
 def test_bad_options_are_one_line_errors(app, tmp_path, args, expected):

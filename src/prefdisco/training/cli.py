@@ -18,22 +18,37 @@ def export_training_command(
     ] = None,
     margin: Annotated[float, typer.Option(help="dpo: least PrefAlign gap between chosen and rejected.")] = 1.0,
     modes: Annotated[
-        str, typer.Option(help="sft/dpo: comma-separated modes to read (default: all but wrong_persona).")
+        str,
+        typer.Option(
+            help="sft/dpo: comma-separated modes to read (default sft: all but wrong_persona; "
+            "dpo: discovery, oracle, fixed_k)."
+        ),
     ] = "",
     bench: Annotated[
         Path | None, typer.Option(help="verl: the benchmark the run evaluated (gold answers, domains).")
     ] = None,
     policy: Annotated[
-        Path | None, typer.Option(help="verl: a policy.json; extra_info.split is train/test by its split.")
+        Path | None,
+        typer.Option(help="verl: a policy.json; split by its train fraction and seed (instead of --train-fraction)."),
     ] = None,
     prompt_mode: Annotated[str, typer.Option(help="verl: the mode whose opening messages are the prompt.")] = (
         "discovery"
     ),
+    train_fraction: Annotated[
+        float | None,
+        typer.Option(help="verl: split by problem as the interaction's train_fraction; eval rows to --eval-out."),
+    ] = None,
+    split_seed: Annotated[
+        int | None, typer.Option(help="verl: the split's seed, as the interaction's split_seed (default 0).")
+    ] = None,
+    eval_out: Annotated[
+        Path | None, typer.Option(help="verl with a split: the evaluation rows' file (default OUT_STEM.eval.parquet).")
+    ] = None,
 ) -> None:
     """Export a run's dialogues and scores as training data (SFT, DPO pairs, or a verl RL dataset)."""
-    from prefdisco.training.export import DEFAULT_MODES, ExportOptions, export_training, meta_path
+    from prefdisco.training.export import ExportOptions, export_training, meta_path
 
-    chosen = tuple(m.strip() for m in modes.split(",") if m.strip()) if modes.strip() else DEFAULT_MODES
+    chosen = tuple(m.strip() for m in modes.split(",") if m.strip()) if modes.strip() else None
     options = ExportOptions(
         format=format_,
         min_pref_align=min_pref_align,
@@ -42,10 +57,16 @@ def export_training_command(
         bench=bench,
         policy=policy,
         prompt_mode=prompt_mode,
+        train_fraction=train_fraction,
+        split_seed=split_seed,
+        eval_out=eval_out,
     )
     meta = export_training(run_dir, out, options)
     counts = ", ".join(f"{k} {v}" for k, v in meta["counts"].items())
-    typer.echo(f"Wrote {meta['rows']} {format_} rows to {out} ({counts}); options and counts in {meta_path(out)}")
+    also = ""
+    if "eval" in meta.get("files", {}):
+        also = f" and {meta['counts'].get('split_eval', 0)} evaluation rows to {meta['files']['eval']}"
+    typer.echo(f"Wrote {meta['rows']} {format_} rows to {out}{also} ({counts}); options and counts in {meta_path(out)}")
 
 
 def register(app: typer.Typer) -> None:
