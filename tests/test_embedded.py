@@ -99,7 +99,8 @@ def test_demo_end_to_end_on_two_scenarios(tmp_path):
     assert (out / "report" / "report.html").is_file() and f"report: {out / 'report' / 'report.html'}" in text
 
     summary = json.loads((out / "summary.json").read_text())
-    assert set(summary["modes"]) == {"baseline", "discovery", "oracle"}
+    assert set(summary["modes"]) == {"baseline", "discovery", "oracle", "fixed_k=2"}
+    assert summary["modes"]["fixed_k=2"]["mean_questions"] in (2.0, None)  # the engine forces two questions
     for mode in summary["modes"].values():
         assert set(mode) >= {"pref_align_mean", "accuracy", "mean_questions", "n"}
         assert mode["n"] + mode["failed"] == 2
@@ -113,15 +114,25 @@ def test_demo_end_to_end_on_two_scenarios(tmp_path):
 
     # the logs are ordinary inspect logs (what `inspect view` reads), one per condition, all finished
     logs = [read_eval_log(info) for info in list_eval_logs(str(out / "logs"))]
-    assert sorted(log.eval.task for log in logs) == ["prefdisco_baseline", "prefdisco_discovery", "prefdisco_oracle"]
+    assert sorted(log.eval.task for log in logs) == [
+        "prefdisco_baseline",
+        "prefdisco_discovery",
+        "prefdisco_fixed_k2",
+        "prefdisco_oracle",
+    ]
     assert all(log.status == "success" and len(log.samples) == 2 for log in logs)
     discovery = next(log for log in logs if log.eval.task == "prefdisco_discovery")
     for sample in discovery.samples:
         score = sample.scores["prefdisco_scorer"]
         assert score.value["n_questions"] <= 5
         assert len(score.metadata["judgements"]) == len(json.loads(json.dumps(sample.metadata["scenario"]))["rubric"])
+    # the demo shows a dialogue: fixed-K 2's turns are two questions, two replies of the simulated user, an answer
+    fixed = next(log for log in logs if log.eval.task == "prefdisco_fixed_k2")
+    for sample in fixed.samples:
+        kinds = [t["kind"] for t in sample.scores["prefdisco_scorer"].metadata["turns"]]
+        assert kinds == ["question", "reply", "question", "reply", "answer"]
     results = (out / "logs" / "results.csv").read_text().splitlines()
-    assert len(results) == 1 + 6
+    assert len(results) == 1 + 8
 
 
 def test_prompt_cache_reads_only_what_differs_and_answers_the_same():

@@ -1,9 +1,15 @@
-"""``prefdisco demo``: the packaged demo scenarios, all three conditions, the embedded model in every role.
+"""``prefdisco demo``: the packaged demo scenarios, the three conditions and fixed-K 2, the embedded model in every
+role.
+
+Fixed-K 2 is there so that a newcomer's first report shows a dialogue: the engine makes the first two turns
+questions, the simulated user answers them, and the table, the report's examples and ``inspect view`` show the
+questions and replies (the embedded model never asks on its own in discovery).
 
 Writes inspect logs (``OUT/logs``; open them with ``inspect view --log-dir OUT/logs``), the results tables
 beside them, and ``OUT/summary.json``::
 
-    {"modes": {"baseline"|"discovery"|"oracle": {"pref_align_mean", "accuracy", "mean_questions", "n", ...}},
+    {"modes": {"baseline"|"discovery"|"oracle"|"fixed_k=2":
+               {"pref_align_mean", "accuracy", "mean_questions", "n", ...}},
      "norm_align": number | null, "norm_align_reason": str, "models": {"assistant", "user", "grader"}, ...}
 
 The per-mode means are over each mode's scored rows; NormAlign is the report's (``analysis/normalign.py``):
@@ -25,18 +31,23 @@ from prefdisco.analysis.report import make_report
 from prefdisco.analysis.summary import summary_json
 from prefdisco.atomic import atomic_write
 from prefdisco.evaluation.run import RunConfig, run_conditions
+from prefdisco.results.contract import FIXED_K_MODE, condition_label
 from prefdisco.results.table import load_results
 from prefdisco.schema import CONDITIONS, Scenario
 
 DEMO_MODEL = "prefdisco/smollm2"
 DEFAULT_OUT = Path("prefdisco-demo")
 # The embedded model is tiny and slow on 2 cores (~50 tokens/s written, ~220 read): keep its turns short. Each
-# assistant turn is written once and read again by the judge; at 96 tokens the 60 calls take under 3 minutes.
+# assistant turn is written once and read again by the judge; at 96 tokens the demo's 78 calls take under 3 minutes.
 DEMO_MAX_TOKENS = 96
 DEMO_USER_MAX_TOKENS = 60
-DEMO_SIZE = 10
+DEMO_SIZE = 6
 """Scenarios the embedded demo runs: the packaged ones whose rubrics are shortest (the judge reads every level
-of every criterion, and reading the prompt is the embedded model's largest cost). A real model runs them all."""
+of every criterion, and reading the prompt is the embedded model's largest cost). A real model runs them all.
+Six, since fixed-K 2 costs about as much as the three other conditions together (three assistant turns, two user
+replies, a judge call)."""
+DEMO_FIXED_K = 2
+"""The fixed-K condition the demo adds: two questions forced, so the demo shows a dialogue."""
 DEMO_JUDGE = "structured"
 """On the embedded model the demo judges each response in one call (all criteria at once), not one call per
 criterion: three to four times fewer judge calls, the largest share of the demo's time."""
@@ -66,14 +77,16 @@ def _mean(series: pd.Series) -> float | None:
 def summarize(results: pd.DataFrame, models: dict[str, str]) -> dict[str, Any]:
     """The demo's summary of a validated results frame (``results.table.load_results``)."""
     modes: dict[str, dict[str, Any]] = {}
-    for mode in CONDITIONS:
-        rows = results[(results["mode"] == mode) & (results["failed"] == 0)]
-        modes[mode] = {
+    ks = sorted(int(k) for k in results.loc[results["mode"] == FIXED_K_MODE, "fixed_k"].dropna().unique())
+    for mode, k in [*((m, None) for m in CONDITIONS), *((FIXED_K_MODE, k) for k in ks)]:
+        of_condition = (results["mode"] == mode) & (results["fixed_k"] == k if k is not None else True)
+        rows = results[of_condition & (results["failed"] == 0)]
+        modes[condition_label(mode, k)] = {
             "pref_align_mean": _mean(rows["pref_align"]),
             "accuracy": _mean(rows["correct"]),
             "mean_questions": _mean(rows["n_questions"]),
             "n": len(rows),
-            "failed": int(((results["mode"] == mode) & (results["failed"] == 1)).sum()),
+            "failed": int((of_condition & (results["failed"] == 1)).sum()),
             "judge_invalid": int(pd.to_numeric(rows["judge_invalid"], errors="coerce").fillna(0).sum()),
         }
     value, reason, _ = intersection_norm_align(scenario_table(results))
@@ -123,10 +136,12 @@ def run_demo(
         max_tokens=DEMO_MAX_TOKENS if embedded else None,
         user_max_tokens=DEMO_USER_MAX_TOKENS if embedded else None,
         judge=DEMO_JUDGE if embedded else "per_criterion",
+        audit=not embedded,  # a 135M auditor of the simulated user measures nothing; its call would cost 8 s a dialogue
+        fixed_k=[DEMO_FIXED_K],
         display=display,
     )
     config.validate()
-    run_conditions(scenarios, config)
+    run_conditions(scenarios, config, label="demo")
     summary = summarize(load_results(config.log_dir).results, {"assistant": model, "user": model, "grader": model})
     summary["n_scenarios"] = len(scenarios[:limit] if limit else scenarios)
     summary["log_dir"] = str(out / "logs")

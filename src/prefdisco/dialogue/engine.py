@@ -135,7 +135,7 @@ class Observation:
         return "\n\n".join(m.text for m in self.messages)
 
 
-def as_message(turn: Turn) -> ChatMessage:
+def as_message(turn: Turn) -> ChatMessageAssistant:
     """An assistant turn as the message the assistant's history keeps."""
     if isinstance(turn, str):
         return ChatMessageAssistant(content=turn)

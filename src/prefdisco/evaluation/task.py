@@ -104,11 +104,10 @@ def condition_solver(condition: Mode, k: int | None, config: RunConfig, cache_sc
         }
         assistant = resolve_solver(config.solver, config.solver_args, context)
         return own_discovery(assistant, config.max_questions, config.user_type, cache_scope, config.preset)
-    dialogue = {"user_type": config.user_type, "constrain_protocol": config.constrain_protocol}
-    dialogue |= {"cache_scope": cache_scope, "preset": config.preset, "protocol": config.protocol}
+    user, constrain, preset, protocol = config.user_type, config.constrain_protocol, config.preset, config.protocol
     if condition is Mode.DISCOVERY:
-        return discovery(config.max_questions, **dialogue)
-    return fixed_k(k, **dialogue)
+        return discovery(config.max_questions, user, constrain, cache_scope, preset, protocol)
+    return fixed_k(k, user, constrain, cache_scope, preset, protocol)
 
 
 def build_task(
