@@ -1,4 +1,5 @@
-"""The negative control ``wrong_persona``: each scenario's decoy, and the oracle prompt filled with it.
+"""The negative control ``wrong_persona``: each scenario's decoy (``conditions.wrong_persona`` fills the oracle
+prompt with it).
 
 A wrong_persona sample is the oracle condition with one change: its system message is the oracle template filled
 with the profile and persona of another scenario, the *decoy*, while the scorer still judges the response against

@@ -1,4 +1,8 @@
-"""The discovery action protocol: how an assistant turn is read as a question or a final answer.
+"""The text protocol (the default ``--protocol text``): how an assistant turn is read as a question or a final answer.
+
+This module is the protocol's codec for the dialogue engine (``engine.py``): ``read`` gives a turn's ``Action``
+given what the budget expects of it, ``reply_messages`` and ``hints`` what the assistant is sent; the rules that
+decide what a turn must be are the engine's.
 
 Every assistant turn is either
 
@@ -9,8 +13,8 @@ Markers are matched case-insensitively at the start of a line, optionally wrappe
 (``**ANSWER:**``) or written as ``Question -``. If a turn contains an ANSWER marker anywhere, it is an answer
 (text before the marker is dropped as preamble). A turn that starts with a QUESTION marker is a question.
 A turn with no marker at all is taken as the final answer: a model that ignores the protocol and simply
-answers is scored on what it answered, never stuck in the loop. Such turns are flagged ``unmarked`` so
-protocol compliance can be reported.
+answers is scored on what it answered, never stuck in the dialogue. Such turns are flagged ``unmarked`` (a
+protocol violation) so protocol compliance can be reported.
 
 In the fixed-K ablation the first K turns are questions whatever their marker says (the assistant is told to
 ask); their markers are stripped.
