@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -352,3 +353,121 @@ def test_validate_warns_about_attribute_names_that_are_not_words(app, tmp_path: 
         f"{bench / 'attributes.json'}:12: warning: entry 1: attribute name 'Cabbage 11.21.2018' is not words "
         "('11.21.2018' is a number); rename it or drop the attribute"
     ]
+
+
+# ---- item 3: never silent --------------------------------------------------------------------------------------
+
+TICK = re.compile(r"^(\w+): (?:(\w+) (\d+)/(\d+) done, (\d+) failed|starting); (\d+) s elapsed$")
+
+
+def ticks(output: str, label: str) -> list[tuple[str, int, int, int]]:
+    """(what, done, total, failed) of every progress line of ``label`` in ``output``."""
+    found = []
+    for line in output.splitlines():
+        m = TICK.match(line)
+        if m and m.group(1) == label and m.group(2):
+            found.append((m.group(2), int(m.group(3)), int(m.group(4)), int(m.group(5))))
+    return found
+
+
+def test_a_build_into_a_file_prints_progress_lines(app, tmp_path: Path, monkeypatch) -> None:
+    import time
+
+    from inspect_ai.model import ModelOutput
+
+    from prefdisco.builder import setup
+    from test_build_support import FakeBuilder, fake_model
+
+    class Slow(FakeBuilder):
+        """0.1 s a call; the rubrics of all problems but the first cut off (3 failures)."""
+
+        def __call__(self, input, tools, tool_choice, config):
+            time.sleep(0.1)
+            out = super().__call__(input, tools, tool_choice, config)
+            if config.response_schema.name == "rubric" and "What is 1 + 1?" not in input[0].text:
+                return ModelOutput.from_content("mockllm", "{", stop_reason="max_tokens")
+            return out
+
+    fake = Slow(stable_names=True)
+    monkeypatch.setattr(setup, "resolve_models", lambda names, config: [fake_model(fake)])
+    monkeypatch.setenv("PREFDISCO_PROGRESS_SECONDS", "0.05")
+    result = invoke(app, *quiz_build_args(tmp_path, tmp_path / "bench", "--retries", "0", "--min-yield", "0"))
+    assert result.exit_code == 0, result.output
+    seen = ticks(result.stdout, "build")
+    assert {what for what, *_ in seen} >= {"persona", "relevance", "profile", "rubric"}, result.stdout
+    assert all(0 <= done <= total for _, done, total, _ in seen)
+    assert {(total, failed) for what, _, total, failed in seen if what == "persona"} == {(4, 0)}
+    rubric = [(done, failed) for what, done, _, failed in seen if what == "rubric"]
+    assert rubric == sorted(rubric) and 1 <= rubric[-1][1] <= 3  # the failures are counted as the rubrics end
+
+    # a terminal gets rich's bars instead (no plain line)
+    monkeypatch.setattr("rich.console.Console.is_terminal", property(lambda self: True))
+    result = invoke(app, *quiz_build_args(tmp_path, tmp_path / "bench2", "--retries", "0", "--min-yield", "0"))
+    assert result.exit_code == 0 and not ticks(result.stdout, "build")
+
+
+def test_personas_into_a_file_print_progress_lines(app, tmp_path: Path, monkeypatch) -> None:
+    import time
+
+    from prefdisco.builder import setup
+    from test_build_support import FakeBuilder, fake_model
+
+    class Slow(FakeBuilder):
+        def __call__(self, *args):
+            time.sleep(0.1)
+            return super().__call__(*args)
+
+    fake = Slow()
+    monkeypatch.setattr(setup, "resolve_models", lambda names, config: [fake_model(fake)])
+    monkeypatch.setenv("PREFDISCO_PROGRESS_SECONDS", "0.05")
+    out = tmp_path / "p.jsonl"
+    args = ["personas", "--n", "3", "--batch", "1", "--model", "m", "--max-share", "0.5", "--out", str(out)]
+    result = invoke(app, *args)
+    assert result.exit_code == 0, result.output
+    seen = ticks(result.stdout, "personas")
+    assert {(what, total) for what, _, total, _ in seen} == {("persona", 3)}
+    assert [done for _, done, _, _ in seen] == sorted(done for _, done, _, _ in seen)  # it counts up
+    assert {done for _, done, _, _ in seen} >= {1, 2}
+
+
+@pytest.fixture
+def slow_mock(tmp_path: Path, monkeypatch):
+    from mock_openai import MockConfig, MockOpenAI
+    from test_reliability import mock_env
+
+    with MockOpenAI(MockConfig(latency_s=0.15)) as mock:
+        mock_env(monkeypatch, mock, tmp_path)
+        monkeypatch.setenv("PREFDISCO_PROGRESS_SECONDS", "0.1")
+        yield mock
+
+
+def test_eval_and_judge_into_a_file_print_progress_lines_and_eval_names_the_next_command(
+    app, tmp_path: Path, slow_mock
+) -> None:
+    from mock_openai import tagged_scenarios, write_scenarios
+
+    bench = write_scenarios(tmp_path / "scenarios.jsonl", tagged_scenarios(2))
+    run = tmp_path / "run"
+    model = f"openai-api/mock/m{slow_mock.port}"
+    args = ["eval", str(bench), "--model", model, "--modes", "baseline,discovery"]
+    result = invoke(app, *args, "--log-dir", str(run), "--display", "plain", "--judge", "later")
+    assert result.exit_code == 0, result.output
+    seen = ticks(result.stdout, "eval")
+    assert seen and {(what, total, failed) for what, _, total, failed in seen} == {("samples", 4, 0)}
+    assert [done for _, done, _, _ in seen] == sorted(done for _, done, _, _ in seen)
+    assert seen[-1][1] >= 3 or len(seen) > 3, result.stdout  # it counted samples as they finished
+    report = f"prefdisco report {run} --out {run / 'report'}"
+    assert result.stdout.strip().splitlines()[-1] == f"next: prefdisco judge {run}, then {report}"
+
+    result = invoke(app, "judge", str(run))
+    assert result.exit_code == 0, result.output
+    seen = ticks(result.stdout, "judge")
+    assert seen and {(what, total) for what, _, total, _ in seen} == {("samples", 4)}, result.stdout
+    assert result.stdout.strip().splitlines()[-1] == f"next: {report}"
+
+    # --display none asks for silence
+    result = invoke(app, *args, "--log-dir", str(tmp_path / "quiet"), "--display", "none")
+    assert result.exit_code == 0, result.output
+    assert not ticks(result.stdout, "eval")
+    quiet = tmp_path / "quiet"
+    assert result.stdout.strip().splitlines()[-1] == f"next: prefdisco report {quiet} --out {quiet / 'report'}"

@@ -6,6 +6,8 @@ Parsing and printing only; the work is in :mod:`prefdisco.builder.pipeline` (bui
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +29,49 @@ class _RichProgress:
         if total > 0:
             self.tasks[step] = self.progress.add_task(step, total=total)
 
-    def advance(self, step: str, n: int = 1) -> None:
+    def advance(self, step: str, n: int = 1, failed: int = 0) -> None:
         if step in self.tasks:
             self.progress.advance(self.tasks[step], n)
+
+
+class _PlainProgress:
+    """The pipeline's progress protocol as one plain line every few seconds (``prefdisco.progress.Ticker``), for
+    output that is not a terminal: the step running, its items done of all, the failures so far."""
+
+    def __init__(self) -> None:
+        from prefdisco.progress import Tally
+
+        self.tally = Tally()
+        self.failed = 0
+
+    def start(self, step: str, total: int) -> None:
+        if total > 0:
+            self.tally.what, self.tally.total, self.tally.done = step, total, 0
+
+    def advance(self, step: str, n: int = 1, failed: int = 0) -> None:
+        self.failed += failed
+        if step == self.tally.what:
+            self.tally.done += n
+        self.tally.failed = self.failed
+
+    def text(self) -> str:
+        return self.tally.text() if self.tally.what else "starting"
+
+
+@contextlib.contextmanager
+def _progress(console: Console, label: str) -> Iterator[Any]:
+    """Rich's bars on a terminal; elsewhere (a file, ``tee``, CI) a plain line every few seconds."""
+    if console.is_terminal:
+        from rich.progress import Progress
+
+        with Progress(console=console, transient=False) as bar:
+            yield _RichProgress(bar)
+        return
+    from prefdisco.progress import Ticker
+
+    plain = _PlainProgress()
+    with Ticker(label, plain.text):
+        yield plain
 
 
 def _model_args(pairs: list[str]) -> dict[str, Any]:
@@ -176,13 +218,11 @@ def register(app: typer.Typer) -> None:
         if dry_run:
             _print_estimate(console, config)
             return
-        from rich.progress import Progress
-
         from prefdisco.builder.outcome import Yield, skip_lines
         from prefdisco.builder.pipeline import run_build
 
-        with Progress(console=console, transient=False) as bar:
-            report = run_build(config, progress=_RichProgress(bar), overwrite=overwrite)
+        with _progress(console, "build") as progress:
+            report = run_build(config, progress=progress, overwrite=overwrite)
         _print_failures(console, report.failures)
         div = report.personas.get("diversity", {})
         if div.get("n"):
@@ -252,7 +292,6 @@ def register(app: typer.Typer) -> None:
         overwrite: bool = typer.Option(False, "--overwrite", help="Replace the file --out holds."),
     ) -> None:
         """Generate a persona library (Big Five blueprints, rejection sampling) into a personas.jsonl file."""
-        from rich.progress import Progress
         from rich.table import Table
 
         from prefdisco.builder.library import run_personas
@@ -277,8 +316,8 @@ def register(app: typer.Typer) -> None:
             out=out.parent,
         )
         console = Console(highlight=False)
-        with Progress(console=console) as bar:
-            report = run_personas(out, config, progress=_RichProgress(bar), overwrite=overwrite)
+        with _progress(console, "personas") as progress:
+            report = run_personas(out, config, progress=progress, overwrite=overwrite)
         _print_failures(console, report.failures)
         result = report.result
         table = Table("diversity", "value")

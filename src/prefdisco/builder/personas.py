@@ -292,6 +292,7 @@ async def build_library(
         for bp, outcome in zip(batch, outcomes, strict=True):
             if outcome is None:
                 rejections["invalid_output"] += 1
+                runner.progress.advance(STEP, 0, failed=1)
                 continue
             persona = draft_to_persona(outcome.value, bp, outcome.model)
             reason = rejection_reason(persona, library, config)

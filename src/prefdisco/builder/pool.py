@@ -154,16 +154,18 @@ class Failure:
 
 
 class Progress(Protocol):
+    """Told when a step starts (how many items) and as its items finish (``failed``: how many of them failed)."""
+
     def start(self, step: str, total: int) -> None: ...
 
-    def advance(self, step: str, n: int = 1) -> None: ...
+    def advance(self, step: str, n: int = 1, failed: int = 0) -> None: ...
 
 
 class NoProgress:
     def start(self, step: str, total: int) -> None:
         pass
 
-    def advance(self, step: str, n: int = 1) -> None:
+    def advance(self, step: str, n: int = 1, failed: int = 0) -> None:
         pass
 
 
@@ -250,7 +252,7 @@ class StepRunner:
             usage.failed += 1
             self.failures.append(failure)
             if advance:
-                self.progress.advance(step)
+                self.progress.advance(step, failed=1)
             return None
         outcome = StepOutcome(
             value=result.value,

@@ -213,8 +213,9 @@ def eval_command(
     tables = run_conditions(scenarios, config)
     failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
     console.print(f"{len(tables.results)} result rows ({failed} failed) → {log_dir / 'results.csv'}")
-    if config.judge == "later":
-        console.print(f"not judged yet (--judge later): prefdisco judge {log_dir}", highlight=False, soft_wrap=True)
+    report = f"prefdisco report {log_dir} --out {log_dir / 'report'}"
+    judge_first = f"prefdisco judge {log_dir}, then " if config.judge == "later" else ""  # --judge later
+    console.print(f"next: {judge_first}{report}", highlight=False, soft_wrap=True, markup=False)
 
 
 def _parse_ks(text: str) -> list[int]:

@@ -72,6 +72,9 @@ def judge_command(
         highlight=False,
         soft_wrap=True,
     )
+    console.print(
+        f"next: prefdisco report {run_dir} --out {run_dir / 'report'}", markup=False, highlight=False, soft_wrap=True
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -38,8 +38,9 @@ from prefdisco.evaluation.config import run_scope
 from prefdisco.evaluation.guard import RUN_FILE, SPLIT_FILE
 from prefdisco.evaluation.judge_log import JudgedLog, judge_log
 from prefdisco.evaluation.limits import limit_roles
+from prefdisco.progress import Tally, Ticker
 from prefdisco.results.judgings import recorded_judgings
-from prefdisco.results.logs import Tables, _select_logs, results_from_logs, write_tables
+from prefdisco.results.logs import Tables, _select_logs, read_header, results_from_logs, write_tables
 from prefdisco.scoring.deferred import JUDGE_LATER, JUDGED_SCORE, prefdisco_judge
 from prefdisco.scoring.judging import JUDGES
 from prefdisco.scoring.panel import panel_roles
@@ -222,7 +223,7 @@ def batch_notes(models: Sequence[str]) -> list[str]:
     return [f"--batch: inspect has no batch API for {p}; its judge calls are sent one by one" for p in providers]
 
 
-async def _judge_all(plans: list[LogPlan], options: JudgeOptions) -> list[JudgedLog]:
+async def _judge_all(plans: list[LogPlan], options: JudgeOptions, tally: Tally | None = None) -> list[JudgedLog]:
     from inspect_ai.model import GenerateConfig, Model, get_model
 
     models: dict[tuple[Any, ...], dict[str, Model]] = {}
@@ -246,7 +247,14 @@ async def _judge_all(plans: list[LogPlan], options: JudgeOptions) -> list[Judged
         }
         scorer = prefdisco_scorer(audit=bool(run.settings.get("audit", True)), **args) if plan.first else None
         jobs.append(
-            judge_log(plan.path, scorer or prefdisco_judge(**args), models[key], first=plan.first, record=j.record())
+            judge_log(
+                plan.path,
+                scorer or prefdisco_judge(**args),
+                models[key],
+                first=plan.first,
+                record=j.record(),
+                tally=tally,
+            )
         )
     return list(await asyncio.gather(*jobs))
 
@@ -275,7 +283,10 @@ def judge_run(run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
         platform_init()
         init_display_type("none")
         check_models(judges)
-        judged = asyncio.run(_judge_all(plans, options))
+        headers = [read_header(str(plan.path)) for plan in plans]
+        tally = Tally("samples", sum(h.results.total_samples if h.results else 0 for h in headers))
+        with Ticker("judge", tally.text):
+            judged = asyncio.run(_judge_all(plans, options, tally))
     tables = results_from_logs(run_dir, prices=options.prices)
     write_tables(tables, run_dir)
     _write_judgings(runs, run_dir)

@@ -34,6 +34,7 @@ from inspect_ai.scorer import Scorer
 
 from prefdisco.atomic import atomic_path
 from prefdisco.errors import UserError
+from prefdisco.progress import Tally
 from prefdisco.results.judgings import JUDGINGS, USAGE_KEY, recorded_judgings
 from prefdisco.scoring.deferred import JUDGED_SCORE
 from prefdisco.scoring.metrics import none_aware_reducer
@@ -50,10 +51,17 @@ class JudgedLog:
 
 
 async def judge_log(
-    path: Path, scorer: Scorer, roles: Mapping[str, Model], *, first: bool, record: dict[str, Any]
+    path: Path,
+    scorer: Scorer,
+    roles: Mapping[str, Model],
+    *,
+    first: bool,
+    record: dict[str, Any],
+    tally: Tally | None = None,
 ) -> JudgedLog:
     """Score every sample of the log at ``path`` with ``scorer`` (judges bound as ``roles``), record ``record``
-    (the judging's settings; its ``score`` key and tokens are filled in here) and replace the log."""
+    (the judging's settings; its ``score`` key and tokens are filled in here) and replace the log. ``tally``
+    counts each sample judged (for the progress lines)."""
     from inspect_ai import score_async
     from inspect_ai.log import read_eval_log_async, write_eval_log_async
 
@@ -80,6 +88,8 @@ async def judge_log(
             sample.role_usage = _added(sample.role_usage, by_role)
         else:  # a further judging's: kept on its own score (below), for the row's cost
             further[index] = models
+        if tally is not None:
+            tally.done += 1
 
     saved_roles, log.eval.model_roles = log.eval.model_roles, None  # score_async would build every eval role
     try:

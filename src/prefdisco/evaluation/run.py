@@ -15,8 +15,10 @@ from prefdisco.dialogue.decoys import choose_decoys
 from prefdisco.evaluation.config import RunConfig, scenario_set_hash, selected_scenarios
 from prefdisco.evaluation.evalset import run_eval_set
 from prefdisco.evaluation.guard import check_split, prepare_log_dir
+from prefdisco.evaluation.progress import RunProgress
 from prefdisco.evaluation.ray_shards import run_ray
 from prefdisco.evaluation.workers import run_workers
+from prefdisco.progress import Ticker
 from prefdisco.results.logs import Tables
 from prefdisco.schema import Mode, Scenario
 from prefdisco.seeds import seed_scope
@@ -24,15 +26,19 @@ from prefdisco.seeds import seed_scope
 __all__ = ["RunConfig", "run_conditions"]
 
 
-def run_conditions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
+def run_conditions(scenarios: Sequence[Scenario], config: RunConfig, label: str = "eval") -> Tables:
+    """Run ``scenarios`` as ``config`` says; output that is not a terminal gets a ``label: …`` progress line every
+    few seconds (``prefdisco.progress``), unless ``--display none``."""
     config.validate()
     wanted = Mode.WRONG_PERSONA.value in config.modes
     decoys = choose_decoys(scenarios, seed_scope(config.seed)) if wanted else None
     prepare_log_dir(config.log_dir)
     selected = selected_scenarios(scenarios, config)
-    if config.ray:  # the Ray shards (evaluation/ray_shards.py), which record their own split
-        return run_ray(selected, config, decoys)
-    check_split(config.log_dir, config.workers, scenario_set_hash(selected))
-    if config.workers > 1:
-        return run_workers(selected, config, decoys)
-    return run_eval_set(selected, config, decoys)
+    trials = len(selected) * (len(config.modes) + len(config.fixed_k)) * len(config.models) * config.epochs
+    with Ticker(label, RunProgress(config.log_dir, trials).text, quiet=config.display == "none"):
+        if config.ray:  # the Ray shards (evaluation/ray_shards.py), which record their own split
+            return run_ray(selected, config, decoys)
+        check_split(config.log_dir, config.workers, scenario_set_hash(selected))
+        if config.workers > 1:
+            return run_workers(selected, config, decoys)
+        return run_eval_set(selected, config, decoys)
