@@ -39,6 +39,8 @@ class Scripted:
 
     respond: Callable[[Call, int], str]
     calls: list[Call] = field(default_factory=list)
+    name: str = "mockllm/model"
+    """The model's name (judges of a panel need names of their own)."""
     model: Model = field(init=False)
 
     def __post_init__(self) -> None:
@@ -53,7 +55,7 @@ class Scripted:
             output.usage = ModelUsage(input_tokens=n_in, output_tokens=n_out, total_tokens=n_in + n_out)
             return output
 
-        self.model = get_model("mockllm/model", custom_outputs=outputs, memoize=False)
+        self.model = get_model(self.name, custom_outputs=outputs, memoize=False)
 
 
 def replies(*texts: str) -> Callable[[Call, int], str]:
@@ -128,16 +130,24 @@ def make_scenario(
     )
 
 
-def run_eval_set(tasks: list[Any], log_dir: Any, assistant: Scripted, user: Scripted, grader: Scripted) -> bool:
-    """Run ``tasks`` as an inspect eval-set in ``log_dir`` with scripted assistant, user and grader; True when
-    every sample finished."""
+def run_eval_set(
+    tasks: list[Any],
+    log_dir: Any,
+    assistant: Scripted,
+    user: Scripted,
+    grader: Scripted,
+    panel: dict[str, Scripted] | None = None,
+) -> bool:
+    """Run ``tasks`` as an inspect eval-set in ``log_dir`` with scripted assistant, user and grader (and the further
+    judges of a panel, ``panel``: role ``grader_2`` … → model); True when every sample finished."""
     from inspect_ai import eval_set
 
+    judges = {role: judge.model for role, judge in (panel or {}).items()}
     success, _ = eval_set(
         tasks,
         log_dir=str(log_dir),
         model=assistant.model,
-        model_roles={"user": user.model, "grader": grader.model},
+        model_roles={"user": user.model, "grader": grader.model, **judges},
         display="none",
         log_level="warning",
         max_samples=8,

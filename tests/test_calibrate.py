@@ -15,7 +15,6 @@ import pandas as pd
 import pytest
 import typer
 from scipy.stats import spearmanr
-from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import cohen_kappa_score
 from typer.testing import CliRunner
 
@@ -183,29 +182,25 @@ def test_calibrated_prefalign_and_normalign_by_hand(tmp_path: Path) -> None:
     assert calibrated_means(F) == pytest.approx({m: cells[m]["mean"] for m in cells})
 
 
-def test_bootstrap_interval_follows_the_documented_stream(tmp_path: Path) -> None:
-    n_boot, seed = 40, 7
-    result = calibrate(hand_ratings(tmp_path / "r.csv"), hand_run(tmp_path), n_boot=n_boot, seed=seed)
-    judge = np.array([1, 3, 5, 2, 3, 4], dtype=float)  # the rated items in key order
-    human = np.array([2, 3, 4.5, 1.5, 3, 5])
-    rng = np.random.default_rng(seed)
-    means: dict[str, list[float]] = {"baseline": [], "discovery": [], "oracle": []}
-    normalign = []
-    for _ in range(n_boot):
-        idx = rng.integers(0, 6, size=6)
-        iso = IsotonicRegression(increasing=True, y_min=1, y_max=5, out_of_bounds="clip").fit(judge[idx], human[idx])
-        f = dict(zip(range(1, 6), iso.predict(np.arange(1, 6, dtype=float)), strict=True))
-        m = calibrated_means(f)
-        for mode in means:
-            means[mode].append(m[mode])
-        if abs(m["oracle"] - m["baseline"]) > 1e-12:
-            normalign.append(100 * (m["discovery"] - m["baseline"]) / (m["oracle"] - m["baseline"]))
-    for mode, values in means.items():
-        cell = result.calibrated["m"]["t"][mode]
-        assert [cell["ci_low"], cell["ci_high"]] == pytest.approx(list(np.percentile(values, [2.5, 97.5])))
+def test_bootstrap_interval_by_hand(tmp_path: Path) -> None:
+    # two rated items: judge 1 -> human 2 (s3 baseline a), judge 5 -> human 4 (s1 oracle a). A resample of the two
+    # draws both items (p = 1/2: the map through (1, 2) and (5, 4), f(u) = 1.5 + u / 2), or one item twice
+    # (p = 1/4 each: the constant map 2, or the constant map 4). Of 200 resamples far more than 5 (2.5 %) draw
+    # each constant map, so every cell's interval runs from the constant 2 to the constant 4, the most and least
+    # a mean of 1-5 scores can be mapped to; the point estimate is the two-point map's.
+    rows = [["x", "s3", "baseline", "a", 2], ["x", "s1", "oracle", "a", 4]]
+    human = write_csv(tmp_path / "r.csv", ["annotator", "scenario_id", "mode", "attribute", "score"], rows)
+    result = calibrate(human, hand_run(tmp_path), n_boot=200, seed=3)
+    raw = {"baseline": 4 / 3, "discovery": 2.75, "oracle": 14 / 3}  # the judge's own means (above)
+    for mode, cell in result.calibrated["m"]["t"].items():
+        assert cell["mean"] == pytest.approx(1.5 + raw[mode] / 2)  # f is affine, so f(mean) = mean of f
+        assert (cell["ci_low"], cell["ci_high"]) == (pytest.approx(2.0), pytest.approx(4.0))
+    # NormAlign: a constant map has no denominator (dropped); every two-point resample is the same affine map, and
+    # an affine map leaves NormAlign unchanged: the interval is the judge's own NormAlign, 42.5, at both ends
     norm = result.calibrated_normalign["m"]["t"]
-    assert [norm["ci_low"], norm["ci_high"]] == pytest.approx(list(np.percentile(normalign, [2.5, 97.5])))
-    again = calibrate(hand_ratings(tmp_path / "r.csv"), hand_run(tmp_path), n_boot=n_boot, seed=seed)
+    assert norm["mean"] == pytest.approx(42.5) and norm["raw"] == pytest.approx(42.5)
+    assert (norm["ci_low"], norm["ci_high"]) == (pytest.approx(42.5), pytest.approx(42.5))
+    again = calibrate(human, hand_run(tmp_path), n_boot=200, seed=3)
     assert again.to_json() == result.to_json()
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.schema import Problem
+from test_judge_panel import assert_pref_align_is_its_judgements
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
 
 MODES = ("baseline", "discovery")
@@ -232,6 +233,9 @@ def test_a_second_judge_adds_its_rows_without_rerunning_the_dialogues(runs, app)
         second[[*keys, "score"]].reset_index(drop=True), first_attributes[[*keys, "score"]].reset_index(drop=True)
     )
     pd.testing.assert_frame_equal(_results(tmp / "later"), first_results)  # results rows stay the first judge's
+    # PrefAlign is made of the first judging's rows (in_pref_align 1); the other judge's are beside it (0)
+    assert set(first["in_pref_align"]) == {1} and set(second["in_pref_align"]) == {0}
+    assert assert_pref_align_is_its_judgements(first_results, attributes) == len(first_results) > 0
     judgings = json.loads((tmp / "later" / "judgings.json").read_text())["judgings"]
     assert [(j["score"], j["models"]) for j in judgings] == [
         ("prefdisco_scorer", [f"openai-api/mock/m{mock.port}"]),

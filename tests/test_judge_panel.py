@@ -471,6 +471,25 @@ def test_cli_panel_run_writes_rows_per_judge_and_the_report_writes_judge_agreeme
 # ---- one rule: PrefAlign's judgements, and a further judge beside them ----------------------------------------
 
 
+def assert_pref_align_is_its_judgements(results: pd.DataFrame, attributes: pd.DataFrame) -> int:
+    """For every scored results row: ``pref_align`` = Σ w · (mean score over its ``in_pref_align`` judgements) over
+    the criteria with a valid one, ÷ Σ w of those criteria; ``pref_align_coverage`` = that Σ w ÷ Σ w of all its
+    criteria. Returns how many rows were checked."""
+    key = ["model", "task", "scenario_id", "mode", "epoch"]
+    mine = attributes.loc[attributes["in_pref_align"] == 1]
+    checked = 0
+    for row in results.loc[results["pref_align"].notna()].to_dict("records"):
+        hit = np.logical_and.reduce([mine[k].astype(str) == str(row[k]) for k in key])
+        per = mine.loc[hit].groupby("attribute").agg(weight=("weight", "first"), score=("score", "mean"))
+        valid = per.dropna(subset=["score"])
+        assert len(per) and len(valid), row
+        expected = (valid["weight"] * valid["score"]).sum() / valid["weight"].sum()
+        assert row["pref_align"] == pytest.approx(expected), row
+        assert row["pref_align_coverage"] == pytest.approx(valid["weight"].sum() / per["weight"].sum()), row
+        checked += 1
+    return checked
+
+
 def run_with_a_further_judge(folder: Path) -> Path:
     """Judge A (the run's, two repeats: FIRST, then FIRST + 1 capped at 5) makes PrefAlign; judge B, added
     afterwards (``in_pref_align`` 0), scores 5 everywhere. results.csv holds A's PrefAlign."""

@@ -1,10 +1,8 @@
-"""Variance by source, on planted noise: each trial's score is a scenario mean plus assistant noise (and, in
-discovery, simulator noise) drawn per trial, plus judge noise drawn per repeat — with known standard deviations;
-the estimated parts must recover them. And the smallest detectable NormAlign difference, by hand."""
+"""Variance by source: hand-computed cells (two scenarios, two trials, two repeats, every variance worked out), the
+same rule on planted random noise of known standard deviations (the estimated parts must recover them), and the
+smallest detectable NormAlign difference, by hand."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pandas as pd
@@ -49,9 +47,44 @@ def test_the_parts_recover_the_planted_variances() -> None:
     assert parts.loc["discovery", "assistant"] == parts.loc["oracle", "assistant"]
     assert parts.loc["discovery", "simulator"] == pytest.approx(SD_USER**2, abs=0.025)
     assert parts.loc["discovery", "split"] == "assistant part from the oracle cell"
-    # the parts add up to the between-trial variance (nothing floored at 0 here)
-    total = parts.loc["discovery", ["assistant", "simulator", "judge"]].sum()
-    assert total == pytest.approx(parts.loc["discovery", "between"])
+
+
+# (mode, scenario, trial) -> (judge A's repeat 1, repeat 2) of the one criterion (weight 1)
+HAND = {
+    ("oracle", "s1", 1): (3, 4), ("oracle", "s1", 2): (2, 2), ("oracle", "s2", 1): (4, 4), ("oracle", "s2", 2): (5, 3),
+    ("discovery", "s1", 1): (2, 2), ("discovery", "s1", 2): (4, 4),
+    ("discovery", "s2", 1): (3, 5), ("discovery", "s2", 2): (1, 1),
+}  # fmt: skip
+
+
+def hand_tables(further: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    results, attributes = [], []
+    for (mode, sid, epoch), scores in HAND.items():
+        key = {"model": "m", "task": "t", "scenario_id": sid, "mode": mode, "fixed_k": np.nan, "epoch": epoch}
+        results.append(key | {"pref_align": sum(scores) / 2, "scored": True, "failed": False})
+        for r, score in enumerate(scores, start=1):
+            row = {"attribute": "a", "weight": 1.0, "score": float(score), "judge": "A", "repeat": r}
+            attributes.append(key | row | {"in_pref_align": True})
+            if further:  # a judge added afterwards, far noisier: never part of PrefAlign, so not of its variance
+                attributes.append(key | row | {"score": 1.0 + 4 * (r - 1), "judge": "B", "in_pref_align": False})
+    return pd.DataFrame(results), pd.DataFrame(attributes).assign(row=lambda f: range(2, len(f) + 2))
+
+
+@pytest.mark.parametrize("further", [False, True], ids=["run-judge", "with-a-further-judge"])
+def test_the_parts_of_a_hand_made_cell(further: bool) -> None:
+    parts = variance_parts(*hand_tables(further)).set_index("mode")
+    # oracle: repeat variances (ddof 1) 0.5, 0, 0, 2 -> mean 0.625, / R = 2 -> judge 0.3125; trial PrefAligns
+    # s1 3.5 and 2 (variance 1.125), s2 4 and 4 (0) -> between 0.5625; assistant 0.5625 - 0.3125 = 0.25
+    assert parts.loc["oracle", "judge"] == pytest.approx(0.3125)
+    assert parts.loc["oracle", "between"] == pytest.approx(0.5625)
+    assert parts.loc["oracle", "assistant"] == pytest.approx(0.25) and parts.loc["oracle", "simulator"] == 0.0
+    # discovery: repeat variances 0, 0, 2, 0 -> judge 0.25; trials s1 2 and 4 (2), s2 4 and 1 (4.5) -> between
+    # 3.25; assistant + simulator 3.0, the assistant's 0.25 from the oracle cell, the simulator 2.75
+    assert parts.loc["discovery", "judge"] == pytest.approx(0.25)
+    assert parts.loc["discovery", "between"] == pytest.approx(3.25)
+    assert parts.loc["discovery", "assistant"] == pytest.approx(0.25)
+    assert parts.loc["discovery", "simulator"] == pytest.approx(2.75)
+    assert parts.loc["discovery", "reason"] == "" and pd.isna(parts.loc["discovery", "fixed_k"])
 
 
 def test_a_part_the_run_cannot_measure_is_null_with_its_reason() -> None:
@@ -70,7 +103,7 @@ def test_a_part_the_run_cannot_measure_is_null_with_its_reason() -> None:
 def test_the_smallest_detectable_difference_is_computed_from_the_interval() -> None:
     cells = pd.DataFrame({"model": ["m"], "task": ["t"], "ci_low": [40.0], "ci_high": [50.0]})
     [row] = detectable_difference(cells).to_dict("records")
-    se = 10 / (2 * 1.959964)
-    assert row["se"] == pytest.approx(se)
-    assert row["mde"] == pytest.approx((1.959964 + 0.841621) * math.sqrt(2) * se)  # 10.11 NormAlign points
-    assert row["mde"] == pytest.approx(10.107, abs=1e-3)
+    # SE = width / (2 * 1.959964) = 10 / 3.919928 = 2.55107; MDE = (1.959964 + 0.841621) * 1.414214 * 2.55107
+    # = 2.801585 * 1.414214 * 2.55107 = 10.1074 NormAlign points
+    assert row["se"] == pytest.approx(2.55107, abs=1e-5)
+    assert row["mde"] == pytest.approx(10.1074, abs=1e-4)
