@@ -471,3 +471,71 @@ def test_eval_and_judge_into_a_file_print_progress_lines_and_eval_names_the_next
     assert not ticks(result.stdout, "eval")
     quiet = tmp_path / "quiet"
     assert result.stdout.strip().splitlines()[-1] == f"next: prefdisco report {quiet} --out {quiet / 'report'}"
+
+
+# ---- item 5: cost in dollars -----------------------------------------------------------------------------------
+
+
+def test_the_dry_run_prices_common_models_without_prices_and_says_which(app, tmp_path: Path) -> None:
+    bench = tmp_path / "s.jsonl"
+    bench.write_text("".join(s.model_dump_json() + "\n" for s in demo_scenarios()[:2]))
+    args = ["eval", str(bench), "--model", "openai/gpt-4.1", "--user-model", "anthropic/claude-sonnet-4-20250514"]
+    args += ["--judge-model", "ollama/llama3", "--log-dir", str(tmp_path / "run"), "--modes", "baseline", "--dry-run"]
+    result = invoke(app, *args)
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[2]: line.split() for line in result.stdout.splitlines() if line.startswith("assistant ")}
+    _, _, _, calls, n_in, n_out, _, usd = rows["openai/gpt-4.1"]
+    assert calls == "2" and usd == f"{(int(n_in) * 2.0 + int(n_out) * 8.0) / 1e6:.4f}"  # $2 / $8 per 1M
+    judge = [line.split() for line in result.stdout.splitlines() if line.startswith("grader ")]
+    assert judge and all(cells[-1] == "—" for cells in judge)
+    assert "prices: openai/gpt-4.1 $2 in / $8 out per 1M tokens (the packaged table of 2026-03-21)" in result.stdout
+    assert (
+        "prices: anthropic/claude-sonnet-4-20250514 $3 in / $15 out per 1M tokens (the packaged table of 2026-03-21)"
+    ) in result.stdout
+    assert (
+        '- no price for ollama/llama3: its USD shows — and is not summed; give --prices FILE with {"MODEL": '
+        '{"input": USD per 1M tokens, "output": USD per 1M tokens}}'
+    ) in result.stdout
+
+    # --prices adds a model and overrides the table
+    own = tmp_path / "prices.json"
+    given = {"openai/gpt-4.1": {"input": 1, "output": 1}, "ollama/llama3": {"input": 0, "output": 0}}
+    own.write_text(json.dumps(given))
+    result = invoke(app, *args, "--prices", str(own))
+    assert f"prices: openai/gpt-4.1 $1 in / $1 out per 1M tokens (--prices {own})" in result.stdout
+    assert "no price for" not in result.stdout and "—" not in result.stdout
+
+
+def test_results_cost_dated_snapshots_and_local_models_from_the_packaged_table() -> None:
+    from prefdisco.prices import prices
+    from prefdisco.results.logs import _cost
+
+    row = {
+        "model": "openai/gpt-4.1-2025-04-14", "input_tokens": 1000, "output_tokens": 500,
+        "user_model": "anthropic/claude-sonnet-4-20250514", "user_input_tokens": 2000, "user_output_tokens": 100,
+        "grader_model": "prefdisco/smollm2", "grader_input_tokens": 9000, "grader_output_tokens": 900,
+    }  # fmt: skip
+    # 1000 x $2 + 500 x $8 (gpt-4.1) + 2000 x $3 + 100 x $15 (claude-sonnet-4) + nothing for the local judge, / 1M
+    assert _cost(row, prices()) == pytest.approx((2000 + 4000 + 6000 + 1500) / 1e6)
+    assert _cost({**row, "grader_model": "ollama/llama3"}, prices()) is None  # a role without a price: no total
+
+
+def test_eval_says_which_prices_its_costs_used(app, tmp_path: Path, slow_mock) -> None:
+    from mock_openai import tagged_scenarios, write_scenarios
+
+    bench = write_scenarios(tmp_path / "scenarios.jsonl", tagged_scenarios(1))
+    model = f"openai-api/mock/m{slow_mock.port}"
+    args = ["eval", str(bench), "--model", model, "--modes", "baseline", "--display", "none"]
+    result = invoke(app, *args, "--log-dir", str(tmp_path / "a"))
+    assert result.exit_code == 0, result.output
+    assert f"no price for {model}: its USD shows — and is not summed; give --prices FILE with" in result.stdout
+    own = tmp_path / "prices.json"
+    own.write_text(json.dumps({model: {"input": 1.5, "output": 2}}))
+    result = invoke(app, *args, "--log-dir", str(tmp_path / "b"), "--prices", str(own))
+    assert f"prices: {model} $1.5 in / $2 out per 1M tokens (--prices {own})" in result.stdout
+    import pandas as pd
+
+    results = pd.read_csv(tmp_path / "b" / "results.csv")
+    tokens = results[["input_tokens", "user_input_tokens", "grader_input_tokens"]].sum(axis=1).iloc[0]
+    out = results[["output_tokens", "user_output_tokens", "grader_output_tokens"]].sum(axis=1).iloc[0]
+    assert results["cost_usd"].iloc[0] == pytest.approx((tokens * 1.5 + out * 2) / 1e6)

@@ -70,7 +70,11 @@ def eval_command(
     judge_max_tokens: Annotated[int | None, typer.Option(help="Max tokens per judge reply.")] = None,
     judge_reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the judge.")] = None,
     prices: Annotated[
-        Path | None, typer.Option(help='JSON {"provider/model": {"input": USD/1M, "output": USD/1M}}.')
+        Path | None,
+        typer.Option(
+            help='JSON {"provider/model": {"input": USD/1M, "output": USD/1M}}, over the packaged table of common '
+            "models' prices."
+        ),
     ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Evaluate only the first N scenarios.")] = None,
     max_connections: Annotated[int | None, typer.Option(min=1)] = None,
@@ -135,8 +139,7 @@ def eval_command(
     dry_run: Annotated[
         bool,
         typer.Option(
-            help="Print the planned model calls, tokens and (with --prices) USD per role, then stop: no model call, "
-            "nothing written."
+            help="Print the planned model calls, tokens and USD per role, then stop: no model call, nothing written."
         ),
     ] = False,
 ) -> None:
@@ -150,9 +153,11 @@ def eval_command(
     from prefdisco.evaluation.config import preset_settings, with_strict_policy
     from prefdisco.evaluation.run import RunConfig, run_conditions
     from prefdisco.evaluation.task import load_scenarios
-    from prefdisco.results.logs import load_prices
+    from prefdisco.prices import missing_line, price_lines
+    from prefdisco.prices import prices as price_book
 
     scenarios = load_scenarios(bench, skip_invalid=skip_invalid)
+    book = price_book(prices)  # the packaged table, --prices over it
     config = RunConfig(
         models=model,
         user_model=user_model or model[0],
@@ -183,7 +188,7 @@ def eval_command(
         user_reasoning_effort=user_reasoning_effort,
         grader_max_tokens=judge_max_tokens,
         grader_reasoning_effort=judge_reasoning_effort,
-        prices=load_prices(prices) if prices else {},
+        prices=book,
         max_connections=max_connections,
         user_max_connections=user_max_connections,
         judge_max_connections=judge_max_connections,
@@ -204,15 +209,21 @@ def eval_command(
         solver_args=with_strict_policy(parse_solver_args(solver_arg), strict_policy),
     )
     config.validate()
+    run_models = [*config.models, config.user_model, *config.judge_models()]
     if dry_run:  # before any model is resolved or any file written: needs no API key
         from prefdisco.evaluation.estimate import estimate_run, render_estimate
 
         console.print(render_estimate(estimate_run(scenarios, config)), markup=False, highlight=False, soft_wrap=True)
+        for line in price_lines(book, run_models):  # (the estimate's notes name those without a price)
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
         return
     check_models(sorted({*config.models, config.user_model, *config.judge_models()}))
     tables = run_conditions(scenarios, config)
     failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
     console.print(f"{len(tables.results)} result rows ({failed} failed) → {log_dir / 'results.csv'}")
+    for said in [*price_lines(book, run_models), missing_line(book, run_models)]:
+        if said:  # the prices of cost_usd
+            console.print(said, markup=False, highlight=False, soft_wrap=True)
     report = f"prefdisco report {log_dir} --out {log_dir / 'report'}"
     judge_first = f"prefdisco judge {log_dir}, then " if config.judge == "later" else ""  # --judge later
     console.print(f"next: {judge_first}{report}", highlight=False, soft_wrap=True, markup=False)

@@ -16,8 +16,9 @@ invalid structured reply, provider retries and cache hits of a resumed run are n
 Tokens are chars/4 of what is sent (messages, response schema, tool definitions), as the builder's estimate
 counts them (``builder/estimate.py``). Output tokens: typical lengths (``TYPICAL_TOKENS``) capped by the role's
 ``max_tokens``; a grader reply counts at its max_tokens bound (its budget is sized to its JSON). The ``bound``
-column is calls x max_tokens, ``none`` when some call has no max_tokens. USD: ``--prices`` (``results/logs.py``'s
-format, USD per million input / output tokens) over input and expected output tokens.
+column is calls x max_tokens, ``none`` when some call has no max_tokens. USD: the run's prices
+(``prefdisco.prices``: the packaged table, or ``--prices`` over it; USD per million input / output tokens) over
+input and expected output tokens; ``—`` for a model without a price, with a note on how to give one.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from prefdisco.dialogue.user import build_user
 from prefdisco.dialogue.user_reply import USER_MAX_TOKENS
 from prefdisco.evaluation.config import RunConfig, selected_scenarios
 from prefdisco.evaluation.probe import Probe, Sent, drive
+from prefdisco.prices import missing_line
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.audit import audit_user
 from prefdisco.scoring.correctness import check_correct, needs_grader
@@ -265,9 +267,9 @@ def _notes(config: RunConfig) -> list[str]:
         notes.append("targeted user: every question mapped to one attribute (a vague one would skip its user call)")
     notes.append("not counted: re-asks of invalid structured replies, provider retries; a resumed run makes fewer")
     if config.prices:
-        missing = sorted({m for m in (*config.models, config.user_model, *config.judge_models())} - set(config.prices))
-        if missing:
-            notes.append(f"no price for {', '.join(missing)}: its USD is not summed")
+        unpriced = missing_line(config.prices, sorted({*config.models, config.user_model, *config.judge_models()}))
+        if unpriced:
+            notes.append(unpriced)
     return notes
 
 
@@ -287,7 +289,7 @@ def render_estimate(estimate: RunEstimate) -> str:
     rows = [["role", "part", "model", "calls", "input tokens", "output tokens", "bound", "USD"]]
     for ln in [*lines, total]:
         rows.append([ln.role, ln.part, ln.model, *map(str, (ln.calls, ln.input_tokens, ln.output_tokens))])
-        rows[-1] += ["none" if ln.bound is None else str(ln.bound), "-" if ln.usd is None else f"{ln.usd:.4f}"]
+        rows[-1] += ["none" if ln.bound is None else str(ln.bound), "—" if ln.usd is None else f"{ln.usd:.4f}"]
     rows = [row if estimate.priced else row[:-1] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     table = [

@@ -39,7 +39,11 @@ def judge_command(
         int | None, typer.Option(min=1, help="Judge calls in flight at most, across the run.")
     ] = None,
     prices: Annotated[
-        Path | None, typer.Option(help='JSON {"provider/model": {"input": USD/1M, "output": USD/1M}}.')
+        Path | None,
+        typer.Option(
+            help='JSON {"provider/model": {"input": USD/1M, "output": USD/1M}}, over the packaged table of common '
+            "models' prices."
+        ),
     ] = None,
 ) -> None:
     """Judge the dialogues of RUN_DIR without rerunning the assistant or the user, then rewrite its tables.
@@ -48,7 +52,7 @@ def judge_command(
     replay from the run's cache. Writes RUN_DIR/results.csv, attributes.csv, transcripts.jsonl and judgings.json.
     """
     from prefdisco.evaluation.judge_later import JudgeOptions, judge_run
-    from prefdisco.results.logs import load_prices
+    from prefdisco.prices import prices as price_book
 
     options = JudgeOptions(
         judge_models=list(judge_model) if judge_model else None,
@@ -57,7 +61,7 @@ def judge_command(
         temperature=judge_temperature,
         batch=batch,
         judge_max_connections=judge_max_connections,
-        prices=load_prices(prices) if prices else {},
+        prices=price_book(prices),  # the packaged table, --prices over it
     )
     outcome = judge_run(run_dir, options)
     for note in outcome.notes:

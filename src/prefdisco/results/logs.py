@@ -57,25 +57,6 @@ class Tables:
     transcripts: pd.DataFrame
 
 
-def load_prices(path: str | Path) -> dict[str, dict[str, float]]:
-    """A price table: ``{"provider/model": {"input": USD per 1M input tokens, "output": USD per 1M output}}``."""
-    file = Path(path)
-    try:
-        data = json.loads(file.read_text())
-    except FileNotFoundError as e:
-        raise UserError(f"--prices {file}: file not found") from e
-    except json.JSONDecodeError as e:
-        raise UserError(f"--prices {file}: not valid JSON (line {e.lineno}: {e.msg})") from e
-    if not isinstance(data, dict):
-        raise UserError(f"--prices {file}: expected an object keyed by model name")
-    for model, entry in data.items():
-        if not isinstance(entry, dict) or not all(
-            isinstance(entry.get(k), int | float) and entry[k] >= 0 for k in ("input", "output")
-        ):
-            raise UserError(f"--prices {file}: {model}: expected {{'input': USD/1M tokens, 'output': USD/1M tokens}}")
-    return {m: {"input": float(e["input"]), "output": float(e["output"])} for m, e in data.items()}
-
-
 def _cost(
     row: dict[str, Any], prices: dict[str, dict[str, float]], graders: list[tuple[str | None, int, int]] | None = None
 ) -> float | None:
