@@ -333,3 +333,29 @@ def test_cli_epochs_give_one_trials_report_and_resume_without_calls(app, tmp_pat
     for condition, bias in a.summary["length_bias"][judge].items():  # one point per response: per trial
         assert b.summary["length_bias"][judge][condition]["n"] == 2 * bias["n"] == 2 * 3
     assert b.summary["trials"]["total"] == 2 * a.summary["trials"]["total"] == 2 * 9
+
+
+def test_one_unmeasured_trial_leaves_the_reduced_score_and_the_headline_to_the_measured_one(tmp_path, monkeypatch):
+    """Trial 1 judged 4 on every criterion, trial 2 not judged at all (every reply unparseable): the sample's reduced
+    score (what ``inspect view`` shows) and the log's headline are trial 1's 4.0, as the report's, never NaN."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    config = RunConfig(
+        models=["mockllm/model"], user_model="mockllm/model", grader_model="mockllm/model", log_dir=tmp_path / "run",
+        modes=["baseline"], audit=False, epochs=2,
+    )  # fmt: skip
+    second = call_seed(seed_scope(0), "s1", "baseline", 2, "grader")
+    grader = Scripted(lambda call, i: "no idea" if call.config.seed == second else '{"score": 4}')
+    models = Scripted(constant("B: 3 trips.")), Scripted(constant("Short.")), grader
+    assert run_eval_set(build_tasks([make_scenario()], config), tmp_path / "run", *models)
+    [info] = list_eval_logs(str(tmp_path / "run"))
+    log = read_eval_log(info)
+    assert [s.scores["prefdisco_scorer"].value["pref_align"] for s in log.samples] == [4.0, None]
+    [reduction] = log.reductions
+    assert reduction.samples[0].value["pref_align"] == 4.0 and reduction.samples[0].value["judge_invalid"] == 1.5
+    assert log.results.scores[0].metrics["pref_align_mean"].value == 4.0
+    from prefdisco.analysis.trials import average_trials
+
+    [row] = average_trials(load_results(tmp_path / "run").results).to_dict("records")  # the report's row
+    assert (row["pref_align"], row["n_trials"], row["n_scored_trials"]) == (4.0, 2, 1)

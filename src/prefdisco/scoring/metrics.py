@@ -18,7 +18,10 @@ def _none_as_nan(value: Value) -> float:
 
 
 def none_aware_reducer() -> ScoreReducer:
-    """Epoch reducer that keeps "not measured" (None) out of means instead of turning it into 0."""
+    """Epoch reducer that keeps "not measured" (None) out of means instead of turning it into 0: per key, the mean
+    over the trials that measured it (inspect's ``mean_score`` leaves a NaN out of each key's mean), NaN only when no
+    trial did. So one unmeasured trial leaves a sample's reduced PrefAlign to the others, as the report's trial
+    average does (``tests/test_epochs.py`` pins it)."""
     return mean_score(value_to_float=_none_as_nan)
 
 
