@@ -539,3 +539,63 @@ def test_eval_says_which_prices_its_costs_used(app, tmp_path: Path, slow_mock) -
     tokens = results[["input_tokens", "user_input_tokens", "grader_input_tokens"]].sum(axis=1).iloc[0]
     out = results[["output_tokens", "user_output_tokens", "grader_output_tokens"]].sum(axis=1).iloc[0]
     assert results["cost_usd"].iloc[0] == pytest.approx((tokens * 1.5 + out * 2) / 1e6)
+
+
+# ---- item 8: demo folders, busy ports, identical judge repeats -----------------------------------------------
+
+
+def test_demo_into_the_folder_of_another_limit_is_refused_naming_out(app, tmp_path: Path, monkeypatch) -> None:
+    from prefdisco import demo
+    from prefdisco.evaluation.config import scenario_set_hash
+
+    out = tmp_path / "prefdisco-demo"
+    first_two = demo.embedded_selection(demo.demo_scenarios())[:2]
+    (out / "logs").mkdir(parents=True)
+    recorded = {"scenario_set": scenario_set_hash(first_two), "n_scenarios": 2, "models": ["prefdisco/smollm2"]}
+    (out / "logs" / "run.json").write_text(json.dumps(recorded))
+    monkeypatch.setattr(demo, "run_conditions", lambda *a, **k: pytest.fail("the demo ran"))
+
+    result = invoke(app, "demo", "--out", str(out), "--limit", "3")
+    assert one_error(result) == (
+        f"error: --out {out}: holds the demo of 2 scenarios, not these 3; give another --out (e.g. --out {out}-3) "
+        f"or remove {out}"
+    )
+    result = invoke(app, "demo", "--out", str(out), "--limit", "2", "--model", "openai/gpt-4.1")
+    assert "holds the demo of 2 scenarios, not these 2" in one_error(result)  # another model: other scenarios too
+    (out / "logs" / "run.json").write_text(json.dumps({**recorded, "scenario_set": scenario_set_hash(
+        demo.demo_scenarios()[:2])}))  # fmt: skip
+    result = invoke(app, "demo", "--out", str(out), "--limit", "2", "--model", "openai/gpt-4.1")
+    assert "holds the demo of model prefdisco/smollm2, not openai/gpt-4.1" in one_error(result)
+
+
+@pytest.mark.parametrize("command", ["serve", "serve-ratings"])
+def test_annotate_serve_on_a_busy_port_fails_before_writing_anything(app, tmp_path: Path, command: str) -> None:
+    import socket
+
+    bench = tmp_path / "bench"
+    write_bench(bench, demo_scenarios()[:2], [s.persona for s in demo_scenarios()[:2]], [])
+    db = tmp_path / "labels.sqlite"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        args = [str(bench)] if command == "serve" else [str(tmp_path / "run"), "--bench", str(bench)]
+        result = invoke(app, "annotate", command, *args, "--db", str(db), "--port", str(port))
+    assert one_error(result) == (
+        f"error: --port {port}: 127.0.0.1:{port} is in use (another server?); give another --port"
+    )
+    assert "open http" not in result.stdout and not db.exists()
+
+
+def test_judge_repeats_at_temperature_0_warn_that_they_are_identical(app, tmp_path: Path) -> None:
+    bench = tmp_path / "s.jsonl"
+    bench.write_text(demo_scenarios()[0].model_dump_json() + "\n")
+    args = ["eval", str(bench), "--model", "openai/gpt-4.1", "--log-dir", str(tmp_path / "r"), "--dry-run"]
+    result = invoke(app, *args, "--judge-repeats", "3")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip().splitlines() == [
+        "warning: --judge-repeats 3 at judge temperature 0: the 3 judgings will be identical (and paid 3 times); "
+        "give --judge-temperature 0.7 (or more) to measure the judge's own variance"
+    ]
+    result = invoke(app, *args, "--judge-repeats", "3", "--judge-temperature", "0.7")
+    assert result.exit_code == 0 and "warning" not in result.stderr

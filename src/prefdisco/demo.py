@@ -18,6 +18,7 @@ over the scenarios scored in all three modes, pooled over the demo's benchmarks.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from importlib.resources import files
@@ -30,10 +31,14 @@ from prefdisco.analysis.normalign import intersection_norm_align, scenario_table
 from prefdisco.analysis.report import make_report
 from prefdisco.analysis.summary import summary_json
 from prefdisco.atomic import atomic_write
+from prefdisco.errors import UserError
+from prefdisco.evaluation.config import scenario_set_hash
+from prefdisco.evaluation.guard import RUN_FILE
 from prefdisco.evaluation.run import RunConfig, run_conditions
 from prefdisco.results.contract import FIXED_K_MODE, condition_label
 from prefdisco.results.table import load_results
 from prefdisco.schema import CONDITIONS, Scenario
+from prefdisco.wording import counted
 
 DEMO_MODEL = "prefdisco/smollm2"
 DEFAULT_OUT = Path("prefdisco-demo")
@@ -118,6 +123,26 @@ def caveats(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def check_demo_folder(out: Path, selected: list[Scenario], model: str) -> None:
+    """Refuse, in one line naming ``--out``, an ``out`` that holds the demo of other scenarios (another
+    ``--limit``) or another ``--model``: its logs cannot be resumed by this one."""
+    run_file = out / "logs" / RUN_FILE
+    try:
+        recorded = json.loads(run_file.read_text(encoding="utf-8")) if run_file.is_file() else {}
+    except (OSError, ValueError):
+        return  # the run's own guard names the damaged file
+    if not isinstance(recorded, dict) or not recorded:
+        return
+    n = len(selected)
+    if recorded.get("scenario_set") != scenario_set_hash(selected):
+        held = f"the demo of {counted(int(recorded.get('n_scenarios') or 0), 'scenario')}, not these {n}"
+    elif recorded.get("models", [model]) != [model]:
+        held = f"the demo of model {', '.join(recorded['models'])}, not {model}"
+    else:
+        return
+    raise UserError(f"--out {out}: holds {held}; give another --out (e.g. --out {out}-{n}) or remove {out}")
+
+
 def run_demo(
     out: Path = DEFAULT_OUT, limit: int | None = None, display: str | None = None, model: str = DEMO_MODEL
 ) -> dict[str, Any]:
@@ -141,6 +166,7 @@ def run_demo(
         display=display,
     )
     config.validate()
+    check_demo_folder(out, scenarios[:limit] if limit else scenarios, model)
     run_conditions(scenarios, config, label="demo")
     summary = summarize(load_results(config.log_dir).results, {"assistant": model, "user": model, "grader": model})
     summary["n_scenarios"] = len(scenarios[:limit] if limit else scenarios)

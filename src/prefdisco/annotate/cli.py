@@ -19,6 +19,7 @@ from prefdisco.annotate.serve_options import (
     TokensFile,
     TokenSpecs,
     announce_and_serve,
+    check_port,
     console,
     db_option,
     read_tokens,
@@ -61,6 +62,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from prefdisco.annotate.service import prepare, serve
 
+        check_port(host, port)  # a busy port fails before the database is written
         tokens = read_tokens(token, tokens_file)
         prepared = prepare(bench_dir, db, per_task=per_task, seed=seed)
         state = "sampled and stored" if prepared.created else "loaded from the database"

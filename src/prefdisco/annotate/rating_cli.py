@@ -14,6 +14,7 @@ from prefdisco.annotate.serve_options import (
     TokensFile,
     TokenSpecs,
     announce_and_serve,
+    check_port,
     console,
     db_option,
     read_tokens,
@@ -48,6 +49,7 @@ def register_ratings(annotate: typer.Typer) -> None:
     ) -> None:
         from prefdisco.annotate.rating_service import prepare_ratings, serve_ratings
 
+        check_port(host, port)  # a busy port fails before the database is written
         tokens = read_tokens(token, tokens_file)
         prepared = prepare_ratings(run_dir, db, bench=bench, n_items=items, seed=seed)
         state = "drawn and stored" if prepared.created else "loaded from the database"

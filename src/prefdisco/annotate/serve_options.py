@@ -1,12 +1,15 @@
 """What ``annotate serve`` and ``annotate serve-ratings`` share: their server options and their start-up lines.
 
-Both commands take ``--db``, ``--host``, ``--port``, ``--seed``, ``--token`` (repeated) and ``--tokens-file``; after
+Both commands take ``--db``, ``--host``, ``--port``, ``--seed``, ``--token`` (repeated) and ``--tokens-file``; both
+check first that they can listen on ``--host``/``--port`` (a busy port fails before anything is written); after
 preparing their items both print the notes, the annotators with tokens, a warning when the app is reachable from
 other machines and the address, then serve until Ctrl+C.
 """
 
 from __future__ import annotations
 
+import errno
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,6 +18,7 @@ import typer
 from rich.console import Console
 
 from prefdisco.annotate.auth import Tokens, parse_tokens
+from prefdisco.errors import UserError
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 console = Console()
@@ -34,6 +38,24 @@ def db_option(answers: str) -> Any:
 def read_tokens(token: list[str] | None, tokens_file: Path | None) -> Tokens:
     """The ``--token`` and ``--tokens-file`` access tokens (none: anyone may log in with a name)."""
     return parse_tokens(token or [], tokens_file)
+
+
+def check_port(host: str, port: int) -> None:
+    """Fail in one line, before any item is prepared or the database written, when the app could not listen on
+    ``host:port`` (another server holds the port, or the host is not an address of this machine)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as e:
+        raise UserError(f"--host {host}: not an address of this machine ({e.strerror})") from None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a closed port is free
+        try:
+            probe.bind(address)
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                busy = f"--port {port}: {host}:{port} is in use (another server?); give another --port"
+                raise UserError(busy) from None
+            raise UserError(f"--host {host} --port {port}: cannot listen there ({e.strerror})") from None
 
 
 def announce_and_serve(notes: list[str], tokens: Tokens, host: str, port: int, serve: Callable[[], None]) -> None:

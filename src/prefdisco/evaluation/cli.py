@@ -209,6 +209,15 @@ def eval_command(
         solver_args=with_strict_policy(parse_solver_args(solver_arg), strict_policy),
     )
     config.validate()
+    if config.judge_repeats > 1 and config.grader_temperature == 0:
+        n = config.judge_repeats
+        Console(stderr=True).print(
+            f"warning: --judge-repeats {n} at judge temperature 0: the {n} judgings will be identical (and paid "
+            f"{n} times); give --judge-temperature 0.7 (or more) to measure the judge's own variance",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     run_models = [*config.models, config.user_model, *config.judge_models()]
     if dry_run:  # before any model is resolved or any file written: needs no API key
         from prefdisco.evaluation.estimate import estimate_run, render_estimate
