@@ -81,13 +81,14 @@ def test_transient_faults_end_scored_with_invalid_judgements_counted(app, tmp_pa
     assert garbage == stats["garbage_judge_prompts"] > 0
     assert results["judge_invalid"].sum() == garbage
 
-    # PrefAlign is the weighted mean over the valid judgements only — never a zero for a garbage one
+    # PrefAlign is the weighted mean over the valid judgements only — never a zero for a garbage one — and empty
+    # when they cover less than half of the profile's weight
     for row in results.itertuples():
         scenario = by_sample[(row.scenario_id, row.mode)]
         weights = {i.attribute: i.weight for i in scenario.profile.items}
         valid = [(weights[a], judged[(row.scenario_id, row.mode, a)]) for a in weights]
         valid = [(w, s) for w, s in valid if s is not None]
-        if not valid:
+        if sum(w for w, _ in valid) < 0.5 * sum(weights.values()):
             assert math.isnan(row.pref_align)
         else:
             expected = sum(w * s for w, s in valid) / sum(w for w, _ in valid)
