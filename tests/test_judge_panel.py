@@ -543,6 +543,11 @@ def test_a_further_judge_is_reported_beside_pref_align_never_inside_it(tmp_path)
         "B": pytest.approx(5.0),
     }
     assert "table_pref_align_by_judge.csv" in report.tables
+    from prefdisco.analysis.render import render_html, render_markdown
+
+    line = next(x for x in render_markdown(report).splitlines() if x.startswith("| m-a | t1 | baseline |"))
+    assert line == f"| m-a | t1 | baseline | {sum(base) / 3:.3f} (n=3) | 5.000 (n=3) |"
+    assert "<h3>PrefAlign by judge</h3>" in render_html(report)
 
 
 def test_length_bias_is_one_point_per_response_within_each_condition(tmp_path):
