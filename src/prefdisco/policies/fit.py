@@ -19,7 +19,7 @@ from pathlib import Path
 
 from prefdisco.benchio import MANIFEST_FILE, SCENARIOS_FILE, read_manifest
 from prefdisco.errors import UserError
-from prefdisco.policies.model import AttributePrior, FamilyPrior, Policy, SplitRecord, ValueFrequency
+from prefdisco.policies.model import FamilyPrior, Policy, SplitRecord, prior_from_counts
 from prefdisco.policies.split import problem_of, train_problems
 from prefdisco.release.convert import load_scenarios
 from prefdisco.schema import Scenario
@@ -51,21 +51,7 @@ def fit_family(scenarios: Sequence[Scenario]) -> FamilyPrior:
         pairs.update(combinations(names, 2))
         for item in scenario.profile.items:
             values[item.attribute][item.value] += 1
-    attributes = {
-        name: AttributePrior(
-            count=count,
-            p=count / n,
-            values=[
-                ValueFrequency(value=value, count=c, frequency=c / count)
-                for value, c in sorted(values[name].items(), key=lambda vc: (-vc[1], vc[0]))
-            ],
-        )
-        for name, count in sorted(present.items())
-    }
-    cooccurrence: dict[str, dict[str, float]] = defaultdict(dict)
-    for (a, b), count in sorted(pairs.items()):
-        cooccurrence[a][b] = count / n
-    return FamilyPrior(n_scenarios=n, attributes=attributes, cooccurrence=dict(cooccurrence))
+    return prior_from_counts(n, present, pairs, values)
 
 
 def fit_policy(scenarios: Sequence[Scenario], *, fraction: float, seed: int, source: str, hash_: str) -> Policy:

@@ -19,6 +19,8 @@ naming the field instead of giving a silently wrong question.
 from __future__ import annotations
 
 import json
+from collections import Counter, defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -114,21 +116,14 @@ POOLED = "(pooled)"
 """The family name of the prior pooled over all of a policy's families (``Policy.family(POOLED)``)."""
 
 
-def pooled_prior(families: dict[str, FamilyPrior]) -> FamilyPrior:
-    """One prior over the training scenarios of every family, as if they were one family: attribute, pair and
-    value counts added up (a pair's count is its stored probability times its family's scenarios, an integer)."""
-    n = sum(prior.n_scenarios for prior in families.values())
-    counts: dict[str, int] = {}
-    values: dict[str, dict[str, int]] = {}
-    pairs: dict[tuple[str, str], int] = {}
-    for prior in families.values():
-        for name, attribute in prior.attributes.items():
-            counts[name] = counts.get(name, 0) + attribute.count
-            for v in attribute.values:
-                values.setdefault(name, {})[v.value] = values.get(name, {}).get(v.value, 0) + v.count
-        for a, row in prior.cooccurrence.items():
-            for b, p in row.items():
-                pairs[(a, b)] = pairs.get((a, b), 0) + round(p * prior.n_scenarios)
+def prior_from_counts(
+    n: int,
+    present: Mapping[str, int],
+    pairs: Mapping[tuple[str, str], int],
+    values: Mapping[str, Mapping[str, int]],
+) -> FamilyPrior:
+    """The prior of ``n`` training scenarios from its counts: scenarios holding each attribute, each pair (``a < b``)
+    and each value of an attribute. Probabilities are the counts over ``n``, values most frequent first."""
     attributes = {
         name: AttributePrior(
             count=count,
@@ -138,12 +133,27 @@ def pooled_prior(families: dict[str, FamilyPrior]) -> FamilyPrior:
                 for value, c in sorted(values[name].items(), key=lambda vc: (-vc[1], vc[0]))
             ],
         )
-        for name, count in sorted(counts.items())
+        for name, count in sorted(present.items())
     }
     cooccurrence: dict[str, dict[str, float]] = {}
-    for (a, b), c in sorted(pairs.items()):
-        cooccurrence.setdefault(a, {})[b] = c / n
+    for (a, b), count in sorted(pairs.items()):
+        cooccurrence.setdefault(a, {})[b] = count / n
     return FamilyPrior(n_scenarios=n, attributes=attributes, cooccurrence=cooccurrence)
+
+
+def pooled_prior(families: Mapping[str, FamilyPrior]) -> FamilyPrior:
+    """One prior over the training scenarios of every family, as if they were one family: attribute, pair and
+    value counts added up (a pair's count is its stored probability times its family's scenarios, an integer)."""
+    present: Counter[str] = Counter()
+    pairs: Counter[tuple[str, str]] = Counter()
+    values: dict[str, Counter[str]] = defaultdict(Counter)
+    for prior in families.values():
+        for name, attribute in prior.attributes.items():
+            present[name] += attribute.count
+            values[name].update({v.value: v.count for v in attribute.values})
+        for a, row in prior.cooccurrence.items():
+            pairs.update({(a, b): round(p * prior.n_scenarios) for b, p in row.items()})
+    return prior_from_counts(sum(prior.n_scenarios for prior in families.values()), present, pairs, values)
 
 
 class Policy(_Model):
