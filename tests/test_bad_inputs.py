@@ -100,6 +100,21 @@ def resumable_run_with_truncated_log(ws: Path) -> None:
     (ws / "out" / "run" / "2026-01-01T00-00-00-00-00_prefdisco-baseline_mock_abc.eval").write_bytes(b"PK\x03\x04")
 
 
+def library_file(ws: Path) -> Path:
+    return write(
+        ws / "in" / "personas.jsonl", "".join(s.persona.model_dump_json() + "\n" for s in demo_scenarios()[:2])
+    )
+
+
+def demo_of_two(ws: Path) -> None:
+    """The demo folder of the first 2 embedded demo scenarios."""
+    from prefdisco.demo import embedded_selection
+    from prefdisco.evaluation.config import scenario_set_hash
+
+    recorded = {"scenario_set": scenario_set_hash(embedded_selection(demo_scenarios())[:2]), "n_scenarios": 2}
+    write(ws / "out" / "demo" / "logs" / "run.json", json.dumps(recorded))
+
+
 def run_of_other_settings(ws: Path) -> None:
     """The run folder of this very scenario set, recorded with another user type."""
     from prefdisco.evaluation.config import scenario_set_hash
@@ -362,6 +377,33 @@ CASES = [
         "usage",
     ),
     Case("personas-no-model", lambda ws: ["personas", "--out", str(ws / "out" / "p.jsonl")], "model"),
+    # ---- an --out that holds something (issue 26: nothing overwritten without --overwrite) ----------------
+    Case(
+        "build-out-holds-a-benchmark",
+        lambda ws: ["build", "--benchmark", "math500", "--out", str(bench_folder(ws)), "--model", MOCK],
+        "holds a benchmark of 2 scenarios; give --overwrite",
+    ),
+    Case(
+        "personas-out-holds-a-library",
+        lambda ws: ["personas", "--out", str(library_file(ws)), "--model", MOCK, "--n", "2"],
+        "holds a persona library of 2 personas; give --overwrite",
+    ),
+    Case(
+        "import-release-out-holds-a-benchmark",
+        lambda ws: ["import-release", str(RELEASE), "--out", str(bench_folder(ws))],
+        "holds a benchmark of 2 scenarios; give --overwrite",
+    ),
+    Case(
+        "export-release-out-is-a-benchmark-file",
+        lambda ws: ["export-release", str(good_jsonl(ws)), "--out", str(bench_folder(ws) / "scenarios.jsonl")],
+        "holds the scenarios.jsonl of the benchmark folder",
+    ),
+    Case(
+        "demo-out-of-another-limit",
+        lambda ws: ["demo", "--out", str(ws / "out" / "demo"), "--limit", "3", "--display", "none"],
+        "holds the demo of 2 scenarios, not these 3; give another --out",
+        setup=demo_of_two,
+    ),
     # ---- annotate ---------------------------------------------------------------------------------------
     Case(
         "annotate-export-missing-db",
