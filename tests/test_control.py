@@ -286,17 +286,17 @@ ORACLE = {"s1": 4.0, "s2": 4.5, "s3": 4.0, "s4": 3.5}
 
 
 def test_a_gap_whose_interval_reaches_zero_is_flagged_and_table_1_is_untouched(tmp_path):
-    # gaps s1..s3: 0.5, −0.5, 0.2 (s4 failed in wrong_persona: left out) → mean (0.5 − 0.5 + 0.2)/3 = 0.0667
-    wrong = {"s1": 3.5, "s2": 5.0, "s3": 3.8}
+    # gaps s1..s4: 0.5, −0.5, 0.2, −0.1 (s5's wrong_persona failed: left out) → mean (0.5 − 0.5 + 0.2 − 0.1)/4
+    wrong = {"s1": 3.5, "s2": 5.0, "s3": 3.8, "s4": 3.6}
     table = rows("baseline", BASE) + rows("discovery", DISC) + rows("oracle", ORACLE) + rows("wrong_persona", wrong)
-    table.append(["m-a", "openai", "t1", "s4", "wrong_persona", "", "", "", 0, 0, 100, 50, 1])
+    table.append(["m-a", "openai", "t1", "s5", "wrong_persona", "", "", "", 0, 0, 100, 50, 1])
     with_control = build_report(load_results(write_csv(tmp_path / "with.csv", HEADER, table)), n_boot=500)
     without = build_report(load_results(write_csv(tmp_path / "without.csv", HEADER, table[:12])), n_boot=500)
 
     [cell] = with_control.control.to_dict("records")
-    assert cell["n"] == 3
-    assert cell["gap"] == pytest.approx((0.5 - 0.5 + 0.2) / 3)
-    assert cell["mean_oracle"] == pytest.approx((4.0 + 4.5 + 4.0) / 3)
+    assert cell["n"] == 4
+    assert cell["gap"] == pytest.approx((0.5 - 0.5 + 0.2 - 0.1) / 4)
+    assert cell["mean_oracle"] == pytest.approx((4.0 + 4.5 + 4.0 + 3.5) / 4)
     assert cell["ci_low"] < 0 < cell["ci_high"]
     assert cell["ci_low"] >= -0.5 and cell["ci_high"] <= 0.5  # a mean of gaps in [−0.5, 0.5]
     assert cell["flagged"] and "cannot tell personalization from generic quality" in cell["reading"]
@@ -322,12 +322,17 @@ def test_a_gap_whose_interval_reaches_zero_is_flagged_and_table_1_is_untouched(t
 
 
 def test_a_cell_without_paired_scenarios_is_flagged_with_no_interval(tmp_path):
-    # model m-b ran wrong_persona but no oracle; m-a has one paired scenario (gap 1.0: a one-point interval)
+    # model m-b ran wrong_persona but no oracle; m-a has one paired scenario (gap 1.0): one scenario is too few for
+    # an interval (it used to be the one-point interval [1.0, 1.0], read as "the judge rewards the true profile")
     table = rows("oracle", {"s1": 4.0}) + rows("wrong_persona", {"s1": 3.0}) + rows("wrong_persona", {"s1": 3.0}, "m-b")
     results = average_trials(load_results(write_csv(tmp_path / "r.csv", HEADER, table)).results)
     control = control_table(results, seed=0, n_boot=200).set_index("model")
-    assert (control.loc["m-a", "gap"], control.loc["m-a", "ci_low"], control.loc["m-a", "ci_high"]) == (1.0, 1.0, 1.0)
-    assert not control.loc["m-a", "flagged"]
+    assert control.loc["m-a", "gap"] == 1.0
+    assert pd.isna(control.loc["m-a", "ci_low"]) and pd.isna(control.loc["m-a", "ci_high"])
+    assert control.loc["m-a", "flagged"]
+    assert control.loc["m-a", "reading"] == (
+        "oracle − wrong_persona = +1.00 (too few scenarios (n = 1)): the judge is not checked here"
+    )
     assert control.loc["m-b", "n"] == 0 and control.loc["m-b", "flagged"]
     assert pd.isna(control.loc["m-b", "gap"]) and "not checked" in control.loc["m-b", "reading"]
     assert control_table(results.loc[results["mode"] != Mode.WRONG_PERSONA.value], seed=0, n_boot=200) is None

@@ -1,5 +1,6 @@
 """``prefdisco demo --model M``: the demo with another model in every role ends with the HTML report's path and
-no plumbing note (the embedded run's note is checked by the embedded test)."""
+no plumbing note (the embedded run's note is checked by the embedded test); its console prints the caveats its
+report shows at the top (the rule itself: ``tests/test_report_caveats.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typer.testing import CliRunner
 
 import prefdisco.cli as cli
 from mock_openai import MockOpenAI
-from prefdisco.demo import PLUMBING_NOTE, caveats
+from prefdisco.analysis.caveats import PLUMBING_NOTE
 
 
 def test_demo_with_another_model_writes_the_report_and_prints_its_path(tmp_path, monkeypatch) -> None:
@@ -35,23 +36,29 @@ def test_demo_with_another_model_writes_the_report_and_prints_its_path(tmp_path,
     assert "prefdisco demo --model" in PLUMBING_NOTE
 
 
-def _summary(base: float, discovery_questions: float, oracle: float, norm_align: float | None) -> dict:
-    def mode(pref_align: float, questions: float) -> dict:
-        return {"pref_align_mean": pref_align, "mean_questions": questions, "n": 10}
-
-    return {
-        "modes": {"baseline": mode(base, 0), "discovery": mode(2.5, discovery_questions), "oracle": mode(oracle, 0)},
-        "norm_align": norm_align,
-    }
-
-
-def test_caveats_name_a_silent_discovery_and_a_tiny_normalign_gap() -> None:
-    # the issue's case: no question asked, NormAlign 150 over an oracle - baseline gap of 0.04
-    lines = caveats(_summary(2.44, 0.0, 2.48, 150.0))
-    assert len(lines) == 2
-    assert lines[0].startswith("Discovery asked no question")
-    assert "+0.04" in lines[1] and "means nothing" in lines[1]
-    # a dialogue that asked, over a gap of a whole point: nothing to warn about
-    assert caveats(_summary(2.0, 1.5, 3.0, 50.0)) == []
-    # an undefined NormAlign is explained by its own reason line, not here
-    assert caveats(_summary(2.0, 1.5, 2.1, None)) == []
+def test_the_demo_console_says_what_its_report_says(tmp_path, monkeypatch) -> None:
+    cli._register()
+    out = tmp_path / "demo"
+    with MockOpenAI(questions=0) as mock:  # discovery answers at once, as the embedded model does
+        for key, value in mock.env("mock").items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+        model = f"openai-api/mock/m{mock.port}"
+        args = ["demo", "--out", str(out), "--limit", "2", "--display", "none", "--model", model]
+        result = CliRunner().invoke(cli.app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    report = json.loads((out / "report" / "summary.json").read_text())
+    assert summary["modes"]["discovery"]["mean_questions"] == 0
+    assert summary["caveats"] == report["caveats"]
+    assert report["caveats"][0].startswith("Discovery asked no question: the model answered at once")
+    console = " ".join(result.output.split())
+    html = (out / "report" / "report.html").read_text()
+    md = (out / "report" / "report.md").read_text()
+    top = html[: html.index("<h2")]
+    for line in report["caveats"]:
+        assert line in console and f"<li>{line}</li>" in top and f"> - {line}" in md.split("\nSource:", 1)[0]
+    # two scenarios are too few for a bootstrap interval: said so, never an interval or a detectable difference of 0
+    assert "too few scenarios (n = 2)" in html and "0.0 to 0.0" not in html
+    # the report shows an example, with the fixed-K dialogue beside the three conditions
+    assert html.count('<div class="example">') >= 1 and "<h4>fixed_k=2</h4>" in html

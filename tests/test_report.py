@@ -125,6 +125,13 @@ def write_transcripts(path: Path) -> None:
             obj["messages"] = [{"role": "user", "content": f"<b>{mode} question & more</b>"}]
             obj["final_response"] = f"final answer in {mode}"
             fh.write(json.dumps(obj) + "\n")
+        fixed = {"model": "m-a", "task": "t1", "scenario_id": "s1", "mode": "fixed_k", "fixed_k": 1}
+        fixed["messages"] = [
+            {"role": "assistant", "content": "QUESTION: forced question one?"},
+            {"role": "user", "content": "reply of the simulated user"},
+        ]
+        fixed["final_response"] = "final answer after one forced question"
+        fh.write(json.dumps(fixed) + "\n")
         fh.write(json.dumps({"model": "m-x", "scenario_id": "zzz", "messages": []}) + "\n")
 
 
@@ -244,8 +251,10 @@ def test_bootstrap_interval_matches_hand_resampling(built):
     # scenarios s1..s4 of m-a/t1 in id order: num = d - b, den = o - b
     expected = hand_bootstrap([1, -0.5, 2, -1], [2, 2, 1, 0], seed=7, model="m-a", task="t1", n_boot=500)
     assert s["normalign_ci"]["m-a"]["t1"] == pytest.approx(expected)
-    # identical scenarios: every resample gives the point value
-    assert s["normalign_ci"]["m-b"]["t1"] == pytest.approx([-100 / 3, -100 / 3])
+    # m-b/t1 has two scenarios: a resample of one of them repeated has probability 1/4, so the "interval" would be
+    # the two scenarios' own values; there is none, and the report says why
+    assert s["normalign_ci"]["m-b"]["t1"] == [None, None]
+    assert s["normalign_ci_reason"] == {"m-b": {"t1": "too few scenarios (n = 2)"}}
     assert s["seed"] == 7 and s["bootstrap_resamples"] == 500
 
 
@@ -415,15 +424,22 @@ def test_examples_transcripts_and_attribute_scores(built):
         ("correct baseline turned incorrect", "m-b", "t1", "s2"),
     ]
     first = built.report.examples[0]
-    assert [v.has_transcript for v in first.modes] == [True, True, True]
+    # beside the three conditions, s1's two fixed-K conditions (K = 1: 3.5, correct, 1 question; K = 3: 4, correct,
+    # 3 questions), the K = 1 dialogue with its transcript (the demo's first report shows a dialogue this way)
+    assert [v.mode for v in first.modes] == ["baseline", "discovery", "oracle", "fixed_k=1", "fixed_k=3"]
+    assert [v.has_transcript for v in first.modes] == [True, True, True, True, False]
+    assert [(v.pref_align, v.correct, v.n_questions) for v in first.modes[3:]] == [(3.5, True, 1), (4.0, True, 3)]
+    assert first.modes[3].messages[0] == {"role": "assistant", "content": "QUESTION: forced question one?"}
     assert first.modes[1].messages == [{"role": "user", "content": "<b>discovery question & more</b>"}]
     assert first.attributes == [
-        {"attribute": "clarity", "weight": 0.6, "baseline": 2.0, "discovery": 3.0, "oracle": 4.0},
-        {"attribute": "depth", "weight": 0.4, "baseline": 2.0, "discovery": 3.0, "oracle": None},
+        {"attribute": "clarity", "weight": 0.6, "baseline": 2.0, "discovery": 3.0, "oracle": 4.0}
+        | {"fixed_k=1": None, "fixed_k=3": None},
+        {"attribute": "depth", "weight": 0.4, "baseline": 2.0, "discovery": 3.0, "oracle": None}
+        | {"fixed_k=1": None, "fixed_k=3": None},
     ]
     html = (built.out / "report.html").read_text()
     assert "&lt;b&gt;discovery question &amp; more&lt;/b&gt;" in html
-    assert "final answer in oracle" in html
+    assert "final answer in oracle" in html and "final answer after one forced question" in html
     md = (built.out / "report.md").read_text()
     assert "final answer in baseline" in md
 

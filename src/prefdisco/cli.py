@@ -126,13 +126,11 @@ def demo(
         console.print(f"NormAlign: undefined — {summary['norm_align_reason']}")
     else:
         console.print(f"NormAlign: {summary['norm_align']:.1f}")
-    for line in summary["caveats"]:
-        console.print(line, soft_wrap=True)
+    for line in summary["caveats"]:  # the report's own caveats (its top says the same lines)
+        console.print(line, soft_wrap=True, highlight=False, markup=False)
     console.print(
         f"Wrote {out / 'summary.json'}; logs in {summary['log_dir']} (inspect view --log-dir {summary['log_dir']})"
     )
-    if summary["note"]:
-        console.print(summary["note"], soft_wrap=True)
     console.print(f"report: {summary['report']}", highlight=False, soft_wrap=True)
 
 

@@ -10,10 +10,13 @@ beside them, and ``OUT/summary.json``::
 
     {"modes": {"baseline"|"discovery"|"oracle"|"fixed_k=2":
                {"pref_align_mean", "accuracy", "mean_questions", "n", ...}},
-     "norm_align": number | null, "norm_align_reason": str, "models": {"assistant", "user", "grader"}, ...}
+     "norm_align": number | null, "norm_align_reason": str, "models": {"assistant", "user", "grader"},
+     "note": str | null, "caveats": [str], ...}
 
 The per-mode means are over each mode's scored rows; NormAlign is the report's (``analysis/normalign.py``):
-over the scenarios scored in all three modes, pooled over the demo's benchmarks.
+over the scenarios scored in all three modes, pooled over the demo's benchmarks. ``caveats`` are the report's
+(``analysis/caveats.py``: the embedded model's note, a discovery that asked nothing, NormAlign over a tiny gap),
+so the console prints what the report's top says; ``note`` is the embedded model's line alone.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from prefdisco.analysis.caveats import plumbing_note
 from prefdisco.analysis.normalign import intersection_norm_align, scenario_table
 from prefdisco.analysis.report import make_report
 from prefdisco.analysis.summary import summary_json
@@ -98,31 +102,6 @@ def summarize(results: pd.DataFrame, models: dict[str, str]) -> dict[str, Any]:
     return {"modes": modes, "norm_align": value, "norm_align_reason": reason, "models": models}
 
 
-PLUMBING_NOTE = (
-    "The embedded 135M model proves the plumbing, not quality: its numbers say nothing about personalization. "
-    "The same demo on a real model (every role): prefdisco demo --model openai/gpt-4.1"
-)
-
-
-def caveats(summary: dict[str, Any]) -> list[str]:
-    """One line for each number of the demo table a reader could misread: a discovery that asked nothing, and a
-    NormAlign over a tiny oracle − baseline gap (it divides by that gap)."""
-    lines = []
-    modes = summary["modes"]
-    if modes["discovery"]["n"] and modes["discovery"]["mean_questions"] == 0:
-        lines.append(
-            "Discovery asked no question: the model answered at once (the protocol lets it), "
-            "so its discovery rows are baseline answers under another prompt."
-        )
-    base, oracle = modes["baseline"]["pref_align_mean"], modes["oracle"]["pref_align_mean"]
-    if summary["norm_align"] is not None and base is not None and oracle is not None and abs(oracle - base) < 0.25:
-        lines.append(
-            f"NormAlign divides by oracle - baseline PrefAlign, here {oracle - base:+.2f}: "
-            "over so small a gap it swings by hundreds of points and means nothing."
-        )
-    return lines
-
-
 def check_demo_folder(out: Path, selected: list[Scenario], model: str) -> None:
     """Refuse, in one line naming ``--out``, an ``out`` that holds the demo of other scenarios (another
     ``--limit``) or another ``--model``: its logs cannot be resumed by this one."""
@@ -171,9 +150,9 @@ def run_demo(
     summary = summarize(load_results(config.log_dir).results, {"assistant": model, "user": model, "grader": model})
     summary["n_scenarios"] = len(scenarios[:limit] if limit else scenarios)
     summary["log_dir"] = str(out / "logs")
-    summary["note"] = PLUMBING_NOTE if embedded else None
-    summary["caveats"] = caveats(summary)
-    make_report(config.log_dir, out / "report", n_boot=200, n_examples=1)
+    summary["note"] = plumbing_note([model])
+    report, _ = make_report(config.log_dir, out / "report", n_boot=200, n_examples=1)
+    summary["caveats"] = report.caveats  # the report's own lines (analysis/caveats.py): the console prints these
     summary["report"] = str(out / "report" / "report.html")
     atomic_write(out / "summary.json", summary_json(summary))
     return summary

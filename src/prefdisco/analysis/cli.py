@@ -52,6 +52,8 @@ def register(app: typer.Typer) -> None:
             f"({s['n_cells_negative']} of {s['n_cells_defined']} defined); "
             f"Pearson r: {num(s['pearson_r'], 3)}" + (f" ({s['pearson_reason']})" if s["pearson_reason"] else "")
         )
+        for line in made.caveats:  # the report's top says the same lines (analysis/caveats.py)
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
         pending = s["trials"]["not_judged"]
         if pending:
             console.print(

@@ -41,6 +41,8 @@ class Report:
     human calibration (``analysis/validity.py``)."""
     further_judges: pd.DataFrame | None = None
     """PrefAlign per further judge beside the run's (``analysis/further_judges.py``); None without one."""
+    caveats: list[str] = field(default_factory=list)
+    """What a reader must know before any number (``analysis/caveats.py``), shown at the report's top."""
     simulator: pd.DataFrame | None = None
     """Elicitation and simulator errors per (model, task, condition) (``analysis/simulator.py``); None when the
     results carry no simulator column or no dialogue measured one."""

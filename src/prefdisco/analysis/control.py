@@ -10,7 +10,8 @@ over the scenarios scored in both (PrefAlign present, not failed; trials already
 mean, and a seeded percentile bootstrap 95 % interval of that mean: the scenarios (in scenario-id order) are
 resampled with replacement ``n_boot`` times by ``numpy.random.default_rng([seed, crc32(model), crc32(task),
 crc32("control_gap")])`` drawing ``integers(0, n, size=(n_boot, n))`` (in row blocks of that one stream), and the
-2.5th and 97.5th percentiles of the resampled means are taken.
+2.5th and 97.5th percentiles of the resampled means are taken. A cell of fewer than
+``normalign.MIN_INTERVAL_SCENARIOS`` scenarios gets no interval: its reading says "too few scenarios (n = 2)".
 
 A cell is ``flagged`` when the interval's lower bound is not above 0 (or there is no interval): there the judge
 cannot tell personalization to the true profile from generic quality, and NormAlign's oracle ceiling is not
@@ -25,6 +26,7 @@ import zlib
 import numpy as np
 import pandas as pd
 
+from prefdisco.analysis.normalign import MIN_INTERVAL_SCENARIOS, too_few
 from prefdisco.schema import Mode
 
 ORACLE = Mode.ORACLE.value
@@ -87,7 +89,8 @@ def reading(gap: float | None, low: float | None, high: float | None, n: int) ->
     if n == 0 or gap is None:
         return "no scenario is scored in both oracle and wrong_persona: the judge is not checked here"
     if low is None or high is None:
-        return f"oracle − wrong_persona = {gap:+.2f} (n={n}, no interval): the judge is not checked here"
+        why = too_few(n) if n < MIN_INTERVAL_SCENARIOS else f"n={n}, no interval"
+        return f"oracle − wrong_persona = {gap:+.2f} ({why}): the judge is not checked here"
     span = f"{gap:+.2f} (95% CI {low:+.2f} to {high:+.2f}, n={n})"
     if low > 0:
         return f"oracle − wrong_persona = {span}: the judge rewards the true profile over another one"
@@ -108,7 +111,9 @@ def control_table(results: pd.DataFrame, *, seed: int, n_boot: int) -> pd.DataFr
         sub = groups.get((model, task), gaps.iloc[:0])
         n = len(sub)
         gap = float(sub["gap"].mean()) if n else None
-        low, high = mean_interval(sub["gap"].to_numpy(dtype=float), control_rng(seed, model, task), n_boot)
+        low = high = None
+        if n >= MIN_INTERVAL_SCENARIOS:
+            low, high = mean_interval(sub["gap"].to_numpy(dtype=float), control_rng(seed, model, task), n_boot)
         out.append(
             {
                 "model": model,

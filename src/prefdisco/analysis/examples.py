@@ -4,8 +4,12 @@ Automatic picks (among rows that did not fail), ``n`` per kind, no scenario twic
 * ``monotone gain``: baseline < discovery < oracle PrefAlign; largest discovery − baseline first;
 * ``discovery worse than baseline``: discovery < baseline; largest drop first;
 * ``correct baseline turned incorrect``: baseline correct, discovery incorrect; most questions asked first.
-Ties are broken by model, task and scenario id. Chosen scenario ids are shown for every (model, task) they
-appear in. Scores are the trials' averages (``trials.py``); the transcript shown is the first trial's.
+Ties are broken by model, task and scenario id. When no scenario fits a kind (a run too small or too flat, such as
+the embedded demo), the first scenario scored in all three conditions (else the first scenario) is shown as
+``FALLBACK``, so a report never lacks an example while examples are on. Chosen scenario ids are shown for every
+(model, task) they appear in. Beside baseline, discovery and oracle, an example shows each fixed-K condition the
+scenario ran (``fixed_k=K``, the dialogue of K forced questions). Scores are the trials' averages
+(``trials.py``); the transcript shown is the first trial's.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.errors import UserError
+from prefdisco.results.contract import FIXED_K_MODE, condition_label
 from prefdisco.schema import CONDITIONS
 
 KINDS = ("monotone gain", "discovery worse than baseline", "correct baseline turned incorrect")
+FALLBACK = "first scenario (none fits a kind)"
 
 
 @dataclass
@@ -94,14 +100,26 @@ def pick(wide: pd.DataFrame, n: int, chosen: list[str]) -> list[tuple[str, str, 
             seen.add(tuple(key))
             picks.append((kind, *key))
             taken += 1
+    if not picks and len(wide):
+        complete = wide.loc[b.notna() & d.notna() & o.notna()]
+        first = (complete if len(complete) else wide).sort_values(keys).iloc[0]
+        picks.append((FALLBACK, str(first["model"]), str(first["task"]), str(first["scenario_id"])))
     return picks
 
 
-def _key(obj: dict) -> tuple[str, ...] | None:
-    k = obj.get("fixed_k")
-    if k is not None and k != "" and not (isinstance(k, float) and np.isnan(k)):
-        return None
-    return tuple(str(obj.get(k, "")) for k in ("model", "task", "scenario_id", "mode"))
+def _k(value: object) -> str:
+    """A row's or transcript's K as text: empty for the conditions without one."""
+    if value is None or value == "" or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+        return ""
+    try:
+        return str(int(float(value)))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _key(obj: dict) -> tuple[str, ...]:
+    """(model, task, scenario_id, mode, K) of a transcript, K empty for the conditions without one."""
+    return (*(str(obj.get(k, "")) for k in ("model", "task", "scenario_id", "mode")), _k(obj.get("fixed_k")))
 
 
 def _trial(obj: dict) -> float:
@@ -118,7 +136,7 @@ def _keep(found: dict[tuple, dict], key: tuple, obj: dict) -> None:
         found[key] = obj
 
 
-def transcripts_from_rows(rows: pd.DataFrame, wanted: set[tuple[str, str, str, str]]) -> dict[tuple, dict]:
+def transcripts_from_rows(rows: pd.DataFrame, wanted: set[tuple[str, ...]]) -> dict[tuple, dict]:
     """Transcripts already in memory (a frame with the JSONL's fields)."""
     found: dict[tuple, dict] = {}
     ids = {k[2] for k in wanted}
@@ -126,13 +144,13 @@ def transcripts_from_rows(rows: pd.DataFrame, wanted: set[tuple[str, str, str, s
         return found
     for obj in rows.loc[rows["scenario_id"].astype(str).isin(ids)].to_dict("records"):
         key = _key(obj)
-        if key is not None and key in wanted:
+        if key in wanted:
             _keep(found, key, obj)
     return found
 
 
-def read_transcripts(path: Path | None, wanted: set[tuple[str, str, str, str]]) -> dict[tuple, dict]:
-    """Transcripts for (model, task, scenario_id, mode) keys (fixed_k empty), streaming the JSONL once."""
+def read_transcripts(path: Path | None, wanted: set[tuple[str, ...]]) -> dict[tuple, dict]:
+    """Transcripts for (model, task, scenario_id, mode, K) keys (``_key``), streaming the JSONL once."""
     if path is None or not wanted:
         return {}
     ids = sorted({k[2] for k in wanted})
@@ -149,7 +167,7 @@ def read_transcripts(path: Path | None, wanted: set[tuple[str, str, str, str]]) 
             if not isinstance(obj, dict):
                 continue
             key = _key(obj)
-            if key is not None and key in wanted:
+            if key in wanted:
                 _keep(found, key, obj)
     return found
 
@@ -167,6 +185,25 @@ def _messages(obj: dict) -> list[dict[str, str]]:
     return out
 
 
+def _fixed_k(results: pd.DataFrame) -> pd.DataFrame:
+    """The fixed-K rows that did not fail, keyed as the examples are, with K as text."""
+    rows = results.loc[(results["mode"].astype(str) == FIXED_K_MODE).to_numpy() & ~results["failed"].to_numpy()]
+    rows = rows.astype({"model": str, "task": str, "scenario_id": str})
+    return rows.assign(k=[_k(v) for v in rows["fixed_k"]]).sort_values(["model", "task", "scenario_id", "fixed_k"])
+
+
+def _view(label: str, pref_align: object, correct: object, n_questions: object, obj: dict | None) -> ModeView:
+    return ModeView(
+        mode=label,
+        pref_align=None if pd.isna(pref_align) else float(pref_align),  # type: ignore[arg-type]
+        correct=None if pd.isna(correct) else bool(correct),
+        n_questions=None if pd.isna(n_questions) else int(n_questions),  # type: ignore[call-overload]
+        messages=_messages(obj) if obj else [],
+        final_response=_text(obj.get("final_response")) if obj else "",
+        has_transcript=obj is not None,
+    )
+
+
 def build_examples(
     results: pd.DataFrame,
     attributes: pd.DataFrame | None,
@@ -180,7 +217,11 @@ def build_examples(
     picks = pick(wide, n, chosen)
     if not picks:
         return []
-    wanted = {(m, t, s, mode) for _, m, t, s in picks for mode in CONDITIONS}
+    fixed = _fixed_k(results)
+    fixed_of = {key: sub for key, sub in fixed.groupby(["model", "task", "scenario_id"], sort=False)}
+    wanted: set[tuple[str, ...]] = {(m, t, s, mode, "") for _, m, t, s in picks for mode in CONDITIONS}
+    for _, m, t, sid in picks:
+        wanted |= {(m, t, sid, FIXED_K_MODE, k) for k in fixed_of.get((m, t, sid), fixed.iloc[:0])["k"]}
     if transcript_rows is not None:
         texts = transcripts_from_rows(transcript_rows, wanted)
     else:
@@ -189,44 +230,49 @@ def build_examples(
     examples = []
     for kind, model, task, sid in picks:
         row = wide.loc[(model, task, sid)]
-        views = []
-        for mode in CONDITIONS:
-            pa_, corr, nq = (row[f"{v}_{mode}"] for v in ("pref_align", "correct", "n_questions"))
-            obj = texts.get((model, task, sid, mode))
-            views.append(
-                ModeView(
-                    mode=mode,
-                    pref_align=None if pd.isna(pa_) else float(pa_),
-                    correct=None if pd.isna(corr) else bool(corr),
-                    n_questions=None if pd.isna(nq) else int(nq),
-                    messages=_messages(obj) if obj else [],
-                    final_response=_text(obj.get("final_response")) if obj else "",
-                    has_transcript=obj is not None,
-                )
+        views = [
+            _view(
+                mode,
+                row[f"pref_align_{mode}"],
+                row[f"correct_{mode}"],
+                row[f"n_questions_{mode}"],
+                texts.get((model, task, sid, mode, "")),
             )
-        examples.append(Example(kind, model, task, sid, views, _attribute_rows(attributes, model, task, sid)))
+            for mode in CONDITIONS
+        ]
+        for r in fixed_of.get((model, task, sid), fixed.iloc[:0]).to_dict("records"):
+            obj = texts.get((model, task, sid, FIXED_K_MODE, r["k"]))
+            label = condition_label(FIXED_K_MODE, r["fixed_k"])
+            views.append(_view(label, r["pref_align"], r["correct"], r["n_questions"], obj))
+        labels = [v.mode for v in views]
+        examples.append(Example(kind, model, task, sid, views, _attribute_rows(attributes, model, task, sid, labels)))
     return examples
 
 
-def _attribute_rows(attributes: pd.DataFrame | None, model: str, task: str, sid: str) -> list[dict[str, object]]:
+def _attribute_rows(
+    attributes: pd.DataFrame | None, model: str, task: str, sid: str, labels: list[str]
+) -> list[dict[str, object]]:
+    """One row per attribute of the scenario: its weight and its score in each of the example's conditions
+    (``labels``: baseline, discovery, oracle, ``fixed_k=K``), None where it has none."""
     if attributes is None:
         return []
     mask = (
         (attributes["scenario_id"] == sid).to_numpy()
         & (attributes["model"] == model).to_numpy()
         & (attributes["task"] == task).to_numpy()
-        & attributes["mode"].isin(CONDITIONS).to_numpy()
+        & attributes["mode"].isin([*CONDITIONS, FIXED_K_MODE]).to_numpy()
     )
     sub = attributes.loc[mask].astype({"attribute": str, "mode": str})
     if sub.empty:
         return []
+    sub = sub.assign(condition=[condition_label(m, k) for m, k in zip(sub["mode"], sub["fixed_k"], strict=True)])
     weights = sub.groupby("attribute")["weight"].first()
-    scores = sub.pivot(index="attribute", columns="mode", values="score")
+    scores = sub.pivot(index="attribute", columns="condition", values="score")
     rows = []
     for attribute in weights.sort_values(ascending=False, kind="stable").index:
         row: dict[str, object] = {"attribute": attribute, "weight": float(weights[attribute])}
-        for mode in CONDITIONS:
-            v = scores[mode].get(attribute, np.nan) if mode in scores.columns else np.nan
-            row[mode] = None if pd.isna(v) else float(v)
+        for condition in labels:
+            v = scores[condition].get(attribute, np.nan) if condition in scores.columns else np.nan
+            row[condition] = None if pd.isna(v) else float(v)
         rows.append(row)
     return rows

@@ -10,7 +10,10 @@ the median and the share of negatives) when that scenario's oracle and baseline 
 The bootstrap resamples a cell's scenarios (in scenario-id order) with replacement, ``n_boot`` times, with the generator
 ``numpy.random.default_rng([seed, crc32(model), crc32(task)])`` drawing ``integers(0, n, size=(n_boot, n))``
 (in row blocks of that one stream), recomputes the ratio of means per resample, drops resamples whose
-denominator is 0, and takes the 2.5th and 97.5th percentiles.
+denominator is 0, and takes the 2.5th and 97.5th percentiles. A cell of fewer than ``MIN_INTERVAL_SCENARIOS``
+scenarios gets no interval, and ``ci_reason`` says so ("too few scenarios (n = 2)"): with n scenarios a resample
+of one scenario repeated has probability n^-n, above 2.5 % for n ≤ 3, so the percentiles would be single
+scenarios' values, not an interval.
 """
 
 from __future__ import annotations
@@ -27,6 +30,22 @@ ZERO = 1e-12
 """A denominator this close to 0 counts as 0 (here and in ``norm_align``)."""
 _BLOCK = 2_000_000
 """At most this many resampled indices are held at once."""
+MIN_INTERVAL_SCENARIOS = 4
+"""The fewest scenarios a bootstrap interval is computed from (module docstring); also the control gap's."""
+
+
+def too_few(n: int) -> str:
+    """The one wording of a statistic left out for its sample size."""
+    return f"too few scenarios (n = {n})"
+
+
+def interval_reason(n: int, n_boot: int) -> str:
+    """Why a cell of ``n`` scenarios has no bootstrap interval under ``n_boot`` resamples; empty when it has one."""
+    if n < MIN_INTERVAL_SCENARIOS:
+        return too_few(n)
+    if n_boot <= 0:
+        return "no bootstrap (--bootstrap 0)"
+    return ""
 
 
 def norm_align(baseline: float | None, discovery: float | None, oracle: float | None) -> tuple[float | None, str]:
@@ -133,11 +152,13 @@ def normalign_cells(results: pd.DataFrame, scenarios: pd.DataFrame, *, seed: int
         }
         lo = hi = None
         kept = 0
-        if value is not None:
+        why = "" if value is None else interval_reason(n, n_boot)  # a null cell's reason is its own
+        if value is not None and not why:
             num = (sub["discovery"] - sub["baseline"]).to_numpy()
             den = (sub["oracle"] - sub["baseline"]).to_numpy()
             lo, hi, kept = bootstrap_interval(num, den, cell_seed(seed, model, task), n_boot)
-        row |= {"ci_low": lo, "ci_high": hi, "bootstrap_kept": kept}
+            why = "" if kept else "every resample has oracle = baseline (denominator 0)"
+        row |= {"ci_low": lo, "ci_high": hi, "bootstrap_kept": kept, "ci_reason": why}
         out.append(row)
     frame = pd.DataFrame(out)
     for col in ("mean_baseline", "mean_discovery", "mean_oracle"):

@@ -28,6 +28,13 @@ def interval(lo: Any, hi: Any, digits: int = 1) -> str:
     return f"[{num(lo, digits)}, {num(hi, digits)}]"
 
 
+def span(cell: dict[str, Any]) -> str:
+    """A NormAlign cell's interval, or why it has none ("too few scenarios (n = 2)")."""
+    if cell.get("ci_low") is None and cell.get("ci_reason"):
+        return str(cell["ci_reason"])
+    return interval(cell.get("ci_low"), cell.get("ci_high"))
+
+
 def md(value: Any) -> str:
     """Text safe inside a Markdown table cell."""
     return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
@@ -51,7 +58,8 @@ def _table1(report: Report) -> dict[str, Any]:
             elif r["normalign"] is None:
                 entries.append({"text": "null", "title": r["reason"]})
             else:
-                text = f"{num(r['normalign'], 1)} {interval(r['ci_low'], r['ci_high'])}"
+                why = f"(no interval: {r['ci_reason']})" if r["ci_low"] is None and r.get("ci_reason") else ""
+                text = f"{num(r['normalign'], 1)} {why or interval(r['ci_low'], r['ci_high'])}"
                 entries.append({"text": text, "title": f"n={r['n_scenarios']}"})
         rows.append({"model": model, "cells": entries})
     return {"tasks": tasks, "rows": rows}
@@ -90,8 +98,10 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
     figures = []
     for f in report.figures:
         src = f"data:image/png;base64,{base64.b64encode(f.png).decode('ascii')}" if inline else f.name
-        figures.append({"key": f.name.removesuffix(".png"), "src": src, "title": f.title, "caption": f.caption})
+        caption = " ".join([f.caption, *(f"Empty panel: {why}." for why in f.empty)])
+        figures.append({"key": f.name.removesuffix(".png"), "src": src, "title": f.title, "caption": caption})
     return {
+        "caveats": report.caveats,
         "s": report.summary,
         "settings": report.settings,
         "figures": {f["key"]: f for f in figures},
@@ -124,7 +134,7 @@ def _env(autoescape: bool):
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters |= {"num": num, "interval": interval, "md": md}
+    env.filters |= {"num": num, "interval": interval, "md": md, "span": span}
     return env
 
 

@@ -14,6 +14,7 @@ from prefdisco.analysis import figures as figs
 from prefdisco.analysis.accuracy import accuracy_table
 from prefdisco.analysis.attributes import attribute_table, heatmap_matrix, heatmap_mode, worst_attributes
 from prefdisco.analysis.calibrate import Calibration, calibrate
+from prefdisco.analysis.caveats import caveats
 from prefdisco.analysis.contents import Report
 from prefdisco.analysis.control import control_table
 from prefdisco.analysis.examples import build_examples
@@ -24,7 +25,7 @@ from prefdisco.analysis.judges import judge_reliability
 from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario_table
 from prefdisco.analysis.questions import question_stats
 from prefdisco.analysis.render import render_html, render_markdown
-from prefdisco.analysis.simulator import elicitation_figure, figure_png, simulator_table
+from prefdisco.analysis.simulator import elicitation_figure, simulator_table
 from prefdisco.analysis.summary import build_summary, plain, summary_json
 from prefdisco.analysis.trials import average_attribute_trials, average_trials, trial_counts
 from prefdisco.analysis.validity import (
@@ -83,7 +84,7 @@ def build_report(
     fixed_k = fixed_k_table(results)
     control = control_table(results, seed=seed, n_boot=n_boot)
     simulator = simulator_table(data.results)  # from the trial rows: a critical error is 0/1 per dialogue
-    attribute_scores = worst = matrix = mode = further = None
+    attribute_scores = worst = mode = further = None
     if data.attributes is not None:  # a judge added afterwards: its own PrefAlign, beside the run's
         further = further_judge_table(results, data.attributes, data.results)
     if attributes is not None:
@@ -91,7 +92,6 @@ def build_report(
         mode = heatmap_mode(attribute_scores)
         if mode is not None:
             worst = worst_attributes(attribute_scores, mode)
-            matrix = heatmap_matrix(attribute_scores, mode)
     examples = build_examples(
         results,
         attributes,
@@ -133,6 +133,8 @@ def build_report(
     )
     summary |= plain(validity.summary())
     summary["pref_align_by_judge"] = plain(further_judges_summary(further))
+    warnings = caveats(results, cells, data.attributes)
+    summary["caveats"] = warnings
     settings = {
         "source": data.source,
         "attributes": data.attributes_source,
@@ -161,17 +163,9 @@ def build_report(
         simulator=simulator,
         validity=validity,
         further_judges=further,
+        caveats=warnings,
     )
-    report.figures = _figures(report, matrix, seed)
-    if simulator is not None:
-        report.figures.append(
-            figs.FigureFile(
-                "fig_elicitation.png",
-                "PrefAlign against elicited weight",
-                "One point per discovery / fixed-K dialogue with a measured elicited weight, coloured by model.",
-                figure_png(elicitation_figure(data.results, seed)),
-            )
-        )
+    report.figures = [chart.file() for chart in charts(report, data.results, seed)]
     report.tables = {
         "table1_normalign.csv": cells,
         "table_normalign_per_scenario.csv": scenarios,
@@ -201,29 +195,30 @@ def build_report(
     return report
 
 
-def _figures(report: Report, matrix: pd.DataFrame | None, seed: int) -> list[figs.FigureFile]:
+def charts(report: Report, trial_rows: pd.DataFrame, seed: int) -> list[figs.Chart]:
+    """Every figure of ``report``, drawn (``trial_rows``: the results as run, for the elicitation figure)."""
     q = report.questions
     out = [
-        figs.FigureFile(
+        figs.Chart(
             "fig_normalign.png",
             "Table 1 as a heatmap: NormAlign per (model, task)",
             "Grey cells are null (see Table 1 for the reason).",
             figs.normalign_heatmap(report.cells),
         ),
-        figs.FigureFile(
+        figs.Chart(
             "fig_normalign_scenarios.png",
             "Per-scenario NormAlign distribution",
             "Scenarios whose oracle and baseline scores are equal are excluded; boxes: quartiles and median, "
             "whiskers: 1.5 IQR.",
             figs.normalign_distribution(report.scenarios),
         ),
-        figs.FigureFile(
+        figs.Chart(
             "fig_accuracy.png",
             "Figure 4: accuracy by condition",
             "Bars: accuracy; whiskers: 95% Wilson interval.",
             figs.accuracy_figure(report.accuracy),
         ),
-        figs.FigureFile(
+        figs.Chart(
             "fig_questions.png",
             "Figure 3: questions asked vs alignment",
             f"Left: discovery scenarios (at most {figs.MAX_SCATTER:,} drawn), OLS line per family. "
@@ -233,21 +228,32 @@ def _figures(report: Report, matrix: pd.DataFrame | None, seed: int) -> list[fig
     ]
     if not report.fixed_k.empty:
         out.append(
-            figs.FigureFile(
+            figs.Chart(
                 "fig_fixed_k.png",
                 "Figure 5: alignment against a fixed number of questions K",
                 "Mean PrefAlign of the fixed-K rows per task and model.",
                 figs.fixed_k_figure(report.fixed_k),
             )
         )
-    if matrix is not None and report.heatmap_mode is not None and matrix.size:
+    mode = report.heatmap_mode
+    matrix = None if report.attribute_scores is None or mode is None else heatmap_matrix(report.attribute_scores, mode)
+    if matrix is not None and mode is not None and matrix.size:
         out.append(
-            figs.FigureFile(
+            figs.Chart(
                 "fig_attributes.png",
                 "Per-attribute alignment",
-                f"Mean judge score per model and attribute in {report.heatmap_mode} mode "
+                f"Mean judge score per model and attribute in {mode} mode "
                 f"({matrix.shape[1]} most often judged attributes).",
-                figs.attributes_heatmap(matrix, report.heatmap_mode),
+                figs.attributes_heatmap(matrix, mode),
+            )
+        )
+    if report.simulator is not None:
+        out.append(
+            figs.Chart(
+                "fig_elicitation.png",
+                "PrefAlign against elicited weight",
+                "One point per discovery / fixed-K dialogue with a measured elicited weight, coloured by model.",
+                elicitation_figure(trial_rows, seed),
             )
         )
     return out

@@ -21,13 +21,12 @@ point per scored dialogue (each trial its own point), coloured by model, and ret
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.figures import MAX_SCATTER
+from prefdisco.analysis.figures import MAX_SCATTER, empty_panel, label, png
 from prefdisco.results.contract import NO_K, SIMULATOR_COLUMNS, condition_label
 from prefdisco.schema import Mode
 
@@ -138,21 +137,20 @@ def elicitation_figure(results: pd.DataFrame, seed: int = 0) -> Any:
     models = sorted(points["model"].unique())
     for i, model in enumerate(models):
         mine = points.loc[points["model"] == model]
-        label = model if len(model) <= 24 else model[:23] + "…"
-        ax.scatter(mine["elicited_weight"], mine["pref_align"], s=10, alpha=0.45, color=f"C{i % 10}", label=label)
+        ax.scatter(
+            mine["elicited_weight"], mine["pref_align"], s=10, alpha=0.45, color=f"C{i % 10}", label=label(model, 24)
+        )
     if models:
         ax.legend(fontsize=8)
+        ax.set_xlim(-0.03, 1.03)
+        ax.set_xlabel("elicited weight (share of the profile's weight the user revealed)")
+        ax.set_ylabel("PrefAlign (1-5)")
     else:
-        ax.text(0.5, 0.5, "no dialogue with a measured elicited weight", ha="center", va="center")
-    ax.set_xlim(-0.03, 1.03)
-    ax.set_xlabel("elicited weight (share of the profile's weight the user revealed)")
-    ax.set_ylabel("PrefAlign (1-5)")
+        empty_panel(ax, "no scored discovery or fixed-K dialogue has a measured elicited weight")
     ax.set_title("PrefAlign against elicited weight (discovery and fixed-K dialogues)")
     return fig
 
 
 def figure_png(fig: Any) -> bytes:
-    """A figure's PNG bytes, as the report's other figures are written (no software tag, so reruns match)."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    return buf.getvalue()
+    """A figure's PNG bytes, as the report's other figures are written (``figures.png``)."""
+    return png(fig)

@@ -87,6 +87,11 @@ def build_summary(
         "normalign": _nested(cells, ["model", "task"], lambda r: r["normalign"]),
         "normalign_ci": _nested(cells, ["model", "task"], lambda r: [r["ci_low"], r["ci_high"]]),
         "normalign_reason": _nested(null_cells, ["model", "task"], lambda r: r["reason"]),
+        "normalign_ci_reason": _nested(
+            cells.loc[cells.get("ci_reason", pd.Series("", cells.index)).fillna("").astype(bool)],
+            ["model", "task"],
+            lambda r: r["ci_reason"],
+        ),
         "n_scenarios": _nested(cells, ["model", "task"], lambda r: int(r["n_scenarios"])),
         "normalign_scenarios": _nested(
             cells,

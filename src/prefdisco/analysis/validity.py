@@ -18,6 +18,7 @@ import pandas as pd
 
 from prefdisco.analysis.calibrate import Calibration
 from prefdisco.analysis.judges import JudgeReliability
+from prefdisco.analysis.normalign import MIN_INTERVAL_SCENARIOS, too_few
 from prefdisco.analysis.variance import PARTS
 from prefdisco.results.contract import condition_label
 
@@ -77,12 +78,23 @@ def _f(value: Any, digits: int = 2) -> str:
     return "—" if number is None else f"{number:.{digits}f}"
 
 
+def _span(low: Any, high: Any, n: Any) -> str:
+    """An interval as ``[low, high]``, or why there is none (``n``: the cell's scenarios, when known)."""
+    if _number(low) is None or _number(high) is None:
+        few = n is not None and int(n) < MIN_INTERVAL_SCENARIOS
+        return f"({too_few(int(n)) if few else 'no interval'})"
+    return f"[{_f(low)}, {_f(high)}]"
+
+
 def control_reading(control: pd.DataFrame | None) -> Reading:
     name = "Negative control (oracle − wrong_persona PrefAlign)"
     if control is None or control.empty:
         return Reading(name, "not run", "add wrong_persona to --modes to check that the judge rewards the right user")
     flagged = control.loc[control["flagged"].astype(bool)]
-    gaps = ", ".join(f"{r.model}/{r.task} {_f(r.gap)} [{_f(r.ci_low)}, {_f(r.ci_high)}]" for r in control.itertuples())
+    gaps = ", ".join(
+        f"{r.model}/{r.task} {_f(r.gap)} {_span(r.ci_low, r.ci_high, getattr(r, 'n', None))}"
+        for r in control.itertuples()
+    )
     if flagged.empty:
         text = f"in every cell the judge scores the true profile above another user's ({len(control)} cell(s))"
     else:
@@ -219,16 +231,41 @@ def variance_reading(variance: pd.DataFrame | None, detectable: pd.DataFrame | N
             shares = ", ".join(f"{k} {100 * v / total:.0f} %" for k, v in sums.items())
             biggest = max(sums, key=lambda k: sums[k])
             out = [Reading(parts, shares, f"most of the trial-to-trial variation comes from the {biggest}")]
-    name = "Smallest detectable NormAlign difference"
-    mde = None if detectable is None else pd.to_numeric(detectable["mde"], errors="coerce").dropna()
-    if mde is None or mde.empty:
-        out.append(Reading(name, "no interval", "bootstrap intervals (--bootstrap > 0) are needed"))
-    else:
-        out.append(
-            Reading(
-                name,
-                f"{float(mde.min()):.1f} to {float(mde.max()):.1f} NormAlign points",
-                "two models closer than this are not told apart by a run of this size (80 % power, 5 % test)",
-            )
-        )
+    out.append(detectable_reading(detectable))
     return out
+
+
+def _cells(rows: pd.DataFrame, limit: int = 4) -> str:
+    names = [f"{r['model']}/{r['task']}" for r in rows.to_dict("records")]
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def detectable_reading(detectable: pd.DataFrame | None) -> Reading:
+    """The smallest detectable NormAlign difference over the cells that have one; the others' reasons (too few
+    scenarios, no bootstrap, an interval of no width), never a range of zeros."""
+    name = "Smallest detectable NormAlign difference"
+    if detectable is None or detectable.empty:
+        return Reading(name, "no NormAlign cell", "—")
+    mde = pd.to_numeric(detectable["mde"], errors="coerce")
+    reasons = detectable["reason"] if "reason" in detectable.columns else pd.Series("no interval", detectable.index)
+    measured = mde.notna() & (mde > 0)
+    missing = detectable.loc[~measured].assign(_why=reasons[~measured].replace("", "no interval"))
+    why = []
+    for reason, rows in missing.groupby("_why", sort=False):
+        single = len(detectable) == 1
+        why.append(str(reason) if single else f"{reason} in {_cells(rows)}")
+    if measured.any():
+        low, high = float(mde[measured].min()), float(mde[measured].max())
+        finding = f"{low:.1f} NormAlign points" if low == high else f"{low:.1f} to {high:.1f} NormAlign points"
+        return Reading(
+            name,
+            "; ".join([finding, *why]),
+            "two models closer than this are not told apart by a run of this size (80 % power, 5 % test)",
+        )
+    if missing["_why"].str.startswith("too few scenarios").any():
+        text = f"a bootstrap interval needs at least {MIN_INTERVAL_SCENARIOS} scenarios scored in all three conditions"
+    elif missing["_why"].str.startswith("no bootstrap").any():
+        text = "bootstrap intervals (--bootstrap > 0) are needed"
+    else:
+        text = "no cell's interval measures a difference"
+    return Reading(name, "; ".join(why), text)

@@ -153,16 +153,32 @@ def variance_parts(results: pd.DataFrame, attributes: pd.DataFrame | None) -> pd
     return out.drop(columns="_dialogue")
 
 
+ZERO_WIDTH = "the interval has no width: every resample gives the same NormAlign"
+
+
+def _mde_reason(cell: dict[str, object], se: float) -> str:
+    """Why a cell has no detectable difference: its interval's reason, NormAlign's, or a zero-width interval."""
+    if math.isfinite(se):
+        return "" if se > 0 else ZERO_WIDTH
+    return str(cell.get("ci_reason") or "") or f"NormAlign null: {cell.get('reason') or 'no interval'}"
+
+
 def detectable_difference(cells: pd.DataFrame) -> pd.DataFrame:
     """Per (model, task) NormAlign cell: ``se`` from its bootstrap interval and ``mde``, the smallest NormAlign
-    difference between two cells of this size detected with 80 % power at 5 % (module docstring)."""
+    difference between two cells of this size detected with 80 % power at 5 % (module docstring); ``n`` the
+    cell's scenarios; ``mde`` null, with ``reason``, for a cell without an interval (``ci_reason``: too few
+    scenarios, no bootstrap) or with one of no width (a zero SE detects nothing: the scenarios do not vary)."""
     lo, hi = pd.to_numeric(cells["ci_low"]), pd.to_numeric(cells["ci_high"])
-    se = (hi - lo) / (2 * Z_TEST)
+    se = ((hi - lo) / (2 * Z_TEST)).astype(float)
+    reasons = [_mde_reason(cell, s) for cell, s in zip(cells.to_dict("records"), se, strict=True)]
+    mde = ((Z_TEST + Z_POWER) * math.sqrt(2) * se).where([not why for why in reasons])
     return pd.DataFrame(
         {
             "model": cells["model"].astype(str),
             "task": cells["task"].astype(str),
+            "n": cells["n_scenarios"].astype(int) if "n_scenarios" in cells.columns else None,
             "se": se,
-            "mde": (Z_TEST + Z_POWER) * math.sqrt(2) * se,
+            "mde": mde,
+            "reason": reasons,
         }
     ).reset_index(drop=True)

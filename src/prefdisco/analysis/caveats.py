@@ -1,0 +1,118 @@
+"""The caveats a reader must see before any number: one rule each, in one place.
+
+The report puts them at its top (``report.html``, ``report.md``, ``summary.json`` key ``caveats``) and
+``prefdisco report`` prints them; ``prefdisco demo`` prints the caveats of the report it made, so the console and
+the report say the same lines.
+
+* **The embedded model** (``plumbing_note``): a run one of whose models is an embedded ``prefdisco/...`` model
+  (the assistant, simulated user or grader of the results table, a judge of the attribute table) proves the
+  plumbing, not quality.
+* **Discovery asked no question**: a (model, task) cell whose discovery rows that did not fail asked 0 questions
+  on average; its discovery rows are baseline answers under another prompt.
+* **NormAlign over a tiny gap**: a cell with a defined NormAlign whose denominator, the oracle − baseline mean
+  PrefAlign over the cell's scenarios (``normalign.py``), is smaller than ``TINY_GAP`` in size.
+
+A caveat that holds in every cell it can apply to (or in a run of one cell) is one line without cell names;
+otherwise the line names the cells (``model/task``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from prefdisco.results.contract import JUDGE
+from prefdisco.schema import Mode
+
+EMBEDDED_PREFIX = "prefdisco/"
+"""The provider prefix of the embedded llama.cpp models (``models/llama_cpp.py``)."""
+TINY_GAP = 0.25
+"""An oracle − baseline PrefAlign gap (on the 1-5 scale) below this makes NormAlign meaningless."""
+REAL_MODEL_HINT = "The same demo on a real model (every role): prefdisco demo --model openai/gpt-4.1"
+SILENT_DISCOVERY = (
+    "Discovery asked no question{where}: the model answered at once (the protocol lets it), "
+    "so its discovery rows are baseline answers under another prompt."
+)
+TINY_NORMALIGN = (
+    "NormAlign divides by oracle - baseline PrefAlign, here {gaps}: "
+    "over so small a gap it swings by hundreds of points and means nothing."
+)
+
+
+def embedded_models(models: Iterable[str]) -> list[str]:
+    """The embedded models among ``models``, sorted, each once."""
+    return sorted({str(m) for m in models if str(m).startswith(EMBEDDED_PREFIX)})
+
+
+def plumbing_note(models: Iterable[str]) -> str | None:
+    """The embedded-model note when one of ``models`` is an embedded model, else None."""
+    embedded = embedded_models(models)
+    if not embedded:
+        return None
+    return (
+        f"The embedded model {', '.join(embedded)} proves the plumbing, not quality: its numbers say nothing "
+        f"about personalization. {REAL_MODEL_HINT}"
+    )
+
+
+PLUMBING_NOTE = plumbing_note(["prefdisco/smollm2"])
+"""The note of the demo's own embedded model."""
+
+
+def _cell(model: str, task: str) -> str:
+    return f"{model}/{task}"
+
+
+def silent_discovery(results: pd.DataFrame) -> str | None:
+    """The discovery caveat of a results frame (trials averaged), or None."""
+    rows = results.loc[
+        (results["mode"].astype(str) == Mode.DISCOVERY.value).to_numpy()
+        & ~results["failed"].to_numpy()
+        & results["n_questions"].notna().to_numpy()
+    ]
+    if rows.empty:
+        return None
+    means = rows.astype({"model": str, "task": str}).groupby(["model", "task"], sort=True)["n_questions"].mean()
+    silent = [key for key, value in means.items() if value == 0]
+    if not silent:
+        return None
+    where = "" if len(silent) == len(means) else " in " + ", ".join(_cell(*key) for key in silent)
+    return SILENT_DISCOVERY.format(where=where)
+
+
+def tiny_normalign(cells: pd.DataFrame) -> str | None:
+    """The tiny-gap caveat of the NormAlign cells (``normalign.normalign_cells``), or None."""
+    defined = cells.loc[pd.to_numeric(cells["normalign"], errors="coerce").notna()]
+    gaps = []
+    for row in defined.itertuples(index=False):
+        gap = float(row.mean_oracle) - float(row.mean_baseline)
+        if abs(gap) < TINY_GAP:
+            gaps.append((f"{gap:+.2f}", _cell(str(row.model), str(row.task))))
+    if not gaps:
+        return None
+    if len(defined) == 1:
+        return TINY_NORMALIGN.format(gaps=gaps[0][0])
+    return TINY_NORMALIGN.format(gaps=", ".join(f"{gap} ({cell})" for gap, cell in gaps))
+
+
+ROLE_COLUMNS = ("model", "user_model", "grader_model")
+"""The results columns that name a run's models (the last two written by ``prefdisco eval``, optional on input)."""
+
+
+def run_models(results: pd.DataFrame, attributes: pd.DataFrame | None) -> list[str]:
+    """The models a run's tables name: assistant, simulated user and grader (results) and the judges (attributes)."""
+    models: set[str] = set()
+    for column in ROLE_COLUMNS:
+        if column in results.columns:
+            models |= set(results[column].dropna().astype(str))
+    if attributes is not None and JUDGE in attributes.columns:
+        models |= set(attributes[JUDGE].dropna().astype(str))
+    return sorted(models)
+
+
+def caveats(results: pd.DataFrame, cells: pd.DataFrame, attributes: pd.DataFrame | None) -> list[str]:
+    """Every caveat that applies to a run, in the order the report shows them: the embedded model, a discovery
+    that asked nothing, NormAlign over a tiny gap."""
+    lines = [plumbing_note(run_models(results, attributes)), silent_discovery(results), tiny_normalign(cells)]
+    return [line for line in lines if line]
