@@ -1,9 +1,9 @@
 """Plain progress lines while a long command's output is not a terminal (a file, ``tee``, CI, ``nohup``).
 
 A terminal shows rich's bars (``build``, ``personas``) or inspect's display (``eval``, ``judge``, ``demo``); output
-sent elsewhere would show nothing for minutes. While such a command runs, :class:`Ticker` prints one line every
-``PREFDISCO_PROGRESS_SECONDS`` seconds (default 8, so never 10 s without a line) to standard output: what is done of
-how many, how many failed, and the time since the start::
+sent elsewhere would show nothing for minutes. While such a command runs, :class:`Ticker` prints a first line after
+2 s, then one every ``PREFDISCO_PROGRESS_SECONDS`` seconds (default 8, so never 10 s without a line) to standard
+output: what is done of how many, how many failed, and the time since the start::
 
     build: rubric 12/40 done, 1 failed; 1 min 04 s elapsed
 
@@ -23,6 +23,9 @@ from typing import TextIO
 
 INTERVAL_ENV = "PREFDISCO_PROGRESS_SECONDS"
 DEFAULT_INTERVAL = 8.0
+FIRST_LINE = 2.0
+"""Seconds to the first line: the command's start-up before the ticker counts against the 10 s too, and a
+command that fails at once prints none."""
 
 
 def interval() -> float:
@@ -89,7 +92,9 @@ class Ticker:
         return f"{self.label}: {status}; {elapsed(time.monotonic() - self._started)} elapsed"
 
     def _run(self) -> None:
-        while not self._stop.wait(self.every):
+        wait = min(self.every, FIRST_LINE)  # the start-up before the ticker counts too
+        while not self._stop.wait(wait):
+            wait = self.every
             try:
                 print(self.line(), file=self.stream, flush=True)
             except (OSError, ValueError):  # the stream was closed under us
