@@ -599,3 +599,10 @@ def test_judge_repeats_at_temperature_0_warn_that_they_are_identical(app, tmp_pa
     ]
     result = invoke(app, *args, "--judge-repeats", "3", "--judge-temperature", "0.7")
     assert result.exit_code == 0 and "warning" not in result.stderr
+
+
+def test_a_build_of_one_says_one_persona_and_one_scenario(app, tmp_path: Path, fake_builder) -> None:
+    result = invoke(app, *quiz_build_args(tmp_path, tmp_path / "bench", "--problems", "1"))
+    assert result.exit_code == 0, result.output
+    assert "persona library (generated): 1 persona, 1 bucket, largest share 1.00, 1 occupation, " in result.stdout
+    assert result.stdout.strip().splitlines()[-1].startswith(f"wrote 1 scenario to {tmp_path / 'bench'} in ")

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 
+from prefdisco.wording import counted
+
 if TYPE_CHECKING:
     from prefdisco.builder.config import BuildConfig
 
@@ -214,7 +216,7 @@ def register(app: typer.Typer) -> None:
             min_yield=min_yield,
             out=out,
         )
-        console = Console(highlight=False)
+        console = Console(highlight=False, soft_wrap=True)
         if dry_run:
             _print_estimate(console, config)
             return
@@ -227,8 +229,9 @@ def register(app: typer.Typer) -> None:
         div = report.personas.get("diversity", {})
         if div.get("n"):
             console.print(
-                f"persona library ({report.personas['source']}): {div['n']} personas, {div['distinct_buckets']} "
-                f"buckets, largest share {div['max_bucket_share']:.2f}, {div['distinct_occupations']} occupations, "
+                f"persona library ({report.personas['source']}): {counted(div['n'], 'persona')}, "
+                f"{counted(div['distinct_buckets'], 'bucket')}, largest share {div['max_bucket_share']:.2f}, "
+                f"{counted(div['distinct_occupations'], 'occupation')}, "
                 f"trait-pattern entropy {div['trait_pattern_entropy_bits']:.2f} bits"
             )
         if report.duplicates.get("identical_found"):
@@ -315,7 +318,7 @@ def register(app: typer.Typer) -> None:
             persona_batch=batch,
             out=out.parent,
         )
-        console = Console(highlight=False)
+        console = Console(highlight=False, soft_wrap=True)
         with _progress(console, "personas") as progress:
             report = run_personas(out, config, progress=progress, overwrite=overwrite)
         _print_failures(console, report.failures)
