@@ -99,7 +99,8 @@ async def generate_library(
     if out.is_dir():
         raise UserError(f"{out}: --out is a folder; give the personas.jsonl file to write")
     check_out_folder(out.parent)
-    refuse_overwrite(out, overwrite, note=f" (its checkpoint {library_checkpoint(out).name} is kept)")
+    checkpoint = library_checkpoint(out)
+    refuse_overwrite(out, overwrite, note=f" (its checkpoint {checkpoint.name} is kept)" if checkpoint.exists() else "")
     runner = make_runner(config, progress, models=models, checkpoint=library_checkpoint(out))
     ipip = ipip_items(config)
     result = await build_library(runner, library_config(config, config.library_n), ipip)

@@ -42,15 +42,16 @@ def check_existing_build(config: BuildConfig, overwrite: bool = False) -> None:
     """Refuse, before any call, a ``--out`` that holds a benchmark built with other settings (or not built: an
     imported one) unless ``overwrite``; the same settings resume. The first differing setting is named."""
     out = Path(config.out)
+    kept = KEPT_NOTE if (out / CHECKPOINT_DIR).is_dir() else ""
     if overwrite or not (out / MANIFEST_FILE).is_file():
-        refuse_overwrite(out, overwrite, note=KEPT_NOTE)
+        refuse_overwrite(out, overwrite, note=kept)
         return
     try:
         recorded = json.loads((out / MANIFEST_FILE).read_text(encoding="utf-8")).get("config") or {}
     except (OSError, ValueError, AttributeError):
         recorded = {}
     if not isinstance(recorded, dict) or "benchmark" not in recorded:
-        refuse_overwrite(out, overwrite, note=KEPT_NOTE)  # not a build of ours (an imported release, say)
+        refuse_overwrite(out, overwrite, note=kept)  # not a build of ours (an imported release, say)
         return
     before = _flat(recorded)
     for key, value in _flat(config.model_dump(mode="json")).items():
@@ -58,7 +59,7 @@ def check_existing_build(config: BuildConfig, overwrite: bool = False) -> None:
             held = holds(out)
             raise UserError(
                 f"--out {out}: holds {held} built with other settings ({key} {json.dumps(before[key])} there, "
-                f"{json.dumps(value)} now); give --overwrite to replace it{KEPT_NOTE}, or another --out"
+                f"{json.dumps(value)} now); give --overwrite to replace it{kept}, or another --out"
             )
 
 
