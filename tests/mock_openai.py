@@ -314,6 +314,7 @@ class MockOpenAI:
             self.max_by_roles: dict[frozenset[str], int] = {}  # set of roles seen → most of them in flight at once
             self.first_at: float | None = None
             self.last_at: float | None = None
+            self.handled_s = 0.0  # the handlers' time, request read to response returned, summed
             self._n = 0
 
     def stats(self) -> dict[str, Any]:
@@ -335,6 +336,7 @@ class MockOpenAI:
                 "max_in_flight_by_role": {r: self._max_in_flight_of({r}) for r in self.in_flight_by_role},
                 "first_at": self.first_at,
                 "last_at": self.last_at,
+                "handled_s": self.handled_s,
             }
 
     def _record_judgement(self, messages: list[dict[str, Any]], who: Classified, text: str) -> None:
@@ -480,6 +482,7 @@ class MockOpenAI:
             with self._lock:
                 self.in_flight -= 1
                 self.last_at = time.monotonic()
+                self.handled_s += self.last_at - now
 
     async def _respond(self, request: web.Request) -> web.StreamResponse | None:
         c = self.config

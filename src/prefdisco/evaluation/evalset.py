@@ -17,6 +17,7 @@ from inspect_ai import Task
 from inspect_ai.util import DisplayType
 
 from prefdisco.errors import UserError
+from prefdisco.evaluation.collector import tuned_collector
 from prefdisco.evaluation.config import (
     PANEL_DEFAULTS,
     PROTOCOL_DEFAULTS,
@@ -75,7 +76,8 @@ def run_eval_set(selected: list[Scenario], config: RunConfig, decoys: Mapping[st
     roles = limit_roles(roles, config.role_caps())  # --user/--judge-max-connections, across the whole run
     tasks = build_tasks(selected, config, decoys)
     os.environ.setdefault("INSPECT_EVAL_LOG_FILE_PATTERN", "{task}_{model}_{id}")
-    with streaming_rows(config.log_dir):  # each sample's rows written as it finishes (results/stream.py)
+    # each sample's rows written as it finishes (results/stream.py); the collector's pauses kept short (collector.py)
+    with streaming_rows(config.log_dir), tuned_collector():
         success = _run(tasks, roles, config)
     tables = results_from_logs(config.log_dir, prices=config.prices)  # the streamed rows, checked against the logs
     if config.write_tables:
