@@ -150,3 +150,37 @@ def test_dry_run_makes_no_call_writes_nothing_and_plans_what_the_run_makes(app, 
     assert roles["user"] == after["by_role"]["user"]
     assert roles["grader"] == after["by_role"]["judge"] + after["by_role"]["audit"]
     assert roles["assistant"] == after["by_role"]["assistant"]
+
+
+def test_the_dry_run_refuses_what_the_run_refuses_with_the_same_line(app, tmp_path, monkeypatch):  # noqa: F811
+    """A folder holding another run, another split, a bad --ray address: the dry run exits 2 with the run's own
+    error line, writes nothing, and a folder it accepts is one the run starts in."""
+    bench = write_scenarios(tmp_path / "bench" / "scenarios.jsonl", tagged_scenarios(2))
+    other = write_scenarios(tmp_path / "other" / "scenarios.jsonl", tagged_scenarios(3))
+    run = tmp_path / "run"
+    with MockOpenAI() as mock:
+        mock_env(monkeypatch, mock, tmp_path)
+        first = run_eval(app, mock, bench, run, "--modes", "baseline")
+        assert first.exit_code == 0, first.output
+        recorded = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+        cases = [
+            ((other, run, "--modes", "baseline"), "holds a run of a different scenario set"),
+            ((bench, run, "--modes", "baseline", "--user-type", "cooperative"), 'user_type = "passive", not "cooper'),
+            ((bench, run, "--modes", "baseline", "--workers", "2"), "holds a single-process run"),
+            ((bench, tmp_path / "fresh", "--ray", "nowhere"), "--ray 'nowhere': expected local, auto or the ADDRESS"),
+        ]
+        for args, message in cases:
+            dry = run_eval(app, mock, *args, "--dry-run")
+            assert dry.exit_code == 2 and message in " ".join(dry.output.split()), (args, dry.output)
+            real = run_eval(app, mock, *args)
+            assert real.exit_code == 2, real.output
+            assert [ln for ln in dry.output.splitlines() if "error" in ln] == [
+                ln for ln in real.output.splitlines() if "error" in ln
+            ]
+        assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == recorded  # nothing written
+        assert not (tmp_path / "fresh").exists()
+        # the folder it holds, with the same settings: the dry run passes, and the run resumes with no call
+        assert run_eval(app, mock, bench, run, "--modes", "baseline", "--dry-run").exit_code == 0
+        calls = mock.stats()["completions"]
+        assert run_eval(app, mock, bench, run, "--modes", "baseline").exit_code == 0
+        assert mock.stats()["completions"] == calls

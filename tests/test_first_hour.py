@@ -606,3 +606,30 @@ def test_a_build_of_one_says_one_persona_and_one_scenario(app, tmp_path: Path, f
     assert result.exit_code == 0, result.output
     assert "persona library (generated): 1 persona, 1 bucket, largest share 1.00, 1 occupation, " in result.stdout
     assert result.stdout.strip().splitlines()[-1].startswith(f"wrote 1 scenario to {tmp_path / 'bench'} in ")
+
+
+def test_the_build_dry_run_refuses_what_the_build_refuses(
+    app, tmp_path: Path, shared_benchmarks: Path, fake_builder
+) -> None:
+    """Item 4: a persona library too small for --personas-per-problem, and an --out holding another benchmark,
+    are refused by --dry-run with the build's own line, before any call and without writing."""
+    personas = tmp_path / "personas.jsonl"
+    args = ["personas", "--n", "3", "--model", "mockllm/model", "--max-share", "0.5", "--out", str(personas)]
+    assert invoke(app, *args).exit_code == 0
+    calls = fake_builder.total
+    small = [*build_args(shared_benchmarks, "math500", tmp_path / "b"), "--persona-library", str(personas)]
+    small[small.index("--personas-per-problem") + 1] = "5"
+    dry, real = invoke(app, *small, "--dry-run"), invoke(app, *small)
+    assert (
+        one_error(dry)
+        == one_error(real)
+        == ("error: persona library: 3 persona(s), fewer than --personas-per-problem 5")
+    )
+    assert fake_builder.total == calls and not (tmp_path / "b" / "scenarios.jsonl").exists()
+
+    out = tmp_path / "bench"
+    assert invoke(app, *build_args(shared_benchmarks, "math500", out)).exit_code == 0
+    other = build_args(shared_benchmarks, "mmlu", out)
+    dry, real = invoke(app, *other, "--dry-run"), invoke(app, *other)
+    assert one_error(dry) == one_error(real) and "holds a benchmark of 4 scenarios" in one_error(dry)
+    assert invoke(app, *build_args(shared_benchmarks, "math500", out), "--dry-run").exit_code == 0

@@ -218,6 +218,9 @@ def register(app: typer.Typer) -> None:
         )
         console = Console(highlight=False, soft_wrap=True)
         if dry_run:
+            from prefdisco.builder.setup import check_build
+
+            check_build(config, overwrite)  # what the build checks before its first call, the dry run checks too
             _print_estimate(console, config)
             return
         from prefdisco.builder.outcome import Yield, skip_lines

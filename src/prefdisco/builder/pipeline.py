@@ -34,7 +34,7 @@ from prefdisco.builder.dedup import DEFAULT_THRESHOLD
 from prefdisco.builder.library import library_for_build
 from prefdisco.builder.manifest import BuildReport, build_report
 from prefdisco.builder.pool import Failure, Progress, StepOutcome, StepRunner
-from prefdisco.builder.setup import check_existing_build, check_out_folder, load_build_problems, make_runner
+from prefdisco.builder.setup import check_build, check_library_size, load_build_problems, make_runner
 from prefdisco.errors import UserError
 from prefdisco.schema import Attribute, Persona, PreferenceProfile, Problem, Scenario
 
@@ -62,18 +62,14 @@ async def build_benchmark(
     """Build the benchmark folder ``config.out`` (see the module docstring); a folder holding a benchmark built
     with other settings is refused unless ``overwrite`` (``setup.check_existing_build``)."""
     started = time.monotonic()
-    check_out_folder(config.out)
-    check_existing_build(config, overwrite)
+    check_build(config, overwrite)
     problems = problems if problems is not None else load_build_problems(config)
     catalogue = catalogue if catalogue is not None else load_catalogue(config.catalogue)
     runner = make_runner(config, progress, models=models)
     k = config.personas_per_problem
 
     library, library_info = await library_for_build(runner, config)
-    if len(library) < k:
-        raise UserError(
-            f"persona library: {len(library)} persona(s), fewer than --personas-per-problem {k}{runner.first_failure()}"
-        )
+    check_library_size(len(library), k, runner.first_failure())  # a generated library may fall short
 
     # F(i) for every problem, then the build-wide dedup of proposed attributes (lexical, then semantic).
     runner.progress.start(relevance_lib.STEP, len(problems))

@@ -14,6 +14,7 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 from prefdisco.benchio import MANIFEST_FILE
 from prefdisco.benchmarks import load_generic, load_problems
 from prefdisco.builder.config import BuildConfig
+from prefdisco.builder.personas import load_library
 from prefdisco.builder.pool import Checkpoint, ModelPool, NoProgress, Progress, StepRunner
 from prefdisco.errors import UserError
 from prefdisco.overwrite import holds, refuse_overwrite
@@ -61,6 +62,22 @@ def check_existing_build(config: BuildConfig, overwrite: bool = False) -> None:
                 f"--out {out}: holds {held} built with other settings ({key} {json.dumps(before[key])} there, "
                 f"{json.dumps(value)} now); give --overwrite to replace it{kept}, or another --out"
             )
+
+
+def check_build(config: BuildConfig, overwrite: bool = False) -> None:
+    """Everything a build checks before its first model call, the same for ``build`` and ``build --dry-run``: the
+    output folder, a benchmark already there, and a given persona library (readable, at least
+    ``--personas-per-problem`` personas)."""
+    check_out_folder(config.out)
+    check_existing_build(config, overwrite)
+    if config.persona_library is not None:
+        check_library_size(len(load_library(config.persona_library)), config.personas_per_problem)
+
+
+def check_library_size(size: int, per_problem: int, why: str = "") -> None:
+    """A library of ``size`` personas cannot give each problem ``per_problem`` different ones."""
+    if size < per_problem:
+        raise UserError(f"persona library: {size} persona(s), fewer than --personas-per-problem {per_problem}{why}")
 
 
 def _flat(settings: dict[str, Any], prefix: str = "") -> dict[str, Any]:

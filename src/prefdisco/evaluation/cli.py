@@ -221,6 +221,9 @@ def eval_command(
     run_models = [*config.models, config.user_model, *config.judge_models()]
     if dry_run:  # before any model is resolved or any file written: needs no API key
         from prefdisco.evaluation.estimate import estimate_run, render_estimate
+        from prefdisco.evaluation.preflight import preflight
+
+        preflight(scenarios, config)  # every check the run makes before its first call, writing nothing
 
         console.print(render_estimate(estimate_run(scenarios, config)), markup=False, highlight=False, soft_wrap=True)
         for line in price_lines(book, run_models):  # (the estimate's notes name those without a price)

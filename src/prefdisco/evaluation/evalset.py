@@ -61,15 +61,23 @@ def decoys_hash(selected: Sequence[Scenario], decoys: Mapping[str, Scenario]) ->
     return digest.hexdigest()[:16]
 
 
+def guard_folder(
+    selected: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None, record: bool = True
+) -> None:
+    """Refuse a ``config.log_dir`` holding a run of other settings (``guard.guard_run``), then record this run's
+    (unless not ``record``: the dry run checks the same)."""
+    fingerprint = config.fingerprint(scenario_set_hash(selected), len(selected))
+    if decoys is not None and Mode.WRONG_PERSONA.value in config.modes:
+        fingerprint["decoys"] = decoys_hash(selected, decoys)  # decoys may come from beyond --limit
+    guard_run(config.log_dir, fingerprint, UNCOMPARED_SETTINGS, {**PANEL_DEFAULTS, **PROTOCOL_DEFAULTS}, record)
+
+
 def run_eval_set(selected: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None) -> Tables:
     """Run ``selected`` (already limited) in ``config.log_dir``; raise when a sample failed or is missing.
     ``decoys``: see ``build_tasks``."""
     from inspect_ai.model import get_model
 
-    fingerprint = config.fingerprint(scenario_set_hash(selected), len(selected))
-    if decoys is not None and Mode.WRONG_PERSONA.value in config.modes:
-        fingerprint["decoys"] = decoys_hash(selected, decoys)  # decoys may come from beyond --limit
-    guard_run(config.log_dir, fingerprint, UNCOMPARED_SETTINGS, {**PANEL_DEFAULTS, **PROTOCOL_DEFAULTS})
+    guard_folder(selected, config, decoys)
     judges = config.judge_models()
     named = [("user", config.user_model), *zip(panel_roles(len(judges)), judges, strict=True)]
     roles = {role: get_model(name, config=config.role_config(role)) for role, name in named}

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,24 @@ RUN_FILE = "run.json"
 SPLIT_FILE = "workers.json"
 
 
-def prepare_log_dir(log_dir: Path) -> None:
-    """Create ``log_dir`` (or fail in one line when it cannot be written) and check the logs already there."""
+def check_log_dir(log_dir: Path) -> None:
+    """Fail in one line when ``log_dir`` cannot be the run folder (a file, or nothing writable there) or holds a
+    damaged log; writes nothing (``--dry-run`` checks it too)."""
     from inspect_ai.log import list_eval_logs
 
+    if log_dir.exists() and not log_dir.is_dir():
+        raise UserError(f"--log-dir {log_dir}: exists and is not a folder")
+    existing = log_dir if log_dir.exists() else next((p for p in log_dir.absolute().parents if p.exists()), None)
+    if existing is None or not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"--log-dir {log_dir}: cannot write there (no write permission on {existing})")
+    if log_dir.is_dir():
+        for info in list_eval_logs(str(log_dir), recursive=True):
+            read_header(info)
+
+
+def prepare_log_dir(log_dir: Path) -> None:
+    """``check_log_dir``, then create ``log_dir`` (or fail in one line when it cannot be written)."""
+    check_log_dir(log_dir)
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
         probe = log_dir / ".write-test"
@@ -32,8 +47,6 @@ def prepare_log_dir(log_dir: Path) -> None:
         probe.unlink()
     except OSError as e:
         raise UserError(f"--log-dir {log_dir}: cannot write there ({e.strerror})") from e
-    for info in list_eval_logs(str(log_dir), recursive=True):
-        read_header(info)
 
 
 def guard_run(
@@ -41,11 +54,13 @@ def guard_run(
     fingerprint: dict[str, Any],
     uncompared: tuple[str, ...] = (),
     defaults: dict[str, Any] | None = None,
+    record: bool = True,
 ) -> None:
     """Refuse to resume a run in ``log_dir`` with another scenario set or any other setting that changes results
     (every key of ``fingerprint`` but ``uncompared``; a key an older ``run.json`` lacks is not compared, unless it
     has a value in ``defaults``: a setting recorded only when it differs from its default, compared as that
-    default when either side lacks it), in one line naming the setting; then record ``fingerprint``."""
+    default when either side lacks it), in one line naming the setting; then record ``fingerprint`` (unless not
+    ``record``: the dry run)."""
     run_file = log_dir / RUN_FILE
     wanted = json.loads(json.dumps(fingerprint))  # as it reads back
     implied = json.loads(json.dumps(defaults or {}))
@@ -73,13 +88,16 @@ def guard_run(
                     f"{log_dir} holds a run with {key} = {json.dumps(previous[key])}, not {json.dumps(value)}; "
                     "rerun with the same settings to resume, or use a new --log-dir for another setting"
                 )
-    atomic_write(run_file, json.dumps(wanted, indent=2))
+    if record:
+        atomic_write(run_file, json.dumps(wanted, indent=2))
 
 
-def check_split(log_dir: Path, workers: int, scenario_set: str, shards: list[str] | None = None) -> None:
+def check_split(
+    log_dir: Path, workers: int, scenario_set: str, shards: list[str] | None = None, record: bool = True
+) -> None:
     """Refuse a folder holding a single-process run, or a split with another worker count, Ray shard plan
     (``shards``: the names of a ``--ray`` run's shards; ``--workers`` is then only how many run at once) or
-    scenario set."""
+    scenario set; then record the split (unless not ``record``: the dry run)."""
     split_file = log_dir / SPLIT_FILE
     wanted: dict[str, object] = {"workers": workers, "scenario_set": scenario_set}
     if shards is not None:
@@ -104,5 +122,5 @@ def check_split(log_dir: Path, workers: int, scenario_set: str, shards: list[str
                 + ("" if same_set else " of another scenario set")
                 + f"; rerun with {how} and scenarios, or use a new --log-dir"
             )
-    if workers > 1 or shards is not None:
+    if record and (workers > 1 or shards is not None):
         atomic_write(split_file, json.dumps(wanted, indent=2))

@@ -42,6 +42,7 @@ from prefdisco.evaluation.workers import Shard, merge_shards, ray_plan, run_shar
 from prefdisco.results.logs import Tables
 from prefdisco.schema import Scenario
 
+NO_RAY = "--ray needs Ray: pip install 'prefdisco[ray]'"
 MAX_RETRIES = 3
 """Times Ray reruns a shard whose worker process (or node) died; each rerun resumes the shard's eval-set."""
 LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -57,6 +58,24 @@ def on_loopback(address: str) -> bool:
     return host in ("localhost", "::1") or host.startswith("127.")
 
 
+def check_ray_address(value: str | None) -> str:
+    """``--ray``'s value, stripped: ``local``, ``auto``, or a cluster address ``[ray://]HOST:PORT``; anything else
+    is a one-line error (before any folder is written, and in the dry run too)."""
+    address = (value or "").strip()
+    if address in ("local", "auto"):
+        return address
+    host, colon, port = address.split("://", 1)[-1].rpartition(":")
+    if not colon or not host.strip("[]") or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UserError(f"--ray {value!r}: expected local, auto or the ADDRESS of a Ray cluster (HOST:PORT)")
+    return address
+
+
+def ray_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ray") is not None
+
+
 def import_ray(loopback: bool) -> ModuleType:
     """``ray``, or the one-line hint to install it; ``loopback``: Ray keeps to 127.0.0.1 (``on_loopback``)."""
     if loopback:  # for this process (read when ray is imported) and every process it starts
@@ -64,7 +83,7 @@ def import_ray(loopback: bool) -> ModuleType:
     try:
         import ray
     except ImportError as e:
-        raise UserError("--ray needs Ray: pip install 'prefdisco[ray]'") from e
+        raise UserError(NO_RAY) from e
     if loopback and os.environ[LOOPBACK_ONLY] == "0":  # ray imported before: set where Ray reads it
         constants: Any = getattr(getattr(ray, "_private", None), "ray_constants", None)
         if constants is not None and hasattr(constants, "ENABLE_RAY_CLUSTER"):
@@ -121,9 +140,7 @@ def run_plan(ray: Any, plan: list[Shard], at_once: int) -> list[str]:
 def run_ray(scenarios: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None) -> Tables:
     """Run ``scenarios`` as the Ray shards of ``config`` (``config.ray``: ``local``, ``auto`` or an address) and
     return the merged tables of ``config.log_dir``."""
-    address = (config.ray or "").strip()
-    if not address:
-        raise UserError("--ray: expected local, auto or the ADDRESS of a Ray cluster (HOST:PORT)")
+    address = check_ray_address(config.ray)
     ray = import_ray(on_loopback(address))
     plan = ray_plan(scenarios, config, decoys)
     check_split(config.log_dir, config.workers, scenario_set_hash(scenarios), shards=[s.name for s in plan])

@@ -1,6 +1,7 @@
 """``run_conditions``: evaluate a scenario set in every asked condition, in one process or split over several.
 
-The settings are checked, the log folder prepared and guarded (``evaluation/guard.py``), then the scenarios run as
+The settings and the folder are checked as ``--dry-run`` checks them (``evaluation/preflight.py``), the log folder
+prepared and guarded (``evaluation/guard.py``), then the scenarios run as
 one eval-set (``evaluation/evalset.py``), as ``--workers N`` eval-sets in N processes (``evaluation/workers.py``),
 or as shards on a Ray cluster (``--ray``, ``evaluation/ray_shards.py``).
 The wrong_persona decoys are chosen here, from the whole scenario set before ``--limit`` and ``--workers`` cut it,
@@ -11,17 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prefdisco.dialogue.decoys import choose_decoys
 from prefdisco.evaluation.config import RunConfig, scenario_set_hash, selected_scenarios
 from prefdisco.evaluation.evalset import run_eval_set
 from prefdisco.evaluation.guard import check_split, prepare_log_dir
+from prefdisco.evaluation.preflight import preflight, run_decoys
 from prefdisco.evaluation.progress import RunProgress
 from prefdisco.evaluation.ray_shards import run_ray
 from prefdisco.evaluation.workers import run_workers
 from prefdisco.progress import Ticker
 from prefdisco.results.logs import Tables
-from prefdisco.schema import Mode, Scenario
-from prefdisco.seeds import seed_scope
+from prefdisco.schema import Scenario
 
 __all__ = ["RunConfig", "run_conditions"]
 
@@ -29,9 +29,8 @@ __all__ = ["RunConfig", "run_conditions"]
 def run_conditions(scenarios: Sequence[Scenario], config: RunConfig, label: str = "eval") -> Tables:
     """Run ``scenarios`` as ``config`` says; output that is not a terminal gets a ``label: …`` progress line every
     few seconds (``prefdisco.progress``), unless ``--display none``."""
-    config.validate()
-    wanted = Mode.WRONG_PERSONA.value in config.modes
-    decoys = choose_decoys(scenarios, seed_scope(config.seed)) if wanted else None
+    preflight(scenarios, config)  # what --dry-run checks too, before anything is written
+    decoys = run_decoys(scenarios, config)
     prepare_log_dir(config.log_dir)
     selected = selected_scenarios(scenarios, config)
     trials = len(selected) * (len(config.modes) + len(config.fixed_k)) * len(config.models) * config.epochs

@@ -1,0 +1,52 @@
+"""Everything ``prefdisco eval`` checks before its first model call, writing nothing: the run checks it first, and
+``--dry-run`` checks exactly the same, so a dry run that passes is a run that starts.
+
+* the settings (``RunConfig.validate``);
+* the run folder: writable, no damaged log in it (``guard.check_log_dir``);
+* ``--ray``: the address's form and Ray installed; the shard plan against the folder's recorded split;
+* ``--workers N``: the split against the folder's; each worker folder against the run it holds;
+* one process: the folder against the run it holds (``run.json``: another scenario set or another setting).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from prefdisco.dialogue.decoys import choose_decoys
+from prefdisco.errors import UserError
+from prefdisco.evaluation.config import RunConfig, scenario_set_hash, selected_scenarios
+from prefdisco.evaluation.evalset import guard_folder
+from prefdisco.evaluation.guard import check_log_dir, check_split
+from prefdisco.evaluation.ray_shards import NO_RAY, check_ray_address, ray_installed
+from prefdisco.evaluation.workers import ray_plan, worker_plan
+from prefdisco.schema import Mode, Scenario
+from prefdisco.seeds import seed_scope
+
+
+def run_decoys(scenarios: Sequence[Scenario], config: RunConfig) -> Mapping[str, Scenario] | None:
+    """The wrong_persona decoys, chosen from the whole scenario set (before ``--limit`` and the split)."""
+    if Mode.WRONG_PERSONA.value not in config.modes:
+        return None
+    return choose_decoys(scenarios, seed_scope(config.seed))
+
+
+def preflight(scenarios: Sequence[Scenario], config: RunConfig) -> None:
+    """Refuse in one line what the run would refuse before its first call (module docstring); writes nothing."""
+    config.validate()
+    decoys = run_decoys(scenarios, config)
+    check_log_dir(config.log_dir)
+    selected = selected_scenarios(scenarios, config)
+    scenario_set = scenario_set_hash(selected)
+    if config.ray:
+        check_ray_address(config.ray)
+        if not ray_installed():
+            raise UserError(NO_RAY)
+        plan = ray_plan(selected, config, decoys)
+        check_split(config.log_dir, config.workers, scenario_set, shards=[s.name for s in plan], record=False)
+    else:
+        check_split(config.log_dir, config.workers, scenario_set, record=False)
+        plan = worker_plan(selected, config, decoys) if config.workers > 1 else []
+    for shard in plan:
+        guard_folder(shard.scenarios, shard.config, shard.decoys, record=False)
+    if not plan:
+        guard_folder(selected, config, decoys, record=False)
