@@ -53,7 +53,9 @@ def words(command: str) -> list[str] | None:
     return [p.split("|")[0] if re.fullmatch(r"\w+(\|\w+)+", p) else p for p in parts]
 
 
-COMMANDS = documented_commands()
+COMMANDS = [(where, command) for where, command in documented_commands() if words(command) is not None]
+"""Every documented command but the fragments with an elision (``prefdisco build ... --dry-run``), which are
+options of a command shown whole beside them."""
 
 
 def silenced(command: Any) -> Any:
@@ -67,8 +69,7 @@ def silenced(command: Any) -> Any:
 @pytest.mark.parametrize(("where", "command"), COMMANDS, ids=[where for where, _ in COMMANDS])
 def test_a_documented_command_parses(where: str, command: str) -> None:
     args = words(command)
-    if args is None:
-        pytest.skip("a fragment with an elision")
+    assert args is not None
     cli._register()
     app = silenced(get_command(cli.app))
     try:

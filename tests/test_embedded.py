@@ -255,7 +255,7 @@ def test_build_on_the_embedded_model_validates_and_resumes(tmp_path, shared_dir)
     ]  # fmt: skip
     first = CliRunner().invoke(_app(), argv)
     assert first.exit_code == 0, first.output
-    assert "wrote 1 scenario(s)" in first.output
+    assert "wrote 1 scenario to" in first.output
     checked = CliRunner().invoke(_app(), ["validate", str(out)])
     assert checked.exit_code == 0, checked.output
     scenario = read_bench(out).scenarios[0]

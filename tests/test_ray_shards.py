@@ -157,7 +157,7 @@ def test_without_ray_installed_the_command_says_how_to_get_it(app, tmp_path, mon
     assert result.exit_code == 2
     assert result.stderr.strip() == "error: --ray needs Ray: pip install 'prefdisco[ray]'"
     assert not (tmp_path / "run" / SPLIT_FILE).exists()  # refused before the split is recorded
-    with pytest.raises(UserError, match=r"--ray: expected local, auto or the ADDRESS"):
+    with pytest.raises(UserError, match=r"--ray ' ': expected local, auto or the ADDRESS"):
         run_conditions(tagged_scenarios(1), config(tmp_path / "blank", ray=" "))
 
 
