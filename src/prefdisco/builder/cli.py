@@ -113,6 +113,23 @@ def _usage_line(total: dict[str, Any]) -> str:
     )
 
 
+def _sessions_line(section: dict[str, Any]) -> str:
+    """The console's line about a ``--session-length`` build (the manifest's ``sessions``)."""
+    per = section["problems_per_persona"]
+    share = section["recurring_share"]
+    stable = section["stable_share"]
+    spread = f"{per['min']}" if per["min"] == per["max"] else f"{per['min']}-{per['max']} (mean {per['mean']})"
+    line = (
+        f"sessions: {counted(section['personas'], 'persona')} with {spread} problems each, recurring attributes "
+        f"{'-' if share is None else f'{share:.0%}'} of profile items, "
+        f"{'-' if stable is None else f'{stable:.0%}'} of them with their earlier value"
+    )
+    if section["personas_below_length"]:
+        line += f"; {counted(section['personas_below_length'], 'persona')} below --session-length {section['length']}"
+        line += " after skipped scenarios"
+    return line
+
+
 def register(app: typer.Typer) -> None:
     """Add ``build`` and ``personas`` to ``app``."""
 
@@ -124,6 +141,13 @@ def register(app: typer.Typer) -> None:
         model_arg: list[str] = typer.Option([], "-M", help="Model arg key=value for the builder models."),
         problems: int = typer.Option(100, "--problems", min=1, help="Problems to sample (seeded)."),
         personas_per_problem: int = typer.Option(10, "--personas-per-problem", min=1),
+        session_length: int | None = typer.Option(
+            None,
+            "--session-length",
+            min=1,
+            help="Build for sessions: every chosen persona gets at least K problems, and a persona's profiles keep "
+            "their earlier values unless the problem changes them (docs/building.md).",
+        ),
         persona_library: Path | None = typer.Option(None, "--persona-library", help="personas.jsonl to reuse."),
         library_size: int | None = typer.Option(
             None,
@@ -185,6 +209,7 @@ def register(app: typer.Typer) -> None:
             mapping=mapping,
             problems=problems,
             personas_per_problem=personas_per_problem,
+            session_length=session_length,
             persona_library=persona_library,
             library_size=library_size,
             models=model,
@@ -249,6 +274,8 @@ def register(app: typer.Typer) -> None:
                 f"into the catalogue, {semantic['build']} into another new one, {semantic['new']} kept, "
                 f"{semantic['failed']} failed (kept)"
             )
+        if report.sessions is not None:
+            console.print(_sessions_line(report.sessions), markup=False, soft_wrap=True)
         if report.skipped:
             console.print("skipped scenarios: " + ", ".join(f"{k} {v}" for k, v in report.skipped.items()))
             for line in skip_lines(report.skipped, report.failures):
@@ -357,4 +384,10 @@ def _print_estimate(console: Console, config: BuildConfig) -> None:
     total = estimate.total
     table.add_row("total", str(total.calls), f"{total.input_tokens:,}", f"{total.output_tokens:,}", "")
     console.print(table)
+    if estimate.session_personas is not None:
+        console.print(
+            f"sessions: {counted(estimate.session_personas, 'persona')}, each on at least {config.session_length} "
+            "problems; every profile but a persona's first shows its earlier values",
+            markup=False,
+        )
     console.print(f"token estimate: {estimate.method}; retries not included", markup=False)

@@ -23,12 +23,19 @@ class BuildConfig(BaseModel):
     mapping: str | None = Field(default=None, description="field mapping for --benchmark generic")
     problems: int | None = Field(default=100, ge=1)
     personas_per_problem: int = Field(default=10, ge=1)
+    session_length: int | None = Field(
+        default=None,
+        ge=1,
+        description="--session-length K: every chosen persona gets at least K problems, its profiles a stable core "
+        "(builder/sessions.py); None: personas chosen per problem on their own",
+    )
     persona_library: Path | None = None
     library_size: int | None = Field(
         default=None,
         ge=1,
         description="personas to generate when no library is given; None: what the build needs "
-        "(problems × personas per problem, at most 100, at least the personas per problem)",
+        "(problems × personas per problem, divided by --session-length when given, at most 100, at least the "
+        "personas per problem)",
     )
     models: list[str] = Field(default_factory=list)
     model_args: dict[str, str] = Field(default_factory=dict, description="provider args (-M) for every model")
@@ -58,6 +65,8 @@ class BuildConfig(BaseModel):
         """Fill the default library size in, so the manifest records the number the build generated."""
         if self.library_size is None:
             needed = DEFAULT_LIBRARY_SIZE if self.problems is None else self.problems * self.personas_per_problem
+            if self.session_length is not None:  # a session build uses no more personas than this
+                needed //= self.session_length
             self.library_size = max(self.personas_per_problem, min(DEFAULT_LIBRARY_SIZE, needed))
         return self
 

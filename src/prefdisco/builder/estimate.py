@@ -16,6 +16,7 @@ from prefdisco.builder import personas as persona_lib
 from prefdisco.builder import profiles as profile_lib
 from prefdisco.builder import relevance as relevance_lib
 from prefdisco.builder import rubrics as rubric_lib
+from prefdisco.builder import sessions as session_lib
 from prefdisco.builder.blueprints import sample_blueprint
 from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.builder.config import BuildConfig
@@ -46,6 +47,8 @@ class BuildEstimate(BaseModel):
     method: str = ESTIMATE_METHOD
     steps: dict[str, StepEstimate]
     models: list[str]
+    session_personas: int | None = None
+    """A ``--session-length`` build: how many personas share its problems."""
 
     @property
     def total(self) -> StepEstimate:
@@ -73,6 +76,8 @@ def estimate_build(
     """Model calls and tokens per step, from the real prompts where they are known, without any model call.
     Retries and regenerations of identical profiles are not included (each retry resends the conversation)."""
     problems = problems if problems is not None else load_build_problems(config)
+    if config.session_length is not None:
+        session_lib.check_session_length(len(problems), config.session_length)
     catalogue = catalogue if catalogue is not None else load_catalogue(config.catalogue)
     library = persona_lib.load_library(config.persona_library) if config.persona_library else None
     ipip = ipip_items(config)
@@ -118,11 +123,20 @@ def estimate_build(
     prof_in = sum(
         len(profile_lib.profile_prompt(sample_persona, p, relevant, config.profile)) + prof_schema for p in problems
     )
+    prof_in *= k
+    prof_note = f"F(i) assumed to hold {len(relevant)} attributes; profiles of {plo}-{phi} items"
+    personas: int | None = None
+    if config.session_length is not None:  # every profile but a persona's first shows its earlier values
+        size = len(library) if library is not None else config.library_n
+        personas = session_lib.session_persona_count(size, len(problems), k, config.session_length)
+        earlier = {a.name: a.value_space[-1] for a in relevant[: max(1, round(items))]}
+        prof_in += len(session_lib.core_note(earlier, relevant)) * (len(problems) * k - personas)
+        prof_note += f"; sessions: {personas} personas, each on {config.session_length}+ problems"
     steps[profile_lib.STEP] = StepEstimate(
         calls=len(problems) * k,
-        input_tokens=_tokens(prof_in * k),
+        input_tokens=_tokens(prof_in),
         output_tokens=_tokens(int(EXPECTED_OUTPUT_CHARS["profile_per_item"] * items * len(problems) * k)),
-        note=f"F(i) assumed to hold {len(relevant)} attributes; profiles of {plo}-{phi} items",
+        note=prof_note,
     )
     steps[profile_lib.REGEN_STEP] = StepEstimate(
         calls=0, input_tokens=0, output_tokens=0, note="one extra profile call per identical profile found"
@@ -151,7 +165,7 @@ def estimate_build(
         input_tokens=_tokens(rub_in * k),
         output_tokens=_tokens(int(EXPECTED_OUTPUT_CHARS["rubric_per_criterion"] * items * len(problems) * k)),
     )
-    return BuildEstimate(steps=steps, models=list(config.models))
+    return BuildEstimate(steps=steps, models=list(config.models), session_personas=personas)
 
 
 def _typical_persona() -> Persona:

@@ -3,7 +3,8 @@
 The manifest records the config, seeds, model ids, counts, failures, skipped scenarios, duplicate profiles, the
 persona library's diversity, the new attributes and how proposals were deduplicated (``attribute_dedup``: the
 lexical merges, and every semantic decision with its reason and model), the checkpoint, and model calls and
-tokens per step and per scenario (from inspect's ``ModelOutput.usage``, summed over every attempt).
+tokens per step and per scenario (from inspect's ``ModelOutput.usage``, summed over every attempt); a
+``--session-length`` build adds ``sessions`` (problems per persona, recurring and stable shares).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class BuildReport:
     manifest: dict[str, Any] = field(default_factory=dict)
     dedup: dict[str, Any] = field(default_factory=dict)
     """The ``attribute_dedup`` section of the manifest: lexical merges and the semantic decisions."""
+    sessions: dict[str, Any] | None = None
+    """The ``sessions`` section of a ``--session-length`` build (``builder/sessions.manifest_section``)."""
 
 
 def build_report(
@@ -52,6 +55,7 @@ def build_report(
     seconds: float,
     *,
     dedup: dict[str, Any] | None = None,
+    sessions: dict[str, Any] | None = None,
 ) -> BuildReport:
     """The build's report and the manifest written with its folder (see the module docstring)."""
     steps = runner.usage_table()
@@ -103,6 +107,7 @@ def build_report(
         "personas": library_info,
         "new_attributes": [a.name for a in new_attributes],
         "attribute_dedup": dedup or {},
+        **({"sessions": sessions} if sessions is not None else {}),
         "checkpoint": {"path": f"{CHECKPOINT_DIR}/{CHECKPOINT_FILE}", "records": len(runner.checkpoint)},
         "usage": usage,
         "seconds": round(seconds, 2),
@@ -119,4 +124,5 @@ def build_report(
         seconds=seconds,
         manifest=manifest,
         dedup=dedup or {},
+        sessions=sessions,
     )

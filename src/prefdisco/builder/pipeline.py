@@ -9,6 +9,8 @@ checkpointed, so a rerun tries them again. A build in which no scenario survives
 
 The config is :mod:`prefdisco.builder.config`, the set-up before any call :mod:`prefdisco.builder.setup`, the
 persona library :mod:`prefdisco.builder.library`, and the report and manifest :mod:`prefdisco.builder.manifest`.
+``--session-length K`` (:mod:`prefdisco.builder.sessions`) replaces the per-problem persona choice by one that gives
+every chosen persona K problems, and writes a persona's profiles in problem order, each seeing the earlier ones.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from prefdisco.builder import profiles as profile_lib
 from prefdisco.builder import relevance as relevance_lib
 from prefdisco.builder import rubrics as rubric_lib
 from prefdisco.builder import semantic_dedup as semantic_lib
+from prefdisco.builder import sessions as session_lib
 from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.builder.config import BuildConfig
 from prefdisco.builder.dedup import DEFAULT_THRESHOLD
@@ -64,6 +67,8 @@ async def build_benchmark(
     started = time.monotonic()
     check_build(config, overwrite)
     problems = problems if problems is not None else load_build_problems(config)
+    if config.session_length is not None:
+        session_lib.check_session_length(len(problems), config.session_length)
     catalogue = catalogue if catalogue is not None else load_catalogue(config.catalogue)
     runner = make_runner(config, progress, models=models)
     k = config.personas_per_problem
@@ -86,8 +91,13 @@ async def build_benchmark(
 
     skipped: Counter[str] = Counter()
     pairs: list[tuple[Problem, Persona]] = []
+    sessions = (
+        None
+        if config.session_length is None
+        else session_lib.assign_personas(library, problems, k, config.session_length, config.seed)
+    )
     for problem in problems:
-        chosen = choose_personas(library, problem, k, config.seed)
+        chosen = choose_personas(library, problem, k, config.seed) if sessions is None else sessions[problem.id]
         if problem.id in relevant:
             pairs.extend((problem, persona) for persona in chosen)
         else:
@@ -96,18 +106,23 @@ async def build_benchmark(
     def f_of(problem: Problem) -> list[Attribute]:
         return [by_name[n] for n in relevant[problem.id]]
 
-    # Sparse profiles, then one regeneration for profiles identical to an earlier persona's on that problem.
+    # Sparse profiles (a session build: in problem order per persona, each seeing the persona's earlier values), then
+    # one regeneration for profiles identical to an earlier persona's on that problem.
     runner.progress.start(profile_lib.STEP, len(pairs))
-    first = await asyncio.gather(
-        *(profile_lib.generate_profile(runner, pe, pr, f_of(pr), config.profile) for pr, pe in pairs)
-    )
+    cores: dict[int, str] = {}
+    if sessions is None:
+        first = await asyncio.gather(
+            *(profile_lib.generate_profile(runner, pe, pr, f_of(pr), config.profile) for pr, pe in pairs)
+        )
+    else:
+        first, cores = await session_lib.chained_profiles(runner, pairs, f_of, config.profile)
     profiles: dict[int, tuple[PreferenceProfile, list[StepOutcome[Any]]]] = {}
     for index, ((problem, _), outcome) in enumerate(zip(pairs, first, strict=True)):
         if outcome is None:
             skipped["profile_failed"] += 1
             continue
         profiles[index] = (profile_lib.to_profile(outcome.value, f_of(problem)), [outcome])
-    duplicates = await _regenerate_duplicates(runner, config, pairs, profiles, f_of, skipped)
+    duplicates = await _regenerate_duplicates(runner, config, pairs, profiles, f_of, skipped, cores)
 
     # Rubrics.
     order = sorted(profiles)
@@ -175,6 +190,9 @@ async def build_benchmark(
         config, runner, problems, library, used_personas, attributes, new_attributes, scenarios,
         per_scenario, skipped, duplicates, library_info, len(relevant), time.monotonic() - started,
         dedup=_dedup_section(config, proposals, semantic),
+        sessions=None if config.session_length is None else session_lib.manifest_section(
+            config.session_length, problems, scenarios
+        ),
     )  # fmt: skip
     write_bench(config.out, scenarios, used_personas, attributes, report.manifest)
     return report
@@ -214,9 +232,11 @@ async def _regenerate_duplicates(
     profiles: dict[int, tuple[PreferenceProfile, list[StepOutcome[Any]]]],
     f_of: Any,
     skipped: Counter[str],
+    cores: dict[int, str],
 ) -> dict[str, int]:
     """Regenerate (once, with a note) every profile identical to an earlier persona's on the same problem;
-    drop it if it is still identical to another profile of that problem."""
+    drop it if it is still identical to another profile of that problem. ``cores``: a session build's core note
+    of each pair, shown again in its regeneration."""
     seen: dict[str, dict[tuple[tuple[str, str], ...], int]] = {}
     repeat: list[tuple[int, int]] = []  # (index, index of the earlier identical profile)
     for index in sorted(profiles):
@@ -236,6 +256,7 @@ async def _regenerate_duplicates(
                 f_of(pairs[i][0]),
                 config.profile,
                 note=profile_lib.duplicate_note(profiles[j][0]),
+                core=cores.get(i, ""),
             )
             for i, j in repeat
         )

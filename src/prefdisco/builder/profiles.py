@@ -138,8 +138,15 @@ def profile_schema(relevant: Sequence[Attribute], config: ProfileConfig) -> type
 
 
 def profile_prompt(
-    persona: Persona, problem: Problem, relevant: Sequence[Attribute], config: ProfileConfig, note: str = ""
+    persona: Persona,
+    problem: Problem,
+    relevant: Sequence[Attribute],
+    config: ProfileConfig,
+    note: str = "",
+    core: str = "",
 ) -> str:
+    """The profile prompt; ``core``: a session build's earlier values of this persona (``sessions.core_note``),
+    ``note``: the regeneration's note after an identical profile. Without either, the plain prompt."""
     lo, hi = bounds(relevant, config)
     listing = "\n".join(f"- {a.name}: {a.description} Values: {' | '.join(a.value_space)}" for a in relevant)
     return prompts.render(
@@ -149,7 +156,7 @@ def profile_prompt(
         attributes=listing,
         lo=lo,
         hi=hi,
-        note=f"\n{note}" if note else "",
+        note="".join(f"\n{text}" for text in (core.rstrip("\n"), note) if text),
     )
 
 
@@ -166,10 +173,12 @@ async def generate_profile(
     config: ProfileConfig,
     *,
     note: str = "",
+    core: str = "",
 ) -> StepOutcome[BaseModel] | None:
-    """One profile call (``note`` set: the regeneration after an identical profile, a separate step)."""
+    """One profile call (``note`` set: the regeneration after an identical profile, a separate step; ``core``: a
+    session build's earlier values of this persona)."""
     schema = profile_schema(relevant, config)
-    text = profile_prompt(persona, problem, relevant, config, note)
+    text = profile_prompt(persona, problem, relevant, config, note, core)
     step = REGEN_STEP if note else STEP
     return await runner.run(step, f"{problem.id}|{persona.id}", text, schema, name="profile", max_tokens=MAX_TOKENS)
 

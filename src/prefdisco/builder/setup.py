@@ -38,6 +38,9 @@ def check_out_folder(out: Path) -> None:
 FREE_SETTINGS = ("out", "retries", "max_connections", "max_retries", "timeout", "attempt_timeout", "min_yield")
 """Build settings that change how a build runs, not what it builds: a folder built with others resumes."""
 
+ADDED_SETTINGS: dict[str, object] = {"session_length": None}
+"""Settings added after builds were written: a manifest without one was built with this value."""
+
 
 def check_existing_build(config: BuildConfig, overwrite: bool = False) -> None:
     """Refuse, before any call, a ``--out`` that holds a benchmark built with other settings (or not built: an
@@ -54,7 +57,7 @@ def check_existing_build(config: BuildConfig, overwrite: bool = False) -> None:
     if not isinstance(recorded, dict) or "benchmark" not in recorded:
         refuse_overwrite(out, overwrite, note=kept)  # not a build of ours (an imported release, say)
         return
-    before = _flat(recorded)
+    before = {**ADDED_SETTINGS, **_flat(recorded)}
     for key, value in _flat(config.model_dump(mode="json")).items():
         if key in before and key.split(".")[0] not in FREE_SETTINGS and before[key] != value:
             held = holds(out)
