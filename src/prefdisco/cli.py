@@ -55,6 +55,7 @@ def _register() -> None:
     from prefdisco.policies.cli import register as register_policies
     from prefdisco.release.cli import register as register_release
     from prefdisco.scoring.cli import register as register_scoring
+    from prefdisco.sessions.cli import register as register_sessions
     from prefdisco.training.cli import register as register_training
 
     app.callback()(_main)
@@ -70,6 +71,7 @@ def _register() -> None:
         register_policies,
         register_training,
         register_strategies,
+        register_sessions,
     ):
         register(app)
     _wrap_errors(app)

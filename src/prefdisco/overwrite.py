@@ -35,13 +35,16 @@ def _records(path: Path) -> list[dict[str, object] | None]:
 
 
 def _jsonl_holds(path: Path) -> str:
-    """``4 scenarios``, ``a persona library of 100 personas``, ``a prefq-bench release of 3 records`` or
-    ``12 lines``: what a JSONL file holds, judged by its first line."""
+    """``4 scenarios``, ``a persona library of 100 personas``, ``a prefq-bench release of 3 records``, ``a session
+    set of 5 sessions`` or ``12 lines``: what a JSONL file holds, judged by its first line."""
     records = _records(path)
     first = (records[0] if records else None) or {}
     if first.get("type") in ("metadata", "personalized_problem"):
         n = sum(1 for r in records if r and r.get("type") == "personalized_problem")
         return f"a prefq-bench release of {counted(n, 'record')}"
+    if first.get("type") == "session_set":
+        n = sum(1 for r in records if r and r.get("type") == "session")
+        return f"a session set of {counted(n, 'session')}"
     if {"problem", "persona", "profile"} <= set(first):
         return counted(len(records), "scenario")
     if {"name", "occupation", "big_five"} <= set(first):

@@ -85,6 +85,10 @@ class SessionSetHeader(_Model):
     seed: int = 0
     drift: float = Field(default=0.0, ge=0.0, le=1.0)
     n_sessions: int = Field(ge=0)
+    n_drifted: int = Field(default=0, ge=0, description="attributes flipped, counted once per session")
+    n_cannot_drift: int = Field(
+        default=0, ge=0, description="attributes chosen to drift that kept their value: no other value in the source"
+    )
 
 
 class SessionSet(_Model):
