@@ -333,6 +333,10 @@ class Mode(StrEnum):
     FIXED_K = "fixed_k"
     WRONG_PERSONA = "wrong_persona"
     """The negative control: the oracle prompt filled with another scenario's profile and persona."""
+    CARRY_TRANSCRIPT = "carry_transcript"
+    """Sessions: discovery after seeing the earlier problems of the session with the same person."""
+    CARRY_NOTES = "carry_notes"
+    """Sessions: discovery after reading the notes the assistant wrote about the person after each problem."""
 
 
 CONDITIONS: tuple[str, ...] = (Mode.BASELINE.value, Mode.DISCOVERY.value, Mode.ORACLE.value)
@@ -340,6 +344,8 @@ CONDITIONS: tuple[str, ...] = (Mode.BASELINE.value, Mode.DISCOVERY.value, Mode.O
 so sets and pandas lookups of the stored values need the values themselves."""
 CONTROLS: tuple[str, ...] = (Mode.WRONG_PERSONA.value,)
 """Validity controls a run may add to the conditions (``--modes``); no paper statistic reads them."""
+SESSION_ARMS: tuple[str, ...] = (Mode.CARRY_TRANSCRIPT.value, Mode.CARRY_NOTES.value)
+"""The carry arms of a sessions run (``--sessions FILE``): discovery with what the assistant kept of the person."""
 MODES: tuple[str, ...] = tuple(m.value for m in Mode)
 
 

@@ -25,7 +25,14 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.panel import panel_scores
-from prefdisco.results.contract import COVERAGE, RESULT_KEY, SIMULATOR_COLUMNS, TRIAL_GROUP, UNSCORED_REASON
+from prefdisco.results.contract import (
+    COVERAGE,
+    RESULT_KEY,
+    SESSION_COLUMNS,
+    SIMULATOR_COLUMNS,
+    TRIAL_GROUP,
+    UNSCORED_REASON,
+)
 
 _KEY = list(TRIAL_GROUP)
 
@@ -65,6 +72,7 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
             n_ok=("_ok", "sum"),
             **{c: (f"_{c}", "mean") for c in extra},
             **({"judged": ("judged", "min")} if "judged" in results.columns else {}),  # judged once every trial is
+            **{c: (c, "first") for c in SESSION_COLUMNS if c in results.columns},  # the same in every trial
             **({UNSCORED_REASON: (UNSCORED_REASON, "first")} if UNSCORED_REASON in results.columns else {}),
         )
         .reset_index()

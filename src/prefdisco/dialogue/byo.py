@@ -46,7 +46,7 @@ from prefdisco.dialogue.engine import Dialogue, DialogueRules
 from prefdisco.dialogue.openings import discovery_opening
 from prefdisco.dialogue.presets import DialogueStyle, preset_named
 from prefdisco.dialogue.scenario import scenario_of
-from prefdisco.dialogue.solver import record_dialogue, sample_user
+from prefdisco.dialogue.solver import Opening, record_dialogue, sample_user
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.strategies import STRATEGIES, check_strategy_scenarios, resolve_k
 from prefdisco.dialogue.strategy_record import strategy_task_metadata
@@ -169,17 +169,22 @@ def own_assistant(
     user_type: str = "passive",
     cache_scope: str | None = None,
     style: DialogueStyle = DialogueStyle(),
+    opening: Opening | None = None,
+    condition: str = Mode.DISCOVERY.value,
 ) -> Solver:
-    """Run ``assistant`` from the discovery opening with the ``ask_user`` tool bound to this sample's dialogue
-    (simulated user and budget: ``engine.Dialogue.ask``), then end the dialogue with its final output and write
-    the ``DialogueRecord`` (unless it wrote one itself)."""
+    """Run ``assistant`` from the discovery opening (``opening``: another, e.g. a carry arm's) with the ``ask_user``
+    tool bound to this sample's dialogue (simulated user and budget: ``engine.Dialogue.ask``), then end the dialogue
+    with its final output and write the ``DialogueRecord`` under ``condition`` (unless it wrote one itself)."""
     check_user_type(user_type)
-    rules = DialogueRules(condition=Mode.DISCOVERY.value, protocol="tools", limit=max_questions, style=style)
+    rules = DialogueRules(condition=condition, protocol="tools", limit=max_questions, style=style)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario = scenario_of(state)
         user = sample_user(scenario, user_type, rules.condition, cache_scope)
-        state.messages = discovery_opening(scenario.problem, style, max_questions)
+        if opening is None:
+            state.messages = discovery_opening(scenario.problem, style, max_questions)
+        else:
+            state.messages = opening(state, scenario)
         dialogue = Dialogue.start(scenario.id, rules, list(state.messages), user)
         state.tools.append(ask_user())
         with asking(dialogue):

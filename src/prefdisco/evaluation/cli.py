@@ -32,7 +32,8 @@ def eval_command(
     modes: Annotated[
         str,
         typer.Option(
-            help="Comma-separated conditions: baseline, discovery, oracle, wrong_persona (the negative control)."
+            help="Comma-separated conditions: baseline, discovery, oracle, wrong_persona (the negative control); with "
+            "--sessions also carry_transcript, carry_notes."
         ),
     ] = "baseline,discovery,oracle",
     fixed_k: Annotated[str, typer.Option(help="Comma-separated K values for the fixed-K ablation.")] = "",
@@ -125,6 +126,13 @@ def eval_command(
         ),
     ] = None,
     solver_arg: Annotated[list[str], typer.Option("-S", help="Solver arg key=value (JSON values, else strings).")] = [],  # noqa: B006
+    sessions: Annotated[
+        Path | None,
+        typer.Option(
+            help="A session set (prefdisco sessions): evaluate its scenarios, with session and position in every "
+            "row; --modes may add carry_transcript and carry_notes, played position by position."
+        ),
+    ] = None,
     strict_policy: Annotated[
         bool,
         typer.Option(
@@ -207,6 +215,7 @@ def eval_command(
         protocol=protocol,
         solver=solver,
         solver_args=with_strict_policy(parse_solver_args(solver_arg), strict_policy),
+        sessions=sessions,
     )
     config.validate()
     if config.judge_repeats > 1 and config.grader_temperature == 0:

@@ -12,13 +12,14 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.util import DisplayType
 
 from prefdisco.dialogue.byo import resolve_solver
+from prefdisco.dialogue.carry import TEMPLATES as CARRY_TEMPLATES
 from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
 from prefdisco.dialogue.strategies import STRATEGIES, STRATEGY_TEMPLATES
 from prefdisco.dialogue.tool_protocol import PROTOCOLS, TOOL_TEMPLATES, tools_style
 from prefdisco.dialogue.user import USER_TYPES, USERS
 from prefdisco.errors import UserError
 from prefdisco.prompts import templates_hash
-from prefdisco.schema import CONDITIONS, CONTROLS, Scenario
+from prefdisco.schema import CONDITIONS, CONTROLS, SESSION_ARMS, Scenario
 from prefdisco.scoring.deferred import JUDGE_LATER
 from prefdisco.scoring.judging import JUDGE_TEMPLATES
 from prefdisco.scoring.scorer import JUDGES
@@ -28,7 +29,7 @@ PANEL_DEFAULTS: dict[str, Any] = {"judge_panel": [], "judge_repeats": 1}
 """The judge-panel settings of a single-judge run: ``run.json`` records them only when they differ (so a
 single-judge run's fingerprint is what it always was), and the guard compares a missing one as this default."""
 """Recorded in ``run.json`` but free to change on a rerun: they do not change what a sample's result is."""
-PROTOCOL_DEFAULTS: dict[str, Any] = {"protocol": "text", "solver": None, "solver_args": {}}
+PROTOCOL_DEFAULTS: dict[str, Any] = {"protocol": "text", "solver": None, "solver_args": {}, "sessions": None}
 """The assistant-protocol settings of a text-protocol run with the model as its own assistant: ``run.json`` records
 them only when they differ (older run folders still resume), and the guard compares a missing one as this default."""
 REASONING_EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "none")
@@ -111,6 +112,9 @@ class RunConfig:
     """A solver or agent that plays the assistant in discovery (``dialogue/byo.py``); None: the model itself."""
     solver_args: dict[str, Any] = field(default_factory=dict)
     """Keyword arguments ``solver`` is created with (``-S key=value``)."""
+    sessions: Path | None = None
+    """A session set (``prefdisco sessions``): the run evaluates its scenarios, records each one's session and
+    position, and plays the carry arms in ``modes`` position by position (``evaluation/sessions_run.py``)."""
 
     def validate(self) -> None:
         if self.preset not in PRESET_NAMES:
@@ -118,10 +122,19 @@ class RunConfig:
         for name, value in preset_named(self.preset).settings.items():
             if getattr(self, name) != value and not _defers(name, getattr(self, name)):
                 raise UserError(_contradiction(self.preset, name, getattr(self, name), value))
-        unknown = [m for m in self.modes if m not in (*CONDITIONS, *CONTROLS)]
+        unknown = [m for m in self.modes if m not in (*CONDITIONS, *CONTROLS, *SESSION_ARMS)]
         if unknown:
-            expected = ", ".join((*CONDITIONS, *CONTROLS))
+            expected = ", ".join((*CONDITIONS, *CONTROLS, *SESSION_ARMS))
             raise UserError(f"--modes: unknown mode(s) {', '.join(unknown)}; expected {expected}")
+        arms = [m for m in self.modes if m in SESSION_ARMS]
+        if arms and self.sessions is None:
+            raise UserError(
+                f"--modes {arms[0]}: a carry arm needs --sessions FILE (prefdisco sessions BENCH --length K --out FILE)"
+            )
+        if self.sessions is not None and self.limit is not None:
+            raise UserError("--limit: a sessions run evaluates its session file whole; plan fewer (--count N)")
+        if self.sessions is not None and (self.workers > 1 or self.ray):
+            raise UserError("--sessions runs in one process (a session's positions run in order): drop --workers/--ray")
         if any(k < 1 for k in self.fixed_k):
             raise UserError("--fixed-k: every K must be >= 1")
         if not self.modes and not self.fixed_k:
@@ -243,6 +256,7 @@ class RunConfig:
             **({"ray": self.ray} if self.ray else {}),  # where it ran: a free setting, recorded only when set
             **{k: v for k, v in self.panel_settings().items() if v != PANEL_DEFAULTS[k]},
             **{k: v for k, v in self.protocol_settings().items() if v != PROTOCOL_DEFAULTS[k]},
+            **({"sessions": file_hash(self.sessions)} if self.sessions is not None else {}),
         }
 
     def protocol_settings(self) -> dict[str, Any]:
@@ -275,6 +289,8 @@ class RunConfig:
             names += [value for value in vars(tools).values() if isinstance(value, str)] + list(TOOL_TEMPLATES)
         if self.solver in [f"prefdisco/{name}" for name in STRATEGIES]:  # a strategy solver's own prompts
             names += STRATEGY_TEMPLATES
+        if any(m in SESSION_ARMS for m in self.modes):  # the carry arms' prompts
+            names += CARRY_TEMPLATES
         return sorted(set(names))
 
 
@@ -329,6 +345,14 @@ def with_strict_policy(solver_args: dict[str, Any], strict: bool) -> dict[str, A
     """``--strict-policy``: the strategy solver's ``strict_policy`` arg (a strategy policy without a prior for a
     task family refuses it instead of using its pooled prior); recorded with the solver args."""
     return {**solver_args, "strict_policy": True} if strict else solver_args
+
+
+def file_hash(path: Path) -> str:
+    """sha256 of a file's bytes (the first 16 hex digits); a missing file is a one-line error."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    except OSError as e:
+        raise UserError(f"{path}: cannot read ({e.strerror or e})") from None
 
 
 def scenario_set_hash(scenarios: Sequence[Scenario]) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from inspect_ai import Task
@@ -33,9 +33,15 @@ from prefdisco.results.stream import streaming_rows
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.panel import panel_roles
 
+SampleMetadata = Callable[[str, Scenario], dict[str, Any]]
+"""More metadata for the sample of a scenario in a condition (mode): a sessions run's (``sessions_run.py``)."""
+
 
 def build_tasks(
-    scenarios: Sequence[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None
+    scenarios: Sequence[Scenario],
+    config: RunConfig,
+    decoys: Mapping[str, Scenario] | None = None,
+    sample_metadata: SampleMetadata | None = None,
 ) -> list[Task]:
     """One task per asked condition and one per fixed-K value, over the same scenarios, ``config.epochs`` trials
     each, seeded from the run's ``config.seed``. ``decoys``: the wrong_persona decoys, chosen from the run's full
@@ -45,7 +51,8 @@ def build_tasks(
 
     def task(mode: Mode, k: int | None = None) -> Task:
         chosen = decoys if mode is Mode.WRONG_PERSONA else None
-        return build_task(selected, config, mode.value, k, cache_scope=scope, decoys=chosen)
+        extra = None if sample_metadata is None else (lambda s: sample_metadata(mode.value, s))
+        return build_task(selected, config, mode.value, k, cache_scope=scope, decoys=chosen, extra_metadata=extra)
 
     return [task(Mode(m)) for m in config.modes] + [task(Mode.FIXED_K, k) for k in config.fixed_k]
 
@@ -72,9 +79,14 @@ def guard_folder(
     guard_run(config.log_dir, fingerprint, UNCOMPARED_SETTINGS, {**PANEL_DEFAULTS, **PROTOCOL_DEFAULTS}, record)
 
 
-def run_eval_set(selected: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None) -> Tables:
+def run_eval_set(
+    selected: list[Scenario],
+    config: RunConfig,
+    decoys: Mapping[str, Scenario] | None = None,
+    sample_metadata: SampleMetadata | None = None,
+) -> Tables:
     """Run ``selected`` (already limited) in ``config.log_dir``; raise when a sample failed or is missing.
-    ``decoys``: see ``build_tasks``."""
+    ``decoys``, ``sample_metadata``: see ``build_tasks``."""
     from inspect_ai.model import get_model
 
     guard_folder(selected, config, decoys)
@@ -82,7 +94,7 @@ def run_eval_set(selected: list[Scenario], config: RunConfig, decoys: Mapping[st
     named = [("user", config.user_model), *zip(panel_roles(len(judges)), judges, strict=True)]
     roles = {role: get_model(name, config=config.role_config(role)) for role, name in named}
     roles = limit_roles(roles, config.role_caps())  # --user/--judge-max-connections, across the whole run
-    tasks = build_tasks(selected, config, decoys)
+    tasks = build_tasks(selected, config, decoys, sample_metadata)
     os.environ.setdefault("INSPECT_EVAL_LOG_FILE_PATTERN", "{task}_{model}_{id}")
     # each sample's rows written as it finishes (results/stream.py); the collector's pauses kept short (collector.py)
     with streaming_rows(config.log_dir), tuned_collector():

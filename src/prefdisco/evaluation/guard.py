@@ -20,6 +20,8 @@ from prefdisco.results.logs import read_header
 
 RUN_FILE = "run.json"
 SPLIT_FILE = "workers.json"
+SESSIONS_FILE = "sessions.json"
+"""A sessions run's folder (``sessions_run.py``): the session file's hash and the run's parts."""
 
 
 def check_log_dir(log_dir: Path) -> None:
@@ -98,6 +100,8 @@ def check_split(
     """Refuse a folder holding a single-process run, or a split with another worker count, Ray shard plan
     (``shards``: the names of a ``--ray`` run's shards; ``--workers`` is then only how many run at once) or
     scenario set; then record the split (unless not ``record``: the dry run)."""
+    if (log_dir / SESSIONS_FILE).exists():
+        raise UserError(f"{log_dir} holds a sessions run; rerun it with its --sessions FILE, or use a new --log-dir")
     split_file = log_dir / SPLIT_FILE
     wanted: dict[str, object] = {"workers": workers, "scenario_set": scenario_set}
     if shards is not None:

@@ -5,7 +5,8 @@
 * the run folder: writable, no damaged log in it (``guard.check_log_dir``);
 * ``--ray``: the address's form and Ray installed; the shard plan against the folder's recorded split;
 * ``--workers N``: the split against the folder's; each worker folder against the run it holds;
-* one process: the folder against the run it holds (``run.json``: another scenario set or another setting).
+* one process: the folder against the run it holds (``run.json``: another scenario set or another setting);
+* ``--sessions``: the session file against the benchmark, and each of the run's folders against the run it holds.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from prefdisco.evaluation.config import RunConfig, scenario_set_hash, selected_s
 from prefdisco.evaluation.evalset import guard_folder
 from prefdisco.evaluation.guard import check_log_dir, check_split
 from prefdisco.evaluation.ray_shards import NO_RAY, check_ray_address, ray_installed
+from prefdisco.evaluation.sessions_run import check_session_folder, load_session_run, session_parts
 from prefdisco.evaluation.workers import ray_plan, worker_plan
 from prefdisco.schema import Mode, Scenario
 from prefdisco.seeds import seed_scope
@@ -35,6 +37,10 @@ def preflight(scenarios: Sequence[Scenario], config: RunConfig) -> None:
     config.validate()
     decoys = run_decoys(scenarios, config)
     check_log_dir(config.log_dir)
+    if config.sessions is not None:  # its parts' folders (evaluation/sessions_run.py)
+        session_set, selected = load_session_run(scenarios, config)
+        check_session_folder(config, session_parts(session_set, selected, config), record=False)
+        return
     selected = selected_scenarios(scenarios, config)
     scenario_set = scenario_set_hash(selected)
     if config.ray:

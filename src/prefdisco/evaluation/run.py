@@ -18,6 +18,7 @@ from prefdisco.evaluation.guard import check_split, prepare_log_dir
 from prefdisco.evaluation.preflight import preflight, run_decoys
 from prefdisco.evaluation.progress import RunProgress
 from prefdisco.evaluation.ray_shards import run_ray
+from prefdisco.evaluation.sessions_run import load_session_run, run_sessions
 from prefdisco.evaluation.workers import run_workers
 from prefdisco.progress import Ticker
 from prefdisco.results.logs import Tables
@@ -33,8 +34,12 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig, label: str 
     decoys = run_decoys(scenarios, config)
     prepare_log_dir(config.log_dir)
     selected = selected_scenarios(scenarios, config)
+    if config.sessions is not None:
+        selected = load_session_run(scenarios, config)[1]
     trials = len(selected) * (len(config.modes) + len(config.fixed_k)) * len(config.models) * config.epochs
     with Ticker(label, RunProgress(config.log_dir, trials).text, quiet=config.display == "none"):
+        if config.sessions is not None:  # the per-scenario conditions, then the carry arms position by position
+            return run_sessions(scenarios, config)
         if config.ray:  # the Ray shards (evaluation/ray_shards.py), which record their own split
             return run_ray(selected, config, decoys)
         check_split(config.log_dir, config.workers, scenario_set_hash(selected))

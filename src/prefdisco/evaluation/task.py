@@ -19,7 +19,7 @@ recorded in the sample's store (``TrialSeeds``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ from inspect_ai.model._model import init_model_roles
 from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
 
 from prefdisco.dialogue.byo import own_discovery, resolve_solver, solver_task_metadata
+from prefdisco.dialogue.carry import carry, own_carry
 from prefdisco.dialogue.conditions import (
     MAX_DISCOVERY_QUESTIONS,
     baseline,
@@ -38,6 +39,7 @@ from prefdisco.dialogue.conditions import (
     discovery,
     fixed_k,
     oracle,
+    protocol_style,
     wrong_persona,
 )
 from prefdisco.dialogue.decoys import choose_decoys, decoy_samples
@@ -45,7 +47,7 @@ from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig, check_protocol, preset_settings, with_strict_policy
 from prefdisco.release.convert import load_scenarios as load_scenarios_from
-from prefdisco.schema import Mode, Scenario
+from prefdisco.schema import SESSION_ARMS, Mode, Scenario
 from prefdisco.scoring.deferred import JUDGE_LATER, prefdisco_dialogue
 from prefdisco.scoring.metrics import none_aware_reducer
 from prefdisco.scoring.scorer import prefdisco_scorer
@@ -95,7 +97,7 @@ def condition_solver(condition: Mode, k: int | None, config: RunConfig, cache_sc
         return oracle(cache_scope=cache_scope, preset=config.preset)
     if condition is Mode.WRONG_PERSONA:
         return wrong_persona(cache_scope=cache_scope, preset=config.preset)
-    if condition is Mode.DISCOVERY and config.solver:
+    if config.solver and condition.value in (Mode.DISCOVERY.value, *SESSION_ARMS):
         context = {
             "max_questions": config.max_questions,
             "user_type": config.user_type,
@@ -103,10 +105,15 @@ def condition_solver(condition: Mode, k: int | None, config: RunConfig, cache_sc
             "preset": config.preset,
         }
         assistant = resolve_solver(config.solver, config.solver_args, context)
-        return own_discovery(assistant, config.max_questions, config.user_type, cache_scope, config.preset)
+        if condition is Mode.DISCOVERY:
+            return own_discovery(assistant, config.max_questions, config.user_type, cache_scope, config.preset)
+        return own_carry(condition.value, assistant, config.max_questions, config.user_type, cache_scope, config.preset)
     user, constrain, preset, protocol = config.user_type, config.constrain_protocol, config.preset, config.protocol
     if condition is Mode.DISCOVERY:
         return discovery(config.max_questions, user, constrain, cache_scope, preset, protocol)
+    if condition.value in SESSION_ARMS:
+        style = protocol_style(preset, protocol, constrain)
+        return carry(condition.value, config.max_questions, style, user, constrain, cache_scope, protocol)
     return fixed_k(k, user, constrain, cache_scope, preset, protocol)
 
 
@@ -119,6 +126,7 @@ def build_task(
     cache_scope: str | None = None,
     decoys: Mapping[str, Scenario] | None = None,
     name: str | None = None,
+    extra_metadata: Callable[[Scenario], dict[str, Any]] | None = None,
 ) -> Task:
     """The task of ``scenarios`` in one condition (``mode``, and ``k`` for fixed-K) under the run's settings
     (``config``; None: the defaults): ``config.epochs`` trials per scenario, seeded from ``config.seed``, calls
@@ -127,7 +135,8 @@ def build_task(
     chosen from the run's full scenario set (``dialogue/decoys.py``); None: chosen from ``scenarios``. The judges
     (roles ``grader``, ``grader_2``, …: one per ``config.judge_models()``) score every criterion
     ``config.judge_repeats`` times (``scoring/panel.py``); ``config.judge`` ``later``: the dialogues only, no grader
-    call (``prefdisco judge`` judges them later)."""
+    call (``prefdisco judge`` judges them later). ``extra_metadata``: more metadata for each scenario's sample (a
+    sessions run's position, and the carried session of a carry arm: ``dialogue/carry.py``)."""
     config = config or RunConfig()
     condition = Mode(mode)
     check_protocol(config.protocol, config.preset, config.constrain_protocol, config.solver)
@@ -147,6 +156,9 @@ def build_task(
         samples = decoy_samples(scenarios, choose_decoys(scenarios, seeds) if decoys is None else decoys)
     else:
         samples = [scenario_sample(s) for s in scenarios]
+    if extra_metadata is not None:  # a sessions run: the session and position, the carried session (carry arms)
+        for sample, scenario in zip(samples, scenarios, strict=True):
+            sample.metadata = {**(sample.metadata or {}), **extra_metadata(scenario)}
     return Task(
         name=name or f"prefdisco_{label}",
         dataset=MemoryDataset(samples, name="+".join(benchmarks)),

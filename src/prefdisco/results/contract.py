@@ -13,6 +13,8 @@
 key; a table without the column (an older run, a hand-made table) is read as one trial, epoch 1.
 ``assistant_seed`` / ``user_seed`` / ``grader_seed`` are the seeds the trial's calls were sent (``prefdisco.seeds``).
 ``decoy_scenario_id`` is the scenario whose profile and persona a wrong_persona row was shown (empty otherwise).
+``session_id`` and ``position`` (1-based) place a row of a sessions run (``--sessions``) in its session, in every
+condition (the carry arms and the per-scenario ones); empty in other runs.
 ``STRATEGY_COLUMNS`` label the rows of a strategy solver (``prefdisco/checklist``, ``prefdisco/infogain``; empty
 otherwise): see ``results/strategy_columns.py``.
 ``judged`` is 1 when the row's response was judged, 0 while a ``prefdisco eval --judge later`` row waits for
@@ -62,6 +64,9 @@ STRATEGY_COLUMNS: tuple[str, ...] = (
 """Per row of a strategy solver: its name, its budget K, the attributes it asked about and the inferred attribute
 set (JSON lists of names), and P@K / R@K of that set against the true profile (``results/strategy_columns.py``)."""
 
+SESSION_COLUMNS: tuple[str, ...] = ("session_id", "position")
+"""A sessions run's session and 1-based position of the row's scenario (empty otherwise)."""
+
 REQUIRED_RESULT_COLUMNS: tuple[str, ...] = (
     "model",
     "family",
@@ -101,6 +106,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "user_seed",
     "grader_seed",
     "decoy_scenario_id",
+    *SESSION_COLUMNS,
     *STRATEGY_COLUMNS,
     "judged",
     "failed",

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from prefdisco.dialogue.carry import SESSION_KEY
 from prefdisco.results.contract import (
     COVERAGE,
     DEFAULT_JUDGE,
@@ -99,6 +100,12 @@ def _usage(sample: Any) -> dict[str, int]:
     return row
 
 
+def session_columns(metadata: dict[str, Any]) -> dict[str, Any]:
+    """``session_id`` and ``position`` of a sample of a sessions run (``dialogue/carry.SESSION_KEY``), else empty."""
+    where = metadata.get(SESSION_KEY) or {}
+    return {"session_id": where.get("session_id"), "position": where.get("position")}
+
+
 def scores_digest(scores: dict[str, Any] | None) -> dict[str, Any]:
     """Each score's value by scorer name: what a sample summary in the log also holds, so a reader can tell that
     rows were made from the sample as the log has it now (a rescored log has other values)."""
@@ -156,6 +163,7 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
         "user_model": role_model(spec, "user"),
         "grader_model": judge_model("grader"),
         "decoy_scenario_id": (sample.metadata or {}).get("decoy_scenario_id"),
+        **session_columns(sample.metadata or {}),
         **strategy_columns(sample, meta),
         "judged": judged,
         "failed": int(failed),

@@ -213,6 +213,9 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
             df[name] = cols.number(name, **_SIMULATOR_BOUNDS[name])
     if UNSCORED_REASON in table.column_names:
         df[UNSCORED_REASON] = cols.text(UNSCORED_REASON, required=False)
+    if "session_id" in table.column_names:  # optional: a sessions run's session and position
+        df["session_id"] = cols.text("session_id", required=False)
+        df["position"] = cols.number("position", lo=1, integer=True)
     if "judged" in table.column_names:  # optional: 0 while a --judge later row waits for prefdisco judge
         df["judged"] = cols.flag("judged")
     has_error = "error" in table.column_names
