@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from prefdisco.results.contract import CRITERION_KEY, IN_PREF_ALIGN, JUDGE, REPEAT
+from prefdisco.results.contract import CRITERION_KEY, IN_PREF_ALIGN, JUDGE, REPEAT, SESSION_LABEL
 from prefdisco.scoring.alignment import COVERAGE_TOLERANCE, MIN_COVERAGE
 
 
@@ -46,9 +46,14 @@ def judge_means(attributes: pd.DataFrame) -> pd.DataFrame:
     ``weight``: the criterion's)."""
     return (
         attributes.groupby([*CRITERION_KEY, JUDGE], observed=True, dropna=False, sort=False)
-        .agg(row=("row", "min"), weight=("weight", "first"), score=("score", "mean"))
+        .agg(row=("row", "min"), weight=("weight", "first"), score=("score", "mean"), **criterion_constants(attributes))
         .reset_index()
     )
+
+
+def criterion_constants(attributes: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    """Aggregations of the columns that are the same in every row of a criterion (a sessions run's label)."""
+    return {SESSION_LABEL: (SESSION_LABEL, "first")} if SESSION_LABEL in attributes.columns else {}
 
 
 def panel_scores(attributes: pd.DataFrame) -> pd.DataFrame:
@@ -62,7 +67,7 @@ def panel_scores(attributes: pd.DataFrame) -> pd.DataFrame:
     out = (
         judge_means(attributes)
         .groupby(list(CRITERION_KEY), observed=True, dropna=False, sort=False)
-        .agg(row=("row", "min"), weight=("weight", "first"), score=("score", "mean"))
+        .agg(row=("row", "min"), weight=("weight", "first"), score=("score", "mean"), **criterion_constants(attributes))
         .reset_index()
     )
     return out.sort_values("row", kind="stable", ignore_index=True)[columns]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.panel import panel_scores
+from prefdisco.analysis.panel import criterion_constants, panel_scores
 from prefdisco.results.contract import (
     COVERAGE,
     RESULT_KEY,
@@ -99,7 +99,7 @@ def average_attribute_trials(attributes: pd.DataFrame, results: pd.DataFrame) ->
         att = att.loc[~_rows_in(att, failed)]
     out = (
         att.groupby([*_KEY, "attribute"], observed=True, dropna=False, sort=False)
-        .agg(row=("row", "min"), weight=("weight", "first"), score=("score", "mean"))
+        .agg(row=("row", "min"), weight=("weight", "first"), score=("score", "mean"), **criterion_constants(att))
         .reset_index()
     )
     columns = [c for c in attributes.columns if c != "epoch"]

@@ -53,6 +53,15 @@ def session_scenarios(session_set: SessionSet, scenarios: Sequence[Scenario]) ->
     return [known[sid] for session in session_set.sessions for sid in session.scenario_ids]
 
 
+def attribute_labels(session_set: SessionSet) -> dict[str, dict[str, str]]:
+    """scenario id → its profile's attributes → ``recurring``, ``changed`` or ``new`` in its session."""
+    out: dict[str, dict[str, str]] = {}
+    for session in session_set.sessions:
+        for sid, position in zip(session.scenario_ids, session.labels, strict=True):
+            out[sid] = {a: kind for kind in ("recurring", "changed", "new") for a in getattr(position, kind)}
+    return out
+
+
 def load_session_run(scenarios: Sequence[Scenario], config: RunConfig) -> tuple[SessionSet, list[Scenario]]:
     """The run's session set and the scenarios it evaluates (``config.sessions``)."""
     if config.sessions is None:
@@ -150,6 +159,7 @@ def run_sessions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
     known = {s.id: s for s in selected}
     where = session_set.positions()
     by_id = {s.session_id: s for s in session_set.sessions}
+    labels = attribute_labels(session_set)
 
     epochs = range(1, config.epochs + 1)
     carried: dict[tuple[str, str], dict[int, Carried]] = {}  # (arm, session id) -> epoch -> carried into the part
@@ -172,7 +182,7 @@ def run_sessions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
                 for s in session_set.sessions
             }
 
-        errors += _run_part(part, _metadata(part, carried, where))
+        errors += _run_part(part, _metadata(part, carried, where, labels))
         if errors and part.position >= 1:
             break  # a later position needs every session of this one finished: rerun the command
     return merge_shards(config, len(parts), errors)
@@ -205,13 +215,18 @@ def carried_next(
 
 
 def _metadata(
-    part: Part, carried: Mapping[tuple[str, str], Mapping[int, Carried]], where: Mapping[str, tuple[str, int]]
+    part: Part,
+    carried: Mapping[tuple[str, str], Mapping[int, Carried]],
+    where: Mapping[str, tuple[str, int]],
+    part_labels: Mapping[str, dict[str, str]],
 ) -> SampleMetadata:
-    """The samples' session metadata in ``part``: the session and position, and in a carry arm what is carried."""
+    """The samples' session metadata in ``part``: the session, the position and its attributes' labels (attribute →
+    recurring / changed / new), and in a carry arm what is carried."""
 
     def metadata(mode: str, scenario: Scenario) -> dict[str, Any]:
         session_id, position = where[scenario.id]
-        located = {SESSION_KEY: {"session_id": session_id, "position": position}}
+        labels = part_labels[scenario.id]
+        located = {SESSION_KEY: {"session_id": session_id, "position": position, "labels": labels}}
         if part.position == 0:
             return located
         by_epoch = carried[(mode, session_id)]

@@ -73,8 +73,8 @@ class Columns:
             raise self.fail(int(np.argmax(cat.codes < 0)), name, "is empty (expected a value)")
         return cat
 
-    def choice(self, name: str, allowed: tuple[str, ...]) -> pd.Categorical:
-        cat = self.text(name, required=True)
+    def choice(self, name: str, allowed: tuple[str, ...], required: bool = True) -> pd.Categorical:
+        cat = self.text(name, required=required)
         bad_codes = [i for i, c in enumerate(cat.categories) if c not in allowed]
         if bad_codes:
             i = int(np.argmax(np.isin(cat.codes, bad_codes)))

@@ -66,6 +66,8 @@ set (JSON lists of names), and P@K / R@K of that set against the true profile (`
 
 SESSION_COLUMNS: tuple[str, ...] = ("session_id", "position")
 """A sessions run's session and 1-based position of the row's scenario (empty otherwise)."""
+SESSION_LABEL = "session_label"
+"""Attributes of a sessions run: ``recurring``, ``changed`` or ``new`` in the session (``sessions/model.py``)."""
 
 REQUIRED_RESULT_COLUMNS: tuple[str, ...] = (
     "model",
@@ -137,6 +139,7 @@ ATTRIBUTE_COLUMNS: tuple[str, ...] = (
     JUDGE,
     REPEAT,
     IN_PREF_ALIGN,
+    SESSION_LABEL,
 )
 RESULT_KEY: tuple[str, ...] = ("model", "task", "scenario_id", "mode", "fixed_k", EPOCH)
 TRIAL_GROUP: tuple[str, ...] = RESULT_KEY[:-1]

@@ -18,6 +18,7 @@ from prefdisco.results.contract import (
     DEFAULT_JUDGE,
     DEFAULT_REPEAT,
     IN_PREF_ALIGN,
+    SESSION_LABEL,
     SIMULATOR_COLUMNS,
     UNSCORED_REASON,
 )
@@ -171,6 +172,7 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
         **_usage(sample),
         **seeded,
     }
+    session_labels = ((sample.metadata or {}).get(SESSION_KEY) or {}).get("labels") or {}
     attributes = [
         {
             **key,
@@ -183,6 +185,7 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
             "judge": judge,
             "repeat": int(j.get("repeat", DEFAULT_REPEAT)),
             IN_PREF_ALIGN: in_pref_align,
+            SESSION_LABEL: session_labels.get(j["attribute"]),
         }
         for judge, j, in_pref_align in [
             *(

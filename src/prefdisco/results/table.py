@@ -39,6 +39,7 @@ from prefdisco.results.contract import (
     REQUIRED_ATTRIBUTE_COLUMNS,
     REQUIRED_RESULT_COLUMNS,
     RESULT_KEY,
+    SESSION_LABEL,
     SIMULATOR_COLUMNS,
     TABLE_SUFFIXES,
     UNSCORED_REASON,
@@ -257,6 +258,8 @@ def validate_attributes(table: pa.Table, where: str) -> pd.DataFrame:
             **_judge_and_repeat(cols),
         }
     )
+    if SESSION_LABEL in table.column_names:  # optional: recurring / changed / new in a sessions run
+        df[SESSION_LABEL] = cols.choice(SESSION_LABEL, ("recurring", "changed", "new"), required=False)
     # the key of a table without judge / repeat columns is the criterion's, as the table shows it
     _check_unique(df, tuple(k for k in ATTRIBUTE_KEY if k in (*CRITERION_KEY, *table.column_names)), where, word)
     return df
