@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 from inspect_ai.log import list_eval_logs, read_eval_log
+from inspect_ai.solver import Generate, Solver, TaskState
 from inspect_ai.util import Store
 from typer.testing import CliRunner
 
@@ -174,3 +175,61 @@ def test_a_kill_in_the_middle_of_a_session_resumes_without_repeating_a_finished_
     # every call the killed run had completed and cached is replayed, never made again: the rerun's calls are the
     # ones the first attempt never cached (in flight at the kill, or never reached)
     assert total - made == cached_after - cached, json.dumps({"made": made, "total": total})
+
+
+def memory_agent() -> Solver:
+    """An own assistant that answers with what its state carries of the session (``state.metadata``)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        carried = (state.metadata or {}).get("prefdisco_carried", {}).get(str(state.epoch), {})
+        earlier = [e["scenario_id"] for e in carried.get("earlier", [])]
+        state.output.completion = f"I remember {len(earlier)} earlier problem(s): {', '.join(earlier)}."
+        return state
+
+    return solve
+
+
+def test_an_own_solver_in_a_carry_arm_receives_the_session_so_far(tmp_path, monkeypatch):
+    cli._register()
+    bench, sessions, _ = session_bench(tmp_path, length=3, people=1)
+    run = tmp_path / "run"
+    with MockOpenAI() as mock:
+        for key, value in mock.env("mock").items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+        args = ["eval", str(bench), "--model", f"openai-api/mock/m{mock.port}", "--log-dir", str(run)]
+        args += ["--display", "none", "--sessions", str(sessions), "--modes", "discovery,carry_transcript"]
+        args += ["--solver", f"{Path(__file__)}:memory_agent"]
+        result = CliRunner().invoke(cli.app, args)
+    assert result.exit_code == 0, result.output
+    answers = {
+        (row["mode"], row["scenario_id"]): row["final_response"]
+        for row in map(json.loads, (run / "transcripts.jsonl").read_text().splitlines())
+    }
+    assert answers == {
+        ("discovery", "c0000"): "I remember 0 earlier problem(s): .",
+        ("discovery", "c0001"): "I remember 0 earlier problem(s): .",
+        ("discovery", "c0002"): "I remember 0 earlier problem(s): .",
+        ("carry_transcript", "c0000"): "I remember 0 earlier problem(s): .",
+        ("carry_transcript", "c0001"): "I remember 1 earlier problem(s): c0000.",
+        ("carry_transcript", "c0002"): "I remember 2 earlier problem(s): c0000, c0001.",
+    }
+
+
+def test_a_sessions_run_on_the_fault_mock_ends_whole(tmp_path, monkeypatch):
+    """Rate limits and server errors on one call in ten: inspect retries them, every position ends scored."""
+    cli._register()
+    bench, sessions, _ = session_bench(tmp_path, length=2, people=2)
+    faults = MockConfig(questions=1, rate_429=0.1, retry_after_s=0.05, rate_500=0.05, seed=11)
+    with MockOpenAI(faults) as mock:
+        for key, value in mock.env("mock").items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+        args = ["eval", str(bench), "--model", f"openai-api/mock/m{mock.port}", "--log-dir", str(tmp_path / "run")]
+        args += ["--display", "none", "--sessions", str(sessions), "--modes", ARMS]
+        result = CliRunner().invoke(cli.app, args)
+        stats = mock.stats()
+    assert result.exit_code == 0, result.output
+    assert stats.get("fault_429", 0) + stats.get("fault_500", 0) > 0  # faults were served, and survived
+    results = pd.read_csv(tmp_path / "run" / "results.csv")
+    assert len(results) == 4 * 5 and not results["failed"].any() and results["pref_align"].notna().all()
