@@ -184,3 +184,36 @@ def test_the_dry_run_refuses_what_the_run_refuses_with_the_same_line(app, tmp_pa
         calls = mock.stats()["completions"]
         assert run_eval(app, mock, bench, run, "--modes", "baseline").exit_code == 0
         assert mock.stats()["completions"] == calls
+
+
+def test_the_dry_run_of_a_sessions_run_plans_the_carry_arms_and_the_real_run_makes_those_calls(
+    app,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+):
+    """Two sessions of two positions: per position a discovery dialogue per carry arm (5 questions, the answer), a
+    notes call in carry_notes; the carried prompts grow. On the mock (5 questions asked) the run makes them all."""
+    from test_sessions_eval import session_bench
+
+    bench, sessions, _ = session_bench(tmp_path)
+    command = ("--sessions", str(sessions), "--modes", "discovery,carry_transcript,carry_notes")
+    run = tmp_path / "run"
+    with MockOpenAI(MockConfig(questions=5)) as mock:
+        mock_env(monkeypatch, mock, tmp_path)
+        dry = run_eval(app, mock, bench, run, *command, "--dry-run")
+        assert dry.exit_code == 0, dry.output
+        assert mock.stats()["received"] == 0 and not run.exists()
+        real = run_eval(app, mock, bench, run, *command)
+        made = mock.stats()["completions"]
+    assert real.exit_code == 0, real.output
+    table = [r.split() for r in dry.output.splitlines()[2:]]
+    rows = {(c[0], c[1]): c for c in table if c and c[0] in ("assistant", "user", "grader")}
+    calls = {key: int(cells[3]) for key, cells in rows.items()}
+    assert calls[("assistant", "discovery")] == calls[("assistant", "carry_transcript")] == 4 * 6
+    assert calls[("assistant", "carry_notes")] == 4 * 6 and calls[("assistant", "notes")] == 4
+    assert calls[("user", "carry_transcript")] == calls[("user", "carry_notes")] == 4 * 5
+    tokens = {key: int(cells[4]) for key, cells in rows.items()}
+    assert tokens[("assistant", "carry_transcript")] > tokens[("assistant", "carry_notes")]
+    assert tokens[("assistant", "carry_notes")] > tokens[("assistant", "discovery")]
+    planned = int(dry.output.splitlines()[0].removesuffix(" model calls"))
+    assert planned == made  # the mock asks the whole budget: the plan is exact

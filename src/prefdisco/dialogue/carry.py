@@ -43,6 +43,7 @@ CARRIED_KEY = "prefdisco_carried"
 SESSION_KEY = "prefdisco_session"
 """Sample metadata: ``{"session_id": …, "position": …}`` of a scenario in a sessions run (every condition)."""
 NOTES_MAX_TOKENS = 200
+NOTES_CONFIG = GenerateConfig(max_tokens=NOTES_MAX_TOKENS)
 NOTES_MAX_WORDS = 120
 NO_NOTES = "(none yet)"
 TEMPLATES: tuple[str, ...] = ("session_transcript", "session_notes", "session_notes_write")
@@ -126,24 +127,26 @@ def carried_opening(
     return [ChatMessageSystem(content=f"{system.text}\n\n{extra}"), *rest]
 
 
+def notes_prompt(carried: Carried, scenario: Scenario, turns: list[DialogueTurn]) -> str:
+    """The notes call's prompt after ``scenario``'s dialogue ``turns``, given the notes carried into it."""
+    return render(
+        "session_notes_write",
+        notes=carried.notes.strip() or NO_NOTES,
+        problem=scenario.problem.prompt_text(),
+        dialogue=dialogue_text(turns),
+        max_words=NOTES_MAX_WORDS,
+    )
+
+
 @solver
 def write_notes(cache_scope: str | None = None) -> Solver:
     """carry_notes, after the dialogue: the model under test rewrites its notes about the person (one call)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario, carried = scenario_of(state), carried_of(state)
-        record = state.store_as(DialogueRecord)
-        prompt = render(
-            "session_notes_write",
-            notes=carried.notes.strip() or NO_NOTES,
-            problem=scenario.problem.prompt_text(),
-            dialogue=dialogue_text(list(record.turns)),
-            max_words=NOTES_MAX_WORDS,
-        )
+        prompt = notes_prompt(carried, scenario, list(state.store_as(DialogueRecord).turns))
         cache = cache_policy(cache_scope, scenario.id, Mode.CARRY_NOTES.value, "notes")
-        output = await get_model().generate(
-            [ChatMessageUser(content=prompt)], config=GenerateConfig(max_tokens=NOTES_MAX_TOKENS), cache=cache
-        )
+        output = await get_model().generate([ChatMessageUser(content=prompt)], config=NOTES_CONFIG, cache=cache)
         state.store_as(SessionNotes).notes = strip_markers(visible_text(output))
         return state
 

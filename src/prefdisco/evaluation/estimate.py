@@ -34,6 +34,14 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from pydantic import BaseModel
 
 from prefdisco.builder.estimate import ESTIMATE_METHOD
+from prefdisco.dialogue.carry import (
+    NOTES_CONFIG,
+    NOTES_MAX_TOKENS,
+    Carried,
+    CarriedPosition,
+    carried_opening,
+    notes_prompt,
+)
 from prefdisco.dialogue.conditions import condition_label, protocol_style
 from prefdisco.dialogue.decoys import choose_decoys
 from prefdisco.dialogue.drive import play
@@ -46,14 +54,16 @@ from prefdisco.dialogue.user import build_user
 from prefdisco.dialogue.user_reply import USER_MAX_TOKENS
 from prefdisco.evaluation.config import RunConfig, selected_scenarios
 from prefdisco.evaluation.probe import Probe, Sent, drive
+from prefdisco.evaluation.sessions_run import load_session_run
 from prefdisco.prices import missing_line
-from prefdisco.schema import Mode, Scenario
+from prefdisco.schema import SESSION_ARMS, DialogueTurn, Mode, Scenario
 from prefdisco.scoring.audit import audit_user
 from prefdisco.scoring.correctness import check_correct, needs_grader
 from prefdisco.scoring.deferred import JUDGE_LATER
 from prefdisco.scoring.judge import judge_criterion
 from prefdisco.scoring.judge_structured import judge_structured
 from prefdisco.seeds import seed_scope
+from prefdisco.sessions.model import SessionSet
 
 TYPICAL_TOKENS = {"question": 40, "answer": 600, "reply": 80}
 """Typical reply lengths: an assistant question, a final response, a simulated user's reply (each capped by the
@@ -165,7 +175,11 @@ def estimate_run(scenarios: Sequence[Scenario], config: RunConfig) -> RunEstimat
     applied here, the wrong_persona decoys are chosen from the whole set as the run chooses them)."""
     config.validate()
     selected = selected_scenarios(scenarios, config)
-    modes = [(Mode(m), None) for m in config.modes] + [(Mode.FIXED_K, k) for k in config.fixed_k]
+    session_set = None
+    if config.sessions is not None:  # the session set's scenarios, whole
+        session_set, selected = load_session_run(scenarios, config)
+    per_scenario = [m for m in config.modes if m not in SESSION_ARMS]
+    modes = [(Mode(m), None) for m in per_scenario] + [(Mode.FIXED_K, k) for k in config.fixed_k]
     decoys = choose_decoys(scenarios, seed_scope(config.seed)) if Mode.WRONG_PERSONA.value in config.modes else {}
     times = config.epochs * len(config.models)  # every model under test runs every trial of every sample
     grader = config.role_config("grader")
@@ -177,7 +191,55 @@ def estimate_run(scenarios: Sequence[Scenario], config: RunConfig) -> RunEstimat
             turns = _dialogue(scenario, plan, config, tally, times)
             if config.judge != JUDGE_LATER:  # --judge later: no grader call until prefdisco judge
                 _grade(scenario, judged, turns, config, grader, tally, times)
+    if session_set is not None:
+        _plan_carry_arms(session_set, {s.id: s for s in selected}, config, tally, grader, judged, times)
     return RunEstimate(lines=_priced(tally, config), notes=_notes(config), priced=bool(config.prices))
+
+
+def _plan_carry_arms(
+    session_set: SessionSet,
+    known: dict[str, Scenario],
+    config: RunConfig,
+    tally: _Tally,
+    grader: GenerateConfig,
+    judged: str,
+    times: int,
+) -> None:
+    """The carry arms' calls, session by session and position by position: each a discovery dialogue from the
+    carried opening (the earlier positions' planned dialogues carried, so the prompt grows as in the run), then
+    (carry_notes) the notes call."""
+    dialogue = protocol_style(config.preset, "tools" if _tools(config) else "text", config.constrain_protocol)
+    limit = _discovery_budget(config)
+    notes_text = "x" * 4 * NOTES_MAX_TOKENS
+    for arm in (m for m in config.modes if m in SESSION_ARMS):
+        rules = DialogueRules(
+            condition=arm, protocol="tools" if _tools(config) else "text", limit=limit, style=dialogue
+        )
+        for session in session_set.sessions:
+            carried = Carried(session_id=session.session_id, position=1)
+            for sid in session.scenario_ids:
+                scenario = known[sid]
+                opening = carried_opening(arm, scenario, dialogue, limit, carried)
+                turns = [
+                    DialogueTurn.model_validate(t)
+                    for t in _dialogue(scenario, _Plan(rules, opening), config, tally, times)
+                ]
+                if config.judge != JUDGE_LATER:
+                    _grade(scenario, judged, [t.model_dump() for t in turns], config, grader, tally, times)
+                notes = None
+                if arm == Mode.CARRY_NOTES.value:
+                    writer = Probe("assistant", config.role_config("assistant"), cycle([notes_text]))
+                    drive(writer.generate(notes_prompt(carried, scenario, turns), config=NOTES_CONFIG))
+                    _add_assistant(tally, "notes", writer.sent, config)
+                    notes = notes_text
+                done = CarriedPosition(
+                    position=carried.position,
+                    scenario_id=sid,
+                    problem=scenario.problem.prompt_text(),
+                    turns=turns,
+                    response=turns[-1].content if turns else None,
+                )
+                carried = carried.then(done, notes)
 
 
 def _dialogue(scenario: Scenario, plan: _Plan, config: RunConfig, tally: _Tally, times: int) -> list[dict[str, Any]]:
@@ -257,6 +319,11 @@ def _notes(config: RunConfig) -> list[str]:
         )
     for k in config.fixed_k:
         notes.append(f"fixed_k{k}: exactly {k} questions per dialogue")
+    if any(m in SESSION_ARMS for m in config.modes):
+        notes.append(
+            "carry arms: session by session, each position a discovery dialogue whose prompt carries the earlier "
+            "positions' planned dialogues (transcript) or notes; carry_notes adds a notes call a position (notes)"
+        )
     typical = ", ".join(f"{kind} {n}" for kind, n in TYPICAL_TOKENS.items())
     notes.append(f"tokens: {ESTIMATE_METHOD}")
     notes.append(
