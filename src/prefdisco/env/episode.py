@@ -80,6 +80,10 @@ class Episode:
     module docstring). ``split`` with ``training=True`` refuses a scenario on the split's evaluation side;
     with a split, ``info["split"]`` records the scenario's side."""
 
+    condition: str = CONDITION
+    """The condition the dialogue's rules and the calls' seeds are labelled with (``prefdisco eval``'s label): a
+    session's position sets its arm before ``__init__`` (``env/session.py``)."""
+
     def __init__(
         self,
         scenario: Scenario,
@@ -132,10 +136,10 @@ class Episode:
             style = protocol_style(preset, protocol)
         except ValueError as err:
             raise UserError(f"protocol: {err}") from None
-        self.rules = DialogueRules(condition=CONDITION, protocol=protocol, limit=max_questions, style=style)
+        self.rules = DialogueRules(condition=self.condition, protocol=protocol, limit=max_questions, style=style)
         scope = None if seed is None else seed_scope(seed)
         self.seeds = {
-            role: None if scope is None else call_seed(scope, scenario.id, CONDITION, trial, role)
+            role: None if scope is None else call_seed(scope, scenario.id, self.condition, trial, role)
             for role in ("user", "grader")
         }
         self._runner = runner or LoopRunner()

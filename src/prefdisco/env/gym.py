@@ -47,6 +47,8 @@ from prefdisco.release.convert import load_scenarios
 from prefdisco.schema import Scenario
 
 ENV_ID = "PrefDisco-v0"
+SESSION_ENV_ID = "PrefDiscoSession-v0"
+"""A session of K problems with one person (``env/gym_session.py``)."""
 MAX_TEXT = 1_000_000
 """The longest observation or action, in characters (a bound gymnasium's Text space needs)."""
 
@@ -72,6 +74,17 @@ def scenarios_from(source: str | Path | Sequence[Scenario]) -> list[Scenario]:
     return scenarios
 
 
+def finite_reward(masked_reward: object) -> float:
+    """``masked_reward`` checked: what a masked episode's reward becomes (a finite number)."""
+    if (
+        isinstance(masked_reward, bool)
+        or not isinstance(masked_reward, int | float)
+        or not math.isfinite(masked_reward)
+    ):
+        raise UserError(f"masked_reward: expected a finite number, got {masked_reward!r}")
+    return float(masked_reward)
+
+
 class PrefDiscoEnv(gymnasium.Env[str, str]):
     """The gymnasium face of ``Episode``; every keyword but the split's and ``masked_reward`` goes to each episode
     (see the module docstring)."""
@@ -88,13 +101,7 @@ class PrefDiscoEnv(gymnasium.Env[str, str]):
         masked_reward: float = 0.0,
         **episode_options: Any,
     ) -> None:
-        if (
-            isinstance(masked_reward, bool)
-            or not isinstance(masked_reward, int | float)
-            or not math.isfinite(masked_reward)
-        ):
-            raise UserError(f"masked_reward: expected a finite number, got {masked_reward!r}")
-        self.masked_reward = float(masked_reward)
+        self.masked_reward = finite_reward(masked_reward)
         every = scenarios_from(scenarios)
         if not every:
             raise UserError("scenarios: no scenario to play")
@@ -181,6 +188,8 @@ class PrefDiscoEnv(gymnasium.Env[str, str]):
 
 
 def register_env() -> None:
-    """Register ``PrefDisco-v0`` with gymnasium (once)."""
+    """Register ``PrefDisco-v0`` and ``PrefDiscoSession-v0`` with gymnasium (once)."""
     if ENV_ID not in gymnasium.registry:
         gymnasium.register(id=ENV_ID, entry_point="prefdisco.env.gym:PrefDiscoEnv")
+    if SESSION_ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=SESSION_ENV_ID, entry_point="prefdisco.env.gym_session:PrefDiscoSessionEnv")
