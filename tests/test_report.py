@@ -664,3 +664,20 @@ def test_cli_error_is_a_user_error(tmp_path):
     assert result.exit_code != 0
     assert isinstance(result.exception, UserError)
     assert "column mode" in str(result.exception)
+
+
+def test_a_condition_correct_in_every_scenario_draws_its_accuracy_bar(tmp_path):
+    """12 of 12 correct: statsmodels' Wilson upper bound is 1 − 1.1e-16, below the accuracy 1.0, and the bar's
+    whisker (upper − accuracy) was a negative length that matplotlib refused, so the whole report failed."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    assert proportion_confint(12, 12, method="wilson")[1] < 1.0  # the float the whisker used to go negative on
+    rows = []
+    for i in range(12):
+        rows += [r("m-a", "t1", f"s{i}", "baseline", 2, 1), r("m-a", "t1", f"s{i}", "discovery", 3, 0, nq=1)]
+        rows.append(r("m-a", "t1", f"s{i}", "oracle", 4, 0))
+    results = write_csv(tmp_path / "results.csv", HEADER, rows)
+    report, _ = make_report(results, tmp_path / "report", n_boot=0)
+    baseline = report.accuracy.loc[(report.accuracy["model"] == "m-a") & (report.accuracy["task"] == "t1")]
+    assert baseline.set_index("mode").at["baseline", "accuracy"] == 1.0
+    assert (tmp_path / "report" / "fig_accuracy.png").stat().st_size > 0

@@ -49,7 +49,7 @@ class Chart:
         return FigureFile(self.name, self.title, self.caption, png(self.figure), empty_notes(self.figure))
 
 
-def _new(width: float, height: float, ncols: int = 1, nrows: int = 1):
+def new_figure(width: float, height: float, ncols: int = 1, nrows: int = 1):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -106,7 +106,7 @@ def normalign_heatmap(cells: pd.DataFrame) -> Any:
     tasks = sorted(cells["task"].unique())
     grid = cells.pivot(index="model", columns="task", values="normalign").reindex(index=models, columns=tasks)
     values = grid.to_numpy(dtype=float)
-    fig, axes = _new(max(5.0, 1.0 + 0.8 * len(tasks)), max(2.5, 1.2 + 0.45 * len(models)))
+    fig, axes = new_figure(max(5.0, 1.0 + 0.8 * len(tasks)), max(2.5, 1.2 + 0.45 * len(models)))
     ax = axes[0][0]
     finite = np.abs(values[np.isfinite(values)])
     limit = float(min(100.0, finite.max())) if finite.size and finite.max() > 0 else 100.0
@@ -126,7 +126,7 @@ def normalign_heatmap(cells: pd.DataFrame) -> Any:
 def normalign_distribution(scenarios: pd.DataFrame) -> Any:
     per = scenarios.dropna(subset=["normalign"])
     models = sorted(per["model"].unique())
-    fig, axes = _new(max(5.0, 1.5 + 0.6 * len(models)), 3.8)
+    fig, axes = new_figure(max(5.0, 1.5 + 0.6 * len(models)), 3.8)
     ax = axes[0][0]
     if models:
         data = [np.clip(per.loc[per["model"] == m, "normalign"].to_numpy(), -CLIP, CLIP) for m in models]
@@ -150,7 +150,9 @@ def _bars(ax, table: pd.DataFrame, group: str, title: str) -> None:
         acc = sub["accuracy"].to_numpy(dtype=float)
         err = np.vstack([acc - sub["ci_low"].to_numpy(dtype=float), sub["ci_high"].to_numpy(dtype=float) - acc])
         x = np.arange(len(groups)) + (j - 1) * width
-        ax.bar(x, acc, width, yerr=np.nan_to_num(err), capsize=2, label=mode, color=MODE_COLORS[mode])
+        # a Wilson bound a rounding error inside the accuracy (1 − 1e-16 at 12 of 12) is a whisker of length 0
+        whiskers = np.clip(np.nan_to_num(err), 0.0, None)
+        ax.bar(x, acc, width, yerr=whiskers, capsize=2, label=mode, color=MODE_COLORS[mode])
     ax.set_xticks(range(len(groups)), [label(str(g), 20) for g in groups], rotation=45, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("accuracy")
@@ -162,7 +164,7 @@ def accuracy_figure(acc: pd.DataFrame) -> Any:
     per_task = per_task.assign(_o=per_task["task"] == ALL).sort_values(["_o", "task"])
     per_model = acc.loc[(acc["task"] == ALL) & (acc["model"] != POOLED)].sort_values("model")
     n = max(per_task["task"].nunique(), per_model["model"].nunique(), 1)
-    fig, axes = _new(max(7.0, 1.2 * n), 7.5, nrows=2)
+    fig, axes = new_figure(max(7.0, 1.2 * n), 7.5, nrows=2)
     if acc.empty:
         why = "no row of baseline, discovery or oracle has its correctness judged (correct is empty)"
         empty_panel(axes[0][0], why)
@@ -177,7 +179,7 @@ def accuracy_figure(acc: pd.DataFrame) -> Any:
 def questions_figure(points: pd.DataFrame, slopes: pd.DataFrame, per_cell: pd.DataFrame, seed: int) -> Any:
     from matplotlib.lines import Line2D
 
-    fig, axes = _new(11.0, 4.5, ncols=2)
+    fig, axes = new_figure(11.0, 4.5, ncols=2)
     ax = axes[0][0]
     shown = points.sample(n=MAX_SCATTER, random_state=seed) if len(points) > MAX_SCATTER else points
     families = sorted(points["family"].unique())
@@ -222,7 +224,7 @@ def fixed_k_figure(table: pd.DataFrame) -> Any:
     tasks = sorted(table["task"].unique())
     ncols = min(3, len(tasks))
     nrows = -(-len(tasks) // ncols)
-    fig, axes = _new(4.2 * ncols, 3.2 * nrows, ncols=ncols, nrows=nrows)
+    fig, axes = new_figure(4.2 * ncols, 3.2 * nrows, ncols=ncols, nrows=nrows)
     models = sorted(table["model"].unique())
     colors = {m: f"C{i % 10}" for i, m in enumerate(models)}
     for i, task in enumerate(tasks):
@@ -245,7 +247,7 @@ def fixed_k_figure(table: pd.DataFrame) -> Any:
 
 def attributes_heatmap(matrix: pd.DataFrame, mode: str) -> Any:
     values = matrix.to_numpy(dtype=float)
-    fig, axes = _new(max(6.0, 1.5 + 0.3 * matrix.shape[1]), max(2.5, 1.8 + 0.4 * matrix.shape[0]))
+    fig, axes = new_figure(max(6.0, 1.5 + 0.3 * matrix.shape[1]), max(2.5, 1.8 + 0.4 * matrix.shape[0]))
     ax = axes[0][0]
     image = ax.imshow(np.ma.masked_invalid(values), cmap="viridis", vmin=1, vmax=5, aspect="auto")
     ax.set_facecolor("#dddddd")
