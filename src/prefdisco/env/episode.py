@@ -22,8 +22,8 @@ The simulated user and the judge are fixed roles given at construction (``env/ro
 model. With ``seed``, the user's and the judge's calls carry the seeds ``prefdisco eval --seed SEED`` sends in
 trial ``trial`` of the scenario (``prefdisco.seeds``). No call is cached: every episode is a fresh draw.
 
-``areset`` / ``astep`` are the API; ``reset`` / ``step`` run them on a private event loop (``env/runner.py``:
-one loop per runner, not thread-safe — one episode, or environment, per thread).
+``areset`` / ``astep`` are the API; ``reset`` / ``step`` / ``close`` run them on a private event loop
+(``env/runner.SyncAPI``: one loop per runner, not thread-safe — one episode, or environment, per thread).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from prefdisco.dialogue.user import USER_TYPES, build_user
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.env.reward import RewardComponents, RewardConfig
 from prefdisco.env.roles import ModelSpec, resolve_model
-from prefdisco.env.runner import LoopRunner
+from prefdisco.env.runner import LoopRunner, SyncAPI
 from prefdisco.env.split import ScenarioSplit
 from prefdisco.errors import UserError
 from prefdisco.schema import Mode, Scenario
@@ -75,7 +75,7 @@ def as_dict(message: ChatMessage) -> Message:
     return out
 
 
-class Episode:
+class Episode(SyncAPI[StepResult]):
     """A discovery dialogue on ``scenario`` with the simulated ``user_model`` and the ``judge_model`` (see the
     module docstring). ``split`` with ``training=True`` refuses a scenario on the split's evaluation side;
     with a split, ``info["split"]`` records the scenario's side."""
@@ -142,8 +142,7 @@ class Episode:
             role: None if scope is None else call_seed(scope, scenario.id, self.condition, trial, role)
             for role in ("user", "grader")
         }
-        self._runner = runner or LoopRunner()
-        self._own_runner = runner is None
+        self._use_runner(runner)
         self._dialogue: Dialogue | None = None
         self.result: StepResult | None = None
         """The final step once the episode is over."""
@@ -233,18 +232,3 @@ class Episode:
         }
         self.result = StepResult(None, True, reward.value, info)
         return self.result
-
-    # -- the synchronous API ----------------------------------------------------------------------------------
-
-    def reset(self) -> list[Message]:
-        """``areset`` on the private event loop."""
-        return self._runner.run(self.areset())
-
-    def step(self, assistant_turn: Turn) -> StepResult:
-        """``astep`` on the private event loop."""
-        return self._runner.run(self.astep(assistant_turn))
-
-    def close(self) -> None:
-        """Close the private event loop (when the episode owns it)."""
-        if self._own_runner:
-            self._runner.close()

@@ -24,26 +24,28 @@ evaluation scenario asked for by id, ``split="eval"`` the reverse. ``seed`` give
 the seeds ``prefdisco eval --seed SEED`` sends, the k-th episode of a scenario being trial k.
 
 One environment runs its episodes on one private event loop (``env/runner.py``): use it from one thread.
+
+``UnitEnv`` is the one implementation of both environments, over a ``Unit`` (``env/units.py``): ``PrefDiscoEnv``
+plays scenarios, ``PrefDiscoSessionEnv`` (``env/gym_session.py``) sessions; what they share with the verl adapters
+(the split, the roles, the trials) is ``env/roster.Roster``.
 """
 
 from __future__ import annotations
 
 import math
 import string
-from collections import Counter
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, Generic
 
 import gymnasium
 from gymnasium.spaces import Text
 
-from prefdisco.env.episode import Episode, StepResult
-from prefdisco.env.roles import resolve_model
+from prefdisco.env.episode import Episode
+from prefdisco.env.roster import Roster
 from prefdisco.env.runner import LoopRunner
-from prefdisco.env.split import ScenarioSplit, check_side, split_scenarios
+from prefdisco.env.sources import ScenarioSource
+from prefdisco.env.sources import scenarios_from as scenarios_from  # its name here before env/sources.py
+from prefdisco.env.units import EpisodeT, ItemT, Scenarios, Unit
 from prefdisco.errors import UserError
-from prefdisco.release.convert import load_scenarios
 from prefdisco.schema import Scenario
 
 ENV_ID = "PrefDisco-v0"
@@ -64,16 +66,6 @@ class AnyText(Text):
         return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
 
 
-def scenarios_from(source: str | Path | Sequence[Scenario]) -> list[Scenario]:
-    """Scenarios from a benchmark folder, scenarios file or release file, or as given."""
-    if isinstance(source, str | Path):
-        return load_scenarios(Path(source))
-    scenarios = list(source)
-    if not all(isinstance(s, Scenario) for s in scenarios):
-        raise UserError("scenarios: expected a path or a list of Scenario objects")
-    return scenarios
-
-
 def finite_reward(masked_reward: object) -> float:
     """``masked_reward`` checked: what a masked episode's reward becomes (a finite number)."""
     if (
@@ -85,13 +77,13 @@ def finite_reward(masked_reward: object) -> float:
     return float(masked_reward)
 
 
-class PrefDiscoEnv(gymnasium.Env[str, str]):
-    """The gymnasium face of ``Episode``; every keyword but the split's and ``masked_reward`` goes to each episode
-    (see the module docstring)."""
+class UnitEnv(gymnasium.Env[str, str], Generic[ItemT, EpisodeT]):
+    """A gymnasium environment whose episodes are the items of ``unit`` (a scenario or a session). Every keyword
+    but the split's (``train_fraction``, ``split_seed``, ``split``) and ``masked_reward`` goes to each episode."""
 
     def __init__(
         self,
-        scenarios: str | Path | Sequence[Scenario],
+        unit: Unit[ItemT, EpisodeT],
         user_model: Any,
         judge_model: Any,
         *,
@@ -102,89 +94,70 @@ class PrefDiscoEnv(gymnasium.Env[str, str]):
         **episode_options: Any,
     ) -> None:
         self.masked_reward = finite_reward(masked_reward)
-        every = scenarios_from(scenarios)
-        if not every:
-            raise UserError("scenarios: no scenario to play")
-        self._by_id = {s.id: s for s in every}
-        if len(self._by_id) != len(every):
-            raise UserError("scenarios: scenario ids must be unique")
-        side = check_side(split)
-        self._split: ScenarioSplit | None = None
-        if train_fraction is not None:
-            self._split = split_scenarios(every, train_fraction, split_seed)
-        elif side is not None:
-            raise UserError(f"split: {side!r} needs train_fraction (the split by problem to take a side of)")
-        self._side = side
-        self._pool = list(self._split.of(side)) if self._split is not None and side is not None else every
-        if not self._pool:
-            raise UserError(f"split: the {side} side of the split is empty (train_fraction {train_fraction})")
+        self.unit = unit
         self._runner = LoopRunner()
-        self._options = dict(episode_options)
-        self._user_model = resolve_model(user_model, "user", self._options.pop("user_config", None))
-        self._judge_model = resolve_model(judge_model, "grader", self._options.pop("judge_config", None))
-        self._trials: Counter[str] = Counter()
-        self._episode_for(self._pool[0], trial=1)  # bad options fail here, not at the first reset
-        self._episode: Episode | None = None
+        self._roster = Roster(
+            unit, user_model, judge_model, episode_options, train_fraction=train_fraction, split_seed=split_seed,
+            split=split, who="environment", runner=self._runner,
+        )  # fmt: skip
+        self._episode: EpisodeT | None = None
         self.observation_space = AnyText()
         self.action_space = AnyText()
 
     @property
     def split_record(self) -> dict[str, Any] | None:
         """The split by problem, as data (None without ``train_fraction``)."""
-        return None if self._split is None else {**self._split.record(), "side": self._side}
+        return self._roster.split_record
 
     @property
-    def episode(self) -> Episode | None:
+    def episode(self) -> EpisodeT | None:
         return self._episode
 
-    def _episode_for(self, scenario: Scenario, trial: int) -> Episode:
-        return Episode(
-            scenario,
-            self._user_model,
-            self._judge_model,
-            split=self._split,
-            training=self._side == "train",
-            trial=trial,
-            runner=self._runner,
-            **self._options,
-        )
-
-    def _choose(self, options: dict[str, Any] | None) -> Scenario:
-        options = dict(options or {})
-        wanted = options.pop("scenario_id", None)
+    def _choose(self, options: dict[str, Any] | None) -> ItemT:
+        key, options = self.unit.key, dict(options or {})
+        wanted = options.pop(key, None)
         if options:
-            raise UserError(f"reset options: unknown {', '.join(sorted(options))}; expected scenario_id")
+            raise UserError(f"reset options: unknown {', '.join(sorted(options))}; expected {key}")
         if wanted is None:
-            return self._pool[int(self.np_random.integers(len(self._pool)))]
-        if wanted not in self._by_id:
-            raise UserError(f"reset options.scenario_id: no scenario {wanted!r} in this environment")
-        scenario = self._by_id[wanted]
-        if self._split is not None and self._side == "eval" and self._split.side(scenario) == "train":
-            raise UserError(f"scenario {wanted} is on the training side of the split; this environment evaluates")
-        return scenario  # a training environment's Episode refuses an evaluation scenario itself
+            pool = self._roster.pool
+            return pool[int(self.np_random.integers(len(pool)))]
+        item = self._roster.find(wanted)
+        if item is None:
+            raise UserError(f"reset options.{key}: no {self.unit.noun} {wanted!r} in this environment")
+        return item  # the roster refuses it if it is on the other side of the split
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
-        scenario = self._choose(options)
-        trial = self._trials[scenario.id] + 1
-        episode = self._episode_for(scenario, trial)
+        item = self._choose(options)
+        episode = self._roster.episode(item)
         messages = episode.reset()
-        self._trials[scenario.id] = trial
+        trial = self._roster.started(item)
         self._episode = episode
-        info = {"scenario_id": scenario.id, "split": episode.side, "trial": trial, "messages": messages}
+        info = {**self.unit.reset_info(episode), "trial": trial, "messages": messages}
         return "\n\n".join(m["content"] for m in messages), info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """The reward is 0.0 but on a step that ends a problem: that problem's reward, ``masked_reward`` when it is
+        masked (``info["masked"]`` says which)."""
         if self._episode is None:
             raise RuntimeError("call reset() before step()")
-        result: StepResult = self._episode.step(action)
-        final = self.masked_reward if result.reward is None else float(result.reward)  # info["masked"] says which
-        reward = final if result.done else 0.0
+        result = self._episode.step(action)
+        reward = 0.0
+        if self.unit.ends_problem(result):
+            reward = self.masked_reward if result.reward is None else float(result.reward)
         return result.observation or "", reward, result.done, False, result.info
 
     def close(self) -> None:
         self._runner.close()
         super().close()
+
+
+class PrefDiscoEnv(UnitEnv[Scenario, Episode]):
+    """The gymnasium face of ``Episode``, one scenario an episode; every keyword but ``UnitEnv``'s goes to each
+    episode (see the module docstring)."""
+
+    def __init__(self, scenarios: ScenarioSource, user_model: Any, judge_model: Any, **options: Any) -> None:
+        super().__init__(Scenarios(scenarios), user_model, judge_model, **options)
 
 
 def register_env() -> None:

@@ -9,15 +9,21 @@ runner) must run on the same loop.
 Thread-safety: a runner is not thread-safe. It belongs to the thread that uses it; run one environment per
 thread (or process). Calling it from inside a running event loop (a notebook cell, an async trainer) is refused
 with a pointer to the async API, since a loop cannot be nested in its own thread.
+
+``SyncAPI`` is that synchronous API, once for every episode (``Episode``, ``SessionEpisode``).
 """
 
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
+
+from prefdisco.dialogue.engine import Turn
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 class LoopRunner:
@@ -46,3 +52,36 @@ class LoopRunner:
             self._loop.run_until_complete(self._loop.shutdown_asyncgens())
             self._loop.close()
         self._loop = None
+
+
+class SyncAPI(ABC, Generic[R]):
+    """The synchronous API of an episode, written once: ``reset`` / ``step`` run the episode's ``areset`` /
+    ``astep`` on its runner, ``close`` closes the runner when the episode owns it (``Episode``, ``SessionEpisode``).
+    """
+
+    _runner: LoopRunner
+    _own_runner: bool
+
+    def _use_runner(self, runner: LoopRunner | None) -> None:
+        """Run on ``runner`` (an environment's, shared by its episodes), or on a runner of one's own."""
+        self._runner = runner or LoopRunner()
+        self._own_runner = runner is None
+
+    @abstractmethod
+    async def areset(self) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    async def astep(self, assistant_turn: Turn) -> R: ...
+
+    def reset(self) -> list[dict[str, Any]]:
+        """``areset`` on the private event loop."""
+        return self._runner.run(self.areset())
+
+    def step(self, assistant_turn: Turn) -> R:
+        """``astep`` on the private event loop."""
+        return self._runner.run(self.astep(assistant_turn))
+
+    def close(self) -> None:
+        """Close the private event loop (when the episode owns it)."""
+        if self._own_runner:
+            self._runner.close()

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import ChatMessage
@@ -44,13 +43,13 @@ from prefdisco.dialogue.engine import Turn
 from prefdisco.dialogue.protocol import strip_markers
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.env.episode import Episode, Message, StepResult
-from prefdisco.env.gym import scenarios_from
 from prefdisco.env.roles import ModelSpec, resolve_model
-from prefdisco.env.runner import LoopRunner
+from prefdisco.env.runner import SyncAPI
+from prefdisco.env.sources import ScenarioSource, SessionSource, chain_of, load_sessions, scenarios_from
 from prefdisco.env.split import ScenarioSplit, Side
 from prefdisco.errors import UserError
 from prefdisco.schema import Mode, Scenario
-from prefdisco.sessions.model import Session, SessionSet, read_session_set
+from prefdisco.sessions.model import Session
 
 COLD = "cold"
 ARMS: tuple[str, ...] = (COLD, Mode.CARRY_TRANSCRIPT.value, Mode.CARRY_NOTES.value)
@@ -72,29 +71,6 @@ def check_arm(arm: object) -> str:
 def condition_of(arm: str) -> str:
     """``prefdisco eval``'s condition label of ``arm`` (its rules and seeds): the cold arm is discovery."""
     return Mode.DISCOVERY.value if arm == COLD else arm
-
-
-def chain_of(session: Session, scenarios: Iterable[Scenario] | Mapping[str, Scenario]) -> list[Scenario]:
-    """The scenarios of ``session`` in order: from ``scenarios`` (the benchmark) or the session's derived ones."""
-    known = dict(scenarios) if isinstance(scenarios, Mapping) else {s.id: s for s in scenarios}
-    known.update({s.id: s for s in session.derived})
-    missing = [sid for sid in session.scenario_ids if sid not in known]
-    if missing:
-        raise UserError(
-            f"session {session.session_id}: scenario {missing[0]} is neither in the scenarios given nor derived in "
-            f"the session (were the sessions planned on another benchmark?)"
-        )
-    return [known[sid] for sid in session.scenario_ids]
-
-
-def load_sessions(sessions: str | Path | SessionSet, scenarios: Sequence[Scenario]) -> SessionSet:
-    """A session set (a file ``prefdisco sessions`` wrote, or one read already) whose every session is played on
-    ``scenarios``; a missing scenario or no session is a one-line ``UserError``."""
-    session_set = sessions if isinstance(sessions, SessionSet) else read_session_set(Path(sessions))
-    if not session_set.sessions:
-        raise UserError(f"sessions: no session in {session_set.header.source if sessions is session_set else sessions}")
-    session_set.scenarios_with(scenarios)
-    return session_set
 
 
 def session_side(split: ScenarioSplit, chain: Sequence[Scenario]) -> Side | None:
@@ -123,7 +99,7 @@ def _text(messages: list[Message]) -> str:
     return "\n\n".join(m["content"] for m in messages)
 
 
-class SessionEpisode:
+class SessionEpisode(SyncAPI[StepResult]):
     """A session of K problems in ``arm`` (module docstring). ``scenarios`` holds the session's scenarios (the
     benchmark's; derived ones come with the session); every other keyword is an ``Episode`` option, given to
     each position (``trial``: the session's trial, the same at every position, as in ``prefdisco eval``)."""
@@ -149,9 +125,7 @@ class SessionEpisode:
         self.scenarios = chain_of(session, scenarios)
         user = resolve_model(user_model, "user", options.pop("user_config", None))
         judge = resolve_model(judge_model, "grader", options.pop("judge_config", None))
-        given = options.pop("runner", None)
-        self._runner: LoopRunner = given or LoopRunner()
-        self._own_runner = given is None
+        self._use_runner(options.pop("runner", None))
         self.positions = [
             PositionEpisode(s, user, judge, arm=self.arm, runner=self._runner, **options) for s in self.scenarios
         ]  # bad options, and a position on the wrong side of a training split, fail here
@@ -170,8 +144,8 @@ class SessionEpisode:
     @classmethod
     def from_file(
         cls,
-        sessions: str | Path | SessionSet,
-        scenarios: str | Path | Sequence[Scenario],
+        sessions: SessionSource,
+        scenarios: ScenarioSource,
         session_id: str,
         user_model: ModelSpec,
         judge_model: ModelSpec,
@@ -288,18 +262,3 @@ class SessionEpisode:
 
     def _where(self) -> dict[str, Any]:
         return {"session_id": self.session.session_id, "position": self.position, "arm": self.arm}
-
-    # -- the synchronous API ----------------------------------------------------------------------------------
-
-    def reset(self) -> list[Message]:
-        """``areset`` on the private event loop."""
-        return self._runner.run(self.areset())
-
-    def step(self, assistant_turn: Turn) -> StepResult:
-        """``astep`` on the private event loop."""
-        return self._runner.run(self.astep(assistant_turn))
-
-    def close(self) -> None:
-        """Close the private event loop (when the session episode owns it)."""
-        if self._own_runner:
-            self._runner.close()

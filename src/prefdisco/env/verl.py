@@ -27,23 +27,26 @@ it can and is a plain class otherwise, with the same methods either way. Config 
 ``judge_config`` (generation settings), ``max_questions``, ``user_type``, ``judge``, ``logprobs``, ``audit``,
 ``preset``, ``reward`` (the weights), ``seed``, ``train_fraction``, ``split_seed``, ``split``
 (``train``: refuse evaluation scenarios), ``max_instances``.
+
+``PrefDiscoInteraction`` is the one implementation of both interactions, over a ``Unit`` (``env/units.py``):
+scenarios here, sessions in ``PrefDiscoSessionInteraction`` (``env/verl_session.py``), which changes only its
+config, its name in messages and its unit; what they share with the gymnasium adapters (the split, the roles,
+the trials) is ``env/roster.Roster``. ``row(id)`` gives what a dataset row of one item needs.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections import Counter
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 from uuid import uuid4
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from prefdisco.env.episode import Episode, StepResult
-from prefdisco.env.gym import scenarios_from
-from prefdisco.env.roles import resolve_model
-from prefdisco.env.split import ScenarioSplit, split_scenarios
+from prefdisco.env.episode import Episode
+from prefdisco.env.roster import Roster
+from prefdisco.env.session import SessionEpisode
+from prefdisco.env.units import Scenarios, Unit
 from prefdisco.errors import UserError, describe_validation_error
-from prefdisco.schema import Scenario
 
 INTERACTION_NAME = "prefdisco"
 """The interaction's name in verl's config and in every row's ``interaction_kwargs``."""
@@ -86,6 +89,13 @@ class InteractionConfig(BaseModel):
     max_instances: int = Field(default=10_000, ge=1)
 
 
+EPISODE_SETTINGS = (
+    "user_config", "judge_config", "max_questions", "user_type", "judge", "logprobs", "audit", "preset", "reward",
+    "seed",
+)  # fmt: skip
+"""The config keys that are episode options (the roles' generation settings among them)."""
+
+
 def _last_assistant_text(messages: list[dict[str, Any]]) -> str:
     for message in reversed(messages):
         if message.get("role") == "assistant":
@@ -111,80 +121,66 @@ def episode_reward(extra_info: dict[str, Any] | None) -> float | None:
 
 
 class PrefDiscoInteraction(_BASE):  # type: ignore[misc,valid-type]
-    """verl's ``BaseInteraction`` over PrefDisco episodes (see the module docstring)."""
+    """verl's ``BaseInteraction`` over PrefDisco episodes (see the module docstring); a subclass plays another
+    ``Unit`` by setting ``config_model``, ``label`` and ``_unit``."""
+
+    config_model: ClassVar[type[InteractionConfig]] = InteractionConfig
+    label: ClassVar[str] = "prefdisco interaction"
+    """What messages call this interaction (its config, a missing instance)."""
 
     def __init__(self, config: dict[str, Any]) -> None:
         if _BASE is not object:
             super().__init__(config)  # verl's own bookkeeping (config, name)
         try:
-            settings = InteractionConfig.model_validate(dict(config))
+            settings = self.config_model.model_validate(dict(config))
         except ValidationError as err:
-            raise UserError(describe_validation_error(err, "prefdisco interaction config")) from None
+            raise UserError(describe_validation_error(err, f"{self.label} config")) from None
         self.config = dict(config)
         self.name: str = settings.name
         self.settings = settings
-        scenarios = scenarios_from(settings.scenarios)
-        self._by_id = {s.id: s for s in scenarios}
-        self._split: ScenarioSplit | None = None
-        if settings.train_fraction is not None:
-            self._split = split_scenarios(scenarios, settings.train_fraction, settings.split_seed)
-        elif settings.split is not None:
-            raise UserError(f"split: {settings.split!r} needs train_fraction (the split by problem)")
-        self._user_model = resolve_model(settings.user_model, "user", settings.user_config)
-        self._judge_model = resolve_model(settings.judge_model, "grader", settings.judge_config)
-        self._live: dict[str, Episode] = {}
-        self._finished: dict[str, StepResult] = {}
-        self._trials: Counter[str] = Counter()
-        allowed = [s for s in scenarios if self._refusal(s) is None]
-        if not allowed:
-            raise UserError(f"split: the {settings.split} side of the split is empty")
-        self._episode(allowed[0].id)  # bad settings fail here, not at the first rollout
-
-    def _refusal(self, scenario: Scenario) -> str | None:
-        """Why this interaction refuses ``scenario`` (its split side), or None."""
-        if self._split is None or self.settings.split is None or self._split.side(scenario) == self.settings.split:
-            return None
-        where = "evaluation" if self.settings.split == "train" else "training"
-        return (
-            f"scenario {scenario.id} (problem {scenario.problem.benchmark}/{scenario.problem.id}) is on the {where} "
-            f"side of the split (train_fraction {self._split.train_fraction}, seed {self._split.seed}); this "
-            f"interaction plays the {self.settings.split} side only"
+        self._roster: Roster[Any, Any] = Roster(
+            self._unit(settings),
+            settings.user_model,
+            settings.judge_model,
+            {key: getattr(settings, key) for key in EPISODE_SETTINGS},
+            train_fraction=settings.train_fraction,
+            split_seed=settings.split_seed,
+            split=settings.split,
+            who="interaction",
         )
+        self._live: dict[str, Episode | SessionEpisode] = {}
+        self._finished: dict[str, float | None] = {}
+        """The return of each finished instance (None: masked)."""
 
-    def _episode(self, scenario_id: Any) -> Episode:
-        if not isinstance(scenario_id, str) or scenario_id not in self._by_id:
-            raise UserError(
-                f"interaction_kwargs.scenario_id: expected a scenario of {self.settings.scenarios}, got {scenario_id!r}"
-            )
-        scenario = self._by_id[scenario_id]
-        refusal = self._refusal(scenario)
-        if refusal:
-            raise UserError(refusal)
-        s = self.settings
-        return Episode(
-            scenario,
-            self._user_model,
-            self._judge_model,
-            max_questions=s.max_questions,
-            user_type=s.user_type,
-            reward=s.reward,
-            seed=s.seed,
-            trial=self._trials[scenario_id] + 1,
-            judge=s.judge,
-            logprobs=s.logprobs,
-            audit=s.audit,
-            preset=s.preset,
-            split=self._split,
-            training=s.split == "train",
-        )
+    def _unit(self, settings: InteractionConfig) -> Unit[Any, Any]:
+        """What one rollout plays: one scenario of ``settings.scenarios``."""
+        return Scenarios(settings.scenarios)
+
+    def _item(self, item_id: Any) -> Any:
+        """The scenario (session) of the row's ``interaction_kwargs``."""
+        item = self._roster.find(item_id)
+        if item is None:
+            unit = self._roster.unit
+            raise UserError(f"interaction_kwargs.{unit.key}: expected a {unit.noun} of {unit.source}, got {item_id!r}")
+        return item
+
+    def row(self, item_id: str) -> dict[str, Any]:
+        """What a dataset row of ``item_id`` needs: ``prompt`` (the episode's opening) and
+        ``extra_info.interaction_kwargs``; the rest of verl's row layout is the trainer's."""
+        prompt = self._roster.episode(self._item(item_id)).opening()
+        key = self._roster.unit.key
+        kwargs = {"name": self.name, key: item_id}
+        return {"prompt": prompt, "extra_info": {key: item_id, "interaction_kwargs": kwargs}}
 
     async def start_interaction(self, instance_id: str | None = None, **kwargs: Any) -> str:
-        """Start the episode of ``kwargs["scenario_id"]`` (the row's ``interaction_kwargs``)."""
+        """Start the episode of ``kwargs["scenario_id"]`` (a session's: ``session_id``), the row's
+        ``interaction_kwargs``."""
         if instance_id is None:
             instance_id = str(uuid4())
-        episode = self._episode(kwargs.get("scenario_id"))
+        item = self._item(kwargs.get(self._roster.unit.key))
+        episode = self._roster.episode(item)  # refused when it is on the other side of the split
         await episode.areset()
-        self._trials[episode.scenario.id] += 1
+        self._roster.started(item)
         self._finished.pop(instance_id, None)
         self._live[instance_id] = episode
         _bound(self._live, self.settings.max_instances)
@@ -193,27 +189,28 @@ class PrefDiscoInteraction(_BASE):  # type: ignore[misc,valid-type]
     async def generate_response(
         self, instance_id: str, messages: list[dict[str, Any]], **kwargs: Any
     ) -> tuple[bool, str, float | None, dict[str, Any]]:
-        """The simulated user's answer to the last assistant turn, or the end of the episode and its reward."""
+        """What answers the last assistant turn (the user's reply; in a session, the next opening or the notes
+        prompt); a problem's reward when the turn ends it; the end of the episode after its last problem."""
         episode = self._live.get(instance_id)
         if episode is None:
-            raise KeyError(f"no running prefdisco interaction {instance_id!r} (start_interaction first)")
-        first = len(episode.messages) == 2
+            raise KeyError(f"no running {self.label} {instance_id!r} (start_interaction first)")
+        first = self._roster.unit.at_opening(episode)
         result = await episode.astep(_last_assistant_text(messages))
         metadata = dict(result.info)
         if first:  # the rollout's prompt should be the episode's opening (same budget, same preset)
             opening = [(m["role"], m["content"]) for m in episode.opening()]
             metadata["opening_matches"] = [(m.get("role"), m.get("content")) for m in messages[:2]] == opening
         if not result.done:
-            return False, result.observation or "", None, metadata
+            return False, result.observation or "", result.reward, metadata
         del self._live[instance_id]
-        self._finished[instance_id] = result
+        self._finished[instance_id] = self._roster.unit.score(episode)
         _bound(self._finished, self.settings.max_instances)
         return True, "", result.reward, metadata
 
     async def calculate_score(self, instance_id: str, **kwargs: Any) -> float | None:
-        """The finished episode's reward; None while it runs or when it was masked."""
-        result = self._finished.get(instance_id)
-        return None if result is None else result.reward
+        """The finished episode's return (a session's: the sum of its per-problem rewards); None while it runs or
+        when a reward was masked."""
+        return self._finished.get(instance_id)
 
     async def finalize_interaction(self, instance_id: str, **kwargs: Any) -> None:
         """Forget the instance, running or finished."""
