@@ -31,7 +31,7 @@ from prefdisco import __version__
 from prefdisco.atomic import atomic_write
 from prefdisco.env.split import ScenarioSplit, split_scenarios
 from prefdisco.errors import UserError
-from prefdisco.schema import MODES, Mode
+from prefdisco.schema import MODES, SESSION_ARMS, Mode
 from prefdisco.training.dpo import DEFAULT_DPO_MODES, dpo_rows
 from prefdisco.training.rows import Export, dialogue, usable
 from prefdisco.training.runs import Trial, read_trials
@@ -43,8 +43,9 @@ FORMATS = ("sft", "dpo", "verl")
 META_FORMAT = "prefdisco-training-export/1"
 DEFAULT_SFT_MIN_PREF_ALIGN = 4.0
 DEFAULT_MARGIN = 1.0
-DEFAULT_MODES: tuple[str, ...] = tuple(m for m in MODES if m != Mode.WRONG_PERSONA.value)
-"""sft's default modes (dpo's: ``dpo.DEFAULT_DPO_MODES``)."""
+DEFAULT_MODES: tuple[str, ...] = tuple(m for m in MODES if m != Mode.WRONG_PERSONA.value and m not in SESSION_ARMS)
+"""sft's default modes (dpo's: ``dpo.DEFAULT_DPO_MODES``): the paper's conditions and fixed-K; a sessions run's carry
+arms only when ``--modes`` names them (their prompts carry the earlier problems of a session)."""
 DEFAULT_PROMPT_MODE = Mode.DISCOVERY.value
 
 
