@@ -12,6 +12,7 @@ from prefdisco.analysis.examples import Example
 from prefdisco.analysis.figures import FigureFile
 from prefdisco.analysis.judges import JudgeReliability
 from prefdisco.analysis.questions import QuestionStats
+from prefdisco.analysis.transfer_section import Transfer
 from prefdisco.analysis.validity import Validity
 
 
@@ -46,3 +47,6 @@ class Report:
     simulator: pd.DataFrame | None = None
     """Elicitation and simulator errors per (model, task, condition) (``analysis/simulator.py``); None when the
     results carry no simulator column or no dialogue measured one."""
+    transfer: Transfer | None = None
+    """The Transfer section of a sessions run (``analysis/transfer_section.py``); None for a run without sessions,
+    which has no such section."""

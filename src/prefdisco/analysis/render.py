@@ -94,6 +94,75 @@ def _further_judges(table: pd.DataFrame | None) -> dict[str, Any] | None:
     return {"judges": judges, "rows": rows}
 
 
+def _transfer(report: Report) -> dict[str, Any] | None:
+    """The Transfer section as rows of formatted cells (``transfer_section.py``); None for a run without sessions."""
+    t = report.transfer
+    if t is None:
+        return None
+
+    def value(r: dict[str, Any], key: str, digits: int, reason: str | None = None) -> str:
+        low, high = r.get(f"{key}_ci_low"), r.get(f"{key}_ci_high")
+        text = num(r[key], digits)
+        if r[key] is not None and low is not None:
+            text += f" {interval(low, high, digits)}"
+        elif r[key] is None and reason and r.get(reason):
+            text += f" ({r[reason]})"
+        return text
+
+    positions = [
+        {
+            "model": r["model"],
+            "task": r["task"],
+            "arm": r["arm"],
+            "position": r["position"],
+            "n": r["n"],
+            "pref_align": value(r, "pref_align", 2),
+            "normalign": value(r, "normalign", 1, "normalign_reason") + f" n={r['normalign_n']}",
+            "n_questions": num(r["n_questions"], 2),
+            "questions_saved": value(r, "questions_saved", 2) if r["arm"] != "discovery" else "",
+            "reask_rate": num(r["reask_rate"], 2),
+            "elicited_weight": num(r["elicited_weight"], 2),
+        }
+        for r in _records(t.positions)
+    ]
+    gains = [
+        {
+            "model": r["model"],
+            "task": r["task"],
+            "arm": r["arm"],
+            "position": r["position"],
+            "n": r["gain_n"],
+            "gain": (num(r["gain"], 1) + f" {interval(r['ci_low'], r['ci_high'])}") if r["gain"] is not None else "—",
+            "reason": r["reason"] or "",
+        }
+        for r in _records(t.gains)
+    ]
+    slopes = [
+        {
+            "model": r["model"],
+            "task": r["task"],
+            "arm": r["arm"],
+            "mean_gain": num(r["mean_gain"], 1),
+            "slope": (num(r["slope"], 2) + f" {interval(r['ci_low'], r['ci_high'], 2)}")
+            if r["slope"] is not None
+            else "—",
+            "sessions": r["n_sessions"],
+            "reason": r["reason"] or "",
+        }
+        for r in _records(t.slopes)
+    ]
+    labels = [] if t.labels is None else _records(t.labels)
+    stale = [] if t.stale is None else _records(t.stale)
+    return {
+        "readings": [r.__dict__ for r in t.readings],
+        "positions": positions,
+        "gains": gains,
+        "slopes": slopes,
+        "labels": labels,
+        "stale": stale,
+    }
+
+
 def context(report: Report, *, inline: bool) -> dict[str, Any]:
     figures = []
     for f in report.figures:
@@ -120,6 +189,7 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
         "modes": CONDITIONS,
         "has_attributes": report.attribute_scores is not None,
         "validity": [r.__dict__ for r in report.validity.readings],
+        "transfer": _transfer(report),
     }
 
 

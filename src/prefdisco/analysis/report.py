@@ -27,6 +27,7 @@ from prefdisco.analysis.questions import question_stats
 from prefdisco.analysis.render import render_html, render_markdown
 from prefdisco.analysis.simulator import elicitation_figure, simulator_table
 from prefdisco.analysis.summary import build_summary, plain, summary_json
+from prefdisco.analysis.transfer_section import build_transfer
 from prefdisco.analysis.trials import average_attribute_trials, average_trials, trial_counts
 from prefdisco.analysis.validity import (
     Validity,
@@ -133,6 +134,12 @@ def build_report(
     )
     summary |= plain(validity.summary())
     summary["pref_align_by_judge"] = plain(further_judges_summary(further))
+    transfer = build_transfer(  # a sessions run's Transfer section; None (no section, no key) for any other run
+        results, attributes, data.results, data.transcripts, data.transcript_rows, seed=seed, n_boot=n_boot
+    )
+    if transfer is not None:
+        summary["transfer"] = plain(transfer.summary())
+        summary["transfer_readings"] = [r.__dict__ for r in transfer.readings]
     warnings = caveats(results, cells, data.attributes)
     summary["caveats"] = warnings
     settings = {
@@ -164,6 +171,7 @@ def build_report(
         validity=validity,
         further_judges=further,
         caveats=warnings,
+        transfer=transfer,
     )
     report.figures = [chart.file() for chart in charts(report, data.results, seed)]
     report.tables = {
@@ -188,6 +196,8 @@ def build_report(
         report.tables["table_variance.csv"] = variance
     if further is not None:
         report.tables["table_pref_align_by_judge.csv"] = further
+    if transfer is not None:
+        report.tables |= transfer.tables()
     if attribute_scores is not None:
         report.tables["table_attribute_scores.csv"] = attribute_scores
     if worst is not None:
@@ -256,6 +266,8 @@ def charts(report: Report, trial_rows: pd.DataFrame, seed: int) -> list[figs.Cha
                 elicitation_figure(trial_rows, seed),
             )
         )
+    if report.transfer is not None:
+        out += report.transfer.charts()
     return out
 
 
