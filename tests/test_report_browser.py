@@ -1,5 +1,6 @@
 """The rendered report in real headless Chromium (Debian's /usr/bin/chromium): the console's caveats stand at the
-top of the page, on its first screen, and no label is cut off, on a desktop and on a phone."""
+top of the page, on its first screen, and no label is cut off, on a desktop and on a phone; a sessions run's report
+has its Transfer section, whose figures and tables cut no label either."""
 
 from __future__ import annotations
 
@@ -78,6 +79,69 @@ def test_the_rendered_report_shows_the_console_caveats_first_and_cuts_no_label(t
                 assert box is not None and box["y"] + box["height"] <= 900, f"{width} px: caveats below the fold"
                 assert page.evaluate(OVERFLOWING) == [], f"{width} px wide"
                 assert page.locator(".example").count() >= 1  # the examples, with the unbreakable word
+                page.close()
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+def test_a_sessions_report_shows_its_transfer_section_and_cuts_no_label(tmp_path: Path, monkeypatch) -> None:
+    """The planted sessions world (``tests/transfer_world.py``) under a long model name, through the real run and
+    ``prefdisco report``: the Transfer section is there, linked from the page's top, with its readings, figures and
+    tables; no element of the page and no text of its figures is cut, on a desktop and on a phone."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    import prefdisco.cli as prefdisco_cli
+    from prefdisco.analysis.report import build_report
+    from prefdisco.results.table import load_results
+    from test_report_caveats import drawn_texts
+    from transfer_world import LONG_SMART, planted_run
+
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
+    prefdisco_cli._register()
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    run = planted_run(tmp_path, LONG_SMART)
+    out = tmp_path / "report"
+    cli = CliRunner().invoke(_app(), ["report", str(run), "--out", str(out), "--bootstrap", "100"])
+    assert cli.exit_code == 0, cli.output
+
+    report = build_report(load_results(run), n_boot=100, n_examples=0)
+    assert report.transfer is not None
+    for chart in report.transfer.charts():  # every text of the Transfer figures lies inside its figure, uncut
+        canvas = FigureCanvasAgg(chart.figure)
+        canvas.draw()
+        box = chart.figure.bbox
+        shown = drawn_texts(chart.figure)
+        for text in shown:
+            e = text.get_window_extent(canvas.get_renderer())
+            inside = e.x0 >= box.x0 - 1 and e.x1 <= box.x1 + 1 and e.y0 >= box.y0 - 1 and e.y1 <= box.y1 + 1
+            assert inside, f"{chart.name}: {text.get_text()!r} at {e} outside {box}"
+        whole = {"".join(t.get_text().split()) for t in shown}  # a wrapped text without its line breaks
+        assert f"scripted/{LONG_SMART}·demo" in whole, chart.name  # the panel's title: the whole name
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            for width in (1280, 420):
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.goto(out.joinpath("report.html").as_uri())
+                assert page.locator('nav a[href="#transfer"]').count() == 1
+                section = page.locator("#transfer")
+                assert section.inner_text() == "Transfer"
+                readings = page.locator("#transfer ~ div.scroll").first.locator("tr")
+                assert readings.count() == 1 + 4  # the header and one line per question
+                images = page.locator('img[alt^="NormAlign by position"], img[alt^="Questions asked and re-ask"]')
+                assert images.count() == 2
+                assert page.locator('img[alt^="PrefAlign on recurring and new"]').count() == 1
+                widths = page.evaluate(
+                    "() => [...document.querySelectorAll('img')].filter(i => i.alt.includes('position'))"
+                    ".map(i => [i.naturalWidth, i.getBoundingClientRect().right])"
+                )
+                assert all(natural > 0 and right <= width for natural, right in widths), widths
+                text = page.locator("body").inner_text()
+                assert "Stale application under drift" in text and "Recurring vs new attributes" in text
+                assert page.evaluate(OVERFLOWING) == [], f"{width} px wide"
                 page.close()
         finally:
             browser.close()
