@@ -183,3 +183,23 @@ def test_only_a_sessions_run_has_a_transfer_section(planted, tmp_path):
     # ... and with its sessions, the same folder's report has one
     sessions, _ = make_report(run, tmp_path / "sessions", n_boot=0)
     assert sessions.transfer is not None and "transfer" in sessions.summary
+
+
+def test_a_sessions_run_without_a_carry_arm_says_what_it_cannot_measure(planted, tmp_path):
+    """The forgetful run's cold and per-scenario rows only (as a run with --modes baseline,discovery,oracle): the
+    cold arm's numbers by position stay, and the gain and stale readings name the arm that is missing."""
+    run = planted["folder"] / "forgetful-targeted"
+    for name in ("results.csv", "attributes.csv"):
+        table = pd.read_csv(run / name)
+        table.loc[table["mode"].isin(["baseline", "discovery", "oracle"])].to_csv(tmp_path / name, index=False)
+    report, written = make_report(tmp_path / "results.csv", tmp_path / "report", n_boot=0)
+    t = report.summary["transfer"]["scripted/forgetful"]["demo"]
+    assert set(t) == {"discovery", "transfer_gain", "by_label", "stale_application"}
+    assert by_position(t["discovery"], "normalign") == pytest.approx([60.0, 50.0, 40.0])
+    assert t["transfer_gain"] == {} and t["stale_application"] == {}
+    readings = {r["instrument"].split(" (")[0]: r for r in report.summary["transfer_readings"]}
+    assert readings["Transfer gain"]["finding"] == "no carry arm run"
+    assert readings["Stale application"]["finding"] == (
+        "changed attributes were scored, but not in both the cold arm and a carry arm"
+    )
+    assert "table_transfer_gain.csv" not in {p.name for p in written}

@@ -135,11 +135,17 @@ def labels_reading(labels: pd.DataFrame | None) -> Reading:
     return Reading(name, _listed(parts), text)
 
 
-def stale_reading(stale: pd.DataFrame | None) -> Reading:
+def stale_reading(stale: pd.DataFrame | None, labels: pd.DataFrame | None = None) -> Reading:
     name = "Stale application (changed attributes: carry − cold criterion score)"
     if stale is None:
         return Reading(name, "not measured", "needs the per-attribute table of a sessions run (session_label)")
     pooled = stale.loc[stale["position"].isna()]
+    if pooled.empty and labels is not None and (labels["label"] == "changed").any():
+        return Reading(
+            name,
+            "changed attributes were scored, but not in both the cold arm and a carry arm",
+            "add discovery and carry_transcript or carry_notes to --modes to compare them on changed attributes",
+        )
     if pooled.empty:
         return Reading(
             name,
@@ -174,5 +180,5 @@ def readings(
         gain_reading(slopes),
         questions_reading(positions, has_transcripts),
         labels_reading(labels),
-        stale_reading(stale),
+        stale_reading(stale, labels),
     ]
