@@ -74,7 +74,7 @@ def gain_reading(slopes: pd.DataFrame) -> Reading:
 def questions_reading(positions: pd.DataFrame, has_transcripts: bool) -> Reading:
     name = "Questions saved and re-ask rate (after position 1)"
     parts: list[str] = []
-    fewer: list[bool] = []  # per carry arm with both rates: does it re-ask less often than the cold arm?
+    compared: list[int] = []  # per carry arm with both rates: -1 re-asks less often than cold, 0 as often, 1 more
     for (model, task), cell in positions.groupby(["model", "task"], sort=True):
         bits, rates = [], {}
         for arm in ARMS:
@@ -86,16 +86,20 @@ def questions_reading(positions: pd.DataFrame, has_transcripts: bool) -> Reading
             bits.append(f"{arm} re-asks {_f(rates[arm], 2)}{saved}")
         parts.append(f"{model}/{task}: " + ", ".join(bits))
         cold = rates.get(COLD)
-        fewer += [r < cold for a, r in rates.items() if a != COLD and r is not None and cold is not None]
+        compared += [
+            int(np.sign(r - cold)) for a, r in rates.items() if a != COLD and r is not None and cold is not None
+        ]
     if positions["reask_rate"].isna().all():
         why = "no transcripts beside the results" if not has_transcripts else "no reply records what it revealed"
         return Reading(name, _listed(parts), f"re-ask rate not measured ({why}): run with --user-type targeted")
-    if not fewer:
+    if not compared:
         text = "the cold arm and a carry arm were not both measured: nothing to compare"
-    elif all(fewer):
+    elif set(compared) == {-1}:
         text = "the carry arms ask again less often than the cold arm about what the person already said"
-    elif not any(fewer):
-        text = "the carry arms ask again as often as the cold arm (or more) about what the person already said"
+    elif set(compared) == {0}:
+        text = "the carry arms ask again exactly as often as the cold arm about what the person already said"
+    elif -1 not in compared:
+        text = "the carry arms ask again as often as the cold arm or more about what the person already said"
     else:
         text = "some carry arms ask again less often than the cold arm, some do not"
     return Reading(name, _listed(parts), text)
