@@ -113,10 +113,9 @@ def test_position_2_carries_position_1s_dialogue_in_the_transcript_arm():
     # what prefdisco eval carries into position 2 from the same finished dialogue
     first = episode.positions[0].dialogue.state
     record = DialogueRecord(store=first.record().store)
-    done = {("carry_transcript", FERRY.id, 1): (record, None)}
-    expected = carried_next(
-        "carry_transcript", session(), 2, {FERRY.id: FERRY, CRATES.id: CRATES}, episode.positions[0].carried, done, 1
-    )
+    done = {("m", "carry_transcript", FERRY.id, 1): (record, None)}
+    known = {FERRY.id: FERRY, CRATES.id: CRATES}
+    expected = carried_next("m", "carry_transcript", session(), 2, known, episode.positions[0].carried, done, 1)
     assert episode.carried == expected
     last = episode.step(SECOND[0])
     assert last.done and last.info["position"] == 2 and last.info["next"] is None

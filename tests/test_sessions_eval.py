@@ -178,18 +178,22 @@ def test_a_kill_in_the_middle_of_a_session_resumes_without_repeating_a_finished_
 
 
 def memory_agent() -> Solver:
-    """An own assistant that answers with what its state carries of the session (``state.metadata``)."""
+    """An own assistant that answers with what its state carries of the session (``state.metadata``): the earlier
+    problems, and who answered them."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        carried = (state.metadata or {}).get("prefdisco_carried", {}).get(str(state.epoch), {})
+        by_model = (state.metadata or {}).get("prefdisco_carried", {})
+        carried = by_model.get(str(state.model), {}).get(str(state.epoch), {})
         earlier = [e["scenario_id"] for e in carried.get("earlier", [])]
-        state.output.completion = f"I remember {len(earlier)} earlier problem(s): {', '.join(earlier)}."
+        answered_by = sorted({e["response"].split(":")[0] for e in carried.get("earlier", [])})
+        said = f"I remember {len(earlier)} earlier problem(s): {', '.join(earlier)}."
+        state.output.completion = f"{str(state.model).split('/')[-1][:1]}: {said} {' '.join(answered_by)}".strip()
         return state
 
     return solve
 
 
-def test_an_own_solver_in_a_carry_arm_receives_the_session_so_far(tmp_path, monkeypatch):
+def test_an_own_solver_in_a_carry_arm_receives_its_own_session_so_far_beside_another_model(tmp_path, monkeypatch):
     cli._register()
     bench, sessions, _ = session_bench(tmp_path, length=3, people=1)
     run = tmp_path / "run"
@@ -198,22 +202,24 @@ def test_an_own_solver_in_a_carry_arm_receives_the_session_so_far(tmp_path, monk
             monkeypatch.setenv(key, value)
         monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
         args = ["eval", str(bench), "--model", f"openai-api/mock/m{mock.port}", "--log-dir", str(run)]
+        args += ["--model", f"openai-api/mock/n{mock.port}"]
         args += ["--display", "none", "--sessions", str(sessions), "--modes", "discovery,carry_transcript"]
         args += ["--solver", f"{Path(__file__)}:memory_agent"]
         result = CliRunner().invoke(cli.app, args)
     assert result.exit_code == 0, result.output
     answers = {
-        (row["mode"], row["scenario_id"]): row["final_response"]
+        (row["model"].split("/")[-1][:1], row["mode"], row["scenario_id"]): row["final_response"]
         for row in map(json.loads, (run / "transcripts.jsonl").read_text().splitlines())
     }
-    assert answers == {
-        ("discovery", "c0000"): "I remember 0 earlier problem(s): .",
-        ("discovery", "c0001"): "I remember 0 earlier problem(s): .",
-        ("discovery", "c0002"): "I remember 0 earlier problem(s): .",
-        ("carry_transcript", "c0000"): "I remember 0 earlier problem(s): .",
-        ("carry_transcript", "c0001"): "I remember 1 earlier problem(s): c0000.",
-        ("carry_transcript", "c0002"): "I remember 2 earlier problem(s): c0000, c0001.",
-    }
+    # two models under test in one run: each carries its own answers, never the other's
+    expected = {}
+    for m in ("m", "n"):
+        for sid in ("c0000", "c0001", "c0002"):
+            expected[(m, "discovery", sid)] = f"{m}: I remember 0 earlier problem(s): ."
+        expected[(m, "carry_transcript", "c0000")] = f"{m}: I remember 0 earlier problem(s): ."
+        expected[(m, "carry_transcript", "c0001")] = f"{m}: I remember 1 earlier problem(s): c0000. {m}"
+        expected[(m, "carry_transcript", "c0002")] = f"{m}: I remember 2 earlier problem(s): c0000, c0001. {m}"
+    assert answers == expected
 
 
 def test_a_sessions_run_on_the_fault_mock_ends_whole(tmp_path, monkeypatch):

@@ -72,8 +72,11 @@ def load_session_run(scenarios: Sequence[Scenario], config: RunConfig) -> tuple[
     return session_set, session_scenarios(session_set, scenarios)
 
 
-Finished = dict[tuple[str, str, int], tuple[DialogueRecord, str | None]]
-"""(arm, scenario id, epoch) → the dialogue of a finished carry sample and the notes it wrote."""
+Finished = dict[tuple[str, str, str, int], tuple[DialogueRecord, str | None]]
+"""(model, arm, scenario id, epoch) → the dialogue of a finished carry sample and the notes it wrote."""
+Chains = dict[tuple[str, str, str], dict[int, Carried]]
+"""(model, arm, session id) → epoch → what is carried into the position about to run: every model under test and
+arm keeps its own memory of a session."""
 
 
 def finished_positions(folder: Path) -> Finished:
@@ -94,7 +97,10 @@ def finished_positions(folder: Path) -> Finished:
             record = DialogueRecord(store=store)
             if record.final_response is None:
                 continue
-            done[(str(arm), str(sample.id), int(sample.epoch))] = (record, SessionNotes(store=store).notes)
+            done[(str(log.eval.model), str(arm), str(sample.id), int(sample.epoch))] = (
+                record,
+                SessionNotes(store=store).notes,
+            )
     return done
 
 
@@ -162,22 +168,24 @@ def run_sessions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
     labels = attribute_labels(session_set)
 
     epochs = range(1, config.epochs + 1)
-    carried: dict[tuple[str, str], dict[int, Carried]] = {}  # (arm, session id) -> epoch -> carried into the part
+    carried: Chains = {}
     errors: list[str] = []
     for part in parts:
         if part.position > 1:  # what each session carries into this position, from the finished previous one
             done = finished_positions(config.log_dir / position_folder(part.position - 1))
-            for arm in part.config.modes:
-                for scenario in part.scenarios:
-                    session = by_id[where[scenario.id][0]]
-                    previous = carried[(arm, session.session_id)]
-                    nxt = {e: carried_next(arm, session, part.position, known, previous[e], done, e) for e in epochs}
-                    if any(c is None for c in nxt.values()):  # cannot happen after a part without errors
-                        raise UserError(f"session {session.session_id} ({arm}): position {part.position - 1} missing")
-                    carried[(arm, session.session_id)] = {e: c for e, c in nxt.items() if c is not None}
+            for (model, arm, session_id), previous in list(carried.items()):
+                session = by_id[session_id]
+                if session.length < part.position:
+                    continue
+                step = (model, arm, session, part.position)
+                nxt = {e: carried_next(*step, known, previous[e], done, e) for e in epochs}
+                if any(c is None for c in nxt.values()):  # cannot happen after a part without errors
+                    raise UserError(f"session {session_id} ({model}, {arm}): position {part.position - 1} missing")
+                carried[(model, arm, session_id)] = {e: c for e, c in nxt.items() if c is not None}
         elif part.position == 1:
             carried = {
-                (arm, s.session_id): {e: Carried(session_id=s.session_id, position=1) for e in epochs}
+                (model, arm, s.session_id): {e: Carried(session_id=s.session_id, position=1) for e in epochs}
+                for model in config.models
                 for arm in part.config.modes
                 for s in session_set.sessions
             }
@@ -189,6 +197,7 @@ def run_sessions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
 
 
 def carried_next(
+    model: str,
     arm: str,
     session: Session,
     position: int,
@@ -197,10 +206,10 @@ def carried_next(
     done: Finished,
     epoch: int,
 ) -> Carried | None:
-    """What is carried into ``position`` (2…K) of ``session`` in ``arm``, trial ``epoch``: ``previous`` (what was
-    carried into ``position - 1``) and the finished sample of ``position - 1``; None when it did not finish."""
+    """What ``model`` carries into ``position`` (2…K) of ``session`` in ``arm``, trial ``epoch``: ``previous`` (what
+    was carried into ``position - 1``) and the finished sample of ``position - 1``; None when it did not finish."""
     scenario = known[session.scenario_ids[position - 2]]
-    found = done.get((arm, scenario.id, epoch))
+    found = done.get((model, arm, scenario.id, epoch))
     if found is None:
         return None
     record, notes = found
@@ -215,13 +224,11 @@ def carried_next(
 
 
 def _metadata(
-    part: Part,
-    carried: Mapping[tuple[str, str], Mapping[int, Carried]],
-    where: Mapping[str, tuple[str, int]],
-    part_labels: Mapping[str, dict[str, str]],
+    part: Part, carried: Chains, where: Mapping[str, tuple[str, int]], part_labels: Mapping[str, dict[str, str]]
 ) -> SampleMetadata:
     """The samples' session metadata in ``part``: the session, the position and its attributes' labels (attribute →
-    recurring / changed / new), and in a carry arm what is carried."""
+    recurring / changed / new), and in a carry arm what each model under test carries, by trial (a task's samples
+    are the same for every model; the solver takes its own model's)."""
 
     def metadata(mode: str, scenario: Scenario) -> dict[str, Any]:
         session_id, position = where[scenario.id]
@@ -229,8 +236,12 @@ def _metadata(
         located = {SESSION_KEY: {"session_id": session_id, "position": position, "labels": labels}}
         if part.position == 0:
             return located
-        by_epoch = carried[(mode, session_id)]
-        return {**located, CARRIED_KEY: {str(e): c.model_dump(mode="json") for e, c in by_epoch.items()}}
+        chains = {
+            model: {str(e): c.model_dump(mode="json") for e, c in by_epoch.items()}
+            for (model, arm, sid), by_epoch in carried.items()
+            if arm == mode and sid == session_id
+        }
+        return {**located, CARRIED_KEY: chains}
 
     return metadata
 
