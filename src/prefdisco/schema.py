@@ -333,6 +333,10 @@ class Mode(StrEnum):
     FIXED_K = "fixed_k"
     WRONG_PERSONA = "wrong_persona"
     """The negative control: the oracle prompt filled with another scenario's profile and persona."""
+    ORACLE_DISTRACTOR = "oracle_distractor"
+    """Harms: the oracle prompt with the true profile plus attributes that do not matter to this problem."""
+    STATED_BELIEF = "stated_belief"
+    """Harms: discovery after the person states a wrong belief about the answer in their first message."""
     CARRY_TRANSCRIPT = "carry_transcript"
     """Sessions: discovery after seeing the earlier problems of the session with the same person."""
     CARRY_NOTES = "carry_notes"
@@ -344,6 +348,8 @@ CONDITIONS: tuple[str, ...] = (Mode.BASELINE.value, Mode.DISCOVERY.value, Mode.O
 so sets and pandas lookups of the stored values need the values themselves."""
 CONTROLS: tuple[str, ...] = (Mode.WRONG_PERSONA.value,)
 """Validity controls a run may add to the conditions (``--modes``); no paper statistic reads them."""
+PROBES: tuple[str, ...] = (Mode.ORACLE_DISTRACTOR.value, Mode.STATED_BELIEF.value)
+"""Harm probes a run may add (``--modes``): irrelevant preferences, a stated wrong belief (the report's Harms)."""
 SESSION_ARMS: tuple[str, ...] = (Mode.CARRY_TRANSCRIPT.value, Mode.CARRY_NOTES.value)
 """The carry arms of a sessions run (``--sessions FILE``): discovery with what the assistant kept of the person."""
 MODES: tuple[str, ...] = tuple(m.value for m in Mode)

@@ -47,8 +47,9 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
         return results.assign(n_trials=1, n_scored_trials=results["scored"].astype(int)).drop(columns="epoch")
     ok = ~results["failed"].to_numpy()
     extra = [c for c in (*SIMULATOR_COLUMNS, COVERAGE) if c in results.columns]
+    harms = [c for c in ("correct_after_pushback", "belief_agreement", "flip_turn") if c in results.columns]
     frame = results.assign(
-        **{f"_{c}": results[c].where(ok) for c in extra},
+        **{f"_{c}": results[c].where(ok) for c in (*extra, *harms)},
         _pref=results["pref_align"].where(results["scored"]),
         _correct=results["correct"].where(ok),
         _questions=results["n_questions"].where(ok),
@@ -73,6 +74,9 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
             **{c: (f"_{c}", "mean") for c in extra},
             **({"judged": ("judged", "min")} if "judged" in results.columns else {}),  # judged once every trial is
             **{c: (c, "first") for c in SESSION_COLUMNS if c in results.columns},  # the same in every trial
+            **{c: (c, "first") for c in ("pushback_target",) if c in results.columns},  # the same in every trial
+            **{c: (f"_{c}", "mean") for c in ("correct_after_pushback", "belief_agreement") if c in results.columns},
+            **({"flip_turn": ("_flip_turn", "min")} if "flip_turn" in results.columns else {}),  # the earliest flip
             **({UNSCORED_REASON: (UNSCORED_REASON, "first")} if UNSCORED_REASON in results.columns else {}),
         )
         .reset_index()

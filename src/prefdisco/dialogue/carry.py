@@ -3,7 +3,8 @@
 A session is one person and a chain of problems (``sessions/model.py``). Each position of a session is an ordinary
 sample of its scenario, played as discovery through the one engine, with one difference: what the assistant keeps
 of the earlier positions of the same session, for the same trial, comes first (``Carried``, in the sample's
-metadata under ``CARRIED_KEY``, by epoch; the evaluation writes it from the logs of the earlier positions,
+metadata under ``CARRIED_KEY``, by model under test and epoch; the evaluation writes it from the logs of the earlier
+positions,
 ``evaluation/sessions_run.py``):
 
 * ``carry_transcript`` — the system prompt is discovery's plus the earlier problems, the questions asked, the
@@ -39,7 +40,7 @@ from prefdisco.prompts import render
 from prefdisco.schema import DialogueTurn, Mode, Scenario
 
 CARRIED_KEY = "prefdisco_carried"
-"""Sample metadata: epoch (as a string) → the ``Carried`` record of that trial."""
+"""Sample metadata: model under test → epoch (as a string) → the ``Carried`` record of that model's trial."""
 SESSION_KEY = "prefdisco_session"
 """Sample metadata: ``{"session_id": …, "position": …}`` of a scenario in a sessions run (every condition)."""
 NOTES_MAX_TOKENS = 200
@@ -85,11 +86,11 @@ class SessionNotes(StoreModel):
 
 
 def carried_of(state: TaskState) -> Carried:
-    """The sample's ``Carried`` record for its trial."""
-    by_epoch = (state.metadata or {}).get(CARRIED_KEY) or {}
-    data = by_epoch.get(str(state.epoch))
+    """What the sample's model under test carries into it, for its trial (``CARRIED_KEY``)."""
+    by_model = (state.metadata or {}).get(CARRIED_KEY) or {}
+    data = (by_model.get(str(state.model)) or {}).get(str(state.epoch))
     if data is None:
-        raise ValueError(f"sample {state.sample_id}: no carried session for trial {state.epoch}")
+        raise ValueError(f"sample {state.sample_id}: nothing carried for {state.model}, trial {state.epoch}")
     return Carried.model_validate(data)
 
 
@@ -162,10 +163,11 @@ def carry(
     constrain_protocol: bool = False,
     cache_scope: str | None = None,
     protocol: str = "text",
+    pushback: int = 0,
 ) -> Solver:
     """One position of a session in ``arm`` (module docstring): discovery from the carried opening, then, in
     carry_notes, the notes."""
-    rules = DialogueRules(condition=arm, protocol=protocol, limit=max_questions, style=style)
+    rules = DialogueRules(condition=arm, protocol=protocol, limit=max_questions, style=style, pushback=pushback)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return carried_opening(arm, scenario, style, max_questions, carried_of(state))

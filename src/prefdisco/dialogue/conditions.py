@@ -8,6 +8,13 @@
 * ``fixed_k``: exactly ``k`` questions, then the final answer.
 * ``wrong_persona`` (a negative control, not a paper condition): the oracle, its system message filled with
   another scenario's profile and persona (``decoys.py``); scored against the scenario's own rubric.
+* ``oracle_distractor`` (a harm probe): the oracle with its profile plus preferences that do not matter to the
+  problem (``distractors.py``); scored against the scenario's own rubric.
+* ``stated_belief`` (a harm probe): discovery after the person states a wrong belief about the answer in their
+  first message (``prompts/user_stated_belief.txt``; the wrong answer of ``wrong_answers.py``).
+
+Every condition may end with pushback (``pushback``: the person insists on a wrong answer for that many turns after
+the final answer; ``engine.py``).
 
 The rules of every dialogue are the engine's (``engine.py``). The response that is scored is the visible text of
 the assistant's own final turn (``visible.py``) with protocol markers stripped (under the default preset never a
@@ -22,15 +29,17 @@ early answer is followed by the final-answer instruction, and the reply to it is
 
 from __future__ import annotations
 
-from inspect_ai.model import ChatMessage
+from inspect_ai.model import ChatMessage, ChatMessageUser
 from inspect_ai.solver import Solver, TaskState, solver
 
 from prefdisco.dialogue.decoys import decoy_of
+from prefdisco.dialogue.distractors import distractors_of, with_distractors
 from prefdisco.dialogue.engine import DialogueRules
 from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
 from prefdisco.dialogue.presets import DialogueStyle, preset_named
-from prefdisco.dialogue.solver import converse
+from prefdisco.dialogue.solver import WRONG_ANSWER_KEY, converse
 from prefdisco.dialogue.tool_protocol import PROTOCOLS, tools_style
+from prefdisco.prompts import render
 from prefdisco.schema import Mode, Scenario
 
 MAX_DISCOVERY_QUESTIONS = 5
@@ -53,40 +62,94 @@ def condition_label(mode: Mode, k: int | None) -> str:
     return f"fixed_k{k}" if mode is Mode.FIXED_K else mode.value
 
 
-def _single_turn(mode: Mode, preset: str) -> DialogueRules:
-    return DialogueRules(condition=mode.value, single_turn=True, style=preset_named(preset).style)
+def _single_turn(mode: Mode, preset: str, pushback: int) -> DialogueRules:
+    return DialogueRules(condition=mode.value, single_turn=True, style=preset_named(preset).style, pushback=pushback)
 
 
 @solver
-def baseline(cache_scope: str | None = None, preset: str = "default") -> Solver:
-    rules = _single_turn(Mode.BASELINE, preset)
+def baseline(
+    cache_scope: str | None = None, preset: str = "default", pushback: int = 0, user_type: str = "passive"
+) -> Solver:
+    rules = _single_turn(Mode.BASELINE, preset, pushback)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return [problem_message(scenario.problem, rules.style)]
 
-    return converse(rules, opening, cache_scope=cache_scope)
+    return converse(rules, opening, user_type, cache_scope=cache_scope)
 
 
 @solver
-def oracle(cache_scope: str | None = None, preset: str = "default") -> Solver:
-    rules = _single_turn(Mode.ORACLE, preset)
+def oracle(
+    cache_scope: str | None = None, preset: str = "default", pushback: int = 0, user_type: str = "passive"
+) -> Solver:
+    rules = _single_turn(Mode.ORACLE, preset, pushback)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return oracle_opening(scenario.problem, rules.style, scenario.profile, scenario.persona)
 
-    return converse(rules, opening, cache_scope=cache_scope)
+    return converse(rules, opening, user_type, cache_scope=cache_scope)
 
 
 @solver
-def wrong_persona(cache_scope: str | None = None, preset: str = "default") -> Solver:
+def wrong_persona(
+    cache_scope: str | None = None, preset: str = "default", pushback: int = 0, user_type: str = "passive"
+) -> Solver:
     """The oracle with the decoy's profile and persona in its system message (the preset's oracle template)."""
-    rules = _single_turn(Mode.WRONG_PERSONA, preset)
+    rules = _single_turn(Mode.WRONG_PERSONA, preset, pushback)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         decoy = decoy_of(state)
         return oracle_opening(scenario.problem, rules.style, decoy.profile, decoy.persona)
 
-    return converse(rules, opening, cache_scope=cache_scope)
+    return converse(rules, opening, user_type, cache_scope=cache_scope)
+
+
+@solver
+def oracle_distractor(
+    cache_scope: str | None = None, preset: str = "default", pushback: int = 0, user_type: str = "passive"
+) -> Solver:
+    """The oracle with distractor preferences among the scenario's own (``distractors.py``)."""
+    rules = _single_turn(Mode.ORACLE_DISTRACTOR, preset, pushback)
+
+    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
+        profile = with_distractors(scenario.profile, distractors_of(state), scenario.id)
+        return oracle_opening(scenario.problem, rules.style, profile, scenario.persona)
+
+    return converse(rules, opening, user_type, cache_scope=cache_scope)
+
+
+def stated_belief_opening(
+    scenario: Scenario, style: DialogueStyle, max_questions: int, belief: str | None
+) -> list[ChatMessage]:
+    """Discovery's opening whose problem message carries the person's stated (wrong) belief."""
+    system, problem = discovery_opening(scenario.problem, style, max_questions)
+    if belief is None:
+        stated = render("user_stated_belief_free", problem=problem.text)
+    else:
+        stated = render("user_stated_belief", problem=problem.text, belief=belief)
+    return [system, ChatMessageUser(content=stated.strip())]
+
+
+@solver
+def stated_belief(
+    max_questions: int = MAX_DISCOVERY_QUESTIONS,
+    user_type: str = "passive",
+    constrain_protocol: bool = False,
+    cache_scope: str | None = None,
+    preset: str = "default",
+    protocol: str = "text",
+    pushback: int = 0,
+) -> Solver:
+    """Discovery after the person states a wrong belief about the answer (the sample's wrong answer)."""
+    style = protocol_style(preset, protocol, constrain_protocol)
+    rules = DialogueRules(
+        condition=Mode.STATED_BELIEF.value, protocol=protocol, limit=max_questions, style=style, pushback=pushback
+    )
+
+    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
+        return stated_belief_opening(scenario, style, max_questions, (state.metadata or {}).get(WRONG_ANSWER_KEY))
+
+    return converse(rules, opening, user_type, constrain_protocol, cache_scope)
 
 
 @solver
@@ -97,12 +160,15 @@ def discovery(
     cache_scope: str | None = None,
     preset: str = "default",
     protocol: str = "text",
+    pushback: int = 0,
 ) -> Solver:
     """Discovery: the model may ask up to ``max_questions`` (0..5, the paper's setting) before answering."""
     if not 0 <= max_questions <= MAX_DISCOVERY_QUESTIONS:
         raise ValueError(f"discovery allows 0..{MAX_DISCOVERY_QUESTIONS} questions, got {max_questions}")
     style = protocol_style(preset, protocol, constrain_protocol)
-    rules = DialogueRules(condition=Mode.DISCOVERY.value, protocol=protocol, limit=max_questions, style=style)
+    rules = DialogueRules(
+        condition=Mode.DISCOVERY.value, protocol=protocol, limit=max_questions, style=style, pushback=pushback
+    )
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return discovery_opening(scenario.problem, style, max_questions)
@@ -118,13 +184,14 @@ def fixed_k(
     cache_scope: str | None = None,
     preset: str = "default",
     protocol: str = "text",
+    pushback: int = 0,
 ) -> Solver:
     """Fixed-K ablation: the model must ask exactly ``k`` questions, then answer."""
     if k is None or k < 1:
         raise ValueError("fixed_k mode needs k >= 1")
     style = protocol_style(preset, protocol, constrain_protocol)
     condition = condition_label(Mode.FIXED_K, k)
-    rules = DialogueRules(condition=condition, protocol=protocol, limit=k, forced=True, style=style)
+    rules = DialogueRules(condition=condition, protocol=protocol, limit=k, forced=True, style=style, pushback=pushback)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return fixed_k_opening(scenario.problem, style, k)

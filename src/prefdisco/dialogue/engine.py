@@ -67,6 +67,9 @@ class DialogueRules(BaseModel):
     single_turn: bool = False
     """One turn, the response (baseline, oracle, wrong_persona)."""
     style: DialogueStyle = Field(default_factory=DialogueStyle)
+    pushback: int = Field(default=0, ge=0)
+    """After the final answer, the person pushes back this many turns (``--pushback N``); the answer that is scored
+    stays the one before."""
 
     @property
     def budget(self) -> QuestionBudget:
@@ -79,6 +82,13 @@ class Pending(BaseModel):
     question: str
     call: ToolCall | None = None
     extra_calls: list[ToolCall] = Field(default_factory=list)
+
+
+class PushbackTurn(BaseModel):
+    """One turn of pushback after the final answer: the person's challenge and the assistant's reply to it."""
+
+    challenge: str
+    reply: str | None = None
 
 
 class DialogueState(BaseModel):
@@ -95,11 +105,21 @@ class DialogueState(BaseModel):
     pending: Pending | None = None
     stop_reason: StopReason | None = None
     final: str | None = None
-    """The response that is scored; set exactly when the dialogue has ended."""
+    """The response that is scored; set once the dialogue proper has ended (pushback may follow)."""
+    pushback_target: str | None = None
+    """The wrong answer the person insists on when pushing back (``wrong_answers.py``; None: none named)."""
+    pushback: list[PushbackTurn] = Field(default_factory=list)
 
     @property
     def done(self) -> bool:
-        return self.final is not None
+        """The response is given and every pushback turn replied to."""
+        replied = sum(t.reply is not None for t in self.pushback)
+        return self.final is not None and replied >= self.rules.pushback
+
+    @property
+    def pushing_back(self) -> bool:
+        """The final answer is given and a challenge is waiting for the assistant's reply."""
+        return self.final is not None and bool(self.pushback) and self.pushback[-1].reply is None
 
     def record(self) -> DialogueRecord:
         """What the scorer reads (``state.py``), in a store of its own (a ``StoreModel`` made without one would
@@ -112,6 +132,8 @@ class DialogueState(BaseModel):
             unmarked_turns=len(self.violations),
             violations=list(self.violations),
             stop_reason=self.stop_reason,
+            pushback_target=self.pushback_target,
+            pushback=[t.model_dump() for t in self.pushback],
         )
 
 
@@ -166,12 +188,20 @@ class Dialogue:
 
     @classmethod
     def start(
-        cls, scenario_id: str, rules: DialogueRules, opening: list[ChatMessage], user: SimulatedUser | None = None
+        cls,
+        scenario_id: str,
+        rules: DialogueRules,
+        opening: list[ChatMessage],
+        user: SimulatedUser | None = None,
+        pushback_target: str | None = None,
     ) -> Dialogue:
-        """A new dialogue whose assistant sees ``opening`` (``openings.py``) first."""
+        """A new dialogue whose assistant sees ``opening`` (``openings.py``) first; ``pushback_target``: the wrong
+        answer the person insists on if the rules push back."""
         if rules.protocol not in tool_protocol.PROTOCOLS:
             raise ValueError(f"unknown protocol {rules.protocol!r}: expected one of {tool_protocol.PROTOCOLS}")
-        return cls(DialogueState(scenario_id=scenario_id, rules=rules, messages=list(opening)), user)
+        state = DialogueState(scenario_id=scenario_id, rules=rules, messages=list(opening))
+        state.pushback_target = pushback_target
+        return cls(state, user)
 
     @classmethod
     def restore(cls, state: DialogueState, user: SimulatedUser | None = None) -> Dialogue:
@@ -202,7 +232,7 @@ class Dialogue:
 
     @property
     def expect(self) -> Expect:
-        if self.rules.single_turn:
+        if self.rules.single_turn or self.state.pushing_back:
             return "final"
         if self.state.closing or self.spent:
             return "answer"
@@ -214,7 +244,8 @@ class Dialogue:
         if self.rules.protocol == "tools":
             return tool_protocol.hints(self.expect)
         grammar = self.rules.budget.grammar(self.state.asked, self.state.closing)
-        return text_protocol.hints(grammar if constrain_protocol and not self.rules.single_turn else None)
+        free = self.rules.single_turn or self.state.pushing_back
+        return text_protocol.hints(grammar if constrain_protocol and not free else None)
 
     # -- the assistant's side ---------------------------------------------------------------------------------
 
@@ -226,11 +257,17 @@ class Dialogue:
         expect = self.expect
         self.state.messages.append(message)
         said = visible_text(turn)
+        if self.state.pushing_back:  # the reply to a challenge: read whole, as a single turn is
+            self.state.pushback[-1].reply = strip_markers(said)
+            return await self._push_back() if not self.state.done else Observation(done=True, kind="reply")
         if self.rules.protocol == "tools":
             action = tool_protocol.read(message, said, expect)
         else:
             action = text_protocol.read(said, expect)
-        return await self._act(action, expect)
+        observed = await self._act(action, expect)
+        if observed.done and not self.state.done:  # the final answer: the person pushes back
+            return await self._push_back()
+        return observed
 
     async def ask(self, question: str) -> Observation:
         """A question from a driver that decides itself what a question is (an agent's ``ask_user`` call, a
@@ -262,6 +299,8 @@ class Dialogue:
     async def reply(self, reply: UserReply | str) -> Observation:
         """The reply to the pending question: recorded, and sent to the assistant with the budget's note."""
         pending = self.state.pending
+        if pending is None and self._challenge_due:  # a person's (or a replayed) challenge
+            return self._challenge(reply if isinstance(reply, str) else reply.text)
         if pending is None:
             raise RuntimeError("no question is waiting for a reply")
         if isinstance(reply, str):
@@ -284,8 +323,27 @@ class Dialogue:
     def _running(self) -> None:
         if self.state.done:
             raise RuntimeError("the dialogue has ended")
-        if self.state.pending is not None:
+        if self.state.pending is not None or self._challenge_due:
             raise RuntimeError("a question is waiting for the user's reply: call reply() first")
+
+    @property
+    def _challenge_due(self) -> bool:
+        """The final answer is given, pushback remains, and no challenge is waiting for the assistant."""
+        return self.state.final is not None and not self.state.done and not self.state.pushing_back
+
+    async def _push_back(self) -> Observation:
+        """The next challenge: from the simulated user (``challenge``), or waiting for ``reply`` without one."""
+        if self.user is None:
+            return Observation(pending="(pushback)", kind="answer")
+        answer = self.state.pushback[-1].reply if self.state.pushback else self.state.final
+        said = await self.user.challenge(answer or "", self.state.pushback_target, len(self.state.pushback) + 1)
+        return self._challenge(said.text)
+
+    def _challenge(self, text: str) -> Observation:
+        self.state.pushback.append(PushbackTurn(challenge=text))
+        sent = ChatMessageUser(content=text)
+        self.state.messages.append(sent)
+        return Observation((sent,), kind="answer")
 
     async def _act(self, action: Action, expect: Expect) -> Observation:
         if action.violation:

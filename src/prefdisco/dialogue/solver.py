@@ -26,6 +26,8 @@ from prefdisco.schema import Scenario
 
 Opening = Callable[[TaskState, Scenario], list[ChatMessage]]
 """The messages the assistant sees first, for one sample."""
+WRONG_ANSWER_KEY = "prefdisco_wrong_answer"
+"""Sample metadata: the wrong answer the person insists on or states (``wrong_answers.py``; None: none named)."""
 
 
 def record_dialogue(state: TaskState, dialogue: Dialogue, messages: bool = True) -> TaskState:
@@ -36,6 +38,7 @@ def record_dialogue(state: TaskState, dialogue: Dialogue, messages: bool = True)
     stored.condition, stored.final_response, stored.stop_reason = done.rules.condition, done.final, done.stop_reason
     stored.turns, stored.violations = list(done.turns), list(done.violations)
     stored.unmarked_turns = len(done.violations)
+    stored.pushback_target, stored.pushback = done.pushback_target, [t.model_dump() for t in done.pushback]
     if messages:
         state.messages = list(dialogue.messages)
     state.output.completion = dialogue.state.final or ""
@@ -63,8 +66,10 @@ def converse(
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario = scenario_of(state)
-        user = None if rules.single_turn else sample_user(scenario, user_type, rules.condition, cache_scope)
-        dialogue = Dialogue.start(scenario.id, rules, opening(state, scenario), user)
+        talks = not rules.single_turn or rules.pushback > 0
+        user = sample_user(scenario, user_type, rules.condition, cache_scope) if talks else None
+        target = (state.metadata or {}).get(WRONG_ANSWER_KEY)
+        dialogue = Dialogue.start(scenario.id, rules, opening(state, scenario), user, pushback_target=target)
         cache = cache_policy(cache_scope, scenario.id, rules.condition, "assistant")
         await play(dialogue, get_model(), cache=cache, constrain_protocol=constrain_protocol)
         return record_dialogue(state, dialogue)

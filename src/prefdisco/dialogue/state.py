@@ -11,7 +11,9 @@ it from the log). Fields, under ``DialogueRecord:<field>`` in the store:
   question or after the tool was withdrawn, a fixed-K turn without a call, a question past the budget);
 * ``violations`` — why each of those turns broke the protocol, one line per turn (records written before the
   engine kept them have only the count);
-* ``stop_reason`` — why the dialogue ended.
+* ``stop_reason`` — why the dialogue ended;
+* ``pushback_target`` and ``pushback`` — with ``--pushback N``: the wrong answer the person insisted on (None: none
+  named) and each challenge with the assistant's reply (the scored response stays ``final_response``).
 
 The engine (``engine.py``) writes it from its finished ``DialogueState``.
 
@@ -39,6 +41,8 @@ class DialogueRecord(StoreModel):
     unmarked_turns: int = 0
     violations: list[str] = Field(default_factory=list)
     stop_reason: StopReason | None = None
+    pushback_target: str | None = None
+    pushback: list[dict[str, str | None]] = Field(default_factory=list)
 
     @property
     def n_questions(self) -> int:

@@ -43,7 +43,7 @@ from inspect_ai.model import (
 from inspect_ai.util import store_as
 from pydantic import BaseModel, Field, create_model
 
-from prefdisco.dialogue.user_reply import UserReply, clean_reply, preference_lines, reply_config
+from prefdisco.dialogue.user_reply import UserReply, clean_reply, preference_lines, push_back, reply_config
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.prompts import render
 from prefdisco.schema import Scenario, UserMapping
@@ -149,6 +149,10 @@ class TargetedUser:
             reason = f"invalid mapping reply after {err.attempts} attempt(s): {'; '.join(err.errors)}"
             return QuestionMapping(question, (), "invalid", reason)
         return read_mapping(question, list(result.value.model_dump()["about"]), self.names)
+
+    async def challenge(self, answer: str, target: str | None, turn: int) -> UserReply:
+        persona, problem = self.scenario.persona.profile_text(), self.scenario.problem.prompt_text()
+        return await push_back(self.model, self.cache, persona, problem, answer, target, turn)
 
     async def reply(self, question: str) -> UserReply:
         mapping = await self.map_question(question)

@@ -39,7 +39,14 @@ from inspect_ai.model import (
 )
 
 from prefdisco.dialogue.targeted import TargetedUser
-from prefdisco.dialogue.user_reply import SimulatedUser, UserReply, clean_reply, preference_lines, reply_config
+from prefdisco.dialogue.user_reply import (
+    SimulatedUser,
+    UserReply,
+    clean_reply,
+    preference_lines,
+    push_back,
+    reply_config,
+)
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.prompts import render
 from prefdisco.schema import PreferenceProfile, Scenario
@@ -73,6 +80,10 @@ class PromptedUser:
     def messages_for(self, question: str) -> list[ChatMessage]:
         """What the user model is sent to answer ``question`` (the previous exchanges included)."""
         return [ChatMessageSystem(content=self.system), *self.history, ChatMessageUser(content=question)]
+
+    async def challenge(self, answer: str, target: str | None, turn: int) -> UserReply:
+        persona, problem = self.scenario.persona.profile_text(), self.scenario.problem.prompt_text()
+        return await push_back(self.model, self.cache, persona, problem, answer, target, turn)
 
     async def reply(self, question: str) -> UserReply:
         messages = self.messages_for(question)

@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple, Protocol
 
-from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput
+from inspect_ai.model import CachePolicy, ChatMessage, ChatMessageUser, GenerateConfig, Model, ModelOutput
 
 from prefdisco.dialogue.protocol import strip_markers
+from prefdisco.dialogue.visible import visible_text
+from prefdisco.prompts import render
 from prefdisco.schema import PreferenceItem, UserMapping
 
 USER_MAX_TOKENS = 160
@@ -28,11 +30,36 @@ class UserReply(NamedTuple):
 
 
 class SimulatedUser(Protocol):
-    """Replies to assistant questions; ``history`` is its own view of the dialogue (questions in, replies out)."""
+    """Replies to assistant questions; ``history`` is its own view of the dialogue (questions in, replies out).
+    ``challenge`` pushes back on the assistant's answer (``--pushback``)."""
 
     history: list[ChatMessage]
 
     async def reply(self, question: str) -> UserReply: ...
+
+    async def challenge(self, answer: str, target: str | None, turn: int) -> UserReply: ...
+
+
+PUSHBACK_TEMPLATES: tuple[str, ...] = ("user_pushback", "user_pushback_target", "user_pushback_free")
+
+
+def pushback_prompt(persona: str, problem: str, answer: str, target: str | None, turn: int) -> str:
+    """What the user model is sent to push back, in character, on ``answer`` (insisting on ``target`` if named)."""
+    stance = (
+        render("user_pushback_target", target=target, turn=turn)
+        if target is not None
+        else render("user_pushback_free", turn=turn)
+    )
+    return render("user_pushback", persona=persona, problem=problem, answer=answer, stance=stance.strip())
+
+
+async def push_back(
+    model: Model, cache: CachePolicy | bool, persona: str, problem: str, answer: str, target: str | None, turn: int
+) -> UserReply:
+    """One challenge from the user model (its visible text, cleaned), cached with the user's other calls."""
+    prompt = pushback_prompt(persona, problem, answer, target, turn)
+    output = await model.generate([ChatMessageUser(content=prompt)], config=reply_config(model), cache=cache)
+    return UserReply(clean_reply(visible_text(output)), output)
 
 
 def preference_lines(items: Iterable[PreferenceItem]) -> str:

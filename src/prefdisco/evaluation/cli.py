@@ -32,8 +32,8 @@ def eval_command(
     modes: Annotated[
         str,
         typer.Option(
-            help="Comma-separated conditions: baseline, discovery, oracle, wrong_persona (the negative control); with "
-            "--sessions also carry_transcript, carry_notes."
+            help="Comma-separated conditions: baseline, discovery, oracle, wrong_persona (the negative control), "
+            "oracle_distractor and stated_belief (harm probes); with --sessions also carry_transcript, carry_notes."
         ),
     ] = "baseline,discovery,oracle",
     fixed_k: Annotated[str, typer.Option(help="Comma-separated K values for the fixed-K ablation.")] = "",
@@ -126,6 +126,17 @@ def eval_command(
         ),
     ] = None,
     solver_arg: Annotated[list[str], typer.Option("-S", help="Solver arg key=value (JSON values, else strings).")] = [],  # noqa: B006
+    pushback: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="After each final answer the simulated person pushes back N turns, insisting on a wrong answer "
+            "(correct stays the answer before; correct_after_pushback, flip_turn).",
+        ),
+    ] = 0,
+    distractors: Annotated[
+        int, typer.Option(min=0, help="oracle_distractor: irrelevant preferences added to the oracle's profile.")
+    ] = 3,
     sessions: Annotated[
         Path | None,
         typer.Option(
@@ -216,6 +227,8 @@ def eval_command(
         solver=solver,
         solver_args=with_strict_policy(parse_solver_args(solver_arg), strict_policy),
         sessions=sessions,
+        pushback=pushback,
+        distractors=distractors,
     )
     config.validate()
     if config.judge_repeats > 1 and config.grader_temperature == 0:

@@ -17,9 +17,10 @@ from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
 from prefdisco.dialogue.strategies import STRATEGIES, STRATEGY_TEMPLATES
 from prefdisco.dialogue.tool_protocol import PROTOCOLS, TOOL_TEMPLATES, tools_style
 from prefdisco.dialogue.user import USER_TYPES, USERS
+from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
 from prefdisco.errors import UserError
 from prefdisco.prompts import templates_hash
-from prefdisco.schema import CONDITIONS, CONTROLS, SESSION_ARMS, Scenario
+from prefdisco.schema import CONDITIONS, CONTROLS, PROBES, SESSION_ARMS, Scenario
 from prefdisco.scoring.deferred import JUDGE_LATER
 from prefdisco.scoring.judging import JUDGE_TEMPLATES
 from prefdisco.scoring.scorer import JUDGES
@@ -29,7 +30,13 @@ PANEL_DEFAULTS: dict[str, Any] = {"judge_panel": [], "judge_repeats": 1}
 """The judge-panel settings of a single-judge run: ``run.json`` records them only when they differ (so a
 single-judge run's fingerprint is what it always was), and the guard compares a missing one as this default."""
 """Recorded in ``run.json`` but free to change on a rerun: they do not change what a sample's result is."""
-PROTOCOL_DEFAULTS: dict[str, Any] = {"protocol": "text", "solver": None, "solver_args": {}, "sessions": None}
+PROTOCOL_DEFAULTS: dict[str, Any] = {
+    "protocol": "text",
+    "solver": None,
+    "solver_args": {},
+    "sessions": None,
+    "pushback": 0,
+}
 """The assistant-protocol settings of a text-protocol run with the model as its own assistant: ``run.json`` records
 them only when they differ (older run folders still resume), and the guard compares a missing one as this default."""
 REASONING_EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "none")
@@ -112,6 +119,12 @@ class RunConfig:
     """A solver or agent that plays the assistant in discovery (``dialogue/byo.py``); None: the model itself."""
     solver_args: dict[str, Any] = field(default_factory=dict)
     """Keyword arguments ``solver`` is created with (``-S key=value``)."""
+    pushback: int = 0
+    """After each final answer the simulated person pushes back this many turns, insisting on a wrong answer
+    (``dialogue/wrong_answers.py``); the scored answer stays the one before (``correct_after_pushback``,
+    ``flip_turn``)."""
+    distractors: int = 3
+    """``oracle_distractor``: attributes that do not matter to the problem added to the oracle's profile."""
     sessions: Path | None = None
     """A session set (``prefdisco sessions``): the run evaluates its scenarios, records each one's session and
     position, and plays the carry arms in ``modes`` position by position (``evaluation/sessions_run.py``)."""
@@ -122,15 +135,17 @@ class RunConfig:
         for name, value in preset_named(self.preset).settings.items():
             if getattr(self, name) != value and not _defers(name, getattr(self, name)):
                 raise UserError(_contradiction(self.preset, name, getattr(self, name), value))
-        unknown = [m for m in self.modes if m not in (*CONDITIONS, *CONTROLS, *SESSION_ARMS)]
+        unknown = [m for m in self.modes if m not in (*CONDITIONS, *CONTROLS, *PROBES, *SESSION_ARMS)]
         if unknown:
-            expected = ", ".join((*CONDITIONS, *CONTROLS, *SESSION_ARMS))
+            expected = ", ".join((*CONDITIONS, *CONTROLS, *PROBES, *SESSION_ARMS))
             raise UserError(f"--modes: unknown mode(s) {', '.join(unknown)}; expected {expected}")
         arms = [m for m in self.modes if m in SESSION_ARMS]
         if arms and self.sessions is None:
             raise UserError(
                 f"--modes {arms[0]}: a carry arm needs --sessions FILE (prefdisco sessions BENCH --length K --out FILE)"
             )
+        if self.pushback < 0 or self.distractors < 0:
+            raise UserError("--pushback / --distractors: expected 0 or more")
         if self.sessions is not None and self.limit is not None:
             raise UserError("--limit: a sessions run evaluates its session file whole; plan fewer (--count N)")
         if self.sessions is not None and (self.workers > 1 or self.ray):
@@ -257,6 +272,8 @@ class RunConfig:
             **{k: v for k, v in self.panel_settings().items() if v != PANEL_DEFAULTS[k]},
             **{k: v for k, v in self.protocol_settings().items() if v != PROTOCOL_DEFAULTS[k]},
             **({"sessions": file_hash(self.sessions)} if self.sessions is not None else {}),
+            **({"pushback": self.pushback} if self.pushback else {}),
+            **({"distractors": self.distractors} if "oracle_distractor" in self.modes else {}),
         }
 
     def protocol_settings(self) -> dict[str, Any]:
@@ -291,6 +308,10 @@ class RunConfig:
             names += STRATEGY_TEMPLATES
         if any(m in SESSION_ARMS for m in self.modes):  # the carry arms' prompts
             names += CARRY_TEMPLATES
+        if self.pushback or "stated_belief" in self.modes:  # the person's pushback and stated belief
+            names += [*PUSHBACK_TEMPLATES, "user_stated_belief"]
+        if "oracle_distractor" in self.modes:
+            names.append(style.oracle)
         return sorted(set(names))
 
 

@@ -33,6 +33,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from pydantic import BaseModel
 
+from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.builder.estimate import ESTIMATE_METHOD
 from prefdisco.dialogue.carry import (
     NOTES_CONFIG,
@@ -42,8 +43,9 @@ from prefdisco.dialogue.carry import (
     carried_opening,
     notes_prompt,
 )
-from prefdisco.dialogue.conditions import condition_label, protocol_style
+from prefdisco.dialogue.conditions import condition_label, protocol_style, stated_belief_opening
 from prefdisco.dialogue.decoys import choose_decoys
+from prefdisco.dialogue.distractors import choose_distractors, with_distractors
 from prefdisco.dialogue.drive import play
 from prefdisco.dialogue.engine import Dialogue, DialogueRules
 from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
@@ -52,6 +54,7 @@ from prefdisco.dialogue.strategies import STRATEGIES
 from prefdisco.dialogue.tool_protocol import TOOL_NAME
 from prefdisco.dialogue.user import build_user
 from prefdisco.dialogue.user_reply import USER_MAX_TOKENS
+from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
 from prefdisco.evaluation.config import RunConfig, selected_scenarios
 from prefdisco.evaluation.probe import Probe, Sent, drive
 from prefdisco.evaluation.sessions_run import load_session_run
@@ -133,23 +136,33 @@ def _discovery_budget(config: RunConfig) -> int:
 
 
 def _plan(scenario: Scenario, mode: Mode, k: int | None, config: RunConfig, decoy: Scenario | None) -> _Plan:
+    """The sample's rules and opening as its condition builds them (pushback included)."""
     style = preset_named(config.preset).style
     problem = scenario.problem
     label = condition_label(mode, k)
+    push = config.pushback
     if mode is Mode.BASELINE:
-        return _Plan(DialogueRules(condition=label, single_turn=True, style=style), [problem_message(problem, style)])
-    if mode in (Mode.ORACLE, Mode.WRONG_PERSONA):
+        rules = DialogueRules(condition=label, single_turn=True, style=style, pushback=push)
+        return _Plan(rules, [problem_message(problem, style)])
+    if mode in (Mode.ORACLE, Mode.WRONG_PERSONA, Mode.ORACLE_DISTRACTOR):
         shown = decoy if mode is Mode.WRONG_PERSONA and decoy is not None else scenario
-        opening = oracle_opening(problem, style, shown.profile, shown.persona)
-        return _Plan(DialogueRules(condition=label, single_turn=True, style=style), opening)
+        profile = shown.profile
+        if mode is Mode.ORACLE_DISTRACTOR:
+            chosen = choose_distractors(scenario, load_catalogue(), seed_scope(config.seed), config.distractors)
+            profile = with_distractors(profile, chosen, scenario.id)
+        opening = oracle_opening(problem, style, profile, shown.persona)
+        return _Plan(DialogueRules(condition=label, single_turn=True, style=style, pushback=push), opening)
     protocol = "tools" if _tools(config) else "text"
     dialogue = protocol_style(config.preset, protocol, config.constrain_protocol)
-    if mode is Mode.DISCOVERY:
+    if mode in (Mode.DISCOVERY, Mode.STATED_BELIEF):
         limit = _discovery_budget(config)
-        rules = DialogueRules(condition=label, protocol=protocol, limit=limit, style=dialogue)
+        rules = DialogueRules(condition=label, protocol=protocol, limit=limit, style=dialogue, pushback=push)
+        if mode is Mode.STATED_BELIEF:
+            belief = wrong_answer(problem, wrong_answer_key(seed_scope(config.seed), scenario.id))
+            return _Plan(rules, stated_belief_opening(scenario, dialogue, limit, belief))
         return _Plan(rules, discovery_opening(problem, dialogue, limit))
     assert k is not None
-    rules = DialogueRules(condition=label, protocol=protocol, limit=k, forced=True, style=dialogue)
+    rules = DialogueRules(condition=label, protocol=protocol, limit=k, forced=True, style=dialogue, pushback=push)
     return _Plan(rules, fixed_k_opening(problem, dialogue, k))
 
 
@@ -168,6 +181,8 @@ def _assistant_replies(config: RunConfig, questions: int) -> Iterator[str | Mode
             yield f"QUESTION: {question}"
     answer = "x" * (_expected("answer", config.max_tokens) - len("ANSWER: "))
     yield answer if _tools(config) else f"ANSWER: {answer}"
+    for _ in range(config.pushback):  # the replies to the person's pushback
+        yield answer
 
 
 def estimate_run(scenarios: Sequence[Scenario], config: RunConfig) -> RunEstimate:
@@ -252,11 +267,12 @@ def _dialogue(scenario: Scenario, plan: _Plan, config: RunConfig, tally: _Tally,
     names = [item.attribute for item in scenario.profile.items]
     about = (json.dumps({"about": [names[i % len(names)]]}) for i in count())  # one attribute per question
     mapper = Probe(config.grader_model, config.role_config("grader"), about)
-    user = None if plan.rules.single_turn else build_user(config.user_type, user_model, scenario, False, mapper)
+    talks = not plan.rules.single_turn or plan.rules.pushback > 0
+    user = build_user(config.user_type, user_model, scenario, False, mapper) if talks else None
     dialogue = Dialogue.start(scenario.id, plan.rules, plan.messages, user)
     drive(play(dialogue, assistant))
     _add_assistant(tally, plan.rules.condition, assistant.sent, config)
-    if plan.rules.single_turn:
+    if not talks:
         return []
     tally.add("user", plan.rules.condition, config.user_model, user_model.sent, times)
     tally.add("grader", "mapper", config.grader_model, mapper.sent, times)
@@ -288,8 +304,9 @@ def _grade(
     for name in config.judge_models():
         tally.add("grader", "judge", name, judge.sent, times * config.judge_repeats)
     first = Probe(config.grader_model, grader)
-    if needs_grader(problem):
-        drive(check_correct(problem, response, grader=first))
+    if needs_grader(problem):  # the final answer, then each reply to the person's pushback
+        for _ in range(1 + config.pushback):
+            drive(check_correct(problem, response, grader=first))
         tally.add("grader", "correctness", config.grader_model, first.sent, times)
     if config.audit and turns:
         audit = Probe(config.grader_model, grader)

@@ -30,6 +30,7 @@ from inspect_ai.model._generate_config import active_generate_config, set_active
 from inspect_ai.model._model import init_model_roles
 from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
 
+from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.dialogue.byo import own_discovery, resolve_solver, solver_task_metadata
 from prefdisco.dialogue.carry import carry, own_carry
 from prefdisco.dialogue.conditions import (
@@ -39,11 +40,16 @@ from prefdisco.dialogue.conditions import (
     discovery,
     fixed_k,
     oracle,
+    oracle_distractor,
     protocol_style,
+    stated_belief,
     wrong_persona,
 )
 from prefdisco.dialogue.decoys import choose_decoys, decoy_samples
+from prefdisco.dialogue.distractors import DISTRACTOR_KEY, choose_distractors
 from prefdisco.dialogue.scenario import scenario_sample
+from prefdisco.dialogue.solver import WRONG_ANSWER_KEY
+from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig, check_protocol, preset_settings, with_strict_policy
 from prefdisco.release.convert import load_scenarios as load_scenarios_from
@@ -91,12 +97,11 @@ def seeded(scope: str, condition: str) -> Solver:
 def condition_solver(condition: Mode, k: int | None, config: RunConfig, cache_scope: str | None) -> Solver:
     """The assistant side of ``condition`` under the run's preset (prompts, end rule; ``dialogue/conditions.py``),
     protocol and budget; a ``config.solver`` plays discovery (``dialogue/byo.py``)."""
-    if condition is Mode.BASELINE:
-        return baseline(cache_scope=cache_scope, preset=config.preset)
-    if condition is Mode.ORACLE:
-        return oracle(cache_scope=cache_scope, preset=config.preset)
-    if condition is Mode.WRONG_PERSONA:
-        return wrong_persona(cache_scope=cache_scope, preset=config.preset)
+    push, user = config.pushback, config.user_type
+    single = {Mode.BASELINE: baseline, Mode.ORACLE: oracle, Mode.WRONG_PERSONA: wrong_persona}
+    single[Mode.ORACLE_DISTRACTOR] = oracle_distractor
+    if condition in single:
+        return single[condition](cache_scope=cache_scope, preset=config.preset, pushback=push, user_type=user)
     if config.solver and condition.value in (Mode.DISCOVERY.value, *SESSION_ARMS):
         context = {
             "max_questions": config.max_questions,
@@ -108,13 +113,27 @@ def condition_solver(condition: Mode, k: int | None, config: RunConfig, cache_sc
         if condition is Mode.DISCOVERY:
             return own_discovery(assistant, config.max_questions, config.user_type, cache_scope, config.preset)
         return own_carry(condition.value, assistant, config.max_questions, config.user_type, cache_scope, config.preset)
-    user, constrain, preset, protocol = config.user_type, config.constrain_protocol, config.preset, config.protocol
+    constrain, preset, protocol = config.constrain_protocol, config.preset, config.protocol
     if condition is Mode.DISCOVERY:
-        return discovery(config.max_questions, user, constrain, cache_scope, preset, protocol)
+        return discovery(config.max_questions, user, constrain, cache_scope, preset, protocol, push)
+    if condition is Mode.STATED_BELIEF:
+        return stated_belief(config.max_questions, user, constrain, cache_scope, preset, protocol, push)
     if condition.value in SESSION_ARMS:
         style = protocol_style(preset, protocol, constrain)
-        return carry(condition.value, config.max_questions, style, user, constrain, cache_scope, protocol)
-    return fixed_k(k, user, constrain, cache_scope, preset, protocol)
+        return carry(condition.value, config.max_questions, style, user, constrain, cache_scope, protocol, push)
+    return fixed_k(k, user, constrain, cache_scope, preset, protocol, push)
+
+
+def harm_metadata(scenario: Scenario, condition: Mode, config: RunConfig, scope: str) -> dict[str, Any]:
+    """A sample's harm-probe metadata: the wrong answer the person insists on or states (with ``--pushback`` or in
+    stated_belief), and the distractors of oracle_distractor (``dialogue/wrong_answers.py``, ``distractors.py``)."""
+    meta: dict[str, Any] = {}
+    if config.pushback or condition is Mode.STATED_BELIEF:
+        meta[WRONG_ANSWER_KEY] = wrong_answer(scenario.problem, wrong_answer_key(scope, scenario.id))
+    if condition is Mode.ORACLE_DISTRACTOR:
+        chosen = choose_distractors(scenario, load_catalogue(), scope, config.distractors)
+        meta[DISTRACTOR_KEY] = [item.model_dump(mode="json") for item in chosen]
+    return meta
 
 
 def build_task(
@@ -156,9 +175,12 @@ def build_task(
         samples = decoy_samples(scenarios, choose_decoys(scenarios, seeds) if decoys is None else decoys)
     else:
         samples = [scenario_sample(s) for s in scenarios]
-    if extra_metadata is not None:  # a sessions run: the session and position, the carried session (carry arms)
-        for sample, scenario in zip(samples, scenarios, strict=True):
-            sample.metadata = {**(sample.metadata or {}), **extra_metadata(scenario)}
+    for sample, scenario in zip(samples, scenarios, strict=True):
+        extra = harm_metadata(scenario, condition, config, seeds)
+        if extra_metadata is not None:  # a sessions run: the session and position, the carried session (carry arms)
+            extra |= extra_metadata(scenario)
+        if extra:
+            sample.metadata = {**(sample.metadata or {}), **extra}
     return Task(
         name=name or f"prefdisco_{label}",
         dataset=MemoryDataset(samples, name="+".join(benchmarks)),

@@ -64,6 +64,10 @@ STRATEGY_COLUMNS: tuple[str, ...] = (
 """Per row of a strategy solver: its name, its budget K, the attributes it asked about and the inferred attribute
 set (JSON lists of names), and P@K / R@K of that set against the true profile (``results/strategy_columns.py``)."""
 
+HARM_COLUMNS: tuple[str, ...] = ("pushback_target", "correct_after_pushback", "flip_turn", "belief_agreement")
+"""The harm probes of a row (``scoring/harms.py``): the wrong answer the person insisted on or stated, the
+correctness of the last reply to pushback, the first turn a correct answer gave in, agreement with a stated belief;
+empty when the probe was not run."""
 SESSION_COLUMNS: tuple[str, ...] = ("session_id", "position")
 """A sessions run's session and 1-based position of the row's scenario (empty otherwise)."""
 SESSION_LABEL = "session_label"
@@ -108,6 +112,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "user_seed",
     "grader_seed",
     "decoy_scenario_id",
+    *HARM_COLUMNS,
     *SESSION_COLUMNS,
     *STRATEGY_COLUMNS,
     "judged",

@@ -214,6 +214,13 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
             df[name] = cols.number(name, **_SIMULATOR_BOUNDS[name])
     if UNSCORED_REASON in table.column_names:
         df[UNSCORED_REASON] = cols.text(UNSCORED_REASON, required=False)
+    for name in ("correct_after_pushback", "belief_agreement"):  # optional: the harm probes
+        if name in table.column_names:
+            df[name] = cols.flag(name)
+    if "flip_turn" in table.column_names:
+        df["flip_turn"] = cols.number("flip_turn", lo=1, integer=True)
+    if "pushback_target" in table.column_names:
+        df["pushback_target"] = cols.text("pushback_target", required=False)
     if "session_id" in table.column_names:  # optional: a sessions run's session and position
         df["session_id"] = cols.text("session_id", required=False)
         df["position"] = cols.number("position", lo=1, integer=True)

@@ -21,8 +21,10 @@ from inspect_ai.model import get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
+from prefdisco.schema import Problem
 from prefdisco.scoring.alignment import coverage, pref_align
 from prefdisco.scoring.correctness import CorrectnessResult, check_correct_offline, needs_grader
+from prefdisco.scoring.harms import check_harms
 from prefdisco.scoring.judging import judge_named
 from prefdisco.scoring.metrics import PREFDISCO_METRICS, judge_invalid_total, pref_align_mean
 from prefdisco.scoring.panel import PanelVerdict
@@ -41,6 +43,10 @@ PENDING_METHOD = "pending"
 """The correctness method of a model-graded answer before its judging."""
 
 
+async def _offline(problem: Problem, response: str) -> CorrectnessResult:
+    return check_correct_offline(problem, response)
+
+
 @scorer(metrics=PREFDISCO_METRICS)
 def prefdisco_dialogue() -> Scorer:
     """The dialogue's facts without any grader call; the rubric, the audit and model-graded correctness pending."""
@@ -54,7 +60,8 @@ def prefdisco_dialogue() -> Scorer:
             )
         else:
             checked = check_correct_offline(problem, sub.response)
-        found = Findings(PanelVerdict([]), checked, None).score(sub)
+        harms = await check_harms(problem, sub.record, sub.response, _offline)
+        found = Findings(PanelVerdict([]), checked, None, harms).score(sub)
         assert isinstance(found.value, dict)
         return Score(
             value={**found.value, "judged": 0},
