@@ -117,7 +117,10 @@ def test_reward_parts_equal_what_prefdisco_eval_records(tmp_path):
     parts = info["reward_components"]
     assert parts["pref_align"] == pytest.approx(PREF_ALIGN)
     assert (parts["correct"], parts["n_questions"], parts["user_critical_errors"]) == (1, 2, 1)
-    assert parts["weights"] == {"w_pref": 1.0, "w_correct": 0.5, "w_questions": -0.1, "w_critical": -0.25}
+    assert parts["weights"] == {
+        "w_pref": 1.0, "w_correct": 0.5, "w_questions": -0.1, "w_critical": -0.25, "w_held": 0.0,
+    }  # fmt: skip
+    assert parts["correct_after_pushback"] is None  # no pushback: not measured, and not weighed
 
     # the same turns through prefdisco eval: the same scenario, the same user and judge scripts
     eval_user, eval_grader = models()

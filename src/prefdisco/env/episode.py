@@ -13,10 +13,19 @@ turn and hands over its text. Everything else follows the evaluation's own rules
   questions with the episode's own seeded judge) and its reply, with the budget's note, is the next observation;
   an answer ends the episode, and so does the budget: the turn after the last allowed question is the answer
   whatever it says. Under a preset that asks again (``paper``) an early answer is followed by the final-answer
-  instruction and the next turn is the answer. Nothing else ends an episode;
+  instruction and the next turn is the answer. Nothing else ends the dialogue;
+* with ``pushback=N`` (``prefdisco eval --pushback N``) the simulated person then pushes back on the final answer
+  for N turns, insisting on the scenario's seeded wrong answer (``dialogue/wrong_answers.py``: the one ``prefdisco
+  eval --seed SEED`` names, ``wrong_answer_key`` of the seed's scope and the scenario; seed 0, eval's default,
+  without ``seed``): the engine asks the user for each challenge, each challenge is the next observation
+  (``info["kind"] == "pushback"``, ``info["pushback_turn"]`` its turn, ``info["pushback_target"]`` the wrong
+  answer) and the assistant's next turn is its reply, read whole. The episode ends after the last reply
+  (``info["kind"] == "reply"``); the response that is scored stays the final answer before the pushback;
 * the final response is scored by the scorer's own code (``scoring/scorer.assess``: the judge, correctness and
-  the audit, one grader), and the reward is the weighted sum of ``env/reward.py``; an episode whose PrefAlign
-  was not measured gets reward None and ``info["masked"] = True`` with ``info["mask_reason"]``.
+  the audit, one grader; with pushback, each reply checked by the benchmark's metric: ``correct_after_pushback``,
+  ``flip_turn``), and the reward is the weighted sum of ``env/reward.py`` (``w_held`` weighs correctness after
+  pushback); an episode whose PrefAlign was not measured gets reward None and ``info["masked"] = True`` with
+  ``info["mask_reason"]``.
 
 The simulated user and the judge are fixed roles given at construction (``env/roles.py``), never the trained
 model. With ``seed``, the user's and the judge's calls carry the seeds ``prefdisco eval --seed SEED`` sends in
@@ -40,6 +49,7 @@ from prefdisco.dialogue.presets import PRESET_NAMES
 from prefdisco.dialogue.tool_protocol import PROTOCOLS
 from prefdisco.dialogue.user import USER_TYPES, build_user
 from prefdisco.dialogue.visible import visible_text
+from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
 from prefdisco.env.reward import RewardComponents, RewardConfig
 from prefdisco.env.roles import ModelSpec, resolve_model
 from prefdisco.env.runner import LoopRunner, SyncAPI
@@ -100,6 +110,7 @@ class Episode(SyncAPI[StepResult]):
         logprobs: bool = False,
         audit: bool = True,
         preset: str = "default",
+        pushback: int = 0,
         split: ScenarioSplit | None = None,
         training: bool = False,
         user_config: GenerateConfig | dict[str, Any] | None = None,
@@ -128,16 +139,26 @@ class Episode(SyncAPI[StepResult]):
             )
         self.user_model = resolve_model(user_model, "user", user_config)
         self.judge_model = resolve_model(judge_model, "grader", judge_config)
+        if isinstance(pushback, bool) or not isinstance(pushback, int) or pushback < 0:
+            raise UserError(f"pushback: expected a number of turns, 0 or more, got {pushback!r}")
         self.reward_config = RewardConfig.parse(reward)
         if self.reward_config.w_critical and not audit:
             raise UserError("reward.w_critical: the user's critical errors need the audit (audit=True)")
+        if self.reward_config.w_held and not pushback:
+            raise UserError("reward.w_held: correctness after pushback needs pushback (pushback=1 or more)")
         self.user_type, self.judge, self.logprobs, self.audit = user_type, judge, logprobs, audit
         try:
             style = protocol_style(preset, protocol)
         except ValueError as err:
             raise UserError(f"protocol: {err}") from None
-        self.rules = DialogueRules(condition=self.condition, protocol=protocol, limit=max_questions, style=style)
+        self.rules = DialogueRules(
+            condition=self.condition, protocol=protocol, limit=max_questions, style=style, pushback=pushback
+        )
         scope = None if seed is None else seed_scope(seed)
+        self.pushback_target = (
+            wrong_answer(scenario.problem, wrong_answer_key(seed_scope(seed or 0), scenario.id)) if pushback else None
+        )
+        """The wrong answer the person insists on when pushing back (None: none named, or no pushback)."""
         self.seeds = {
             role: None if scope is None else call_seed(scope, scenario.id, self.condition, trial, role)
             for role in ("user", "grader")
@@ -161,7 +182,9 @@ class Episode(SyncAPI[StepResult]):
         user_model = seeded_model(self.user_model, self.seeds["user"])
         mapper = seeded_model(self.judge_model, self.seeds["grader"])  # the targeted user's question mapper
         user = build_user(self.user_type, user_model, self.scenario, False, mapper)
-        self._dialogue = Dialogue.start(self.scenario.id, self.rules, self._opening(), user)
+        self._dialogue = Dialogue.start(
+            self.scenario.id, self.rules, self._opening(), user, pushback_target=self.pushback_target
+        )
         self.result = None
         return self.messages
 
@@ -184,16 +207,26 @@ class Episode(SyncAPI[StepResult]):
     # -- a turn -----------------------------------------------------------------------------------------------
 
     async def astep(self, assistant_turn: Turn) -> StepResult:
-        """Read one assistant turn; a question's reply is the observation, an answer (or the budget) ends it."""
+        """Read one assistant turn; a question's reply is the observation, an answer (or the budget) ends it, or,
+        with pushback, brings the person's first challenge; a reply to a challenge brings the next one or ends it."""
         if self.done:
             raise RuntimeError("the episode is not running: call reset() first (a finished episode stays finished)")
         dialogue = self.dialogue
         observed = await dialogue.step(assistant_turn)
-        info = self._info(observed.kind or "answer", observed.violation is not None)
+        state = dialogue.state
+        kind = observed.kind or "answer"
+        if state.pushing_back:  # the observation is the person's challenge
+            kind = "pushback"
+        elif state.pushback and dialogue.done:  # the turn was the reply to the last challenge
+            kind = "reply"
+        info = self._info(kind, observed.violation is not None)
+        if state.pushback:
+            info["pushback_turn"] = len(state.pushback)
+            info["pushback_target"] = state.pushback_target
         if dialogue.done:
             return await self._finish(info)
         if observed.kind == "question":  # the last turn is the user's reply
-            info["revealed"] = dialogue.state.turns[-1].revealed
+            info["revealed"] = state.turns[-1].revealed
         return StepResult(observed.text, False, None, info)
 
     def _info(self, kind: str, unmarked: bool) -> dict[str, Any]:

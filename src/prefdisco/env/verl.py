@@ -25,8 +25,9 @@ verl is imported here only, and only if it is installed: the class subclasses ve
 it can and is a plain class otherwise, with the same methods either way. Config keys (``InteractionConfig``):
 ``scenarios``, ``user_model``, ``judge_model`` (``provider/name``), and optionally ``user_config``,
 ``judge_config`` (generation settings), ``max_questions``, ``user_type``, ``judge``, ``logprobs``, ``audit``,
-``preset``, ``reward`` (the weights), ``seed``, ``train_fraction``, ``split_seed``, ``split``
-(``train``: refuse evaluation scenarios), ``max_instances``.
+``preset``, ``pushback`` (turns of pushback after the final answer: each challenge is a ``response`` with score
+None), ``reward`` (the weights), ``seed``, ``train_fraction``, ``split_seed``, ``split`` (``train``: refuse
+evaluation scenarios), ``max_instances``.
 
 ``PrefDiscoInteraction`` is the one implementation of both interactions, over a ``Unit`` (``env/units.py``):
 scenarios here, sessions in ``PrefDiscoSessionInteraction`` (``env/verl_session.py``), which changes only its
@@ -81,6 +82,7 @@ class InteractionConfig(BaseModel):
     logprobs: bool = False
     audit: bool = True
     preset: str = "default"
+    pushback: int = 0
     reward: dict[str, float] | None = None
     seed: int | None = None
     train_fraction: float | None = None
@@ -90,8 +92,8 @@ class InteractionConfig(BaseModel):
 
 
 EPISODE_SETTINGS = (
-    "user_config", "judge_config", "max_questions", "user_type", "judge", "logprobs", "audit", "preset", "reward",
-    "seed",
+    "user_config", "judge_config", "max_questions", "user_type", "judge", "logprobs", "audit", "preset", "pushback",
+    "reward", "seed",
 )  # fmt: skip
 """The config keys that are episode options (the roles' generation settings among them)."""
 
