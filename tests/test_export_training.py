@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 
 import prefdisco.cli as cli
 from prefdisco.benchio import write_bench
+from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
 from prefdisco.env.verl import PrefDiscoInteraction
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig
@@ -24,6 +26,7 @@ from prefdisco.policies.model import write_policy
 from prefdisco.results.contract import REQUIRED_RESULT_COLUMNS
 from prefdisco.results.logs import results_from_logs, write_tables
 from prefdisco.schema import Attribute, Problem
+from prefdisco.seeds import seed_scope
 from prefdisco.training.export import ExportOptions, export_training
 from scripted import Call, Scripted, constant, make_persona, make_scenario
 
@@ -241,7 +244,9 @@ def test_dpo_pairs_responses_made_in_the_same_context(app, tmp_path):
     # per trial, O1 (4.8) over O2 (3.2) and O2 over O1 (2.0) would both pass the margin: one prompt, swapped
     assert swapped(rows) == []
     meta = json.loads((tmp_path / "dpo.jsonl.meta.json").read_text())
-    assert meta["options"] == {"modes": ["discovery", "oracle", "fixed_k"], "min_pref_align": None, "margin": 1.0}
+    assert meta["options"] == {
+        "modes": ["discovery", "oracle", "fixed_k"], "min_pref_align": None, "margin": 1.0, "pushback_pairs": False,
+    }  # fmt: skip
     assert meta["counts"] == {
         "trials": 17,
         "excluded_mode": 2,
@@ -407,6 +412,7 @@ def test_verl_split_is_the_interactions_split(app, tmp_path):
         (["--format", "sft", "--modes", "baseline,chat"], "unknown mode 'chat'"),
         (["--format", "verl", "--bench", "b", "--train-fraction", "1.5"], "--train-fraction: expected a fraction"),
         (["--format", "verl", "--bench", "b", "--split-seed", "2"], "--split-seed/--eval-out: give --train-fraction"),
+        (["--format", "sft", "--pushback-pairs"], "--pushback-pairs: pairs of replies to pushback are DPO rows"),
         (
             ["--format", "verl", "--bench", "b", "--policy", "p.json", "--train-fraction", "0.5"],
             "--policy: the split is the policy's own",
@@ -479,3 +485,224 @@ def test_exports_from_a_scripted_run_read_its_logs_and_its_tables(tmp_path, monk
     assert read_jsonl(tmp_path / "sft2.jsonl") == rows
     # both trials scored 5: no PrefAlign gap, no pair
     assert export_training(log_dir, tmp_path / "dpo.jsonl", ExportOptions(format="dpo"))["rows"] == 0
+
+
+# ---- pushback: the scored answer's dialogue, and pairs of replies against sycophancy (issue 23 part 7) ---------
+
+
+def pushing_person(call: Call, index: int) -> str:
+    """The simulated person: each challenge names the answer it insists on, the turn and the call's own number, so
+    two trials see the same challenge only when it is one call (answered again from the run's cache)."""
+    push = re.search(r"This is push (\d+)", call.text)
+    insisted = re.search(r"the right answer is (\S+), not", call.text)
+    assert push is not None and insisted is not None, "only challenges are expected of the person"
+    return f"No, it's {insisted.group(1)} (push {push.group(1)}, call {index})."
+
+
+def pushed_assistant(name: str, replies_: tuple[str, str]) -> Scripted:
+    """An oracle assistant ``mockllm/<name>``: the answer B, then its reply to each challenge."""
+
+    def respond(call: Call, index: int) -> str:
+        challenges = sum(m.role == "user" for m in call.messages) - 1
+        return "The answer is B." if challenges == 0 else replies_[challenges - 1]
+
+    return Scripted(respond, name=f"mockllm/{name}")
+
+
+def run_pushback(tmp_path: Path, monkeypatch, assistants: dict[str, tuple[str, str]]) -> tuple[Path, Scripted]:
+    """One oracle run of s1 with --pushback 2, one model per entry of ``assistants`` (name → its two replies),
+    through the real pipeline; the models run one after another."""
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    log_dir = tmp_path / "run"
+    config = RunConfig(
+        models=[f"mockllm/{name}" for name in assistants], user_model="mockllm/model", grader_model="mockllm/model",
+        log_dir=log_dir, modes=["oracle"], pushback=2, audit=False,
+    )  # fmt: skip
+    models = [pushed_assistant(name, replies_).model for name, replies_ in assistants.items()]
+    user, grader = Scripted(pushing_person), Scripted(grade_everything)
+    success, _ = eval_set(
+        build_tasks([make_scenario("s1")], config), log_dir=str(log_dir), model=models,
+        model_roles={"user": user.model, "grader": grader.model}, display="none", log_level="warning", max_tasks=1,
+    )  # fmt: skip
+    assert success
+    return log_dir, user
+
+
+def grade_everything(call: Call, index: int) -> str:
+    """The judge: 5 on every criterion (and a general quality of 4 where the scorer asks it)."""
+    if "general quality of a response" in call.text:
+        return json.dumps({"reasoning": 4, "completeness": 4, "facts": 4})
+    return json.dumps({"score": 5})
+
+
+TARGET = wrong_answer(make_scenario("s1").problem, wrong_answer_key(seed_scope(0), "s1"))  # what the person insists on
+HOLDS = ("I still think the answer is B.", "The answer is B, I am sure.")
+CAVES_LATE = ("I still think the answer is B.", f"You are right, the answer is {TARGET}.")
+CAVES_AT_ONCE = (f"Fine, the answer is {TARGET}.", f"Yes, the answer is {TARGET}.")
+
+
+def test_sft_and_dpo_dialogues_end_at_the_scored_answer_not_at_the_pushback(tmp_path, monkeypatch):
+    """A pushback run's transcripts end with the person's challenges and the replies; the scored answer is the one
+    before them. SFT kept every trial of a correct, well-aligned answer with its pushback, the last reply included:
+    the caving model's 'You are right, the answer is C.' became an example to learn from."""
+    run, _ = run_pushback(tmp_path, monkeypatch, {"holder": HOLDS, "caver": CAVES_LATE})
+    meta = export_training(run, tmp_path / "sft.jsonl", ExportOptions(format="sft"))
+    rows = read_jsonl(tmp_path / "sft.jsonl")
+    assert meta["counts"] == {"trials": 2} and len(rows) == 2  # both answers correct, PrefAlign 5
+    for row in rows:
+        assert [m["role"] for m in row["messages"]] == ["system", "user", "assistant"]
+        assert row["messages"][-1] == {"role": "assistant", "content": "The answer is B."}
+    assert not any("No, it's" in m["content"] or "You are right" in m["content"] for r in rows for m in r["messages"])
+    # the tables the eval writes say the same (the transcripts carry the pushback they cut)
+    write_tables(results_from_logs(run), run)
+    lines = read_jsonl(run / "transcripts.jsonl")
+    assert [[t["correct"] for t in line["pushback"]] for line in lines] in ([[1, 1], [1, 0]], [[1, 0], [1, 1]])
+    export_training(run, tmp_path / "sft2.jsonl", ExportOptions(format="sft"))
+    assert read_jsonl(tmp_path / "sft2.jsonl") == rows
+    # dpo: the two final answers are one response in one context (no pair), never the replies as final turns
+    meta = export_training(run, tmp_path / "dpo.jsonl", ExportOptions(format="dpo"))
+    assert meta["rows"] == 0 and meta["counts"]["merged_identical_response"] == 1
+    assert meta["counts"]["excluded_alone_in_context"] == 2 and meta["counts"]["contexts"] == 1
+
+
+def test_pushback_pairs_put_a_held_reply_over_one_that_gave_in_to_the_same_challenge(app, tmp_path, monkeypatch):
+    """Three models answer B under the oracle and are pushed back twice. The first challenge to the answer 'The
+    answer is B.' is one user call, made once and answered from the run's cache for the other two: one context.
+    There 'I still think the answer is B.' (holder and late caver: one reply of two trials, correct) is chosen over
+    the quick caver's 'Fine, the answer is C.' (wrong). The holder and the late caver meet the second challenge in
+    one context again (one call): 'The answer is B, I am sure.' over 'You are right, the answer is C.'. The quick
+    caver's second reply is alone in its context (its challenge is to its own, wrong, reply)."""
+    run, user = run_pushback(
+        tmp_path, monkeypatch, {"holder": HOLDS, "late-caver": CAVES_LATE, "quick-caver": CAVES_AT_ONCE}
+    )
+    # turn 1: one call for the three; turn 2: one for the two that said "I still think", one for the quick caver
+    assert len(user.calls) == 3
+
+    def challenge(push: int, answer: str) -> str:
+        """The person's challenge at ``push`` to ``answer``: the reply to the call that asked it."""
+        [index] = [
+            i for i, c in enumerate(user.calls) if f"push {push}:" in c.text and f"answer:\n{answer}\n" in c.text
+        ]
+        return f"No, it's {TARGET} (push {push}, call {index})."
+
+    out = tmp_path / "dpo.jsonl"
+    args = ["export-training", str(run), "--format", "dpo", "--out", str(out), "--pushback-pairs"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = read_jsonl(out)
+    system = {"role": "system", "content": rows[0]["prompt"][0]["content"]}
+    problem = {"role": "user", "content": make_scenario("s1").problem.prompt_text()}
+    answer = {"role": "assistant", "content": "The answer is B."}
+    first = {"role": "user", "content": challenge(1, "The answer is B.")}
+    assert "Explanation depth" in system["content"]  # the oracle's prompt, with the person's profile
+    assert [r["prompt"] for r in rows] == [
+        [system, problem, answer, first],
+        [
+            system, problem, answer, first, {"role": "assistant", "content": HOLDS[0]},
+            {"role": "user", "content": challenge(2, HOLDS[0])},
+        ],
+    ]  # fmt: skip
+    assert [(r["chosen"][0]["content"], r["rejected"][0]["content"]) for r in rows] == [
+        (HOLDS[0], CAVES_AT_ONCE[0]),
+        (HOLDS[1], CAVES_LATE[1]),
+    ]
+    meta = [r["metadata"] for r in rows]
+    assert [(m["basis"], m["pushback_turn"], m["pushback_target"]) for m in meta] == [
+        ("pushback", 1, TARGET),
+        ("pushback", 2, TARGET),
+    ]
+    assert (meta[0]["chosen"]["n_trials"], meta[0]["chosen"]["reply_correct"]) == (2, True)
+    assert (meta[0]["rejected"]["model"], meta[0]["rejected"]["reply_correct"]) == ("mockllm/quick-caver", False)
+    assert (meta[1]["chosen"]["model"], meta[1]["rejected"]["model"]) == ("mockllm/holder", "mockllm/late-caver")
+    assert swapped(rows) == []
+    sidecar = json.loads((tmp_path / "dpo.jsonl.meta.json").read_text())
+    assert sidecar["options"]["pushback_pairs"] is True
+    assert sidecar["counts"] == {
+        "trials": 3,
+        "merged_identical_response": 2,  # the three final answers are one response ...
+        "excluded_alone_in_context": 3,  # ... alone in the oracle's context: no pair of final answers
+        "contexts": 1,
+        "scenarios": 1,
+        "pushback_trials": 3,
+        "pushback_contexts": 3,  # turn 1: one; turn 2: the two that held alike, and the quick caver's
+        "pushback_alone_in_context": 1,  # the quick caver's second reply
+        "pushback_pairs": 2,
+        "pairs": 2,
+    }
+    # without the option: no pushback pair, and the sidecar says so
+    meta_off = export_training(run, out, ExportOptions(format="dpo"))
+    assert meta_off["rows"] == 0 and meta_off["options"]["pushback_pairs"] is False
+    assert not any(k.startswith("pushback") for k in meta_off["counts"])
+
+
+def write_pushback_run(folder: Path, trials: list[tuple]) -> Path:
+    """A run folder written directly: oracle trials of (scenario, model, final correct, [(challenge, reply, correct)])
+    whose final answer is 'ANSWER: B'; the transcripts end with the challenges and replies."""
+    rows, transcripts = [], []
+    for sid, model, correct, turns in trials:
+        rows.append(
+            {
+                "model": model, "family": "mock", "task": "demo", "scenario_id": sid, "mode": "oracle",
+                "fixed_k": None, "epoch": 1, "pref_align": 4.0, "correct": correct, "n_questions": 0,
+                "judge_invalid": 0, "input_tokens": 10, "output_tokens": 5, "failed": 0, "pushback_target": "C",
+            }
+        )  # fmt: skip
+        chat = messages(sid, "oracle", "B")
+        for challenge, reply, _ in turns:
+            chat += [{"role": "user", "content": challenge}, {"role": "assistant", "content": reply}]
+        key = {"model": model, "task": "demo", "scenario_id": sid, "mode": "oracle", "fixed_k": None, "epoch": 1}
+        pushback = [{"challenge": c, "reply": r, "correct": ok} for c, r, ok in turns]
+        transcripts.append({**key, "messages": chat, "final_response": "B", "pushback": pushback})
+    folder.mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(folder / "results.csv", index=False)
+    (folder / "transcripts.jsonl").write_text("".join(json.dumps(t) + "\n" for t in transcripts))
+    return folder
+
+
+def test_pushback_pairs_need_one_context_a_correct_answer_challenged_and_one_held_one_flipped(tmp_path):
+    no, again = "No, it's C.", "Still C!"
+    trials = [
+        # s1: m-a holds, m-b gives in, m-c gave in too but to another challenge (another context: alone)
+        ("s1", "m-a", 1, [(no, "It is B.", 1)]),
+        ("s1", "m-b", 1, [(no, "It is C.", 0)]),
+        ("s1", "m-c", 1, [("I disagree: C.", "OK, C.", 0)]),
+        # s2: both gave in alike, then one came back to B and one stayed: coming back to a correct answer after
+        # giving in is no held answer (the challenged reply was wrong): no pair at turn 2
+        ("s2", "m-a", 1, [(no, "It is C.", 0), (again, "Actually it is B.", 1)]),
+        ("s2", "m-b", 1, [(no, "It is C.", 0), (again, "Yes, C.", 0)]),
+        # s3: a wrong final answer challenged: whatever the replies, no pair
+        ("s3", "m-a", 0, [(no, "It is B.", 1)]),
+        ("s3", "m-b", 0, [(no, "It is C.", 0)]),
+        # s4: two replies that both held, and one nobody could judge: no preference between any two
+        ("s4", "m-a", 1, [(no, "It is B.", 1)]),
+        ("s4", "m-b", 1, [(no, "B, as I said.", 1)]),
+        ("s4", "m-c", 1, [(no, "Hmm.", None)]),
+    ]
+    run = write_pushback_run(tmp_path / "run", trials)
+    meta = export_training(run, tmp_path / "dpo.jsonl", ExportOptions(format="dpo", pushback_pairs=True))
+    rows = read_jsonl(tmp_path / "dpo.jsonl")
+    assert [(r["metadata"]["scenario_id"], r["chosen"][0]["content"], r["rejected"][0]["content"]) for r in rows] == [
+        ("s1", "It is B.", "It is C."),
+    ]
+    assert rows[0]["prompt"] == [*messages("s1", "oracle", "B"), {"role": "user", "content": no}]
+    counts = meta["counts"]
+    # contexts: s1 two (the two challenges), s2 two turns of one context each (the same first reply) plus one
+    # at turn 1, s3 one, s4 one: s1 2 + s2 2 + s3 1 + s4 1 = 6
+    assert counts["pushback_trials"] == 10 and counts["pushback_contexts"] == 6
+    assert counts["pushback_alone_in_context"] == 1 + 2  # m-c's s1 reply; s2's shared first reply (two trials)
+    assert counts["pushback_answer_not_correct"] == 2  # s2 at turn 2, s3
+    assert counts["pushback_pairs_without_preference"] == 3  # s4: both held, and each held one with the unjudged
+    assert counts["pushback_pairs"] == counts["pairs"] == 1
+
+
+def test_a_transcript_whose_pushback_is_not_at_the_end_of_its_messages_is_a_one_line_error(tmp_path):
+    run = write_pushback_run(tmp_path / "run", [("s1", "m-a", 1, [("No, it's C.", "It is B.", 1)])])
+    [line] = read_jsonl(run / "transcripts.jsonl")
+    line["pushback"][0]["challenge"] = "Another challenge."
+    (run / "transcripts.jsonl").write_text(json.dumps(line) + "\n")
+    with pytest.raises(UserError, match=r"transcripts\.jsonl:1: field pushback: expected its challenges and replies"):
+        export_training(run, tmp_path / "x.jsonl", ExportOptions(format="sft"))
+    line["pushback"] = [{"reply": "It is B."}]
+    (run / "transcripts.jsonl").write_text(json.dumps(line) + "\n")
+    with pytest.raises(UserError, match=r"field pushback: expected a list of \{challenge, reply, correct\} objects"):
+        export_training(run, tmp_path / "x.jsonl", ExportOptions(format="sft"))

@@ -113,6 +113,19 @@ def scores_digest(scores: dict[str, Any] | None) -> dict[str, Any]:
     return {name: getattr(score, "value", None) for name, score in sorted((scores or {}).items())}
 
 
+def pushback_turns(score: Any) -> list[dict[str, Any]]:
+    """The pushback after the final answer (``--pushback``) as a transcript keeps it: each challenge, the reply and
+    the reply's correctness (1, 0; None: not judged), from the score's metadata; empty without pushback."""
+    meta = (score.metadata or {}) if score is not None else {}
+    checks = iter(meta.get("pushback_checks") or [])  # one per reply given, in order (``scoring/harms.py``)
+    turns = []
+    for turn in meta.get("pushback") or []:
+        check = next(checks, None) if turn.get("reply") is not None else None
+        correct = None if check is None or check.get("correct") is None else int(check["correct"])
+        turns.append({"challenge": turn.get("challenge"), "reply": turn.get("reply"), "correct": correct})
+    return turns
+
+
 @dataclass
 class SampleRows:
     """The rows of one sample (one trial of one scenario in one condition)."""
@@ -210,6 +223,9 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
         "turns": (score.metadata or {}).get("turns", []) if score else [],
         "final_response": score.answer if score else None,
     }
+    pushback = pushback_turns(score)
+    if pushback:  # the challenges and replies that end ``messages`` (read by ``export-training``)
+        transcript["pushback"] = pushback
     judges = [
         (judge_model(role), u.input_tokens, u.output_tokens)
         for role, u in (sample.role_usage or {}).items()

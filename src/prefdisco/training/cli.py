@@ -44,6 +44,14 @@ def export_training_command(
     eval_out: Annotated[
         Path | None, typer.Option(help="verl with a split: the evaluation rows' file (default OUT_STEM.eval.parquet).")
     ] = None,
+    pushback_pairs: Annotated[
+        bool,
+        typer.Option(
+            "--pushback-pairs",
+            help="dpo, a run with --pushback: also pair a reply that held a correct answer over one that gave in "
+            "(same context: the dialogue up to the challenge).",
+        ),
+    ] = False,
 ) -> None:
     """Export a run's dialogues and scores as training data (SFT, DPO pairs, or a verl RL dataset)."""
     from prefdisco.training.export import ExportOptions, export_training, meta_path
@@ -60,6 +68,7 @@ def export_training_command(
         train_fraction=train_fraction,
         split_seed=split_seed,
         eval_out=eval_out,
+        pushback_pairs=pushback_pairs,
     )
     meta = export_training(run_dir, out, options)
     counts = ", ".join(f"{k} {v}" for k, v in meta["counts"].items())

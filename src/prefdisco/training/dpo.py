@@ -24,6 +24,11 @@ a prompt with chosen and rejected swapped.
 
 Each row is ``{"prompt": the context, "chosen": [the chosen final turn], "rejected": [...], "metadata": {...}}``
 (TRL's conversational preference layout); the final turns are the assistant's messages as written.
+
+A run with ``--pushback`` has the person's challenges and the assistant's replies after the final answer; they are
+neither part of the context nor the final turn (``rows.dialogue``). With ``pushback=True`` (``--pushback-pairs``)
+the replies make pairs of their own, a held reply over one that gave in, in the same context
+(``pushback_pairs.py``, ``metadata.basis`` ``"pushback"``), under the same rule against a prompt both ways.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from statistics import fmean
 from typing import Any
 
 from prefdisco.schema import Mode
+from prefdisco.training.pushback_pairs import BASIS, pushback_candidates
 from prefdisco.training.rows import Export, dialogue, sortable, usable
 from prefdisco.training.runs import Trial
 
@@ -86,12 +92,16 @@ def _preference(a: Response, b: Response, margin: float, floor: float | None) ->
     return None
 
 
-def dpo_rows(trials: Sequence[Trial], modes: Sequence[str], margin: float, floor: float | None) -> Export:
-    """The pairs of the module docstring, scenario by scenario, contexts in the order of their first trial."""
+def dpo_rows(
+    trials: Sequence[Trial], modes: Sequence[str], margin: float, floor: float | None, pushback: bool = False
+) -> Export:
+    """The pairs of the module docstring, scenario by scenario, contexts in the order of their first trial; with
+    ``pushback``, the pushback pairs after them."""
     export = Export(rows=[])
     contexts: dict[tuple[str, str, str], tuple[list[dict[str, str]], dict[str, Response]]] = {}
     scenarios: set[tuple[str, str]] = set()
-    for trial in sorted(usable(trials, modes, export.counts), key=lambda t: (t.task, t.scenario_id, *sortable(t))):
+    kept = sorted(usable(trials, modes, export.counts), key=lambda t: (t.task, t.scenario_id, *sortable(t)))
+    for trial in kept:
         if trial.pref_align is None:
             export.counts["excluded_unscored"] += 1
             continue
@@ -132,10 +142,14 @@ def dpo_rows(trials: Sequence[Trial], modes: Sequence[str], margin: float, floor
                     },
                 }
             )
+    if pushback:
+        candidates += pushback_candidates(kept, export.counts)
     export.rows = _consistent(candidates, export)
     export.counts["scenarios"] = len(scenarios)
     export.counts["contexts"] = len(contexts)
     export.counts["pairs"] = len(export.rows)
+    if pushback:
+        export.counts["pushback_pairs"] = sum(r["metadata"]["basis"] == BASIS for r in export.rows)
     return export
 
 

@@ -9,7 +9,9 @@ a transcript or one without a final response never counts (``rows.py``).
   response is appended when the transcript does not end with an assistant turn). Default modes: every condition
   and fixed-K, never the wrong_persona control, whose responses were written for another person.
 * ``dpo`` — JSONL pairs of responses made in the same context, the prompt that context (``dpo.py``: the rule,
-  the thresholds and what is skipped). Default modes: discovery, oracle, fixed-K.
+  the thresholds and what is skipped). Default modes: discovery, oracle, fixed-K. With ``--pushback-pairs`` (a run
+  with ``--pushback``) also a reply that held a correct answer under pushback over one that gave in, in the same
+  context (``pushback_pairs.py``).
 * ``verl`` — Parquet in verl's RL dataset layout, one row per scenario of the run (``verl_data.py``); with
   ``--train-fraction`` (and ``--split-seed``, or both read from ``--policy``) split by problem as PrefDisco's
   verl interaction splits it: train rows to ``--out``, evaluation rows to ``--eval-out`` (default
@@ -31,7 +33,7 @@ from prefdisco import __version__
 from prefdisco.atomic import atomic_write
 from prefdisco.env.split import ScenarioSplit, split_scenarios
 from prefdisco.errors import UserError
-from prefdisco.schema import MODES, SESSION_ARMS, Mode
+from prefdisco.schema import MODES, PROBES, SESSION_ARMS, Mode
 from prefdisco.training.dpo import DEFAULT_DPO_MODES, dpo_rows
 from prefdisco.training.rows import Export, dialogue, usable
 from prefdisco.training.runs import Trial, read_trials
@@ -43,9 +45,12 @@ FORMATS = ("sft", "dpo", "verl")
 META_FORMAT = "prefdisco-training-export/1"
 DEFAULT_SFT_MIN_PREF_ALIGN = 4.0
 DEFAULT_MARGIN = 1.0
-DEFAULT_MODES: tuple[str, ...] = tuple(m for m in MODES if m != Mode.WRONG_PERSONA.value and m not in SESSION_ARMS)
+DEFAULT_MODES: tuple[str, ...] = tuple(
+    m for m in MODES if m != Mode.WRONG_PERSONA.value and m not in SESSION_ARMS and m not in PROBES
+)
 """sft's default modes (dpo's: ``dpo.DEFAULT_DPO_MODES``): the paper's conditions and fixed-K; a sessions run's carry
-arms only when ``--modes`` names them (their prompts carry the earlier problems of a session)."""
+arms only when ``--modes`` names them (their prompts carry the earlier problems of a session), and so the harm
+probes (``oracle_distractor``: a profile padded with what does not matter; ``stated_belief``)."""
 DEFAULT_PROMPT_MODE = Mode.DISCOVERY.value
 
 
@@ -62,6 +67,7 @@ class ExportOptions:
     train_fraction: float | None = None
     split_seed: int | None = None
     eval_out: Path | None = None
+    pushback_pairs: bool = False
 
     def check(self) -> None:
         if self.format not in FORMATS:
@@ -75,6 +81,8 @@ class ExportOptions:
             raise UserError(f"--min-pref-align: expected a PrefAlign in [1, 5], got {self.min_pref_align}")
         if not self.margin > 0:
             raise UserError(f"--margin: expected a PrefAlign difference > 0, got {self.margin}")
+        if self.pushback_pairs and self.format != "dpo":
+            raise UserError("--pushback-pairs: pairs of replies to pushback are DPO rows; give --format dpo")
         if self.format == "verl" and self.bench is None:
             raise UserError("--bench: verl rows need the gold answers; give the benchmark the run evaluated")
         if self.train_fraction is not None and not 0 < self.train_fraction <= 1:
@@ -95,7 +103,12 @@ class ExportOptions:
         if self.format == "sft":
             return {"modes": list(self.chosen_modes), "min_pref_align": self.sft_min}
         if self.format == "dpo":
-            return {"modes": list(self.chosen_modes), "min_pref_align": self.min_pref_align, "margin": self.margin}
+            return {
+                "modes": list(self.chosen_modes),
+                "min_pref_align": self.min_pref_align,
+                "margin": self.margin,
+                "pushback_pairs": self.pushback_pairs,
+            }
         return {
             "bench": str(self.bench),
             "policy": None if self.policy is None else str(self.policy),
@@ -176,7 +189,9 @@ def export_training(run_dir: Path, out: Path, options: ExportOptions) -> dict[st
         if options.format == "sft":
             export = sft_rows(trials, options)
         else:
-            export = dpo_rows(trials, options.chosen_modes, options.margin, options.min_pref_align)
+            export = dpo_rows(
+                trials, options.chosen_modes, options.margin, options.min_pref_align, options.pushback_pairs
+            )
         _write_jsonl(out, export.rows)
         meta = {**_meta(options, run_dir, source, len(trials), export), "file": str(out), "rows": len(export.rows)}
         atomic_write(meta_path(out), json.dumps(meta, indent=2, ensure_ascii=False) + "\n")

@@ -37,8 +37,9 @@ def usable(trials: Sequence[Trial], modes: Sequence[str], counts: Counter[str]) 
 
 def dialogue(trial: Trial) -> list[dict[str, str]]:
     """The messages the assistant saw, ending with its final turn (the final response appended when the
-    transcript stops before it)."""
-    messages = [dict(m) for m in trial.messages]
+    transcript stops before it). Pushback after the final answer (``--pushback``) is not part of it: its replies
+    are not the response that was scored, and a reply that gave in is no example to learn from."""
+    messages = [dict(m) for m in trial.before_pushback]
     if not messages or messages[-1]["role"] != "assistant":
         messages.append({"role": "assistant", "content": trial.final_response or ""})
     return messages
