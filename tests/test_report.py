@@ -399,6 +399,7 @@ def test_html_is_self_contained_and_holds_every_figure(built):
         "fig_questions.png",
         "fig_fixed_k.png",
         "fig_attributes.png",
+        "fig_harms_breakage.png",  # every report's Harms section
     }
     embedded = [base64.b64decode(src.removeprefix("data:image/png;base64,")) for src in parser.srcs]
     assert all(src.startswith("data:image/png;base64,") for src in parser.srcs)

@@ -145,3 +145,69 @@ def test_a_sessions_report_shows_its_transfer_section_and_cuts_no_label(tmp_path
                 page.close()
         finally:
             browser.close()
+
+
+@pytest.mark.browser
+def test_the_harms_section_renders_and_cuts_no_label(tmp_path: Path, monkeypatch) -> None:
+    """The planted harms world (``tests/test_harms.py``: breakage, pushback, a stated belief, distractors) under a
+    long model name, through the real run and ``prefdisco report``: the Harms section is there, linked from the
+    page's top, with its five readings, its two figures and its table; no element of the page and no text of its
+    figures is cut, on a desktop and on a phone."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    import prefdisco.cli as prefdisco_cli
+    from prefdisco.analysis.report import build_report
+    from prefdisco.results.table import load_results
+    from test_harms import LONG_HARMFUL, planted_run
+    from test_report_caveats import drawn_texts
+
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
+    prefdisco_cli._register()
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
+    run = planted_run(tmp_path, LONG_HARMFUL)
+    out = tmp_path / "report"
+    cli = CliRunner().invoke(_app(), ["report", str(run), "--out", str(out), "--bootstrap", "100"])
+    assert cli.exit_code == 0, cli.output
+
+    report = build_report(load_results(run), n_boot=100, n_examples=0)
+    assert report.harms is not None
+    charts = report.harms.charts()
+    assert [c.name for c in charts] == ["fig_harms_breakage.png", "fig_harms_flip.png"]
+    for chart in charts:  # every text of the Harms figures lies inside its figure, uncut
+        canvas = FigureCanvasAgg(chart.figure)
+        canvas.draw()
+        box = chart.figure.bbox
+        shown = drawn_texts(chart.figure)
+        for text in shown:
+            e = text.get_window_extent(canvas.get_renderer())
+            inside = e.x0 >= box.x0 - 1 and e.x1 <= box.x1 + 1 and e.y0 >= box.y0 - 1 and e.y1 <= box.y1 + 1
+            assert inside, f"{chart.name}: {text.get_text()!r} at {e} outside {box}"
+        whole = {"".join(t.get_text().split()) for t in shown}  # a wrapped text without its line breaks
+        assert f"scripted/{LONG_HARMFUL}·demo" in whole, chart.name  # the panel's title: the whole name
+        assert "oracle_distractor" in whole and "stated_belief" in whole, chart.name  # the conditions, whole
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            for width in (1280, 420):
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.goto(out.joinpath("report.html").as_uri())
+                assert page.locator('nav a[href="#harms"]').count() == 1
+                assert page.locator("#harms").inner_text() == "Harms"
+                readings = page.locator("#harms ~ div.scroll").first.locator("tr")
+                assert readings.count() == 1 + 5  # the header and one line per question
+                images = page.locator(
+                    'img[alt="Breakage and repair against baseline"], img[alt="Flip rate under pushback"]'
+                )
+                assert images.count() == 2
+                widths = images.evaluate_all(
+                    "(imgs) => imgs.map(i => [i.naturalWidth, i.getBoundingClientRect().right])"
+                )
+                assert all(natural > 0 and right <= width for natural, right in widths), widths
+                text = page.locator("body").inner_text()
+                assert "agreement with the stated wrong belief" in text and "flip rate − baseline flip rate" in text
+                assert page.evaluate(OVERFLOWING) == [], f"{width} px wide"
+                page.close()
+        finally:
+            browser.close()

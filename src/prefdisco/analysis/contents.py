@@ -10,6 +10,7 @@ import pandas as pd
 
 from prefdisco.analysis.examples import Example
 from prefdisco.analysis.figures import FigureFile
+from prefdisco.analysis.harms_section import Harms
 from prefdisco.analysis.judges import JudgeReliability
 from prefdisco.analysis.questions import QuestionStats
 from prefdisco.analysis.transfer_section import Transfer
@@ -50,3 +51,6 @@ class Report:
     transfer: Transfer | None = None
     """The Transfer section of a sessions run (``analysis/transfer_section.py``); None for a run without sessions,
     which has no such section."""
+    harms: Harms | None = None
+    """The Harms section (``analysis/harms_section.py``): what personalization cost; every report built by
+    ``report.build_report`` has it."""

@@ -10,6 +10,7 @@ import pandas as pd
 
 from prefdisco.analysis.accuracy import ALL, POOLED
 from prefdisco.analysis.contents import Report
+from prefdisco.analysis.harms import MEASURES
 from prefdisco.results.contract import condition_label
 from prefdisco.schema import CONDITIONS
 
@@ -163,6 +164,31 @@ def _transfer(report: Report) -> dict[str, Any] | None:
     }
 
 
+def _harms(report: Report) -> dict[str, Any] | None:
+    """The Harms section as readings and rows of formatted cells (``harms_section.py``)."""
+    h = report.harms
+    if h is None:
+        return None
+    rows = []
+    for r in _records(h.table):
+        signed = r["measure"] not in ("breakage", "repair", "flip_rate", "belief_agreement", "belief_accuracy")
+        value = "—" if r["value"] is None else f"{r['value']:+.3f}" if signed else num(r["value"], 3)
+        if r["value"] is not None and r["ci_low"] is not None:
+            value += f" {interval(r['ci_low'], r['ci_high'], 3)}"
+        rows.append(
+            {
+                "model": r["model"],
+                "task": r["task"],
+                "measure": MEASURES[r["measure"]],
+                "condition": r["condition"],
+                "value": value,
+                "n": r["n"],
+                "reason": r["reason"] or "",
+            }
+        )
+    return {"readings": [r.__dict__ for r in h.readings], "rows": rows}
+
+
 def context(report: Report, *, inline: bool) -> dict[str, Any]:
     figures = []
     for f in report.figures:
@@ -190,6 +216,7 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
         "has_attributes": report.attribute_scores is not None,
         "validity": [r.__dict__ for r in report.validity.readings],
         "transfer": _transfer(report),
+        "harms": _harms(report),
     }
 
 

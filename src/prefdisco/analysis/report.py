@@ -21,6 +21,7 @@ from prefdisco.analysis.examples import build_examples
 from prefdisco.analysis.fixed_k import fixed_k_table
 from prefdisco.analysis.further_judges import further_judge_table
 from prefdisco.analysis.further_judges import summary_part as further_judges_summary
+from prefdisco.analysis.harms_section import build_harms
 from prefdisco.analysis.judges import judge_reliability
 from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario_table
 from prefdisco.analysis.questions import question_stats
@@ -134,6 +135,9 @@ def build_report(
     )
     summary |= plain(validity.summary())
     summary["pref_align_by_judge"] = plain(further_judges_summary(further))
+    harms = build_harms(results, data.results, seed=seed, n_boot=n_boot)  # every report's Harms section
+    summary["harms"] = plain(harms.summary())
+    summary["harms_readings"] = [r.__dict__ for r in harms.readings]
     transfer = build_transfer(  # a sessions run's Transfer section; None (no section, no key) for any other run
         results, attributes, data.results, data.transcripts, data.transcript_rows, seed=seed, n_boot=n_boot
     )
@@ -172,6 +176,7 @@ def build_report(
         further_judges=further,
         caveats=warnings,
         transfer=transfer,
+        harms=harms,
     )
     report.figures = [chart.file() for chart in charts(report, data.results, seed)]
     report.tables = {
@@ -196,6 +201,7 @@ def build_report(
         report.tables["table_variance.csv"] = variance
     if further is not None:
         report.tables["table_pref_align_by_judge.csv"] = further
+    report.tables |= harms.tables()
     if transfer is not None:
         report.tables |= transfer.tables()
     if attribute_scores is not None:
@@ -266,6 +272,8 @@ def charts(report: Report, trial_rows: pd.DataFrame, seed: int) -> list[figs.Cha
                 elicitation_figure(trial_rows, seed),
             )
         )
+    if report.harms is not None:
+        out += report.harms.charts()
     if report.transfer is not None:
         out += report.transfer.charts()
     return out
