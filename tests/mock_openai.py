@@ -18,6 +18,8 @@ Replies are role-aware and deterministic per request content, so a PrefDisco dia
 * user audit (``Reply with JSON only, one entry per turn key`` — the schema-constrained audit, answered like any
   schema request below — or the older ``Reply with JSON only: {"turns"``, answered one ``{"asked": [],
   "revealed": []}`` per turn), counted as role ``audit``;
+* quality judge (``Reply with JSON only: {"reasoning"``) → ``{"reasoning": N, "completeness": N, "facts": N}``, each
+  N from a hash of the prompt, counted as role ``quality`` (attributed to the response's mode and case);
 * SimpleQA grader (asks for CORRECT / INCORRECT / NOT_ATTEMPTED) → ``{"grade": "CORRECT"}``;
 * simulated user (system says ``You are role-playing a real person``) → a short first-person reply;
 * discovery / fixed-K assistant (system contains ``QUESTION:``) → ``QUESTION: ...?`` while the request holds at
@@ -77,6 +79,7 @@ from aiohttp import web
 JUDGE_MARK = 'Reply with JSON only: {"score"'
 STRUCTURED_JUDGE_MARK = 'Reply with JSON only: {"c1"'
 AUDIT_MARK = 'Reply with JSON only: {"turns"'
+QUALITY_MARK = 'Reply with JSON only: {"reasoning"'
 AUDIT_SCHEMA_MARK = "Reply with JSON only, one entry per turn key"
 USER_MARK = "You are role-playing a real person"
 PROTOCOL_MARK = "QUESTION:"
@@ -137,7 +140,7 @@ def _digest(*parts: str) -> int:
 
 @dataclass(frozen=True)
 class Classified:
-    role: str  # judge | grader | user | assistant
+    role: str  # judge | quality | audit | grader | user | assistant
     mode: str | None  # baseline | oracle | discovery | fixed_k (assistant and judge calls)
     case: str | None
 
@@ -150,6 +153,8 @@ def classify(messages: list[dict[str, Any]]) -> Classified:
     mode = MODE_TAG.search(everything)
     if JUDGE_MARK in everything or STRUCTURED_JUDGE_MARK in everything:
         return Classified("judge", mode.group(1) if mode else None, case_id)
+    if QUALITY_MARK in everything:
+        return Classified("quality", mode.group(1) if mode else None, case_id)
     if AUDIT_MARK in everything or AUDIT_SCHEMA_MARK in everything:
         return Classified("audit", "discovery", case_id)
     if "NOT_ATTEMPTED" in everything and "CORRECT" in everything:
@@ -207,6 +212,9 @@ def reply_for(
             keys = re.findall(r'"(c\d+)": N', everything.split(STRUCTURED_JUDGE_MARK[:-4], 1)[-1])
             return json.dumps({k: 1 + (h >> (3 * i)) % 5 for i, k in enumerate(keys)})
         return json.dumps({"score": 1 + (h >> 16) % 5})
+    if who.role == "quality":  # one level per key the prompt asks for
+        keys = re.findall(r'"(\w+)": N', everything.split(QUALITY_MARK[:-11], 1)[-1])
+        return json.dumps({k: 1 + (h >> (3 * i)) % 5 for i, k in enumerate(keys)})
     if who.role == "audit" and not isinstance(schema, dict):  # a schema audit: the schema branch below
         n = len(re.findall(r"^Turn \d+$", everything, flags=re.MULTILINE))
         return json.dumps({"turns": [{"asked": [], "revealed": []} for _ in range(n)]})

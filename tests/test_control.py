@@ -64,9 +64,10 @@ def four_scenarios():
 
 
 def config_for(log_dir: Path, **settings: object) -> RunConfig:
+    """A run judged by ``judge_by_value`` (the rubric only: no quality call)."""
     return RunConfig(
         models=["mockllm/model"], user_model="mockllm/model", grader_model="mockllm/model", log_dir=log_dir,
-        **settings,
+        **{"quality": False, **settings},
     )  # fmt: skip
 
 
@@ -254,8 +255,9 @@ def test_a_scripted_run_measures_the_hand_computed_control_gap(tmp_path, monkeyp
 def test_the_paper_preset_shows_the_decoys_persona_in_the_oracle_template(tmp_path, monkeypatch):
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     scenarios = four_scenarios()[:2]
-    task = build_task(scenarios, RunConfig(preset="paper", audit=False), "wrong_persona")
-    oracle_task = build_task(scenarios, RunConfig(preset="paper", audit=False), "oracle")
+    config = RunConfig(preset="paper", audit=False, quality=False)  # judge_by_value scores the rubric only
+    task = build_task(scenarios, config, "wrong_persona")
+    oracle_task = build_task(scenarios, config, "oracle")
     assistant, grader = Scripted(echo_values), Scripted(judge_by_value)
     user = Scripted(lambda call, i: "Short.")
     logs = inspect_eval(

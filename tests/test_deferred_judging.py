@@ -22,9 +22,10 @@ from test_judge_panel import assert_pref_align_is_its_judgements
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
 
 MODES = ("baseline", "discovery")
-GRADER_ROLES = ("judge", "audit", "grader")  # the mock's names for rubric, audit and SimpleQA grader calls
+GRADER_ROLES = ("judge", "audit", "grader", "quality")  # the mock's rubric, audit, SimpleQA and quality calls
 SCORE_COLUMNS = ["scenario_id", "mode", "pref_align", "correct", "n_questions", "judge_invalid", "user_turns"]
 SCORE_COLUMNS += ["user_leaks", "elicited_weight", "elicited_count", "grader_input_tokens", "grader_output_tokens"]
+SCORE_COLUMNS += ["quality"]
 
 
 def _scenarios():
@@ -112,6 +113,7 @@ def test_a_later_run_makes_no_grader_call_and_its_rows_are_pending_not_failed(ru
     assert len(pending) == len(scenarios) * len(MODES)
     assert (pending["failed"] == 0).all() and (pending["judged"] == 0).all() and pending["error"].isna().all()
     assert pending["pref_align"].isna().all() and (pending["judge_invalid"] == 0).all()
+    assert pending["quality"].isna().all()  # judged with the rubric, by prefdisco judge
     # correctness without a grader is known now (the mock answers B; the demo problem c0001's gold is B), the
     # SimpleQA answer waits for its grader
     by_id = pending.set_index(["scenario_id", "mode"])["correct"]
@@ -155,6 +157,7 @@ def test_deferred_judging_equals_inline_judging(runs):
     assert calls["judge"] == n_criteria  # one call per criterion per sample
     assert calls["grader"] == len(MODES)  # the SimpleQA problem's grader, once per mode
     assert calls["audit"] == len(scenarios)  # one audit per discovery dialogue
+    assert calls["quality"] == len(scenarios) * len(MODES)  # one quality judgement per response
     inline, later = _results(tmp / "inline"), _results(tmp / "later")
     assert (later["judged"] == 1).all() and (later["failed"] == 0).all()
     assert later["pref_align"].notna().all()
@@ -166,7 +169,8 @@ def test_deferred_judging_equals_inline_judging(runs):
     assert len(_attributes(tmp / "later")) == n_criteria
     # the same seeds on every grader call (a provider that honours seeds answers the same)
     seeds = _grader_seeds(tmp / "inline")
-    assert len(seeds) == n_criteria + len(scenarios) + len(MODES)  # the judge's, the audits', the SimpleQA grader's
+    # the judge's, the audits', the SimpleQA grader's and the quality judge's
+    assert len(seeds) == n_criteria + len(scenarios) + len(MODES) + len(scenarios) * len(MODES)
     assert all(seed is not None for _, _, seed in seeds)
     assert seeds == _grader_seeds(tmp / "later")
     judgings = json.loads((tmp / "later" / "judgings.json").read_text())["judgings"]

@@ -145,7 +145,7 @@ def test_judge_sees_one_criterion_and_computes_pref_align(tmp_path):
         raise AssertionError("judge prompt names no criterion")
 
     grader = Scripted(grade)
-    log = run([scenario], "baseline", Scripted(constant("ANSWER: B")), grader=grader, tmp_path=tmp_path)
+    log = run([scenario], "baseline", Scripted(constant("ANSWER: B")), grader=grader, tmp_path=tmp_path, quality=False)
     score = score_of(log.samples[0])
     assert score.value["pref_align"] == pytest.approx(0.5 * 5 + 0.3 * 2 + 0.2 * 3)
     assert score.value["judge_invalid"] == 0
@@ -205,9 +205,8 @@ def test_all_judgements_invalid_gives_no_pref_align(tmp_path):
 
 def test_structured_judge_scores_all_criteria_in_one_call(tmp_path):
     grader = Scripted(constant('{"c1": 5, "c2": 2, "c3": 3}'))
-    log = run(
-        [make_scenario()], "baseline", Scripted(constant("B")), grader=grader, tmp_path=tmp_path, judge="structured"
-    )
+    settings = {"judge": "structured", "quality": False}  # the rubric's call alone
+    log = run([make_scenario()], "baseline", Scripted(constant("B")), grader=grader, tmp_path=tmp_path, **settings)
     value = score_of(log.samples[0]).value
     assert value["pref_align"] == pytest.approx(0.5 * 5 + 0.3 * 2 + 0.2 * 3)
     [call] = grader.calls  # baseline: no dialogue, so no audit call either
@@ -219,9 +218,8 @@ def test_structured_judge_scores_all_criteria_in_one_call(tmp_path):
 
 def test_structured_judge_retries_partial_replies_and_marks_the_rest_invalid(tmp_path):
     grader = Scripted(replies('{"c1": 5}', '{"c1": 4, "c2": 9}', "garbage"))
-    log = run(
-        [make_scenario()], "baseline", Scripted(constant("B")), grader=grader, tmp_path=tmp_path, judge="structured"
-    )
+    settings = {"judge": "structured", "quality": False}  # the rubric's calls alone
+    log = run([make_scenario()], "baseline", Scripted(constant("B")), grader=grader, tmp_path=tmp_path, **settings)
     score = score_of(log.samples[0])
     judgements = {j["attribute"]: j for j in score.metadata["judgements"]}
     assert len(grader.calls) == 3

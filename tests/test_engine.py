@@ -43,10 +43,12 @@ FINAL = "The answer is B: 3 trips."
 
 
 def grading(call: Call, index: int) -> str:
-    """The judge: a fixed level per criterion (PrefAlign 0.5·5 + 0.3·3 + 0.2·2 = 3.8)."""
+    """The judge: a fixed level per criterion (PrefAlign 0.5·5 + 0.3·3 + 0.2·2 = 3.8), and the response's quality."""
     for attribute, level in LEVELS.items():
         if f"The preference: {attribute}" in call.text:
             return json.dumps({"score": level})
+    if '{"reasoning": N, "completeness": N, "facts": N}' in call.text:
+        return json.dumps({"reasoning": 4, "completeness": 5, "facts": 5})
     raise AssertionError(f"unexpected grader call: {call.text[:200]}")
 
 

@@ -65,9 +65,11 @@ REWARD = 0.75
 
 
 def grading(call: Call, index: int) -> str:
-    """The judge: a level per criterion, the audit above for the audit prompt."""
+    """The judge: a level per criterion, the audit above for the audit prompt, and the response's quality."""
     if "checking a conversation" in call.text:
         return json.dumps(AUDIT)
+    if '{"reasoning": N, "completeness": N, "facts": N}' in call.text:
+        return json.dumps({"reasoning": 4, "completeness": 4, "facts": 5})
     for attribute, level in LEVELS.items():
         if f"The preference: {attribute}" in call.text:
             return json.dumps({"score": level})

@@ -49,8 +49,11 @@ def test_counts_of_the_default_run_with_fixed_k(tmp_path):
     assert judge.calls == 4 * CRITERIA  # per_criterion: every criterion of each of the 4 conditions' responses
     assert judge.output_tokens == judge.bound == 16 * judge.calls  # the judge's max_tokens
     assert line(estimate, "grader", "audit").calls == 3 * 2  # the two dialogues per scenario
-    assert {ln.part for ln in estimate.lines if ln.role == "grader"} == {"judge", "audit"}  # no mapper, no grading
-    assert estimate.calls == 3 + 3 + 18 + 9 + 15 + 6 + 4 * CRITERIA + 6
+    assert line(estimate, "grader", "quality").calls == 4 * 3  # the first judge, once per response
+    grader_parts = {ln.part for ln in estimate.lines if ln.role == "grader"}
+    assert grader_parts == {"judge", "audit", "quality"}  # no mapper, no grading
+    assert estimate.calls == 3 + 3 + 18 + 9 + 15 + 6 + 4 * CRITERIA + 6 + 4 * 3
+    assert plan(tmp_path, fixed_k=[2], quality=False).calls == estimate.calls - 4 * 3  # --no-quality
     assert line(estimate, "user", "discovery").bound == 15 * 160  # the user's default reply budget
 
 
@@ -78,6 +81,8 @@ def test_counts_of_panel_repeats_epochs_models_targeted_structured_control(tmp_p
     for judge in ("m/g", "m/j2"):  # structured: one call per response, each judge twice
         assert line(estimate, "grader", "judge", judge).calls == samples * 5 * 2
     assert not [ln for ln in estimate.lines if ln.part == "audit"]
+    assert line(estimate, "grader", "quality").model == "m/g"  # the first judge only, once per response
+    assert line(estimate, "grader", "quality").calls == samples * 5
     assert estimate.role_calls("assistant") == 2 * 6 * (1 + 1 + 1 + 4 + 2)
 
 
@@ -139,7 +144,8 @@ def test_dry_run_makes_no_call_writes_nothing_and_plans_what_the_run_makes(app, 
     made = after["completions"]
     assert abs(planned - made) <= 0.25 * made, (planned, made)
     rubric = sum(len(s.rubric) for s in scenarios)
-    assert made == 4 * (1 + 1 + 6 + 3) + 4 * (5 + 2) + 4 * rubric + 4 * 2  # assistant, user, judge, audit
+    # assistant, user, judge, audit, quality (one per response)
+    assert made == 4 * (1 + 1 + 6 + 3) + 4 * (5 + 2) + 4 * rubric + 4 * 2 + 4 * 4
     assert lines[1].split() == ["role", "part", "model", "calls", "input", "tokens", "output", "tokens", "bound", "USD"]
     roles = dict.fromkeys(("assistant", "user", "grader"), 0)
     for row in lines[2:]:
@@ -148,7 +154,7 @@ def test_dry_run_makes_no_call_writes_nothing_and_plans_what_the_run_makes(app, 
             roles[cells[0]] += int(cells[3])
             assert cells[-1] not in ("-", "0.0000"), row  # one model for every role: each line is priced
     assert roles["user"] == after["by_role"]["user"]
-    assert roles["grader"] == after["by_role"]["judge"] + after["by_role"]["audit"]
+    assert roles["grader"] == after["by_role"]["judge"] + after["by_role"]["audit"] + after["by_role"]["quality"]
     assert roles["assistant"] == after["by_role"]["assistant"]
 
 

@@ -69,7 +69,9 @@ def seed_of(sid: str, name: str, condition: str = "baseline", epoch: int = 1) ->
 
 
 def run_task(tmp_path: Path, roles: dict[str, Model], cache_scope: str | None = None, **settings):
-    task = build_task([make_scenario()], RunConfig(seed=SEED, **settings), "baseline", cache_scope=cache_scope)
+    """One baseline sample judged by the panel ``roles`` (the rubric only: no quality call, beside the point here)."""
+    config = RunConfig(seed=SEED, **{"quality": False, **settings})
+    task = build_task([make_scenario()], config, "baseline", cache_scope=cache_scope)
     [log] = inspect_eval(
         task,
         model=Scripted(constant("The answer is B: 3 trips.")).model,
@@ -591,7 +593,7 @@ def score_alone(folder: Path, respond) -> dict:
     task = Task(
         dataset=[scenario_sample(make_scenario())],
         solver=generate(),
-        scorer=prefdisco_scorer(audit=False),
+        scorer=prefdisco_scorer(audit=False, quality=False),
         metadata={"prefdisco_mode": "baseline"},
     )
     grader = named_judge("judge-c", respond, [])

@@ -36,10 +36,11 @@ def config(log_dir: Path, **settings: Any) -> RunConfig:
 
 
 def calls_of(scenario: Any, mode: str, questions: int = 2) -> int:
-    """The mock calls one uninterrupted sample makes: one judge call per rubric criterion, plus the assistant's
-    answer (baseline, oracle), or its ``questions`` questions, the user's replies and one audit (discovery)."""
+    """The mock calls one uninterrupted sample makes: one judge call per rubric criterion and the quality call, plus
+    the assistant's answer (baseline, oracle), or its ``questions`` questions, the user's replies and one audit
+    (discovery)."""
     dialogue = (questions + 1) + questions + 1 if mode == "discovery" else 1
-    return dialogue + len(scenario.rubric)
+    return dialogue + len(scenario.rubric) + 1
 
 
 # ---- the plan: pure, decided by the flags alone ---------------------------------------------------------------
@@ -244,7 +245,7 @@ def test_a_killed_ray_worker_loses_and_duplicates_nothing_and_a_rerun_makes_no_c
     scenarios = tagged_scenarios(6)
     bench = write_scenarios(tmp_path / "scenarios.jsonl", scenarios)
     expected = {m: sum(calls_of(s, m) for s in scenarios) for m in ("baseline", "discovery")}
-    assert expected == {"baseline": 34, "discovery": 64}  # 28 criteria; discovery 5 more calls each
+    assert expected == {"baseline": 40, "discovery": 70}  # 28 criteria, 6 quality calls; discovery 5 more calls each
     with MockOpenAI(MockConfig(latency_s=0.1)) as mock:
         mock_env(monkeypatch, mock, tmp_path)
         ray = ray_shards.import_ray(loopback=True)

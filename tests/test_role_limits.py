@@ -23,7 +23,7 @@ from prefdisco.evaluation.workers import split_caps, worker_plan
 from prefdisco.seeds import seeded_model
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
 
-GRADER_ROLES = {"judge", "audit", "grader"}  # the mock's names for the calls on the grader* roles
+GRADER_ROLES = {"judge", "audit", "grader", "quality"}  # the mock's names for the calls on the grader* roles
 
 
 def config(tmp_path: Path, **settings: Any) -> RunConfig:

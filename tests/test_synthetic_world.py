@@ -153,6 +153,7 @@ def test_the_instruments_measure_the_planted_effects(tmp_path: Path, monkeypatch
     config = RunConfig(
         models=["mockllm/model"], user_model="mockllm/model", grader_model="mockllm/model", log_dir=log_dir,
         modes=list(MODES), user_type="passive", audit=True, epochs=2, judge_panel=["mockllm/b"], judge_repeats=2,
+        quality=False,  # the planted judges score the rubric only
     )  # fmt: skip
     config.validate()
     models = Scripted(assistant), Scripted(user), Scripted(judge_a)

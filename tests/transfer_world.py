@@ -189,7 +189,7 @@ SCRIPTS |= {"judge": judge, "user": user}
 
 def planted_run(folder: Path, kind: str, *, user_type: str = "targeted", epochs: int = 1) -> Path:
     """The sessions run of the ``kind`` assistant (``smart`` or ``forgetful``) in ``folder / kind-user_type``: every
-    arm, no audit. Returns the run folder."""
+    arm, no audit, no quality call. Returns the run folder."""
     scenarios, sessions = world(folder)
     config = RunConfig(
         models=[f"scripted/{kind}"],
@@ -199,6 +199,7 @@ def planted_run(folder: Path, kind: str, *, user_type: str = "targeted", epochs:
         modes=list(ARMS),
         user_type=user_type,
         audit=False,
+        quality=False,  # the judge here scores the rubric only
         sessions=sessions,
         epochs=epochs,
         display="none",

@@ -141,6 +141,7 @@ def run_demo(
         user_max_tokens=DEMO_USER_MAX_TOKENS if embedded else None,
         judge=DEMO_JUDGE if embedded else "per_criterion",
         audit=not embedded,  # a 135M auditor of the simulated user measures nothing; its call would cost 8 s a dialogue
+        quality=not embedded,  # nor does a 135M quality judge, and its call a response would break the 3 minutes
         fixed_k=[DEMO_FIXED_K],
         display=display,
     )

@@ -6,7 +6,7 @@ one row per scenario and condition, its trials averaged:
 * ``pref_align`` — the mean over the *scored* trials (PrefAlign present, not failed); the row is scored when at
   least one trial is;
 * ``correct`` — the share of the *judged* trials (correctness present, not failed) that were correct;
-* ``n_questions``, ``judge_invalid``, ``pref_align_coverage`` and the simulator columns present
+* ``n_questions``, ``judge_invalid``, ``pref_align_coverage``, ``quality`` and the simulator columns present
   (``SIMULATOR_COLUMNS``) — the mean over the trials that did not fail (a not-measured trial left out);
 * ``pref_align_reason`` — the reason when no trial is scored (``judge coverage``), else empty;
 * ``input_tokens``, ``output_tokens`` — the mean over all trials;
@@ -27,6 +27,7 @@ import pandas as pd
 from prefdisco.analysis.panel import criterion_constants, panel_scores
 from prefdisco.results.contract import (
     COVERAGE,
+    QUALITY,
     RESULT_KEY,
     SESSION_COLUMNS,
     SIMULATOR_COLUMNS,
@@ -46,7 +47,7 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
     if _one_trial_each(results):
         return results.assign(n_trials=1, n_scored_trials=results["scored"].astype(int)).drop(columns="epoch")
     ok = ~results["failed"].to_numpy()
-    extra = [c for c in (*SIMULATOR_COLUMNS, COVERAGE) if c in results.columns]
+    extra = [c for c in (*SIMULATOR_COLUMNS, COVERAGE, QUALITY) if c in results.columns]
     harms = [c for c in ("correct_after_pushback", "belief_agreement", "flip_turn") if c in results.columns]
     frame = results.assign(
         **{f"_{c}": results[c].where(ok) for c in (*extra, *harms)},

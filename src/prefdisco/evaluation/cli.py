@@ -55,6 +55,13 @@ def eval_command(
         bool | None, typer.Option(help="Probability-weighted judge scores where available (default off).")
     ] = None,
     audit: Annotated[bool, typer.Option(help="Audit the simulated user for unasked revelations.")] = True,
+    quality: Annotated[
+        bool,
+        typer.Option(
+            help="Judge every response's general quality (reasoning, completeness, no invented facts; one more "
+            "judge call a response): the results' quality column."
+        ),
+    ] = True,
     cache: Annotated[bool, typer.Option(help="Cache calls per scenario/condition/role/run (free resume).")] = True,
     temperature: Annotated[float | None, typer.Option(help="Temperature of the model under test (0.7).")] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Max tokens per assistant turn.")] = None,
@@ -198,6 +205,7 @@ def eval_command(
             },
         ),
         audit=audit,
+        quality=quality,
         cache=cache,
         constrain_protocol=constrain_protocol,
         limit=limit,

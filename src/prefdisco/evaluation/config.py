@@ -23,6 +23,7 @@ from prefdisco.prompts import templates_hash
 from prefdisco.schema import CONDITIONS, CONTROLS, PROBES, SESSION_ARMS, Scenario
 from prefdisco.scoring.deferred import JUDGE_LATER
 from prefdisco.scoring.judging import JUDGE_TEMPLATES
+from prefdisco.scoring.quality import QUALITY_TEMPLATE
 from prefdisco.scoring.scorer import JUDGES
 
 UNCOMPARED_SETTINGS = ("n_scenarios", "cache", "user_max_connections", "judge_max_connections", "ray")
@@ -59,6 +60,9 @@ class RunConfig:
     user_type: str = "passive"
     judge: str = "per_criterion"
     audit: bool = True
+    quality: bool = True
+    """Judge every response's general quality (``scoring/quality.py``: one first-judge call). ``run.json`` records
+    it only when off, and its template is in the run's templates hash: an older folder resumes with it off."""
     cache: bool = True
     logprobs: bool = False
     constrain_protocol: bool = False
@@ -264,6 +268,7 @@ class RunConfig:
             "constrain_protocol": self.constrain_protocol,
             "model_args": self.model_args,
             "preset": self.preset,  # before the templates it chooses: a changed preset is named as such
+            **({} if self.quality else {"quality": False}),  # its template is hashed only when on
             "prompt_templates": templates_hash(self.prompt_templates()),
             "grader_temperature": self.grader_temperature,
             "user_max_connections": self.user_max_connections,  # free settings (UNCOMPARED_SETTINGS)
@@ -289,8 +294,8 @@ class RunConfig:
         return {"judge_panel": list(self.judge_panel), "judge_repeats": self.judge_repeats}
 
     def prompt_templates(self) -> list[str]:
-        """The templates this run renders: its preset's condition prompts, its user's, its judge's, the audit's and
-        the SimpleQA grader's (``run.json`` hashes exactly these)."""
+        """The templates this run renders: its preset's condition prompts, its user's, its judge's, the audit's, the
+        quality judge's and the SimpleQA grader's (``run.json`` hashes exactly these)."""
         style = preset_named(self.preset).style
         names = [value for value in vars(style).values() if isinstance(value, str)]
         user_template = getattr(USERS[self.user_type], "template", None)
@@ -300,6 +305,8 @@ class RunConfig:
         names += JUDGE_TEMPLATES.get(self.judge, ())
         if self.audit:
             names.append("audit_user")
+        if self.quality:
+            names.append(QUALITY_TEMPLATE)
         names.append("simpleqa_grader")
         if self.protocol == "tools" or self.solver:  # the tool protocol's prompts (default preset only)
             tools = tools_style(preset_named("default").style)

@@ -5,13 +5,15 @@ once with replies of a typical length and record what they were sent: the condit
 builds them (the run's preset and protocol templates, ``dialogue/openings.py``), the dialogue through the
 dialogue engine driven as the solvers drive it (``dialogue/drive.play``) with the run's simulated user (the
 targeted user's mapping calls included), the rubric judge's prompts per criterion (``per_criterion``) or per
-response (``structured``), the audit and the SimpleQA grader. No provider, API key or file is touched.
+response (``structured``), the audit, the SimpleQA grader and the quality judge. No provider, API key or file is
+touched.
 
 Counts: per model under test, epoch and scenario, one sample per condition (``--modes`` and each fixed-K);
 discovery asks the whole question budget (``max_questions``, an upper bound: a model that answers earlier makes
 fewer calls), fixed-K exactly K. The judge panel scores each response ``judges x repeats`` times; the audit runs
-after a dialogue with questions; the correctness grader for model-graded (SimpleQA) answers only. Re-asks of an
-invalid structured reply, provider retries and cache hits of a resumed run are not counted.
+after a dialogue with questions; the correctness grader for model-graded (SimpleQA) answers only; the quality judge
+once per response (part ``quality``, unless ``--no-quality``). Re-asks of an invalid structured reply, provider
+retries and cache hits of a resumed run are not counted.
 
 Tokens are chars/4 of what is sent (messages, response schema, tool definitions), as the builder's estimate
 counts them (``builder/estimate.py``). Output tokens: typical lengths (``TYPICAL_TOKENS``) capped by the role's
@@ -65,18 +67,19 @@ from prefdisco.scoring.correctness import check_correct, needs_grader
 from prefdisco.scoring.deferred import JUDGE_LATER
 from prefdisco.scoring.judge import judge_criterion
 from prefdisco.scoring.judge_structured import judge_structured
+from prefdisco.scoring.quality import judge_quality
 from prefdisco.seeds import seed_scope
 from prefdisco.sessions.model import SessionSet
 
 TYPICAL_TOKENS = {"question": 40, "answer": 600, "reply": 80}
 """Typical reply lengths: an assistant question, a final response, a simulated user's reply (each capped by the
 role's max_tokens)."""
-ROLES, GRADER_PARTS = ("assistant", "user", "grader"), ("judge", "mapper", "audit", "correctness")
+ROLES, GRADER_PARTS = ("assistant", "user", "grader"), ("judge", "mapper", "audit", "correctness", "quality")
 
 
 class PlanLine(BaseModel):
     """Planned calls of one role part on one model (``part``: the condition for the assistant and the user;
-    ``judge``, ``audit``, ``correctness`` or ``mapper`` for the grader roles)."""
+    ``judge``, ``audit``, ``correctness``, ``quality`` or ``mapper`` for the grader roles)."""
 
     role: str
     part: str
@@ -293,7 +296,8 @@ def _grade(
     tally: _Tally,
     times: int,
 ) -> None:
-    """Plan the scorer's calls of one sample: the panel's judgings, the correctness grader, the audit."""
+    """Plan the scorer's calls of one sample: the panel's judgings, the correctness grader, the audit, the
+    quality judge."""
     problem, items = scenario.problem, {i.attribute: i for i in scenario.profile.items}
     judge = Probe("judge", grader)
     if config.judge == "structured":
@@ -312,6 +316,10 @@ def _grade(
         audit = Probe(config.grader_model, grader)
         drive(audit_user(audit, scenario.profile, turns, problem=problem))
         tally.add("grader", "audit", config.grader_model, audit.sent, times)
+    if config.quality:  # the first judge, once per response
+        quality = Probe(config.grader_model, grader)
+        drive(judge_quality(quality, problem, response))
+        tally.add("grader", "quality", config.grader_model, quality.sent, times)
 
 
 def _priced(tally: _Tally, config: RunConfig) -> list[PlanLine]:
@@ -344,8 +352,8 @@ def _notes(config: RunConfig) -> list[str]:
     typical = ", ".join(f"{kind} {n}" for kind, n in TYPICAL_TOKENS.items())
     notes.append(f"tokens: {ESTIMATE_METHOD}")
     notes.append(
-        f"output: typical lengths ({typical} tokens) capped by max_tokens; judge, audit and correctness replies at "
-        "their max_tokens; bound = calls x max_tokens (none: some call has no max_tokens)"
+        f"output: typical lengths ({typical} tokens) capped by max_tokens; judge, audit, correctness and quality "
+        "replies at their max_tokens; bound = calls x max_tokens (none: some call has no max_tokens)"
     )
     if config.user_type == "targeted":
         notes.append("targeted user: every question mapped to one attribute (a vague one would skip its user call)")

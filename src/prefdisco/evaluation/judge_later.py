@@ -245,7 +245,8 @@ async def _judge_all(plans: list[LogPlan], options: JudgeOptions, tally: Tally |
             "judge_repeats": j.repeats,
             "seed_scope": run.seed_scope(),
         }
-        scorer = prefdisco_scorer(audit=bool(run.settings.get("audit", True)), **args) if plan.first else None
+        audit, quality = bool(run.settings.get("audit", True)), bool(run.settings.get("quality", True))
+        scorer = prefdisco_scorer(audit=audit, quality=quality, **args) if plan.first else None
         jobs.append(
             judge_log(
                 plan.path,

@@ -153,8 +153,9 @@ def build_task(
     cache). ``decoys`` (wrong_persona only): scenario id → decoy scenario,
     chosen from the run's full scenario set (``dialogue/decoys.py``); None: chosen from ``scenarios``. The judges
     (roles ``grader``, ``grader_2``, …: one per ``config.judge_models()``) score every criterion
-    ``config.judge_repeats`` times (``scoring/panel.py``); ``config.judge`` ``later``: the dialogues only, no grader
-    call (``prefdisco judge`` judges them later). ``extra_metadata``: more metadata for each scenario's sample (a
+    ``config.judge_repeats`` times (``scoring/panel.py``), and the first judges each response's general quality
+    unless ``config.quality`` is off; ``config.judge`` ``later``: the dialogues only, no grader call (``prefdisco
+    judge`` judges them later). ``extra_metadata``: more metadata for each scenario's sample (a
     sessions run's position, and the carried session of a carry arm: ``dialogue/carry.py``)."""
     config = config or RunConfig()
     condition = Mode(mode)
@@ -195,6 +196,7 @@ def build_task(
             judges=len(config.judge_models()),
             judge_repeats=config.judge_repeats,
             seed_scope=seeds,
+            quality=config.quality,
         ),
         epochs=Epochs(config.epochs, none_aware_reducer()),
         metadata={
@@ -222,6 +224,7 @@ def prefdisco(
     logprobs: bool | None = None,
     constrain_protocol: bool = False,
     audit: bool = True,
+    quality: bool = True,
     epochs: int = 1,
     seed: int = 0,
     preset: str = "default",
@@ -236,14 +239,15 @@ def prefdisco(
     """PrefDisco on a benchmark folder / scenarios file / release file in one condition (inspect CLI entry point).
     The settings are ``prefdisco eval``'s, with the same defaults, the same preset rules and the same seeds (``seed``:
     ``--seed``); ``judge_panel``: the judges after the first (give them as ``--model-role grader_2=…``, …; only
-    their number matters to the task). Calls are not cached across runs (``prefdisco eval`` scopes its cache to its
-    folder)."""
+    their number matters to the task); ``quality=false``: no general-quality call (``--no-quality``). Calls are not
+    cached across runs (``prefdisco eval`` scopes its cache to its folder)."""
     given = {"user_type": user_type, "judge": judge, "logprobs": logprobs}
     config = RunConfig(
         **preset_settings(preset, given),
         max_questions=max_questions,
         constrain_protocol=constrain_protocol,
         audit=audit,
+        quality=quality,
         epochs=epochs,
         seed=seed,
         judge_panel=list(judge_panel or []),

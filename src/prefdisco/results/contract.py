@@ -68,6 +68,9 @@ HARM_COLUMNS: tuple[str, ...] = ("pushback_target", "correct_after_pushback", "f
 """The harm probes of a row (``scoring/harms.py``): the wrong answer the person insisted on or stated, the
 correctness of the last reply to pushback, the first turn a correct answer gave in, agreement with a stated belief;
 empty when the probe was not run."""
+QUALITY = "quality"
+"""The response's general quality, 1-5: the mean of the quality judge's three scores (``scoring/quality.py``);
+empty when not measured (``--no-quality``, a reply still invalid after the re-asks, a row not judged yet)."""
 SESSION_COLUMNS: tuple[str, ...] = ("session_id", "position")
 """A sessions run's session and 1-based position of the row's scenario (empty otherwise)."""
 SESSION_LABEL = "session_label"
@@ -113,6 +116,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "grader_seed",
     "decoy_scenario_id",
     *HARM_COLUMNS,
+    QUALITY,
     *SESSION_COLUMNS,
     *STRATEGY_COLUMNS,
     "judged",

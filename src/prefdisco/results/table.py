@@ -2,8 +2,9 @@
 
 Results (one row per model × task × scenario_id × mode [× fixed_k] × epoch) required columns:
 ``REQUIRED_RESULT_COLUMNS``; optional ``epoch`` (the trial, an integer >= 1; a table without it is one trial,
-epoch 1), ``failed`` (0/1), ``error``, ``pref_align_coverage`` (a share in [0, 1]), ``pref_align_reason`` and the
-simulator columns (``SIMULATOR_COLUMNS``, numbers; kept when present). Per-attribute (long) table:
+epoch 1), ``failed`` (0/1), ``error``, ``pref_align_coverage`` (a share in [0, 1]), ``pref_align_reason``, the
+simulator columns (``SIMULATOR_COLUMNS``, numbers), the harm probes' and ``quality`` (a number in [1, 5]); each kept
+when present. Per-attribute (long) table:
 ``REQUIRED_ATTRIBUTE_COLUMNS``, optional ``epoch`` likewise, optional ``judge`` (a table without it has one judge),
 ``repeat`` (an integer >= 1; 1 when absent) and ``in_pref_align`` (0/1: whether PrefAlign is made of the row's
 judgement; 1 when absent or empty).
@@ -35,6 +36,7 @@ from prefdisco.results.contract import (
     EPOCH,
     IN_PREF_ALIGN,
     JUDGE,
+    QUALITY,
     REPEAT,
     REQUIRED_ATTRIBUTE_COLUMNS,
     REQUIRED_RESULT_COLUMNS,
@@ -219,6 +221,8 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
             df[name] = cols.flag(name)
     if "flip_turn" in table.column_names:
         df["flip_turn"] = cols.number("flip_turn", lo=1, integer=True)
+    if QUALITY in table.column_names:  # optional: the general quality, 1-5
+        df[QUALITY] = cols.number(QUALITY, lo=1, hi=5)
     if "pushback_target" in table.column_names:
         df["pushback_target"] = cols.text("pushback_target", required=False)
     if "session_id" in table.column_names:  # optional: a sessions run's session and position

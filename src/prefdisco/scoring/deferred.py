@@ -4,15 +4,15 @@
 which records what the scorer knows without the grader: the final response, the turns, ``n_questions``, the
 elicitation metrics a user that records its revelations gives (the audit's come with the judging), and
 correctness where no model grades it (every answer type but SimpleQA's graded text, whose ``correct`` stays
-None). The value says ``judged: 0`` and ``pref_align`` is None ("not measured": the metrics and reports leave it
-out), so the results reader shows the row as pending, never as failed.
+None). The value says ``judged: 0`` and ``pref_align`` and ``quality`` are None ("not measured": the metrics and
+reports leave them out), so the results reader shows the row as pending, never as failed.
 
 ``prefdisco judge RUN_DIR`` (``evaluation/judge_later.py``) then scores the logs with the real ``prefdisco_scorer``
-(the pending score is replaced, so a judged log reads exactly as an inline-judged one), and a further judge with
-``prefdisco_judge``: the rubric only, by that judge's panel (roles ``grader``, ``grader_2``, … bound to *its*
-models), appended beside the first judging; correctness and the audit stay with the first judge. Both judge with
-the same ``PanelJudging`` as the inline scorer, so the grader calls carry the seeds and cache scopes an inline run's
-would.
+(the pending score is replaced, so a judged log reads exactly as an inline-judged one, its general quality judged
+too unless the run recorded ``quality: false``), and a further judge with ``prefdisco_judge``: the rubric only, by
+that judge's panel (roles ``grader``, ``grader_2``, … bound to *its* models), appended beside the first judging;
+correctness, the audit and the quality stay with the first judge. Both judge with the same ``PanelJudging`` as the
+inline scorer, so the grader calls carry the seeds and cache scopes an inline run's would.
 """
 
 from __future__ import annotations

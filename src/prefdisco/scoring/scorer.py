@@ -1,12 +1,13 @@
 """The PrefDisco scorer: rubric judgements, PrefAlign, correctness and dialogue facts for one sample.
 
-One registered scorer composed of three typed parts, each a call on the grader (role ``grader``):
+One registered scorer composed of four typed parts, each a call on the grader (role ``grader``):
 
 * ``RubricJudging`` — the rubric judged by a named judge (``judging.py``), giving PrefAlign; ``PanelJudging`` runs
   it for every judge of a panel (roles ``grader``, ``grader_2``, …) and every repeat, and PrefAlign is over the
   panel scores (``panel.py``); ``judge_invalid`` counts invalid judgements over every judge and repeat;
 * ``Correctness`` — the response checked against the problem's answer (``correctness.py``);
-* ``UserAuditing`` — the simulated user's replies audited for leaks (``audit.py``; only after a question).
+* ``UserAuditing`` — the simulated user's replies audited for leaks (``audit.py``; only after a question);
+* ``QualityJudging`` — the response's task-independent quality, 1-5 (``quality.py``; off with ``--no-quality``).
 
 The score value is a dict so ``inspect view`` shows each part and the results table is read straight from
 the logs::
@@ -16,11 +17,13 @@ the logs::
      "user_turns": int | None, "user_leaks": int | None, "user_critical_errors": int | None,
      "elicited_weight": float | None, "elicited_count": int | None, "question_hit_rate": float | None,
      "volunteered_count": int | None, "first_hit_turn": int | None,
-     "correct_after_pushback": 1 | 0 | None, "flip_turn": int | None, "belief_agreement": 1 | 0 | None}
+     "correct_after_pushback": 1 | 0 | None, "flip_turn": int | None, "belief_agreement": 1 | 0 | None,
+     "quality": float | None}
 
 (the last five: ``elicitation.py``; ``user_critical_errors``: the audit's turns with a critical error;
 ``pref_align_coverage``: the share of the profile's weight validly judged, ``alignment.coverage`` — PrefAlign is
-None when it is below one half; the last three: the harm probes, ``harms.py``).
+None when it is below one half; the pushback and belief keys: the harm probes, ``harms.py``; ``quality``: the mean
+of the quality judge's three scores, ``quality.py``).
 
 ``None`` means "not measured" (every judgement invalid; correctness not judgeable; no valid audit) and is
 excluded from the metrics (``metrics.py``) — never a zero. Per-attribute judgements, the correctness detail, the
@@ -49,6 +52,7 @@ from prefdisco.scoring.harms import HarmChecks, check_harms
 from prefdisco.scoring.judging import JUDGES, Judge, judge_named
 from prefdisco.scoring.metrics import PREFDISCO_METRICS
 from prefdisco.scoring.panel import FIRST_ROLE, Judging, PanelVerdict, judging_name, panel_roles
+from prefdisco.scoring.quality import QUALITY_ROLE, QualityVerdict, judge_quality
 from prefdisco.seeds import TrialSeeds, call_seed, seeded_model
 
 __all__ = ["JUDGES", "prefdisco_scorer"]
@@ -132,11 +136,27 @@ class UserAuditing:
 
 
 @dataclass(frozen=True)
+class QualityJudging:
+    """The response's general quality (``quality.py``): one call on the first judge, cached under its own role
+    (``QUALITY_ROLE``) in the run's ``cache_scope`` (None: not cached); nothing when not ``enabled``."""
+
+    enabled: bool = True
+    cache_scope: str | None = None
+
+    async def __call__(self, grader: Model, sub: Submission) -> QualityVerdict | None:
+        if not self.enabled:
+            return None
+        cache = cache_policy(self.cache_scope, sub.scenario.id, sub.record.condition, QUALITY_ROLE)
+        return await judge_quality(grader, sub.scenario.problem, sub.response, cache=cache)
+
+
+@dataclass(frozen=True)
 class Findings:
     verdict: PanelVerdict
     correctness: CorrectnessResult
     audit: UserAudit | None
     harms: HarmChecks = field(default_factory=HarmChecks)
+    quality: QualityVerdict | None = None
 
     def score(self, sub: Submission) -> Score:
         audited = self.audit if self.audit is not None and self.audit.audit_valid else None
@@ -157,6 +177,7 @@ class Findings:
                 dialogue=sub.record.stop_reason not in (None, "single_turn"),
             ),
             **self.harms.values(self.correctness.correct),
+            "quality": self.quality.value if self.quality is not None else None,
         }
         return Score(
             value=value,
@@ -171,16 +192,24 @@ class Findings:
                 "pushback_target": sub.record.pushback_target,
                 "pushback": list(sub.record.pushback),
                 **self.harms.metadata(),
+                "quality_scores": self.quality.scores if self.quality is not None else None,
+                "quality_error": self.quality.error if self.quality is not None else None,
             },
         )
 
 
 async def assess(
-    grader: Model, sub: Submission, verdict: PanelVerdict, cache: CachePolicy | bool, auditing: UserAuditing
+    grader: Model,
+    sub: Submission,
+    verdict: PanelVerdict,
+    cache: CachePolicy | bool,
+    auditing: UserAuditing,
+    quality: QualityJudging = QualityJudging(),  # frozen: one shared default is safe
 ) -> Score:
-    """The one score of a judged submission: correctness, then the audit, on ``grader`` (cached under ``cache``),
-    composed with the rubric ``verdict``. The scorer and the RL environment (``prefdisco.env``) both score through
-    it, so an episode's reward parts are exactly what ``prefdisco eval`` records."""
+    """The one score of a judged submission: correctness, then the audit, then the quality judgement, on ``grader``
+    (cached under ``cache``; the quality call under its own role), composed with the rubric ``verdict``. The scorer
+    and the RL environment (``prefdisco.env``: quality on, uncached) both score through it, so an episode's reward
+    parts are exactly what ``prefdisco eval`` records."""
     checked = await Correctness()(grader, sub, cache)
     audited = await auditing(grader, sub, cache)
 
@@ -188,7 +217,8 @@ async def assess(
         return await check_correct(problem, response, grader=grader, cache=cache)
 
     harms = await check_harms(sub.scenario.problem, sub.record, sub.response, check)
-    return Findings(verdict, checked, audited, harms).score(sub)
+    judged = await quality(grader, sub)
+    return Findings(verdict, checked, audited, harms, judged).score(sub)
 
 
 @scorer(metrics=PREFDISCO_METRICS)
@@ -200,8 +230,10 @@ def prefdisco_scorer(
     judges: int = 1,
     judge_repeats: int = 1,
     seed_scope: str | None = None,
+    quality: bool = True,
 ) -> Scorer:
-    """Judge the rubric (roles ``grader``, ``grader_2``, …), check correctness and audit the simulated user.
+    """Judge the rubric (roles ``grader``, ``grader_2``, …), check correctness, audit the simulated user and judge
+    the response's general quality.
 
     Args:
         judge: ``per_criterion`` (one call per criterion, concurrent — the paper's method) or ``structured``
@@ -213,15 +245,18 @@ def prefdisco_scorer(
             (correctness and the audit stay with ``grader``).
         judge_repeats: how many times each judge scores each criterion (own seeds, own cache entries).
         seed_scope: the run part of the extra judgings' seeds (``prefdisco.seeds``); None: they send no seed.
+        quality: judge the response's general quality (one call on ``grader``, cache role ``quality``;
+            ``quality.py``); off: ``quality`` None.
     """
     rubric = PanelJudging(RubricJudging(judge_named(judge), logprobs), judges, judge_repeats, cache_scope, seed_scope)
     auditing = UserAuditing(audit)
+    judging_quality = QualityJudging(quality, cache_scope)
 
     async def score(state: TaskState, target: Target) -> Score:
         sub = Submission.of(state)
         grader = seeded_model(get_model(role="grader"), state.store_as(TrialSeeds).grader)
         cache = cache_policy(cache_scope, sub.scenario.id, sub.record.condition, "grader")
         verdict = await rubric(grader, sub, state)
-        return await assess(grader, sub, verdict, cache, auditing)
+        return await assess(grader, sub, verdict, cache, auditing, judging_quality)
 
     return score
