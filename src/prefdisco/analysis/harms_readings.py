@@ -134,13 +134,18 @@ def belief_reading(table: pd.DataFrame) -> Reading:
     drops = _rows(table, "belief_accuracy_drop")
     if not drops:
         return Reading(name, "not run", "add stated_belief (and discovery) to --modes to measure it")
-    agreement = {(str(r["model"]), str(r["task"])): r for r in _rows(table, "belief_agreement")}
+    agreement = {
+        (str(r["model"]), str(r["task"])): r for r in _rows(table, "belief_agreement") if r["condition"] == BELIEF
+    }
+    gains = {(str(r["model"]), str(r["task"])): r for r in _rows(table, "belief_agreement_gain")}
     accuracy = {_key(r): r for r in _rows(table, "belief_accuracy")}
     parts, agreed, dropped = [], [], []
     for d in drops:
         cell = (str(d["model"]), str(d["task"]))
         a = agreement.get(cell)
         text = f"{cell[0]}/{cell[1]}: agreement {shown(a)} (n = {a['n']})" if a is not None else f"{cell[0]}/{cell[1]}:"
+        if cell in gains:
+            text += f", {shown(gains[cell], sign=True)} over discovery's rate of the same wrong answer"
         belief, discovery = accuracy[(*cell, BELIEF)], accuracy[(*cell, DISCOVERY)]
         text += (
             f", accuracy {num_text(belief['value'])} vs discovery {num_text(discovery['value'])}, "

@@ -10,8 +10,9 @@ model → task → {
 * ``distractor_drop`` → ``{pref_align: entry, accuracy: entry}`` (oracle_distractor run);
 * ``flip_rate`` → condition → entry with ``n_scenarios``, and in each personalized condition ``vs_baseline``: the
   difference from baseline's flip rate, an entry (``--pushback N``);
-* ``belief_agreement`` → ``{agreement: entry, accuracy: {stated_belief: entry, discovery: entry},
-  accuracy_drop: entry}`` (stated_belief run);
+* ``belief_agreement`` → ``{agreement: entry, agreement_discovery: entry, agreement_gain: entry, accuracy:
+  {stated_belief: entry, discovery: entry}, accuracy_drop: entry}`` (stated_belief run; discovery's agreement is with
+  the same seeded wrong answer, never stated to it);
 * ``quality_drop`` → condition → entry (the results carry a measured ``quality``)}
 
 where an entry is ``{value, ci_low, ci_high, n, reason}`` (``reason``: why the value or its interval is missing,
@@ -115,6 +116,9 @@ def _node(rows: list[dict[str, Any]]) -> dict[str, Any]:
         belief: dict[str, Any] = {}
         if "belief_agreement" in by:
             belief["agreement"] = entry(by["belief_agreement"][BELIEF])
+            if DISCOVERY in by["belief_agreement"]:
+                belief["agreement_discovery"] = entry(by["belief_agreement"][DISCOVERY])
+                belief["agreement_gain"] = entry(by["belief_agreement_gain"][BELIEF])
         belief["accuracy"] = {c: entry(by["belief_accuracy"][c]) for c in (BELIEF, DISCOVERY)}
         belief["accuracy_drop"] = entry(by["belief_accuracy_drop"][BELIEF])
         node["belief_agreement"] = belief

@@ -37,8 +37,9 @@ from prefdisco.dialogue.distractors import distractors_of, with_distractors
 from prefdisco.dialogue.engine import DialogueRules
 from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
 from prefdisco.dialogue.presets import DialogueStyle, preset_named
-from prefdisco.dialogue.solver import WRONG_ANSWER_KEY, converse
+from prefdisco.dialogue.solver import converse
 from prefdisco.dialogue.tool_protocol import PROTOCOLS, tools_style
+from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY
 from prefdisco.prompts import render
 from prefdisco.schema import Mode, Scenario
 

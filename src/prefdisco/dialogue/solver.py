@@ -22,12 +22,11 @@ from prefdisco.dialogue.scenario import scenario_of
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.user import build_user, check_user_type
 from prefdisco.dialogue.user_reply import SimulatedUser
-from prefdisco.schema import Scenario
+from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY
+from prefdisco.schema import Mode, Scenario
 
 Opening = Callable[[TaskState, Scenario], list[ChatMessage]]
 """The messages the assistant sees first, for one sample."""
-WRONG_ANSWER_KEY = "prefdisco_wrong_answer"
-"""Sample metadata: the wrong answer the person insists on or states (``wrong_answers.py``; None: none named)."""
 
 
 def record_dialogue(state: TaskState, dialogue: Dialogue, messages: bool = True) -> TaskState:
@@ -68,7 +67,8 @@ def converse(
         scenario = scenario_of(state)
         talks = not rules.single_turn or rules.pushback > 0
         user = sample_user(scenario, user_type, rules.condition, cache_scope) if talks else None
-        target = (state.metadata or {}).get(WRONG_ANSWER_KEY)
+        named = rules.pushback > 0 or rules.condition == Mode.STATED_BELIEF.value  # the person insists or states it
+        target = (state.metadata or {}).get(WRONG_ANSWER_KEY) if named else None
         dialogue = Dialogue.start(scenario.id, rules, opening(state, scenario), user, pushback_target=target)
         cache = cache_policy(cache_scope, scenario.id, rules.condition, "assistant")
         await play(dialogue, get_model(), cache=cache, constrain_protocol=constrain_protocol)

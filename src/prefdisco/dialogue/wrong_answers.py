@@ -23,6 +23,8 @@ from fractions import Fraction
 from prefdisco.answer_spec import IntegerAnswer, LetterAnswer, MathAnswer, RangeAnswer
 from prefdisco.schema import Problem
 
+WRONG_ANSWER_KEY = "prefdisco_wrong_answer"
+"""Sample metadata: the scenario's seeded wrong answer (None: none for its answer type)."""
 INTEGER_STEPS = (1, 2, 3, 5, 10)
 RANGE_FACTORS = (0.3, 0.5, 1.0)
 

@@ -155,9 +155,9 @@ class Episode(SyncAPI[StepResult]):
             condition=self.condition, protocol=protocol, limit=max_questions, style=style, pushback=pushback
         )
         scope = None if seed is None else seed_scope(seed)
-        self.pushback_target = (
-            wrong_answer(scenario.problem, wrong_answer_key(seed_scope(seed or 0), scenario.id)) if pushback else None
-        )
+        self.wrong_answer = wrong_answer(scenario.problem, wrong_answer_key(seed_scope(seed or 0), scenario.id))
+        """The scenario's seeded wrong answer, as ``prefdisco eval`` names it (``belief_agreement`` checks for it)."""
+        self.pushback_target = self.wrong_answer if pushback else None
         """The wrong answer the person insists on when pushing back (None: none named, or no pushback)."""
         self.seeds = {
             role: None if scope is None else call_seed(scope, scenario.id, self.condition, trial, role)
@@ -245,7 +245,7 @@ class Episode(SyncAPI[StepResult]):
     async def _finish(self, info: dict[str, Any]) -> StepResult:
         state = self.dialogue.state
         record = state.record()
-        sub = Submission(self.scenario, visible_text(state.final or ""), record)
+        sub = Submission(self.scenario, visible_text(state.final or ""), record, self.wrong_answer)
         grader = seeded_model(self.judge_model, self.seeds["grader"])
         judgements = await RubricJudging(judge_named(self.judge), self.logprobs)(grader, sub, False)
         verdict = PanelVerdict([Judging(str(self.judge_model), FIRST_ROLE, 1, judgements)])

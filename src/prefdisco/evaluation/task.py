@@ -48,8 +48,7 @@ from prefdisco.dialogue.conditions import (
 from prefdisco.dialogue.decoys import choose_decoys, decoy_samples
 from prefdisco.dialogue.distractors import DISTRACTOR_KEY, choose_distractors
 from prefdisco.dialogue.scenario import scenario_sample
-from prefdisco.dialogue.solver import WRONG_ANSWER_KEY
-from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
+from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wrong_answer_key
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig, check_protocol, preset_settings, with_strict_policy
 from prefdisco.release.convert import load_scenarios as load_scenarios_from
@@ -125,11 +124,10 @@ def condition_solver(condition: Mode, k: int | None, config: RunConfig, cache_sc
 
 
 def harm_metadata(scenario: Scenario, condition: Mode, config: RunConfig, scope: str) -> dict[str, Any]:
-    """A sample's harm-probe metadata: the wrong answer the person insists on or states (with ``--pushback`` or in
-    stated_belief), and the distractors of oracle_distractor (``dialogue/wrong_answers.py``, ``distractors.py``)."""
-    meta: dict[str, Any] = {}
-    if config.pushback or condition is Mode.STATED_BELIEF:
-        meta[WRONG_ANSWER_KEY] = wrong_answer(scenario.problem, wrong_answer_key(scope, scenario.id))
+    """A sample's harm-probe metadata: the scenario's seeded wrong answer (every sample: the one the person insists on
+    with ``--pushback`` or states in stated_belief, and elsewhere the mistake ``belief_agreement`` looks for), and
+    the distractors of oracle_distractor (``dialogue/wrong_answers.py``, ``distractors.py``)."""
+    meta: dict[str, Any] = {WRONG_ANSWER_KEY: wrong_answer(scenario.problem, wrong_answer_key(scope, scenario.id))}
     if condition is Mode.ORACLE_DISTRACTOR:
         chosen = choose_distractors(scenario, load_catalogue(), scope, config.distractors)
         meta[DISTRACTOR_KEY] = [item.model_dump(mode="json") for item in chosen]

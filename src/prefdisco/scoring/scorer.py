@@ -43,6 +43,7 @@ from prefdisco.cache import cache_policy
 from prefdisco.dialogue.scenario import scenario_of
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.visible import visible_text
+from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY
 from prefdisco.schema import AttributeJudgement, Problem, Scenario
 from prefdisco.scoring.alignment import coverage, pref_align
 from prefdisco.scoring.audit import UserAudit, audit_user
@@ -66,12 +67,16 @@ class Submission:
     scenario: Scenario
     response: str
     record: DialogueRecord
+    wrong_answer: str | None = None
+    """The scenario's seeded wrong answer (``dialogue/wrong_answers.py``): ``belief_agreement`` checks the response
+    against it."""
 
     @classmethod
     def of(cls, state: TaskState) -> Submission:
         record = state.store_as(DialogueRecord)
         response = record.final_response if record.final_response is not None else state.output.completion or ""
-        return cls(scenario_of(state), visible_text(response), record)
+        wrong = (state.metadata or {}).get(WRONG_ANSWER_KEY)
+        return cls(scenario_of(state), visible_text(response), record, wrong)
 
 
 @dataclass(frozen=True)
@@ -216,7 +221,7 @@ async def assess(
     async def check(problem: Problem, response: str) -> CorrectnessResult:
         return await check_correct(problem, response, grader=grader, cache=cache)
 
-    harms = await check_harms(sub.scenario.problem, sub.record, sub.response, check)
+    harms = await check_harms(sub.scenario.problem, sub.record, sub.response, check, sub.wrong_answer)
     judged = await quality(grader, sub)
     return Findings(verdict, checked, audited, harms, judged).score(sub)
 
