@@ -15,10 +15,16 @@ export HF_DATASETS_OFFLINE ?= 1
 
 install: $(STAMP)
 
+# The install prints a line at least every 8 seconds (the first one compiles llama.cpp for minutes, silently under
+# --quiet), so output sent to a file never goes 10 s without a line.
 $(STAMP): pyproject.toml
+	@echo "install: creating $(VENV) and installing prefdisco (the first time compiles llama.cpp: about 8 minutes)"
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,ray]'
+	@( while sleep 8; do echo "install: still installing ($$(date +%H:%M:%S))"; done ) & beat=$$!; \
+	  trap 'kill $$beat 2>/dev/null' EXIT; \
+	  $(BIN)/python -m pip install --quiet --upgrade pip && \
+	  $(BIN)/python -m pip install --quiet -e '.[dev,ray,scout]'
+	@echo "install: done"
 	touch $(STAMP)
 
 demo: install

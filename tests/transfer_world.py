@@ -31,6 +31,7 @@ vocabulary``), A (``Use of analogies``):
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from collections.abc import Callable
@@ -61,15 +62,21 @@ LAYOUT = (  # per position: (attribute, old/new value, weight)
 )
 ARMS = ("baseline", "discovery", "oracle", "carry_transcript", "carry_notes")
 
-SCRIPTS: dict[str, Callable[[list[ChatMessage]], str]] = {}
-"""``scripted/<name>`` → its reply to a request's messages."""
+SCRIPTS: dict[str, Callable[..., str | ModelOutput]] = {}
+"""``scripted/<name>`` → its reply to a request's messages (a script with a second parameter also gets the call's
+``GenerateConfig``: its seed, its max_tokens); text, or a whole ``ModelOutput`` (a stop reason of its own)."""
 
 
 @modelapi(name="scripted")
 def _scripted_api() -> type[ModelAPI]:
     class ScriptedAPI(ModelAPI):
         async def generate(self, input: list[ChatMessage], tools: Any, tool_choice: Any, config: GenerateConfig):
-            return ModelOutput.from_content(model=self.model_name, content=SCRIPTS[self.model_name](list(input)))
+            script = SCRIPTS[self.model_name]
+            wants_config = len(inspect.signature(script).parameters) > 1
+            reply = script(list(input), config) if wants_config else script(list(input))
+            if isinstance(reply, ModelOutput):
+                return reply
+            return ModelOutput.from_content(model=self.model_name, content=reply)
 
     return ScriptedAPI
 

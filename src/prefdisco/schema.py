@@ -359,19 +359,32 @@ UserMapping = Literal["attributes", "none", "vague", "invalid"]
 """How a targeted simulated user read a question (``dialogue/targeted.py``)."""
 
 
+class FlaggedReply(_Model):
+    """A user reply the hygiene checks flagged (``dialogue/hygiene.py``), kept as drawn, with its reasons."""
+
+    content: str
+    flags: list[str]
+
+
 class DialogueTurn(_Model):
     """One message of a discovery dialogue, as the protocol parsed it.
 
     Reply turns of a user that knows what it revealed (``--user-type targeted``) also carry ``revealed`` (the
     profile attributes it was shown and answered about; [] when none) and ``mapping`` (how its question was read:
     ``attributes``, ``none``, ``vague``, or ``invalid`` when the mapping call failed, which is answered as vague).
-    Both are None for other users and other turns."""
+    Both are None for other users and other turns.
+
+    Reply turns of a screened dialogue carry ``flags``: the hygiene faults of the reply kept ([] when clean; None
+    for other turns and dialogues recorded before the checks), and ``redrawn``: the flagged replies drawn before it
+    and redrawn (``--user-retry``), oldest first."""
 
     role: Literal["assistant", "user"]
     kind: Literal["question", "answer", "reply"]
     content: str
     revealed: list[str] | None = None
     mapping: UserMapping | None = None
+    flags: list[str] | None = None
+    redrawn: list[FlaggedReply] = Field(default_factory=list)
 
 
 class AttributeJudgement(_Model):

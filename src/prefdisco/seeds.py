@@ -31,6 +31,13 @@ def call_seed(run_scope: str, scenario_id: str, condition: str, epoch: int, role
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") % SEED_MODULUS
 
 
+def redraw_seed(seed: int | None, attempt: int) -> int:
+    """The seed of a simulated reply drawn again (``--user-retry``; ``attempt`` from 1) by a user model whose calls
+    send ``seed`` (None: none): the first 8 bytes of the sha256 of the two, big-endian, modulo 2**31."""
+    text = "\x1f".join(("redraw", "none" if seed is None else str(int(seed)), str(int(attempt))))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") % SEED_MODULUS
+
+
 def seed_scope(seed: int) -> str:
     """The run part of the seeds: the run's ``--seed`` (so a scenario's seeds depend neither on the run folder nor
     on how the scenarios were split over workers)."""

@@ -27,6 +27,7 @@ from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario
 from prefdisco.analysis.questions import question_stats
 from prefdisco.analysis.render import render_html, render_markdown
 from prefdisco.analysis.simulator import elicitation_figure, simulator_table
+from prefdisco.analysis.simulator_flags import flag_table, flags_reading, flags_summary
 from prefdisco.analysis.summary import build_summary, plain, summary_json
 from prefdisco.analysis.transfer_section import build_transfer
 from prefdisco.analysis.trials import average_attribute_trials, average_trials, trial_counts
@@ -86,6 +87,7 @@ def build_report(
     fixed_k = fixed_k_table(results)
     control = control_table(results, seed=seed, n_boot=n_boot)
     simulator = simulator_table(data.results)  # from the trial rows: a critical error is 0/1 per dialogue
+    flags = flag_table(data.results)  # from the trial rows: each trial one dialogue
     attribute_scores = worst = mode = further = None
     if data.attributes is not None:  # a judge added afterwards: its own PrefAlign, beside the run's
         further = further_judge_table(results, data.attributes, data.results)
@@ -110,6 +112,7 @@ def build_report(
         readings=[
             control_reading(control),
             simulator_reading(simulator),
+            flags_reading(flags),
             *judge_readings(judges),
             calibration_reading(calibration),
             *variance_reading(variance, detectable),
@@ -134,6 +137,7 @@ def build_report(
         simulator=simulator,
     )
     summary |= plain(validity.summary())
+    summary["simulator_flags"] = plain(flags_summary(flags))
     summary["pref_align_by_judge"] = plain(further_judges_summary(further))
     harms = build_harms(results, data.results, seed=seed, n_boot=n_boot)  # every report's Harms section
     summary["harms"] = plain(harms.summary())
@@ -193,6 +197,8 @@ def build_report(
         report.tables["table_control_gap.csv"] = control
     if simulator is not None:
         report.tables["table_simulator.csv"] = simulator
+    if flags is not None:
+        report.tables["table_simulator_flags.csv"] = flags
     if judges is not None:
         report.tables["table_judge_agreement.csv"] = judges.agreement
         report.tables["table_judge_noise.csv"] = judges.noise

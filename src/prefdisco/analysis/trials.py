@@ -11,7 +11,9 @@ one row per scenario and condition, its trials averaged:
 * ``pref_align_reason`` — the reason when no trial is scored (``judge coverage``), else empty;
 * ``input_tokens``, ``output_tokens`` — the mean over all trials;
 * ``failed`` — every trial failed (a failed trial is left out of the means, never counted as a zero);
-* ``n_trials``, ``n_scored_trials`` — how many trials the row holds, and how many of them are scored.
+* ``n_trials``, ``n_scored_trials`` — how many trials the row holds, and how many of them are scored;
+* ``user_flag_reasons`` (a JSON object per dialogue) is left out: the clean-turns figures are read from the trial
+  rows, each trial one dialogue (``simulator_flags.py``).
 
 So a run of N identical trials gives exactly the numbers of one trial, and a table of one trial per row (every
 table without an ``epoch`` column) passes through unchanged. The attribute table is averaged the same way: per
@@ -33,6 +35,7 @@ from prefdisco.results.contract import (
     SIMULATOR_COLUMNS,
     TRIAL_GROUP,
     UNSCORED_REASON,
+    USER_FLAG_REASONS,
 )
 
 _KEY = list(TRIAL_GROUP)
@@ -44,8 +47,10 @@ def _one_trial_each(frame: pd.DataFrame) -> bool:
 
 def average_trials(results: pd.DataFrame) -> pd.DataFrame:
     """The validated results frame (``results.table``) with its trials averaged (see the module docstring)."""
+    per_dialogue = [c for c in (USER_FLAG_REASONS,) if c in results.columns]
     if _one_trial_each(results):
-        return results.assign(n_trials=1, n_scored_trials=results["scored"].astype(int)).drop(columns="epoch")
+        one = results.assign(n_trials=1, n_scored_trials=results["scored"].astype(int))
+        return one.drop(columns=["epoch", *per_dialogue])
     ok = ~results["failed"].to_numpy()
     extra = [c for c in (*SIMULATOR_COLUMNS, COVERAGE, QUALITY) if c in results.columns]
     harms = [c for c in ("correct_after_pushback", "belief_agreement", "flip_turn") if c in results.columns]
@@ -87,7 +92,7 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
     out["failed"] = out.pop("n_ok").to_numpy() == 0
     out["scored"] = out["n_scored_trials"].to_numpy() > 0
     out["n_scored_trials"] = out["n_scored_trials"].astype(int)
-    columns = [c for c in results.columns if c != "epoch"] + ["n_trials", "n_scored_trials"]
+    columns = [c for c in results.columns if c not in ("epoch", *per_dialogue)] + ["n_trials", "n_scored_trials"]
     return out.sort_values("row", kind="stable", ignore_index=True)[columns]
 
 

@@ -43,6 +43,7 @@ from inspect_ai.agent import as_solver, is_agent
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from prefdisco.dialogue.engine import Dialogue, DialogueRules
+from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.openings import discovery_opening
 from prefdisco.dialogue.presets import DialogueStyle, preset_named
 from prefdisco.dialogue.scenario import scenario_of
@@ -171,12 +172,15 @@ def own_assistant(
     style: DialogueStyle = DialogueStyle(),
     opening: Opening | None = None,
     condition: str = Mode.DISCOVERY.value,
+    user_retry: int = 0,
 ) -> Solver:
     """Run ``assistant`` from the discovery opening (``opening``: another, e.g. a carry arm's) with the ``ask_user``
     tool bound to this sample's dialogue (simulated user and budget: ``engine.Dialogue.ask``), then end the dialogue
     with its final output and write the ``DialogueRecord`` under ``condition`` (unless it wrote one itself)."""
     check_user_type(user_type)
-    rules = DialogueRules(condition=condition, protocol="tools", limit=max_questions, style=style)
+    rules = DialogueRules(
+        condition=condition, protocol="tools", limit=max_questions, style=style, user_retry=user_retry
+    )
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario = scenario_of(state)
@@ -185,7 +189,7 @@ def own_assistant(
             state.messages = discovery_opening(scenario.problem, style, max_questions)
         else:
             state.messages = opening(state, scenario)
-        dialogue = Dialogue.start(scenario.id, rules, list(state.messages), user)
+        dialogue = Dialogue.start(scenario.id, rules, list(state.messages), user, screen=Screen(scenario))
         state.tools.append(ask_user())
         with asking(dialogue):
             state = await assistant(state, generate)
@@ -203,8 +207,9 @@ def own_discovery(
     user_type: str = "passive",
     cache_scope: str | None = None,
     preset: str = "default",
+    user_retry: int = 0,
 ) -> Solver:
     """Discovery played by ``assistant``: the problem, the tool protocol's discovery prompt, then ``assistant``
     with ``ask_user`` (at most ``max_questions`` questions)."""
     style = tools_style(preset_named(preset).style)
-    return own_assistant(assistant, max_questions, user_type, cache_scope, style)
+    return own_assistant(assistant, max_questions, user_type, cache_scope, style, user_retry=user_retry)

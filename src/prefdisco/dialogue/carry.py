@@ -164,10 +164,13 @@ def carry(
     cache_scope: str | None = None,
     protocol: str = "text",
     pushback: int = 0,
+    user_retry: int = 0,
 ) -> Solver:
     """One position of a session in ``arm`` (module docstring): discovery from the carried opening, then, in
     carry_notes, the notes."""
-    rules = DialogueRules(condition=arm, protocol=protocol, limit=max_questions, style=style, pushback=pushback)
+    rules = DialogueRules(
+        condition=arm, protocol=protocol, limit=max_questions, style=style, pushback=pushback, user_retry=user_retry
+    )
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return carried_opening(arm, scenario, style, max_questions, carried_of(state))
@@ -183,6 +186,7 @@ def own_carry(
     user_type: str = "passive",
     cache_scope: str | None = None,
     preset: str = "default",
+    user_retry: int = 0,
 ) -> Solver:
     """``arm`` played by the user's own assistant (``byo.py``): the carried opening under the tool protocol's
     prompts, the ``ask_user`` tool, then the notes in carry_notes."""
@@ -191,5 +195,5 @@ def own_carry(
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return carried_opening(arm, scenario, style, max_questions, carried_of(state))
 
-    played = own_assistant(assistant, max_questions, user_type, cache_scope, style, opening, arm)
+    played = own_assistant(assistant, max_questions, user_type, cache_scope, style, opening, arm, user_retry)
     return chain(played, write_notes(cache_scope)) if arm == Mode.CARRY_NOTES.value else played

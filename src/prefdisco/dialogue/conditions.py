@@ -13,6 +13,8 @@
 * ``stated_belief`` (a harm probe): discovery after the person states a wrong belief about the answer in their
   first message (``prompts/user_stated_belief.txt``; the wrong answer of ``wrong_answers.py``).
 
+A condition with questions may redraw a simulated reply the hygiene checks flag (``user_retry``; ``hygiene.py``).
+
 Every condition may end with pushback (``pushback``: the person insists on a wrong answer for that many turns after
 the final answer; ``engine.py``).
 
@@ -140,11 +142,17 @@ def stated_belief(
     preset: str = "default",
     protocol: str = "text",
     pushback: int = 0,
+    user_retry: int = 0,
 ) -> Solver:
     """Discovery after the person states a wrong belief about the answer (the sample's wrong answer)."""
     style = protocol_style(preset, protocol, constrain_protocol)
     rules = DialogueRules(
-        condition=Mode.STATED_BELIEF.value, protocol=protocol, limit=max_questions, style=style, pushback=pushback
+        condition=Mode.STATED_BELIEF.value,
+        protocol=protocol,
+        limit=max_questions,
+        style=style,
+        pushback=pushback,
+        user_retry=user_retry,
     )
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
@@ -162,13 +170,19 @@ def discovery(
     preset: str = "default",
     protocol: str = "text",
     pushback: int = 0,
+    user_retry: int = 0,
 ) -> Solver:
     """Discovery: the model may ask up to ``max_questions`` (0..5, the paper's setting) before answering."""
     if not 0 <= max_questions <= MAX_DISCOVERY_QUESTIONS:
         raise ValueError(f"discovery allows 0..{MAX_DISCOVERY_QUESTIONS} questions, got {max_questions}")
     style = protocol_style(preset, protocol, constrain_protocol)
     rules = DialogueRules(
-        condition=Mode.DISCOVERY.value, protocol=protocol, limit=max_questions, style=style, pushback=pushback
+        condition=Mode.DISCOVERY.value,
+        protocol=protocol,
+        limit=max_questions,
+        style=style,
+        pushback=pushback,
+        user_retry=user_retry,
     )
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
@@ -186,13 +200,22 @@ def fixed_k(
     preset: str = "default",
     protocol: str = "text",
     pushback: int = 0,
+    user_retry: int = 0,
 ) -> Solver:
     """Fixed-K ablation: the model must ask exactly ``k`` questions, then answer."""
     if k is None or k < 1:
         raise ValueError("fixed_k mode needs k >= 1")
     style = protocol_style(preset, protocol, constrain_protocol)
     condition = condition_label(Mode.FIXED_K, k)
-    rules = DialogueRules(condition=condition, protocol=protocol, limit=k, forced=True, style=style, pushback=pushback)
+    rules = DialogueRules(
+        condition=condition,
+        protocol=protocol,
+        limit=k,
+        forced=True,
+        style=style,
+        pushback=pushback,
+        user_retry=user_retry,
+    )
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return fixed_k_opening(scenario.problem, style, k)

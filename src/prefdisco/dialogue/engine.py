@@ -24,6 +24,11 @@ The user side is an input too: with a ``SimulatedUser`` attached, a question is 
 log). Everything that reads a turn reads its visible text (``visible.py``); the assistant's history
 (``messages``) keeps each turn as given, reasoning included.
 
+Every reply to a question is screened when the dialogue has a ``Screen`` (``hygiene.py``: role inversion, restart,
+reasoning leak, empty or cut, profile echo; no model call): the reply turn records its faults (``flags``), and
+under ``rules.user_retry`` = N a flagged simulated reply is drawn again up to N times, each flagged draw kept
+(``redrawn``).
+
 The state is one pydantic record (``DialogueState``: rules, messages, turns, pending question, end) with no client
 in it: copy it, save it between requests, and ``Dialogue.restore`` it with a user rebuilt from its turns.
 """
@@ -41,12 +46,13 @@ from prefdisco.dialogue import protocol as text_protocol
 from prefdisco.dialogue import tool_protocol
 from prefdisco.dialogue.action import Action, Expect, TurnHints
 from prefdisco.dialogue.budget import QuestionBudget
+from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.presets import DialogueStyle
 from prefdisco.dialogue.protocol import strip_markers
 from prefdisco.dialogue.state import DialogueRecord, StopReason
-from prefdisco.dialogue.user_reply import SimulatedUser, UserReply
+from prefdisco.dialogue.user_reply import SimulatedUser, UserReply, redraw
 from prefdisco.dialogue.visible import visible_text
-from prefdisco.schema import DialogueTurn
+from prefdisco.schema import DialogueTurn, FlaggedReply
 
 Turn = str | ChatMessage | ModelOutput
 """An assistant turn as a driver hands it over: text, a message (tool calls included) or a model's output."""
@@ -70,6 +76,8 @@ class DialogueRules(BaseModel):
     pushback: int = Field(default=0, ge=0)
     """After the final answer, the person pushes back this many turns (``--pushback N``); the answer that is scored
     stays the one before."""
+    user_retry: int = Field(default=0, ge=0)
+    """A simulated reply the hygiene checks flag is drawn again up to this many times (``--user-retry N``)."""
 
     @property
     def budget(self) -> QuestionBudget:
@@ -82,6 +90,8 @@ class Pending(BaseModel):
     question: str
     call: ToolCall | None = None
     extra_calls: list[ToolCall] = Field(default_factory=list)
+    redrawn: list[FlaggedReply] = Field(default_factory=list)
+    """Flagged simulated replies to it, drawn again (``user_retry``)."""
 
 
 class PushbackTurn(BaseModel):
@@ -182,9 +192,10 @@ def user_history(turns: list[DialogueTurn]) -> list[ChatMessage]:
 class Dialogue:
     """One dialogue (module docstring). ``start`` a new one, or ``restore`` a saved ``DialogueState``."""
 
-    def __init__(self, state: DialogueState, user: SimulatedUser | None = None) -> None:
+    def __init__(self, state: DialogueState, user: SimulatedUser | None = None, screen: Screen | None = None) -> None:
         self.state = state
         self.user = user
+        self.screen = screen
 
     @classmethod
     def start(
@@ -194,21 +205,22 @@ class Dialogue:
         opening: list[ChatMessage],
         user: SimulatedUser | None = None,
         pushback_target: str | None = None,
+        screen: Screen | None = None,
     ) -> Dialogue:
         """A new dialogue whose assistant sees ``opening`` (``openings.py``) first; ``pushback_target``: the wrong
-        answer the person insists on if the rules push back."""
+        answer the person insists on if the rules push back; ``screen``: the hygiene checks of every reply."""
         if rules.protocol not in tool_protocol.PROTOCOLS:
             raise ValueError(f"unknown protocol {rules.protocol!r}: expected one of {tool_protocol.PROTOCOLS}")
         state = DialogueState(scenario_id=scenario_id, rules=rules, messages=list(opening))
         state.pushback_target = pushback_target
-        return cls(state, user)
+        return cls(state, user, screen)
 
     @classmethod
-    def restore(cls, state: DialogueState, user: SimulatedUser | None = None) -> Dialogue:
+    def restore(cls, state: DialogueState, user: SimulatedUser | None = None, screen: Screen | None = None) -> Dialogue:
         """Go on with a saved dialogue; ``user``'s history is rebuilt from the turns."""
         if user is not None:
             user.history = user_history(state.turns[: len(state.turns) - (state.pending is not None)])
-        return cls(state.model_copy(deep=True), user)
+        return cls(state.model_copy(deep=True), user, screen)
 
     # -- what the next turn must be ---------------------------------------------------------------------------
 
@@ -306,8 +318,17 @@ class Dialogue:
         if isinstance(reply, str):
             reply = UserReply(reply, None)
         revealed = None if reply.revealed is None else list(reply.revealed)
+        flags = None if self.screen is None else list(self.screen.check(reply).reasons)
         self.state.turns.append(
-            DialogueTurn(role="user", kind="reply", content=reply.text, revealed=revealed, mapping=reply.mapping)
+            DialogueTurn(
+                role="user",
+                kind="reply",
+                content=reply.text,
+                revealed=revealed,
+                mapping=reply.mapping,
+                flags=flags,
+                redrawn=list(pending.redrawn),
+            )
         )
         note = self.rules.budget.note(reply.text, self.state.asked)
         if self.rules.protocol == "tools":
@@ -355,8 +376,25 @@ class Dialogue:
         self.state.pending = Pending(question=action.text, call=action.call, extra_calls=list(action.extra_calls))
         if self.user is None:
             return Observation(pending=action.text, kind="question", violation=action.violation)
-        answered = await self.reply(await self.user.reply(action.text))
+        answered = await self.reply(await self._draw(self.user, action.text))
         return Observation(answered.messages, kind="question", violation=action.violation)
+
+    async def _draw(self, user: SimulatedUser, question: str) -> UserReply:
+        """The simulated user's reply to the pending ``question``; a flagged one drawn again up to
+        ``rules.user_retry`` times, each flagged draw kept in the pending question's ``redrawn``."""
+        reply = await user.reply(question)
+        pending = self.state.pending
+        for attempt in range(1, self.rules.user_retry + 1):
+            flags = self.screen.check(reply) if self.screen is not None else None
+            if flags is None or not flags.flagged or pending is None:
+                break
+            before = user_history(self.state.turns[:-1])  # the user's view before this question
+            again = await redraw(user, question, attempt, before)
+            if again is None:  # a user with no model of its own: nothing to draw again
+                break
+            pending.redrawn.append(FlaggedReply(content=reply.text, flags=list(flags.reasons)))
+            reply = again
+        return reply
 
     def _end(self, action: Action, expect: Expect, ask_again: bool) -> Observation:
         self.state.turns.append(DialogueTurn(role="assistant", kind="answer", content=action.text))

@@ -17,17 +17,29 @@ a flagged reply is recorded with its reasons (never silently kept or dropped):
 
 The checks are string rules, so they are cheap, reproducible and testable, and they err on the side of flagging:
 a flag is a reason to look, counted per dialogue in the results (``user_flags``, ``user_flag_reasons``).
+
+The engine screens every reply to a question (``Screen``, given to ``Dialogue``): the faults of the reply kept are
+the turn's ``flags``; with ``DialogueRules.user_retry`` = N a flagged reply is redrawn up to N times with another
+seed (``user_reply.redraw``), every flagged draw kept in the turn's ``redrawn``. The person's pushback challenges
+are not screened: they are told to state an answer, which the role-inversion rule exists to catch.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from prefdisco.schema import Scenario
+from inspect_ai.model import ContentReasoning, ContentText, ModelOutput
+
+from prefdisco.dialogue.user_reply import UserReply
+from prefdisco.schema import DialogueTurn, Scenario
 
 FAULTS: tuple[str, ...] = ("role_inversion", "restart", "reasoning_leak", "empty_or_cut", "profile_echo")
+MAX_USER_RETRY = 3
+"""The most redraws of a flagged reply a run may ask for (``--user-retry``)."""
 RUN_OF_PROBLEM_WORDS = 12
 RUN_OF_RUBRIC_WORDS = 8
 
@@ -105,3 +117,59 @@ def check_reply(reply: str, raw: str, scenario: Scenario, cut_off: bool = False)
     if _echoes_profile(reply, scenario):
         found.add("profile_echo")
     return TurnFlags(tuple(f for f in FAULTS if f in found))
+
+
+def raw_text(output: ModelOutput) -> str:
+    """Everything a user model wrote: its reasoning blocks and its text, inline reasoning included."""
+    if not output.choices:
+        return output.completion
+    content = output.message.content
+    if isinstance(content, str):
+        return content
+    parts = [
+        c.reasoning if isinstance(c, ContentReasoning) else c.text
+        for c in content
+        if isinstance(c, (ContentReasoning, ContentText))
+    ]
+    return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class Screen:
+    """The hygiene checks of one scenario's dialogue, as the engine applies them to each reply."""
+
+    scenario: Scenario
+
+    def check(self, reply: UserReply | str) -> TurnFlags:
+        """The faults of ``reply``: a model's (its raw text and stop reason read too) or a person's text."""
+        if isinstance(reply, str) or reply.output is None:
+            text = reply if isinstance(reply, str) else reply.text
+            return check_reply(text, text, self.scenario)
+        cut = reply.output.stop_reason == "max_tokens"
+        return check_reply(reply.text, raw_text(reply.output), self.scenario, cut_off=cut)
+
+
+def _screened(turns: Sequence[DialogueTurn]) -> list[DialogueTurn]:
+    return [t for t in turns if t.kind == "reply" and t.flags is not None]
+
+
+def flag_counts(turns: Sequence[DialogueTurn]) -> dict[str, int | None]:
+    """A dialogue's ``user_flags`` (its reply turns kept with a fault) and ``user_redraws`` (flagged draws redrawn);
+    None for both when no reply was screened (no question asked, a single-turn condition, an old log)."""
+    screened = _screened(turns)
+    if not screened:
+        return {"user_flags": None, "user_redraws": None}
+    return {
+        "user_flags": sum(bool(t.flags) for t in screened),
+        "user_redraws": sum(len(t.redrawn) for t in screened),
+    }
+
+
+def flag_reasons(turns: Sequence[DialogueTurn]) -> str | None:
+    """A dialogue's ``user_flag_reasons``: a JSON object, each fault with the number of kept replies that have it
+    (``{}``: every reply clean); None when no reply was screened."""
+    screened = _screened(turns)
+    if not screened:
+        return None
+    found = Counter(reason for t in screened for reason in t.flags or ())
+    return json.dumps({f: found[f] for f in FAULTS if found[f]})

@@ -1,7 +1,8 @@
 """The condition solvers' one step: play the sample's dialogue with the model under test, record it.
 
 Each condition (``conditions.py``) is its ``DialogueRules`` and its opening (``openings.py``); ``converse`` builds
-the sample's ``Dialogue`` (``engine.py``) with the simulated user of the run's type, plays it with the task's model
+the sample's ``Dialogue`` (``engine.py``) with the simulated user of the run's type (every reply screened,
+``hygiene.py``), plays it with the task's model
 (``drive.play``) and writes the ``DialogueRecord`` the scorer reads (``record_dialogue``). ``state.messages`` holds
 the assistant's view of the dialogue for ``inspect view``, each assistant turn as the provider returned it
 (reasoning included); the record holds visible text only (``visible.py``). Calls are cached per scenario,
@@ -18,6 +19,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from prefdisco.cache import cache_policy
 from prefdisco.dialogue.drive import play
 from prefdisco.dialogue.engine import Dialogue, DialogueRules
+from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.scenario import scenario_of
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.user import build_user, check_user_type
@@ -69,7 +71,9 @@ def converse(
         user = sample_user(scenario, user_type, rules.condition, cache_scope) if talks else None
         named = rules.pushback > 0 or rules.condition == Mode.STATED_BELIEF.value  # the person insists or states it
         target = (state.metadata or {}).get(WRONG_ANSWER_KEY) if named else None
-        dialogue = Dialogue.start(scenario.id, rules, opening(state, scenario), user, pushback_target=target)
+        dialogue = Dialogue.start(
+            scenario.id, rules, opening(state, scenario), user, pushback_target=target, screen=Screen(scenario)
+        )
         cache = cache_policy(cache_scope, scenario.id, rules.condition, "assistant")
         await play(dialogue, get_model(), cache=cache, constrain_protocol=constrain_protocol)
         return record_dialogue(state, dialogue)

@@ -56,6 +56,7 @@ from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.cache import cache_policy
 from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS
 from prefdisco.dialogue.engine import Dialogue, DialogueRules
+from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.openings import problem_message
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.dialogue.protocol import strip_markers
@@ -240,11 +241,12 @@ def _strategy_solver(
     preset: str,
     catalogue: str | None,
     strict_policy: bool,
+    user_retry: int,
 ) -> Solver:
     plan = make_plan(strategy, policy, k, max_questions, catalogue)
     check_user_type(user_type)
     style = replace(preset_named(preset).style, notes=False, ask_again=False)
-    rules = DialogueRules(condition=plan.condition, limit=plan.k, style=style)
+    rules = DialogueRules(condition=plan.condition, limit=plan.k, style=style, user_retry=user_retry)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario = scenario_of(state)
@@ -256,7 +258,8 @@ def _strategy_solver(
         record.prior = "family" if prior == family else "pooled"
         user = sample_user(scenario, user_type, plan.condition, cache_scope)
         cache = cache_policy(cache_scope, scenario.id, plan.condition, "assistant")
-        dialogue = Dialogue.start(scenario.id, rules, [problem_message(scenario.problem, style)], user)
+        opening = [problem_message(scenario.problem, style)]
+        dialogue = Dialogue.start(scenario.id, rules, opening, user, screen=Screen(scenario))
         asked, answers = await elicit(plan, scenario, prior, dialogue, cache)
 
         inferred = [
@@ -293,6 +296,7 @@ def checklist(
     preset: str = "default",
     catalogue: str | None = None,
     strict_policy: bool = False,
+    user_retry: int = 0,
 ) -> Solver:
     """Discovery whose K questions are about the K most likely attributes of the problem's family (in order),
     worded by the model under test; the final response is written from the inferred profile and the dialogue.
@@ -307,9 +311,11 @@ def checklist(
         catalogue: a benchmark folder or attributes JSON file describing the attributes (module docstring).
         strict_policy: refuse a scenario of a task family the policy has no prior for (default: use the prior
             pooled over all its families, recorded as ``StrategyRecord.prior``).
+        user_retry: a simulated reply the hygiene checks flag is drawn again up to this many times (the run's
+            ``--user-retry``; ``dialogue/hygiene.py``).
     """
     return _strategy_solver(
-        "checklist", policy, k, max_questions, user_type, cache_scope, preset, catalogue, strict_policy
+        "checklist", policy, k, max_questions, user_type, cache_scope, preset, catalogue, strict_policy, user_retry
     )
 
 
@@ -323,9 +329,10 @@ def infogain(
     preset: str = "default",
     catalogue: str | None = None,
     strict_policy: bool = False,
+    user_retry: int = 0,
 ) -> Solver:
     """Discovery whose each question is about the attribute of greatest expected information gain given the
     answers so far (PEP's policy), worded by the model under test; arguments as for ``checklist``."""
     return _strategy_solver(
-        "infogain", policy, k, max_questions, user_type, cache_scope, preset, catalogue, strict_policy
+        "infogain", policy, k, max_questions, user_type, cache_scope, preset, catalogue, strict_policy, user_retry
     )

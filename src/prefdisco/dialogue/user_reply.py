@@ -16,6 +16,7 @@ from prefdisco.dialogue.protocol import strip_markers
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.prompts import render
 from prefdisco.schema import PreferenceItem, UserMapping
+from prefdisco.seeds import redraw_seed, seeded_model
 
 USER_MAX_TOKENS = 160
 
@@ -60,6 +61,21 @@ async def push_back(
     prompt = pushback_prompt(persona, problem, answer, target, turn)
     output = await model.generate([ChatMessageUser(content=prompt)], config=reply_config(model), cache=cache)
     return UserReply(clean_reply(visible_text(output)), output)
+
+
+async def redraw(user: SimulatedUser, question: str, attempt: int, history: list[ChatMessage]) -> UserReply | None:
+    """``user``'s reply to ``question`` drawn again (``--user-retry``): from ``history`` (its view before the
+    question), its model sending the seed ``redraw_seed`` of ``attempt`` (so the draw is new, cached apart and the
+    same on a rerun). None for a user with no model of its own (a person, a replayed log): nothing to redraw."""
+    model = getattr(user, "model", None)
+    if not isinstance(model, Model):
+        return None
+    user.history = list(history)
+    user.model = seeded_model(model, redraw_seed(model.config.seed, attempt))  # type: ignore[attr-defined]
+    try:
+        return await user.reply(question)
+    finally:
+        user.model = model  # type: ignore[attr-defined]
 
 
 def preference_lines(items: Iterable[PreferenceItem]) -> str:

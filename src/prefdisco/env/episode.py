@@ -13,7 +13,9 @@ turn and hands over its text. Everything else follows the evaluation's own rules
   questions with the episode's own seeded judge) and its reply, with the budget's note, is the next observation;
   an answer ends the episode, and so does the budget: the turn after the last allowed question is the answer
   whatever it says. Under a preset that asks again (``paper``) an early answer is followed by the final-answer
-  instruction and the next turn is the answer. Nothing else ends the dialogue;
+  instruction and the next turn is the answer. Nothing else ends the dialogue. Every reply is screened
+  (``dialogue/hygiene.py``): ``info["user_flags"]`` its faults, and with ``user_retry=N`` a flagged reply is drawn
+  again up to N times (``info["user_redrawn"]``, as ``prefdisco eval --user-retry N``);
 * with ``pushback=N`` (``prefdisco eval --pushback N``) the simulated person then pushes back on the final answer
   for N turns, insisting on the scenario's seeded wrong answer (``dialogue/wrong_answers.py``: the one ``prefdisco
   eval --seed SEED`` names, ``wrong_answer_key`` of the seed's scope and the scenario; seed 0, eval's default,
@@ -44,6 +46,7 @@ from inspect_ai.model import ChatMessage, GenerateConfig
 
 from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS, protocol_style
 from prefdisco.dialogue.engine import Dialogue, DialogueRules, Turn
+from prefdisco.dialogue.hygiene import MAX_USER_RETRY, Screen
 from prefdisco.dialogue.openings import discovery_opening
 from prefdisco.dialogue.presets import PRESET_NAMES
 from prefdisco.dialogue.tool_protocol import PROTOCOLS
@@ -111,6 +114,7 @@ class Episode(SyncAPI[StepResult]):
         audit: bool = True,
         preset: str = "default",
         pushback: int = 0,
+        user_retry: int = 0,
         split: ScenarioSplit | None = None,
         training: bool = False,
         user_config: GenerateConfig | dict[str, Any] | None = None,
@@ -141,6 +145,8 @@ class Episode(SyncAPI[StepResult]):
         self.judge_model = resolve_model(judge_model, "grader", judge_config)
         if isinstance(pushback, bool) or not isinstance(pushback, int) or pushback < 0:
             raise UserError(f"pushback: expected a number of turns, 0 or more, got {pushback!r}")
+        if isinstance(user_retry, bool) or not isinstance(user_retry, int) or not 0 <= user_retry <= MAX_USER_RETRY:
+            raise UserError(f"user_retry: expected 0..{MAX_USER_RETRY} redraws of a flagged reply, got {user_retry!r}")
         self.reward_config = RewardConfig.parse(reward)
         if self.reward_config.w_critical and not audit:
             raise UserError("reward.w_critical: the user's critical errors need the audit (audit=True)")
@@ -152,7 +158,12 @@ class Episode(SyncAPI[StepResult]):
         except ValueError as err:
             raise UserError(f"protocol: {err}") from None
         self.rules = DialogueRules(
-            condition=self.condition, protocol=protocol, limit=max_questions, style=style, pushback=pushback
+            condition=self.condition,
+            protocol=protocol,
+            limit=max_questions,
+            style=style,
+            pushback=pushback,
+            user_retry=user_retry,
         )
         scope = None if seed is None else seed_scope(seed)
         self.wrong_answer = wrong_answer(scenario.problem, wrong_answer_key(seed_scope(seed or 0), scenario.id))
@@ -183,7 +194,12 @@ class Episode(SyncAPI[StepResult]):
         mapper = seeded_model(self.judge_model, self.seeds["grader"])  # the targeted user's question mapper
         user = build_user(self.user_type, user_model, self.scenario, False, mapper)
         self._dialogue = Dialogue.start(
-            self.scenario.id, self.rules, self._opening(), user, pushback_target=self.pushback_target
+            self.scenario.id,
+            self.rules,
+            self._opening(),
+            user,
+            pushback_target=self.pushback_target,
+            screen=Screen(self.scenario),
         )
         self.result = None
         return self.messages
@@ -227,6 +243,8 @@ class Episode(SyncAPI[StepResult]):
             return await self._finish(info)
         if observed.kind == "question":  # the last turn is the user's reply
             info["revealed"] = state.turns[-1].revealed
+            info["user_flags"] = state.turns[-1].flags  # its hygiene faults ([]: clean; dialogue/hygiene.py)
+            info["user_redrawn"] = len(state.turns[-1].redrawn)
         return StepResult(observed.text, False, None, info)
 
     def _info(self, kind: str, unmarked: bool) -> dict[str, Any]:

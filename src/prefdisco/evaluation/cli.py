@@ -141,6 +141,15 @@ def eval_command(
             "(correct stays the answer before; correct_after_pushback, flip_turn).",
         ),
     ] = 0,
+    user_retry: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=3,
+            help="A simulated reply the hygiene checks flag (role inversion, restart, reasoning leak, empty or cut, "
+            "profile echo) is drawn again up to N times with another seed; every flagged draw is kept.",
+        ),
+    ] = 0,
     distractors: Annotated[
         int, typer.Option(min=0, help="oracle_distractor: irrelevant preferences added to the oracle's profile.")
     ] = 3,
@@ -236,6 +245,7 @@ def eval_command(
         solver_args=with_strict_policy(parse_solver_args(solver_arg), strict_policy),
         sessions=sessions,
         pushback=pushback,
+        user_retry=user_retry,
         distractors=distractors,
     )
     config.validate()

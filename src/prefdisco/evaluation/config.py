@@ -13,6 +13,7 @@ from inspect_ai.util import DisplayType
 
 from prefdisco.dialogue.byo import resolve_solver
 from prefdisco.dialogue.carry import TEMPLATES as CARRY_TEMPLATES
+from prefdisco.dialogue.hygiene import MAX_USER_RETRY
 from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
 from prefdisco.dialogue.strategies import STRATEGIES, STRATEGY_TEMPLATES
 from prefdisco.dialogue.tool_protocol import PROTOCOLS, TOOL_TEMPLATES, tools_style
@@ -37,6 +38,7 @@ PROTOCOL_DEFAULTS: dict[str, Any] = {
     "solver_args": {},
     "sessions": None,
     "pushback": 0,
+    "user_retry": 0,
 }
 """The assistant-protocol settings of a text-protocol run with the model as its own assistant: ``run.json`` records
 them only when they differ (older run folders still resume), and the guard compares a missing one as this default."""
@@ -127,6 +129,9 @@ class RunConfig:
     """After each final answer the simulated person pushes back this many turns, insisting on a wrong answer
     (``dialogue/wrong_answers.py``); the scored answer stays the one before (``correct_after_pushback``,
     ``flip_turn``)."""
+    user_retry: int = 0
+    """A simulated reply the hygiene checks flag is drawn again up to this many times (``dialogue/hygiene.py``);
+    every reply is checked and its flags recorded either way."""
     distractors: int = 3
     """``oracle_distractor``: attributes that do not matter to the problem added to the oracle's profile."""
     sessions: Path | None = None
@@ -150,6 +155,8 @@ class RunConfig:
             )
         if self.pushback < 0 or self.distractors < 0:
             raise UserError("--pushback / --distractors: expected 0 or more")
+        if not 0 <= self.user_retry <= MAX_USER_RETRY:
+            raise UserError(f"--user-retry: expected 0..{MAX_USER_RETRY} redraws of a flagged reply")
         if self.sessions is not None and self.limit is not None:
             raise UserError("--limit: a sessions run evaluates its session file whole; plan fewer (--count N)")
         if self.sessions is not None and (self.workers > 1 or self.ray):
@@ -278,6 +285,7 @@ class RunConfig:
             **{k: v for k, v in self.protocol_settings().items() if v != PROTOCOL_DEFAULTS[k]},
             **({"sessions": file_hash(self.sessions)} if self.sessions is not None else {}),
             **({"pushback": self.pushback} if self.pushback else {}),
+            **({"user_retry": self.user_retry} if self.user_retry else {}),
             **({"distractors": self.distractors} if "oracle_distractor" in self.modes else {}),
         }
 

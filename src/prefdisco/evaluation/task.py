@@ -96,7 +96,7 @@ def seeded(scope: str, condition: str) -> Solver:
 def condition_solver(condition: Mode, k: int | None, config: RunConfig, cache_scope: str | None) -> Solver:
     """The assistant side of ``condition`` under the run's preset (prompts, end rule; ``dialogue/conditions.py``),
     protocol and budget; a ``config.solver`` plays discovery (``dialogue/byo.py``)."""
-    push, user = config.pushback, config.user_type
+    push, user, retry = config.pushback, config.user_type, config.user_retry
     single = {Mode.BASELINE: baseline, Mode.ORACLE: oracle, Mode.WRONG_PERSONA: wrong_persona}
     single[Mode.ORACLE_DISTRACTOR] = oracle_distractor
     if condition in single:
@@ -107,20 +107,21 @@ def condition_solver(condition: Mode, k: int | None, config: RunConfig, cache_sc
             "user_type": config.user_type,
             "cache_scope": cache_scope,
             "preset": config.preset,
+            "user_retry": retry,
         }
         assistant = resolve_solver(config.solver, config.solver_args, context)
         if condition is Mode.DISCOVERY:
-            return own_discovery(assistant, config.max_questions, config.user_type, cache_scope, config.preset)
-        return own_carry(condition.value, assistant, config.max_questions, config.user_type, cache_scope, config.preset)
+            return own_discovery(assistant, config.max_questions, user, cache_scope, config.preset, retry)
+        return own_carry(condition.value, assistant, config.max_questions, user, cache_scope, config.preset, retry)
     constrain, preset, protocol = config.constrain_protocol, config.preset, config.protocol
     if condition is Mode.DISCOVERY:
-        return discovery(config.max_questions, user, constrain, cache_scope, preset, protocol, push)
+        return discovery(config.max_questions, user, constrain, cache_scope, preset, protocol, push, retry)
     if condition is Mode.STATED_BELIEF:
-        return stated_belief(config.max_questions, user, constrain, cache_scope, preset, protocol, push)
+        return stated_belief(config.max_questions, user, constrain, cache_scope, preset, protocol, push, retry)
     if condition.value in SESSION_ARMS:
         style = protocol_style(preset, protocol, constrain)
-        return carry(condition.value, config.max_questions, style, user, constrain, cache_scope, protocol, push)
-    return fixed_k(k, user, constrain, cache_scope, preset, protocol, push)
+        return carry(condition.value, config.max_questions, style, user, constrain, cache_scope, protocol, push, retry)
+    return fixed_k(k, user, constrain, cache_scope, preset, protocol, push, retry)
 
 
 def harm_metadata(scenario: Scenario, condition: Mode, config: RunConfig, scope: str) -> dict[str, Any]:
@@ -233,12 +234,15 @@ def prefdisco(
     solver: str | None = None,
     solver_args: dict[str, Any] | None = None,
     strict_policy: bool = False,
+    pushback: int = 0,
+    user_retry: int = 0,
 ) -> Task:
     """PrefDisco on a benchmark folder / scenarios file / release file in one condition (inspect CLI entry point).
     The settings are ``prefdisco eval``'s, with the same defaults, the same preset rules and the same seeds (``seed``:
     ``--seed``); ``judge_panel``: the judges after the first (give them as ``--model-role grader_2=…``, …; only
-    their number matters to the task); ``quality=false``: no general-quality call (``--no-quality``). Calls are not
-    cached across runs (``prefdisco eval`` scopes its cache to its folder)."""
+    their number matters to the task); ``quality=false``: no general-quality call (``--no-quality``);
+    ``pushback`` and ``user_retry``: ``--pushback N`` and ``--user-retry N``. Calls are not cached across runs
+    (``prefdisco eval`` scopes its cache to its folder)."""
     given = {"user_type": user_type, "judge": judge, "logprobs": logprobs}
     config = RunConfig(
         **preset_settings(preset, given),
@@ -253,5 +257,8 @@ def prefdisco(
         protocol=protocol,
         solver=solver,
         solver_args=with_strict_policy(dict(solver_args or {}), strict_policy),
+        pushback=pushback,
+        user_retry=user_retry,
     )
+    config.validate()
     return build_task(load_scenarios(scenarios, skip_invalid=skip_invalid), config, mode, k)

@@ -48,7 +48,12 @@ ELICITATION_COLUMNS: tuple[str, ...] = (
 )
 """Per discovery / fixed-K dialogue: what it drew out of the simulated user (``scoring/elicitation.py``); empty
 when not measured (no dialogue; audit off or invalid for a user that does not record what it revealed)."""
-SIMULATOR_COLUMNS: tuple[str, ...] = (*ELICITATION_COLUMNS, "user_critical_errors")
+HYGIENE_COLUMNS: tuple[str, ...] = ("user_flags", "user_redraws")
+"""Per dialogue with a simulated reply: the replies kept with a hygiene fault and the flagged draws drawn again
+(``--user-retry``; ``dialogue/hygiene.py``); empty when no reply was screened (no question, single turn)."""
+USER_FLAG_REASONS = "user_flag_reasons"
+"""The faults of the replies kept: a JSON object, fault → replies with it (``{}``: all clean; empty as above)."""
+SIMULATOR_COLUMNS: tuple[str, ...] = (*ELICITATION_COLUMNS, "user_critical_errors", *HYGIENE_COLUMNS)
 """The optional simulator columns a results table may carry (kept by ``results.table`` when present);
 ``user_critical_errors`` is the audit's turns with a critical error (empty without a valid audit)."""
 
@@ -108,6 +113,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "user_turns",
     "user_leaks",
     *SIMULATOR_COLUMNS,
+    USER_FLAG_REASONS,
     "user_model",
     "grader_model",
     "cost_usd",

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prefdisco.dialogue.carry import SESSION_KEY
+from prefdisco.dialogue.hygiene import flag_reasons
 from prefdisco.results.contract import (
     COVERAGE,
     DEFAULT_JUDGE,
@@ -22,9 +23,11 @@ from prefdisco.results.contract import (
     SESSION_LABEL,
     SIMULATOR_COLUMNS,
     UNSCORED_REASON,
+    USER_FLAG_REASONS,
 )
 from prefdisco.results.judgings import extra_judgements, extra_usage, first_judging_roles, primary_score
 from prefdisco.results.strategy_columns import strategy_columns
+from prefdisco.schema import DialogueTurn
 from prefdisco.scoring.alignment import COVERAGE_REASON
 from prefdisco.seeds import TrialSeeds
 
@@ -127,6 +130,13 @@ def pushback_turns(score: Any) -> list[dict[str, Any]]:
     return turns
 
 
+def _flag_reasons(score: Any) -> str | None:
+    """The ``user_flag_reasons`` of a sample: the hygiene faults of its dialogue's kept replies, from the score's
+    recorded turns (``dialogue/hygiene.flag_reasons``); None without a screened reply (an older log too)."""
+    turns = (score.metadata or {}).get("turns") if score is not None else None
+    return flag_reasons([DialogueTurn.model_validate(t) for t in turns or []])
+
+
 @dataclass
 class SampleRows:
     """The rows of one sample (one trial of one scenario in one condition)."""
@@ -175,6 +185,7 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
         "user_turns": value.get("user_turns"),
         "user_leaks": value.get("user_leaks"),
         **{name: value.get(name) for name in SIMULATOR_COLUMNS},
+        USER_FLAG_REASONS: _flag_reasons(score),
         "user_model": role_model(spec, "user"),
         "grader_model": judge_model("grader"),
         "decoy_scenario_id": (sample.metadata or {}).get("decoy_scenario_id"),

@@ -45,6 +45,7 @@ from prefdisco.results.contract import (
     SIMULATOR_COLUMNS,
     TABLE_SUFFIXES,
     UNSCORED_REASON,
+    USER_FLAG_REASONS,
 )
 from prefdisco.results.logs import results_from_logs
 from prefdisco.schema import MODES, Mode
@@ -56,6 +57,8 @@ _SIMULATOR_BOUNDS: dict[str, dict] = {
     "volunteered_count": {"lo": 0, "integer": True},
     "first_hit_turn": {"lo": 1, "integer": True},
     "user_critical_errors": {"lo": 0, "integer": True},
+    "user_flags": {"lo": 0, "integer": True},
+    "user_redraws": {"lo": 0, "integer": True},
     COVERAGE: {"lo": 0, "hi": 1},
 }
 """The optional ``SIMULATOR_COLUMNS`` and their checks (elicited_weight has no upper bound: profile weights sum to
@@ -216,6 +219,8 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
             df[name] = cols.number(name, **_SIMULATOR_BOUNDS[name])
     if UNSCORED_REASON in table.column_names:
         df[UNSCORED_REASON] = cols.text(UNSCORED_REASON, required=False)
+    if USER_FLAG_REASONS in table.column_names:
+        df[USER_FLAG_REASONS] = cols.text(USER_FLAG_REASONS, required=False)
     for name in ("correct_after_pushback", "belief_agreement"):  # optional: the harm probes
         if name in table.column_names:
             df[name] = cols.flag(name)

@@ -17,13 +17,15 @@ the logs::
      "user_turns": int | None, "user_leaks": int | None, "user_critical_errors": int | None,
      "elicited_weight": float | None, "elicited_count": int | None, "question_hit_rate": float | None,
      "volunteered_count": int | None, "first_hit_turn": int | None,
+     "user_flags": int | None, "user_redraws": int | None,
      "correct_after_pushback": 1 | 0 | None, "flip_turn": int | None, "belief_agreement": 1 | 0 | None,
      "quality": float | None}
 
 (the last five: ``elicitation.py``; ``user_critical_errors``: the audit's turns with a critical error;
 ``pref_align_coverage``: the share of the profile's weight validly judged, ``alignment.coverage`` — PrefAlign is
-None when it is below one half; the pushback and belief keys: the harm probes, ``harms.py``; ``quality``: the mean
-of the quality judge's three scores, ``quality.py``).
+None when it is below one half; ``user_flags`` / ``user_redraws``: the simulated replies kept with a hygiene fault
+and those drawn again, ``dialogue/hygiene.py``; the pushback and belief keys: the harm probes, ``harms.py``;
+``quality``: the mean of the quality judge's three scores, ``quality.py``).
 
 ``None`` means "not measured" (every judgement invalid; correctness not judgeable; no valid audit) and is
 excluded from the metrics (``metrics.py``) — never a zero. Per-attribute judgements, the correctness detail, the
@@ -40,6 +42,7 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from prefdisco.cache import cache_policy
+from prefdisco.dialogue.hygiene import flag_counts
 from prefdisco.dialogue.scenario import scenario_of
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.visible import visible_text
@@ -181,6 +184,7 @@ class Findings:
                 self.audit,
                 dialogue=sub.record.stop_reason not in (None, "single_turn"),
             ),
+            **flag_counts(sub.record.turns),
             **self.harms.values(self.correctness.correct),
             "quality": self.quality.value if self.quality is not None else None,
         }
