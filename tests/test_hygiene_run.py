@@ -242,3 +242,14 @@ def test_the_scout_scanner_finds_each_planted_fault_in_the_logs(runs, tmp_path):
     )
     assert found["faulty-clean"] == ["f1"]
     assert found["clean"] == [] and found["clean-clean"] == ["f0", "f1", "f2", "f3"]
+
+
+def test_the_inspect_task_refuses_a_retry_out_of_bounds(tmp_path):
+    from prefdisco.errors import UserError
+    from prefdisco.evaluation.task import prefdisco
+
+    path = tmp_path / "scenarios.jsonl"
+    path.write_text(scenarios()[0].model_dump_json() + "\n")
+    with pytest.raises(UserError, match=r"--user-retry: expected 0\.\.3"):
+        prefdisco(scenarios=str(path), mode="discovery", user_retry=4)
+    assert prefdisco(scenarios=str(path), mode="discovery", user_retry=1, pushback=1).dataset[0].id

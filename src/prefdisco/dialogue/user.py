@@ -13,7 +13,10 @@ Every user type implements ``SimulatedUser`` and is built as ``USERS[name](model
   **not** see the problem (its prompt has no ``$problem``);
 * ``targeted`` (recommended; ``targeted.py``): each question is first mapped to the profile attributes it asks
   about by one grader call, and the user model then sees only those attributes (a vague or off-profile question
-  gets a fixed reply, no call), so every reply records what it revealed (``UserReply.revealed``).
+  gets a fixed reply, no call), so every reply records what it revealed (``UserReply.revealed``);
+* ``trained`` (``trained_user.py``): a trained user LM (the UserLM-8b format) — no instructions, the persona and
+  profile as the user's intent in the system prompt, the conversation with its own roles, the model's
+  end-of-conversation token cut.
 
 The reply the assistant gets is the user model's visible text (``visible.py``): a reasoning user model's thinking
 never reaches the assistant.
@@ -39,6 +42,7 @@ from inspect_ai.model import (
 )
 
 from prefdisco.dialogue.targeted import TargetedUser
+from prefdisco.dialogue.trained_user import TrainedUser
 from prefdisco.dialogue.user_reply import (
     SimulatedUser,
     UserReply,
@@ -112,6 +116,7 @@ USERS: dict[str, UserFactory] = {
     "cooperative": CooperativeUser,
     "paper_passive": PaperPassiveUser,
     "targeted": TargetedUser,
+    "trained": TrainedUser,
 }
 USER_TYPES: tuple[str, ...] = tuple(USERS)
 

@@ -42,7 +42,10 @@ def eval_command(
     ] = "default",
     user_type: Annotated[
         str | None,
-        typer.Option(help="Simulated user: passive (default), cooperative, paper_passive or targeted (recommended)."),
+        typer.Option(
+            help="Simulated user: passive (default), cooperative, paper_passive, targeted (recommended) or trained "
+            "(a trained user LM such as UserLM-8b)."
+        ),
     ] = None,
     judge: Annotated[
         str | None,

@@ -138,6 +138,13 @@ class RunConfig:
     """A session set (``prefdisco sessions``): the run evaluates its scenarios, records each one's session and
     position, and plays the carry arms in ``modes`` position by position (``evaluation/sessions_run.py``)."""
 
+    def validate_probes(self) -> None:
+        """The dialogue's probe settings (also checked by the inspect task, which has no models to validate)."""
+        if self.pushback < 0 or self.distractors < 0:
+            raise UserError("--pushback / --distractors: expected 0 or more")
+        if not 0 <= self.user_retry <= MAX_USER_RETRY:
+            raise UserError(f"--user-retry: expected 0..{MAX_USER_RETRY} redraws of a flagged reply")
+
     def validate(self) -> None:
         if self.preset not in PRESET_NAMES:
             raise UserError(f"--preset: unknown {self.preset!r}; expected one of {', '.join(PRESET_NAMES)}")
@@ -153,10 +160,7 @@ class RunConfig:
             raise UserError(
                 f"--modes {arms[0]}: a carry arm needs --sessions FILE (prefdisco sessions BENCH --length K --out FILE)"
             )
-        if self.pushback < 0 or self.distractors < 0:
-            raise UserError("--pushback / --distractors: expected 0 or more")
-        if not 0 <= self.user_retry <= MAX_USER_RETRY:
-            raise UserError(f"--user-retry: expected 0..{MAX_USER_RETRY} redraws of a flagged reply")
+        self.validate_probes()
         if self.sessions is not None and self.limit is not None:
             raise UserError("--limit: a sessions run evaluates its session file whole; plan fewer (--count N)")
         if self.sessions is not None and (self.workers > 1 or self.ray):

@@ -260,5 +260,5 @@ def prefdisco(
         pushback=pushback,
         user_retry=user_retry,
     )
-    config.validate()
+    config.validate_probes()
     return build_task(load_scenarios(scenarios, skip_invalid=skip_invalid), config, mode, k)
