@@ -312,6 +312,8 @@ def test_the_full_validity_run_on_the_mock_writes_every_instrument(tmp_path: Pat
     assert "discovery" in summary["elicitation"][model][task]
     assert set(summary["variance"][model][task]) == {"baseline", "discovery", "oracle", "wrong_persona"}
     instruments = [r["instrument"] for r in summary["validity"]]
-    assert len(instruments) == 8 and instruments[0].startswith("Negative control")
+    assert len(instruments) == 9 and instruments[0].startswith("Negative control")
+    assert "Clean simulated turns" in instruments  # every simulated reply screened (dialogue/hygiene.py)
+    assert 0 <= summary["simulator_flags"][model][task]["discovery"] <= 1
     html = (tmp_path / "rep" / "report.html").read_text()
     assert 'id="validity"' in html and "Judge agreement" in html
