@@ -216,7 +216,7 @@ def test_the_shuffle_is_seeded_recorded_as_sent_and_the_position_effect_is_the_h
     assert "Judge settings (run.json): judge structured · judge temperature 0 · at most 10 criteria" in md
     assert "run seed 7" in md and "run seed 7" in (tmp_path / "report" / "report.html").read_text()
     assert report.summary["judge_settings"]["grader_temperature"] == [0.0]
-    assert report.summary["judge_settings"]["seed"] == [7]
+    assert report.summary["judge_settings"]["seed"] == [7] and report.summary["judge_settings"]["run_files"] == 1
 
 
 def test_intervals_need_four_scenarios_and_widen_when_scenarios_differ(tmp_path):
@@ -505,3 +505,15 @@ def test_the_eval_flag_reaches_the_run_and_the_dry_run_plans_ceil_k_over_n_calls
 
     assert judge_calls(judge_max_criteria=2) == 24
     assert judge_calls() == 9
+
+
+def test_the_header_says_when_no_run_json_records_the_judge_settings(tmp_path):
+    """A hand-made table has no run.json: the header says so, and ``judge_settings`` reads no file."""
+    folder = tmp_path / "table"
+    effective_of_table(folder, {"a/x": [1, 2, 3]})
+    report, _ = make_report(folder / "results.csv", tmp_path / "report", n_boot=0)
+    assert report.summary["judge_settings"]["run_files"] == 0
+    assert (
+        "Judge settings (run.json): judge settings not recorded (no run.json beside the results)"
+        in (tmp_path / "report" / "report.md").read_text()
+    )

@@ -36,9 +36,9 @@ def run_files(results: Path) -> list[Path]:
     return [own] if own.is_file() else sorted(folder.rglob(RUN_FILE))
 
 
-def judge_settings(results: Path | None) -> dict[str, list[Any]]:
-    """Each judge setting's distinct values over the run's ``run.json`` files (in the order first seen), and
-    ``run_files`` (how many were read); empty lists when there is none."""
+def judge_settings(results: Path | None) -> dict[str, Any]:
+    """Each judge setting's distinct values over the run's ``run.json`` files (a list, in the order first seen), and
+    ``run_files`` (how many were read); empty lists and 0 when there is none."""
     found: dict[str, list[Any]] = {name: [] for name in JUDGE_SETTINGS}
     files = run_files(results) if results is not None else []
     read = 0
@@ -54,12 +54,12 @@ def judge_settings(results: Path | None) -> dict[str, list[Any]]:
             value = record.get(name, DEFAULTS[name])
             if value not in found[name]:
                 found[name].append(value)
-    return {**found, "run_files": [read]}
+    return {**found, "run_files": read}
 
 
-def header_line(settings: dict[str, list[Any]]) -> str:
+def header_line(settings: dict[str, Any]) -> str:
     """One line for the report's header: the judge, its temperature, criteria a call and the run seed."""
-    if not settings or not settings.get("run_files") or not settings["run_files"][0]:
+    if not settings.get("run_files"):
         return NOT_RECORDED
 
     def values(name: str, show=str) -> str:
