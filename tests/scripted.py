@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +57,18 @@ class Scripted:
             return output
 
         self.model = get_model(self.name, custom_outputs=outputs, memoize=False)
+
+
+def listed_criteria(call: Call) -> list[str]:
+    """The attributes a structured judge call lists, in the order listed (``Criterion cN — attribute`` lines)."""
+    return [
+        line.split(" — ", 1)[1] for line in call.text.splitlines() if line.startswith("Criterion c") and " — " in line
+    ]
+
+
+def structured_reply(call: Call, scores: dict[str, int]) -> str:
+    """A structured judge's reply giving each listed attribute its score in ``scores``, keyed by its place."""
+    return json.dumps({f"c{i}": scores[a] for i, a in enumerate(listed_criteria(call), start=1)})
 
 
 def replies(*texts: str) -> Callable[[Call, int], str]:

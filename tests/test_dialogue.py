@@ -15,7 +15,7 @@ from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.user import USERS, UserReply
 from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.task import build_task
-from scripted import Scripted, constant, make_persona, make_scenario, replies
+from scripted import Scripted, constant, listed_criteria, make_persona, make_scenario, replies, structured_reply
 
 
 def run(scenarios, mode, assistant, user=None, grader=None, tmp_path=None, cache_scope=None, k=None, **settings):
@@ -204,7 +204,8 @@ def test_all_judgements_invalid_gives_no_pref_align(tmp_path):
 
 
 def test_structured_judge_scores_all_criteria_in_one_call(tmp_path):
-    grader = Scripted(constant('{"c1": 5, "c2": 2, "c3": 3}'))
+    planted = {"Explanation depth": 5, "Use of analogies": 2, "Technical vocabulary": 3}
+    grader = Scripted(lambda call, i: structured_reply(call, planted))  # by name, wherever the shuffle lists it
     settings = {"judge": "structured", "quality": False}  # the rubric's call alone
     log = run([make_scenario()], "baseline", Scripted(constant("B")), grader=grader, tmp_path=tmp_path, **settings)
     value = score_of(log.samples[0]).value
@@ -223,11 +224,15 @@ def test_structured_judge_retries_partial_replies_and_marks_the_rest_invalid(tmp
     score = score_of(log.samples[0])
     judgements = {j["attribute"]: j for j in score.metadata["judgements"]}
     assert len(grader.calls) == 3
-    assert judgements["Explanation depth"]["score"] == 5
-    assert judgements["Use of analogies"]["valid"] is False  # 9 is not a level
-    assert judgements["Technical vocabulary"]["valid"] is False
+    first, second, third = listed_criteria(grader.calls[0])  # c1, c2, c3 in the order the (shuffled) call lists them
+    assert judgements[first]["score"] == 5  # the first attempt's valid c1 is kept
+    assert judgements[second]["valid"] is False  # 9 is not a level
+    assert judgements[third]["valid"] is False
     assert score.value["judge_invalid"] == 2
-    assert score.value["pref_align"] == pytest.approx(5.0)
+    weight = {"Explanation depth": 0.5, "Use of analogies": 0.3, "Technical vocabulary": 0.2}[first]
+    assert score.value["pref_align_coverage"] == pytest.approx(weight)
+    # one valid criterion: PrefAlign is its score when it covers at least half of the weight, else unscored
+    assert score.value["pref_align"] == (pytest.approx(5.0) if weight >= 0.5 else None)
 
 
 def test_user_audit_counts_replies_that_reveal_unasked_preferences(tmp_path):

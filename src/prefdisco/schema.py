@@ -397,6 +397,11 @@ class AttributeJudgement(_Model):
     attempts: int = Field(default=1, ge=1)
     rationale: str = ""
     error: str | None = None
+    judge_call: int | None = Field(default=None, ge=1)
+    """The structured judge's call that scored it (1-based within its judging; ``scoring/criterion_order.py``);
+    None for a per-criterion judgement or a panel's combined one."""
+    judge_position: int | None = Field(default=None, ge=1)
+    """Its position (1-based) in that call's shuffled list of criteria; None as ``judge_call``."""
 
     @model_validator(mode="after")
     def _valid_iff_score(self) -> AttributeJudgement:

@@ -11,6 +11,8 @@ the report say the same lines.
   on average; its discovery rows are baseline answers under another prompt.
 * **NormAlign over a tiny gap**: a cell with a defined NormAlign whose denominator, the oracle − baseline mean
   PrefAlign over the cell's scenarios (``normalign.py``), is smaller than ``TINY_GAP`` in size.
+* **A panel of one family** (``panel_family``): every judge PrefAlign is made of (two or more) is of one model
+  family (``effective_judges.judge_family``); such judges share their biases.
 
 A caveat that holds in every cell it can apply to (or in a run of one cell) is one line without cell names;
 otherwise the line names the cells (``model/task``).
@@ -22,6 +24,8 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from prefdisco.analysis.effective_judges import family_warning
+from prefdisco.analysis.panel import pref_align_judgements
 from prefdisco.results.contract import JUDGE
 from prefdisco.schema import Mode
 
@@ -111,8 +115,20 @@ def run_models(results: pd.DataFrame, attributes: pd.DataFrame | None) -> list[s
     return sorted(models)
 
 
+def panel_family(attributes: pd.DataFrame | None) -> str | None:
+    """The warning for a judge panel (PrefAlign's judges, two or more) all of one model family; None otherwise."""
+    if attributes is None or JUDGE not in attributes.columns:
+        return None
+    return family_warning(pref_align_judgements(attributes)[JUDGE].dropna().astype(str).unique().tolist())
+
+
 def caveats(results: pd.DataFrame, cells: pd.DataFrame, attributes: pd.DataFrame | None) -> list[str]:
     """Every caveat that applies to a run, in the order the report shows them: the embedded model, a discovery
-    that asked nothing, NormAlign over a tiny gap."""
-    lines = [plumbing_note(run_models(results, attributes)), silent_discovery(results), tiny_normalign(cells)]
+    that asked nothing, NormAlign over a tiny gap, a judge panel of one family."""
+    lines = [
+        plumbing_note(run_models(results, attributes)),
+        silent_discovery(results),
+        tiny_normalign(cells),
+        panel_family(attributes),
+    ]
     return [line for line in lines if line]

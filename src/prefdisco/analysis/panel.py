@@ -22,7 +22,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from prefdisco.results.contract import CRITERION_KEY, IN_PREF_ALIGN, JUDGE, REPEAT, SESSION_LABEL
+from prefdisco.results.contract import (
+    CRITERION_KEY,
+    IN_PREF_ALIGN,
+    JUDGE,
+    JUDGE_CALL,
+    JUDGE_POSITION,
+    REPEAT,
+    SESSION_LABEL,
+)
 from prefdisco.scoring.alignment import COVERAGE_TOLERANCE, MIN_COVERAGE
 
 
@@ -58,9 +66,10 @@ def criterion_constants(attributes: pd.DataFrame) -> dict[str, tuple[str, str]]:
 
 def panel_scores(attributes: pd.DataFrame) -> pd.DataFrame:
     """The validated attribute frame with one row per (criterion, trial): the panel score of the judgements
-    PrefAlign is made of (see the module docstring); the ``judge``, ``repeat`` and ``in_pref_align`` columns are
-    dropped."""
-    columns = [c for c in attributes.columns if c not in (JUDGE, REPEAT, IN_PREF_ALIGN)]
+    PrefAlign is made of (see the module docstring); the ``judge``, ``repeat`` and ``in_pref_align`` columns (and a
+    structured judgement's ``judge_call`` / ``judge_position``) are dropped."""
+    judging = (JUDGE, REPEAT, IN_PREF_ALIGN, JUDGE_CALL, JUDGE_POSITION)
+    columns = [c for c in attributes.columns if c not in judging]
     attributes = pref_align_judgements(attributes)
     if is_single_judging(attributes):
         return attributes[columns].reset_index(drop=True)

@@ -17,15 +17,18 @@ from prefdisco.analysis.calibrate import Calibration, calibrate
 from prefdisco.analysis.caveats import caveats
 from prefdisco.analysis.contents import Report
 from prefdisco.analysis.control import control_table
+from prefdisco.analysis.effective_judges import PAIR_COLUMNS, effective_judges
 from prefdisco.analysis.examples import build_examples
 from prefdisco.analysis.fixed_k import fixed_k_table
 from prefdisco.analysis.further_judges import further_judge_table
 from prefdisco.analysis.further_judges import summary_part as further_judges_summary
 from prefdisco.analysis.harms_section import build_harms
-from prefdisco.analysis.judges import judge_reliability
+from prefdisco.analysis.judge_position import position_effect
+from prefdisco.analysis.judges import judge_reliability, usable
 from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario_table
 from prefdisco.analysis.questions import question_stats
 from prefdisco.analysis.render import render_html, render_markdown
+from prefdisco.analysis.run_record import header_line, judge_settings
 from prefdisco.analysis.simulator import elicitation_figure, simulator_table
 from prefdisco.analysis.simulator_flags import flag_table, flags_reading, flags_summary
 from prefdisco.analysis.summary import build_summary, plain, summary_json
@@ -35,7 +38,9 @@ from prefdisco.analysis.validity import (
     Validity,
     calibration_reading,
     control_reading,
+    effective_judges_reading,
     judge_readings,
+    position_reading,
     simulator_reading,
     variance_reading,
 )
@@ -74,8 +79,10 @@ def build_report(
     n_examples: int = 2,
     chosen: list[str] | None = None,
     calibration: Calibration | None = None,
+    run_dir: Path | None = None,
 ) -> Report:
-    """Every number of the report of ``data``; ``calibration``: the run's human calibration (``--human``)."""
+    """Every number of the report of ``data``; ``calibration``: the run's human calibration (``--human``);
+    ``run_dir``: RESULTS as given, whose ``run.json`` files give the header's judge settings (``run_record.py``)."""
     if n_boot < 0:
         raise UserError(f"--bootstrap: expected a number of resamples >= 0, got {n_boot}")
     results = average_trials(data.results)  # every number below is over trials averaged per scenario and condition
@@ -106,6 +113,9 @@ def build_report(
     )
     pct = pct_negative(cells)
     judges = judge_reliability(data)  # over the judgements as run: every judge, repeat and trial
+    judged = None if data.attributes is None else usable(data.attributes, data.results)
+    position = None if judged is None else position_effect(judged, seed=seed, n_boot=n_boot)  # structured judging
+    panel = None if judged is None else effective_judges(judged)
     variance = variance_parts(data.results, data.attributes)  # from the trial rows, before averaging
     detectable = detectable_difference(cells)
     validity = Validity(
@@ -114,6 +124,8 @@ def build_report(
             simulator_reading(simulator),
             flags_reading(flags),
             *judge_readings(judges),
+            position_reading(position),
+            effective_judges_reading(panel),
             calibration_reading(calibration),
             *variance_reading(variance, detectable),
         ],
@@ -137,6 +149,10 @@ def build_report(
         simulator=simulator,
     )
     summary |= plain(validity.summary())
+    summary["judge_position_effect"] = plain(position.summary() if position is not None else {})
+    summary["effective_judges"] = plain(panel.summary() if panel is not None else None)
+    run_judge = judge_settings(run_dir)
+    summary["judge_settings"] = plain(run_judge)
     summary["simulator_flags"] = plain(flags_summary(flags))
     summary["pref_align_by_judge"] = plain(further_judges_summary(further))
     harms = build_harms(results, data.results, seed=seed, n_boot=n_boot)  # every report's Harms section
@@ -159,6 +175,7 @@ def build_report(
         "seed": seed,
         "bootstrap": n_boot,
         "examples": n_examples,
+        "judge_settings": header_line(run_judge),
     }
     report = Report(
         summary=summary,
@@ -203,6 +220,11 @@ def build_report(
         report.tables["table_judge_agreement.csv"] = judges.agreement
         report.tables["table_judge_noise.csv"] = judges.noise
         report.tables["table_length_bias.csv"] = judges.length
+    if position is not None:
+        report.tables["table_judge_position.csv"] = position.positions
+        report.tables["table_judge_position_slope.csv"] = position.slopes
+    if panel is not None and len(panel.judges) > 1:
+        report.tables["table_judge_correlation.csv"] = panel.pairs[PAIR_COLUMNS]
     if not variance.empty:
         report.tables["table_variance.csv"] = variance
     if further is not None:
@@ -324,5 +346,7 @@ def make_report(
         if not Path(results).is_dir():
             raise UserError(f"--human: needs the eval run folder as RESULTS, got the file {results}")
         calibration = calibrate(Path(human), Path(results), seed=seed, n_boot=n_boot)
-    report = build_report(data, seed=seed, n_boot=n_boot, n_examples=n_examples, chosen=chosen, calibration=calibration)
+    report = build_report(
+        data, seed=seed, n_boot=n_boot, n_examples=n_examples, chosen=chosen, calibration=calibration, run_dir=results
+    )
     return report, write_report(report, out)

@@ -17,6 +17,8 @@ from typing import Any
 import pandas as pd
 
 from prefdisco.analysis.calibrate import Calibration
+from prefdisco.analysis.effective_judges import EffectiveJudges
+from prefdisco.analysis.judge_position import PositionEffect
 from prefdisco.analysis.judges import JudgeReliability
 from prefdisco.analysis.normalign import MIN_INTERVAL_SCENARIOS, too_few
 from prefdisco.analysis.variance import PARTS
@@ -174,6 +176,72 @@ def judge_readings(judges: JudgeReliability | None) -> list[Reading]:
         word = "scores barely follow length" if strongest < 0.3 else "longer responses tend to score differently"
         out.append(Reading(length, f"|ρ| at most {strongest:.2f}", word))
     return out
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def position_reading(effect: PositionEffect | None) -> Reading:
+    """The structured judge's mean score by list position and its slope, per judge (``judge_position.py``)."""
+    name = "Judge position effect (mean score by list position, structured judge)"
+    if effect is None:
+        return Reading(
+            name,
+            "not measured",
+            "--judge structured shuffles each call's criteria and records their positions, which measures it",
+        )
+    findings, biased, flat = [], [], []
+    for r in effect.slopes.to_dict("records"):
+        own = effect.positions.loc[effect.positions["judge"] == r["judge"]]
+        means = ", ".join(
+            f"{_ordinal(int(p['position']))} {_f(p['mean'])} {_span(p['ci_low'], p['ci_high'], r['n_scenarios'])}"
+            for p in own.to_dict("records")
+        )
+        if _number(r["slope"]) is None:
+            findings.append(f"{r['judge']}: {means} ({r['reason']})")
+            continue
+        slope = f"slope {_f(r['slope'], 3)} {_span(r['ci_low'], r['ci_high'], r['n_scenarios'])} per place"
+        findings.append(f"{r['judge']}: {means}; {slope} ({r['n_calls']} calls)")
+        low, high = _number(r["ci_low"]), _number(r["ci_high"])
+        if low is not None and high is not None and (low > 0 or high < 0):
+            biased.append(f"{r['judge']} {_f(r['slope'], 3)}")
+        elif low is not None:
+            flat.append(str(r["judge"]))
+    why = (
+        "the criteria are shuffled in every call, so a criterion's place is unrelated to which criterion it is: a "
+        "slope by position is the judge's own order bias"
+    )
+    if biased:
+        text = f"{why}; here scores change with the place in the list ({', '.join(biased)} points per place)"
+    elif flat:
+        text = f"{why}; no slope is told apart from 0 here"
+    else:
+        text = f"{why}; no interval to tell a slope from 0"
+    return Reading(name, "; ".join(findings), text)
+
+
+def effective_judges_reading(panel: EffectiveJudges | None) -> Reading:
+    """The panel's effective number of judges, and the warning for a panel of one family (``effective_judges.py``)."""
+    name = "Effective number of judges (n / (1 + (n − 1)·ρ̄))"
+    if panel is None:
+        return Reading(name, "no per-attribute table", "—")
+    families = ", ".join(f"{j} ({panel.families[j]})" for j in panel.judges)
+    if len(panel.judges) < 2:
+        finding = "one judge"
+        text = "repeat --judge-model with judges of other families to measure how many independent votes they are"
+    elif panel.n_eff is None:
+        finding = f"{len(panel.judges)} judges: {families}; {panel.reason}"
+        text = "no effective number: a pair of judges has no correlation on these items (the reason says why)"
+    else:
+        finding = (
+            f"{_f(panel.n_eff)} of {len(panel.judges)} judges (mean pairwise Pearson ρ̄ {_f(panel.rho_bar)}): {families}"
+        )
+        text = "how many independent judges the panel's agreement is worth; correlated judges add less than a vote"
+    if panel.warning is not None:
+        text = f"warning: {panel.warning}"
+    return Reading(name, finding, text)
 
 
 def calibration_reading(calibration: Calibration | None) -> Reading:

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from prefdisco.errors import UserError
 from prefdisco.models.args import check_models, parse_model_args
+from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 
 console = Console()
 
@@ -29,6 +30,13 @@ def eval_command(
     judge_repeats: Annotated[
         int, typer.Option(min=1, help="Times each judge scores each criterion (own seed and cache each).")
     ] = 1,
+    judge_max_criteria: Annotated[
+        int,
+        typer.Option(
+            help="--judge structured: criteria listed in one judge call at most (shuffled per call); a longer rubric "
+            "is split over ceil(k/N) calls.",
+        ),
+    ] = DEFAULT_MAX_CRITERIA,
     modes: Annotated[
         str,
         typer.Option(
@@ -202,6 +210,7 @@ def eval_command(
         grader_model=judge_model[0] if judge_model else model[0],
         judge_panel=list(judge_model[1:]) if judge_model else [],
         judge_repeats=judge_repeats,
+        judge_max_criteria=judge_max_criteria,
         log_dir=log_dir,
         modes=[m.strip() for m in modes.split(",") if m.strip()],
         fixed_k=_parse_ks(fixed_k),

@@ -22,15 +22,17 @@ from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
 from prefdisco.errors import UserError
 from prefdisco.prompts import templates_hash
 from prefdisco.schema import CONDITIONS, CONTROLS, PROBES, SESSION_ARMS, Scenario
+from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.deferred import JUDGE_LATER
 from prefdisco.scoring.judging import JUDGE_TEMPLATES
 from prefdisco.scoring.quality import QUALITY_TEMPLATE
 from prefdisco.scoring.scorer import JUDGES
 
 UNCOMPARED_SETTINGS = ("n_scenarios", "cache", "user_max_connections", "judge_max_connections", "ray")
-PANEL_DEFAULTS: dict[str, Any] = {"judge_panel": [], "judge_repeats": 1}
-"""The judge-panel settings of a single-judge run: ``run.json`` records them only when they differ (so a
-single-judge run's fingerprint is what it always was), and the guard compares a missing one as this default."""
+PANEL_DEFAULTS: dict[str, Any] = {"judge_panel": [], "judge_repeats": 1, "judge_max_criteria": DEFAULT_MAX_CRITERIA}
+"""The judge-panel settings of a single-judge run (and the structured judge's criteria a call): ``run.json``
+records them only when they differ (so a single-judge run's fingerprint is what it always was), and the guard
+compares a missing one as this default."""
 """Recorded in ``run.json`` but free to change on a rerun: they do not change what a sample's result is."""
 PROTOCOL_DEFAULTS: dict[str, Any] = {
     "protocol": "text",
@@ -118,6 +120,9 @@ class RunConfig:
     the first judge (``role_config("grader")``)."""
     judge_repeats: int = 1
     """How many times each judge scores each criterion, each time with its own seed and cache entries."""
+    judge_max_criteria: int = DEFAULT_MAX_CRITERIA
+    """The structured judge lists at most this many criteria in one call; a longer rubric is split over
+    ``ceil(k / N)`` calls (``scoring/criterion_order.py``). ``run.json`` records it only when not the default."""
     protocol: str = "text"
     """How discovery and fixed-K turns are read: ``text`` (``QUESTION:`` / ``ANSWER:`` markers) or ``tools`` (an
     ``ask_user`` tool through native tool calling; ``dialogue/tool_protocol.py``)."""
@@ -192,6 +197,7 @@ class RunConfig:
             )
         if self.judge_repeats < 1:
             raise UserError(f"--judge-repeats: expected at least 1, got {self.judge_repeats}")
+        check_max_criteria(self.judge_max_criteria)
         if self.judge not in (*JUDGES, JUDGE_LATER):
             raise UserError(f"--judge: unknown {self.judge!r}; expected one of {', '.join((*JUDGES, JUDGE_LATER))}")
         for flag, value in (
@@ -303,7 +309,11 @@ class RunConfig:
 
     def panel_settings(self) -> dict[str, Any]:
         """The judge-panel settings (``PANEL_DEFAULTS``'s keys)."""
-        return {"judge_panel": list(self.judge_panel), "judge_repeats": self.judge_repeats}
+        return {
+            "judge_panel": list(self.judge_panel),
+            "judge_repeats": self.judge_repeats,
+            "judge_max_criteria": self.judge_max_criteria,
+        }
 
     def prompt_templates(self) -> list[str]:
         """The templates this run renders: its preset's condition prompts, its user's, its judge's, the audit's, the
@@ -379,6 +389,12 @@ def check_protocol(protocol: str, preset: str, constrain_protocol: bool, solver:
         )
     if protocol == "tools" and constrain_protocol:
         raise UserError("--constrain-protocol sends the text protocol's grammar; drop it with --protocol tools")
+
+
+def check_max_criteria(value: int) -> None:
+    """``--judge-max-criteria``: at least one criterion a structured call (also the inspect task's check)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UserError(f"--judge-max-criteria: expected a whole number of criteria per judge call >= 1, got {value!r}")
 
 
 def with_strict_policy(solver_args: dict[str, Any], strict: bool) -> dict[str, Any]:

@@ -64,9 +64,10 @@ from prefdisco.prices import missing_line
 from prefdisco.schema import SESSION_ARMS, DialogueTurn, Mode, Scenario
 from prefdisco.scoring.audit import audit_user
 from prefdisco.scoring.correctness import check_correct, needs_grader
+from prefdisco.scoring.criterion_order import criterion_calls
 from prefdisco.scoring.deferred import JUDGE_LATER
 from prefdisco.scoring.judge import judge_criterion
-from prefdisco.scoring.judge_structured import judge_structured
+from prefdisco.scoring.judge_structured import judge_call
 from prefdisco.scoring.quality import judge_quality
 from prefdisco.seeds import seed_scope
 from prefdisco.sessions.model import SessionSet
@@ -301,7 +302,8 @@ def _grade(
     problem, items = scenario.problem, {i.attribute: i for i in scenario.profile.items}
     judge = Probe("judge", grader)
     if config.judge == "structured":
-        drive(judge_structured(judge, problem, response, scenario.rubric, items, logprobs=config.logprobs))
+        for call in criterion_calls(len(scenario.rubric), config.judge_max_criteria, None):  # ceil(k / N) calls
+            drive(judge_call(judge, problem, response, scenario.rubric, items, call, logprobs=config.logprobs))
     else:
         for c in scenario.rubric:
             drive(judge_criterion(judge, problem, response, c, items[c.attribute], logprobs=config.logprobs))

@@ -41,6 +41,7 @@ from prefdisco.evaluation.limits import limit_roles
 from prefdisco.progress import Tally, Ticker
 from prefdisco.results.judgings import recorded_judgings
 from prefdisco.results.logs import Tables, _select_logs, read_header, results_from_logs, write_tables
+from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.deferred import JUDGE_LATER, JUDGED_SCORE, prefdisco_judge
 from prefdisco.scoring.judging import JUDGES
 from prefdisco.scoring.panel import panel_roles
@@ -101,6 +102,10 @@ class RunSettings:
 
     def seed_scope(self) -> str:
         return seed_scope(int(self.settings.get("seed", 0)))
+
+    def max_criteria(self) -> int:
+        """The structured judge's criteria a call the run recorded (``--judge-max-criteria``; missing: the default)."""
+        return int(self.settings.get("judge_max_criteria", DEFAULT_MAX_CRITERIA))
 
     def grader_config(self, temperature: float | None, batch: bool) -> dict[str, Any]:
         s = self.settings
@@ -244,6 +249,7 @@ async def _judge_all(plans: list[LogPlan], options: JudgeOptions, tally: Tally |
             "judges": len(j.models),
             "judge_repeats": j.repeats,
             "seed_scope": run.seed_scope(),
+            "judge_max_criteria": run.max_criteria(),
         }
         audit, quality = bool(run.settings.get("audit", True)), bool(run.settings.get("quality", True))
         scorer = prefdisco_scorer(audit=audit, quality=quality, **args) if plan.first else None

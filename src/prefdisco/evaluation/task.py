@@ -50,9 +50,16 @@ from prefdisco.dialogue.distractors import DISTRACTOR_KEY, choose_distractors
 from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wrong_answer_key
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig, check_protocol, preset_settings, with_strict_policy
+from prefdisco.evaluation.config import (
+    RunConfig,
+    check_max_criteria,
+    check_protocol,
+    preset_settings,
+    with_strict_policy,
+)
 from prefdisco.release.convert import load_scenarios as load_scenarios_from
 from prefdisco.schema import SESSION_ARMS, Mode, Scenario
+from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.deferred import JUDGE_LATER, prefdisco_dialogue
 from prefdisco.scoring.metrics import none_aware_reducer
 from prefdisco.scoring.scorer import prefdisco_scorer
@@ -196,6 +203,7 @@ def build_task(
             judge_repeats=config.judge_repeats,
             seed_scope=seeds,
             quality=config.quality,
+            judge_max_criteria=config.judge_max_criteria,
         ),
         epochs=Epochs(config.epochs, none_aware_reducer()),
         metadata={
@@ -229,6 +237,7 @@ def prefdisco(
     preset: str = "default",
     judge_panel: list[str] | None = None,
     judge_repeats: int = 1,
+    judge_max_criteria: int = DEFAULT_MAX_CRITERIA,
     skip_invalid: bool = False,
     protocol: str = "text",
     solver: str | None = None,
@@ -241,7 +250,8 @@ def prefdisco(
     The settings are ``prefdisco eval``'s, with the same defaults, the same preset rules and the same seeds (``seed``:
     ``--seed``); ``judge_panel``: the judges after the first (give them as ``--model-role grader_2=…``, …; only
     their number matters to the task); ``quality=false``: no general-quality call (``--no-quality``);
-    ``pushback`` and ``user_retry``: ``--pushback N`` and ``--user-retry N``. Calls are not cached across runs
+    ``pushback`` and ``user_retry``: ``--pushback N`` and ``--user-retry N``; ``judge_max_criteria``:
+    ``--judge-max-criteria N``. Calls are not cached across runs
     (``prefdisco eval`` scopes its cache to its folder)."""
     given = {"user_type": user_type, "judge": judge, "logprobs": logprobs}
     config = RunConfig(
@@ -254,6 +264,7 @@ def prefdisco(
         seed=seed,
         judge_panel=list(judge_panel or []),
         judge_repeats=judge_repeats,
+        judge_max_criteria=judge_max_criteria,
         protocol=protocol,
         solver=solver,
         solver_args=with_strict_policy(dict(solver_args or {}), strict_policy),
@@ -261,4 +272,5 @@ def prefdisco(
         user_retry=user_retry,
     )
     config.validate_probes()
+    check_max_criteria(config.judge_max_criteria)
     return build_task(load_scenarios(scenarios, skip_invalid=skip_invalid), config, mode, k)

@@ -24,7 +24,8 @@ otherwise): see ``results/strategy_columns.py``.
 weight covered, ``scoring/alignment.py``), empty otherwise.
 ``in_pref_align`` (attributes) is 1 for the judgements the row's PrefAlign is made of (the run's judges: inline, or
 the first ``prefdisco judge``) and 0 for a further judge's (``prefdisco judge --judge-model OTHER``); a table
-without the column has only the run's judgements.
+without the column has only the run's judgements. ``judge_call`` / ``judge_position`` (attributes) place a structured
+judgement in its call's shuffled list of criteria (empty for per-criterion judging; optional on input).
 
 A condition is ``mode`` and ``fixed_k`` together. Every table (results, attributes, the report's tables) has the
 two columns: ``mode`` (``fixed_k`` for a fixed-K condition) and ``fixed_k`` (K; empty for every other condition —
@@ -147,6 +148,11 @@ REPEAT = "repeat"
 DEFAULT_REPEAT = 1
 IN_PREF_ALIGN = "in_pref_align"
 """1 for the judgements the results row's PrefAlign is made of, 0 for a further judge's; all 1 when absent."""
+JUDGE_CALL = "judge_call"
+"""The structured judge's call (1-based, within its judge and repeat) that scored the criterion; empty for a
+per-criterion judgement (``scoring/criterion_order.py``). Optional on input."""
+JUDGE_POSITION = "judge_position"
+"""The criterion's position (1-based) in that call's shuffled list; empty as ``judge_call``. Optional on input."""
 ATTRIBUTE_COLUMNS: tuple[str, ...] = (
     *REQUIRED_ATTRIBUTE_COLUMNS[:5],
     EPOCH,
@@ -155,6 +161,8 @@ ATTRIBUTE_COLUMNS: tuple[str, ...] = (
     REPEAT,
     IN_PREF_ALIGN,
     SESSION_LABEL,
+    JUDGE_CALL,
+    JUDGE_POSITION,
 )
 RESULT_KEY: tuple[str, ...] = ("model", "task", "scenario_id", "mode", "fixed_k", EPOCH)
 TRIAL_GROUP: tuple[str, ...] = RESULT_KEY[:-1]

@@ -19,6 +19,8 @@ from prefdisco.results.contract import (
     DEFAULT_JUDGE,
     DEFAULT_REPEAT,
     IN_PREF_ALIGN,
+    JUDGE_CALL,
+    JUDGE_POSITION,
     QUALITY,
     SESSION_LABEL,
     SIMULATOR_COLUMNS,
@@ -216,6 +218,8 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
             "repeat": int(j.get("repeat", DEFAULT_REPEAT)),
             IN_PREF_ALIGN: in_pref_align,
             SESSION_LABEL: session_labels.get(j["attribute"]),
+            JUDGE_CALL: j.get(JUDGE_CALL),
+            JUDGE_POSITION: j.get(JUDGE_POSITION),
         }
         for judge, j, in_pref_align in [
             *(

@@ -36,6 +36,8 @@ from prefdisco.results.contract import (
     EPOCH,
     IN_PREF_ALIGN,
     JUDGE,
+    JUDGE_CALL,
+    JUDGE_POSITION,
     QUALITY,
     REPEAT,
     REQUIRED_ATTRIBUTE_COLUMNS,
@@ -276,6 +278,9 @@ def validate_attributes(table: pa.Table, where: str) -> pd.DataFrame:
     )
     if SESSION_LABEL in table.column_names:  # optional: recurring / changed / new in a sessions run
         df[SESSION_LABEL] = cols.choice(SESSION_LABEL, ("recurring", "changed", "new"), required=False)
+    for name in (JUDGE_CALL, JUDGE_POSITION):  # optional: a structured judgement's call and list position
+        if name in table.column_names:
+            df[name] = cols.number(name, lo=1, integer=True)
     # the key of a table without judge / repeat columns is the criterion's, as the table shows it
     _check_unique(df, tuple(k for k in ATTRIBUTE_KEY if k in (*CRITERION_KEY, *table.column_names)), where, word)
     return df

@@ -24,6 +24,7 @@ from inspect_ai.solver import TaskState
 from prefdisco.schema import Problem
 from prefdisco.scoring.alignment import coverage, pref_align
 from prefdisco.scoring.correctness import CorrectnessResult, check_correct_offline, needs_grader
+from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.harms import check_harms
 from prefdisco.scoring.judging import judge_named
 from prefdisco.scoring.metrics import PREFDISCO_METRICS, judge_invalid_total, pref_align_mean
@@ -81,10 +82,12 @@ def prefdisco_judge(
     judges: int = 1,
     judge_repeats: int = 1,
     seed_scope: str | None = None,
+    judge_max_criteria: int = DEFAULT_MAX_CRITERIA,
 ) -> Scorer:
     """A further judge's rubric judgements (roles ``grader``, ``grader_2``, … bound to that judge's panel) and the
     PrefAlign they give; arguments as ``prefdisco_scorer``'s. The first judge's score is left as it is."""
-    rubric = PanelJudging(RubricJudging(judge_named(judge), logprobs), judges, judge_repeats, cache_scope, seed_scope)
+    judging = RubricJudging(judge_named(judge), logprobs, judge_max_criteria)
+    rubric = PanelJudging(judging, judges, judge_repeats, cache_scope, seed_scope)
 
     async def score(state: TaskState, target: Target) -> Score:
         sub = Submission.of(state)

@@ -139,8 +139,11 @@ async def judge_all(
     *,
     logprobs: bool = False,
     cache: CachePolicy | bool = False,
+    order_key: tuple[str, str] | None = None,
+    max_criteria: int | None = None,
 ) -> list[AttributeJudgement]:
-    """Per-criterion judging: every criterion concurrently, results in rubric order."""
+    """Per-criterion judging: every criterion concurrently, results in rubric order (one criterion a call: no
+    order to shuffle, nothing to split; ``order_key`` and ``max_criteria`` are the structured judge's)."""
     return list(
         await asyncio.gather(
             *(

@@ -1,9 +1,12 @@
-"""The structured judge: one call that scores every rubric criterion of a scenario at once.
+"""The structured judge: one call that scores every rubric criterion of a scenario at once (or a few, for a long
+rubric).
 
-The criteria are numbered ``c1..cN`` in rubric order and the reply is a JSON object ``{"c1": N, ..., "cN": N}``,
-a pydantic model built per rubric size (``rubric_scores_model``) with every key required and every value a
+The criteria are listed in a shuffled order and split over calls of at most ``max_criteria`` criteria each
+(``criterion_order.py``: seeded, recorded in each judgement's ``judge_call`` and ``judge_position``). In each call
+the criteria are numbered ``c1..cM`` in the order listed and the reply is a JSON object ``{"c1": N, ..., "cM": N}``,
+a pydantic model built per call size (``rubric_scores_model``) with every key required and every value a
 ``ScoreLevel`` (an ``enum`` of 1..5). The judge sees the problem, the final response and the scenario's rubric
-(the criteria being scored — still never the persona, the weights or the justifications). The call goes through
+(the criteria the call scores — still never the persona, the weights or the justifications). The call goes through
 ``structured.generate_structured``: a reply missing a key or giving an invalid level is re-asked with the bad
 reply and a one-line reason, every attempt cached under the caller's policy. When no attempt is valid, the
 rejected attempt with the most valid scores keeps them (the earliest on a tie); the other criteria become
@@ -16,6 +19,7 @@ log-probabilities.
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import suppress
 from functools import cache as memoize
 
@@ -24,6 +28,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 
 from prefdisco.prompts import render
 from prefdisco.schema import AttributeJudgement, PreferenceItem, Problem, RubricCriterion
+from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA, CriterionCall, criterion_calls, order_seed
 from prefdisco.scoring.geval import weighted_scores
 from prefdisco.scoring.grader_config import grader_config
 from prefdisco.scoring.judge import JUDGE_MAX_TOKENS, JUDGE_RETRIES, ScoreLevel, invalid, scored
@@ -94,12 +99,44 @@ async def judge_structured(
     logprobs: bool = False,
     retries: int = JUDGE_RETRIES,
     cache: CachePolicy | bool = False,
+    order_key: tuple[str, str] | None = None,
+    max_criteria: int = DEFAULT_MAX_CRITERIA,
 ) -> list[AttributeJudgement]:
-    keys = criterion_keys(rubric)
+    """Every criterion of ``rubric`` scored in ``ceil(k / max_criteria)`` concurrent calls, each listing its part
+    of the rubric in a shuffled order (``criterion_order.py``) drawn from ``grader``'s seed and ``order_key``
+    (scenario id, condition; None: the rubric's order); judgements in rubric order, each with its call and
+    position."""
+    seed = None if order_key is None else order_seed(grader.config.seed, *order_key)
+    calls = criterion_calls(len(rubric), max_criteria, seed)
+    parts = await asyncio.gather(
+        *(
+            judge_call(grader, problem, response, rubric, items, call, logprobs=logprobs, retries=retries, cache=cache)
+            for call in calls
+        )
+    )
+    found = {index: judgement for part in parts for index, judgement in part}
+    return [found[index] for index in range(len(rubric))]
+
+
+async def judge_call(
+    grader: Model,
+    problem: Problem,
+    response: str,
+    rubric: list[RubricCriterion],
+    items: dict[str, PreferenceItem],
+    call: CriterionCall,
+    *,
+    logprobs: bool = False,
+    retries: int = JUDGE_RETRIES,
+    cache: CachePolicy | bool = False,
+) -> list[tuple[int, AttributeJudgement]]:
+    """One call: the criteria ``call`` lists, keyed ``c1..cM`` in the order listed; (rubric index, judgement)."""
+    listed = [rubric[i] for i in call.criteria]
+    keys = criterion_keys(listed)
     try:
         result = await generate_structured(
             grader,
-            structured_prompt(problem, response, rubric, items),
+            structured_prompt(problem, response, listed, items),
             rubric_scores_model(len(keys)),
             config=grader_config(grader, JUDGE_MAX_TOKENS + TOKENS_PER_KEY * len(keys), logprobs=logprobs),
             retries=retries,
@@ -116,13 +153,14 @@ async def judge_structured(
         best, output = result.value.model_dump(), result.output
     weighted = weighted_scores(output, keys) if logprobs and output is not None else {}
     judgements = []
-    for key, criterion in zip(keys, rubric, strict=True):
+    for position, (key, index) in enumerate(zip(keys, call.criteria, strict=True), start=1):
+        criterion = rubric[index]
         item = items[criterion.attribute]
         if key in best:
-            judgements.append(
-                scored(criterion, item, best[key], weighted.get(key), logprobs=logprobs, attempts=attempts)
-            )
+            judgement = scored(criterion, item, best[key], weighted.get(key), logprobs=logprobs, attempts=attempts)
         else:
             error = f"no valid score for {key} after {attempts} attempt(s): {reason}"
-            judgements.append(invalid(criterion, item, attempts=attempts, error=error))
+            judgement = invalid(criterion, item, attempts=attempts, error=error)
+        placed = judgement.model_copy(update={"judge_call": call.number, "judge_position": position})
+        judgements.append((index, placed))
     return judgements

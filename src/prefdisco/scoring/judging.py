@@ -4,6 +4,8 @@
 * ``structured`` — one grader call scoring every criterion under a JSON schema (``judge_structured.py``).
 
 A judge returns one ``AttributeJudgement`` per criterion in rubric order, invalid ones included (score None).
+``order_key`` (scenario id, condition) and ``max_criteria`` are the structured judge's criterion order and split
+(``criterion_order.py``); the per-criterion judge lists one criterion a call and ignores them.
 A new judge is one function of the ``Judge`` shape and one line in ``JUDGES``.
 """
 
@@ -29,6 +31,8 @@ class Judge(Protocol):
         *,
         logprobs: bool = ...,
         cache: CachePolicy | bool = ...,
+        order_key: tuple[str, str] | None = ...,
+        max_criteria: int = ...,
     ) -> list[AttributeJudgement]: ...
 
 

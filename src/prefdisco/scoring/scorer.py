@@ -51,6 +51,7 @@ from prefdisco.schema import AttributeJudgement, Problem, Scenario
 from prefdisco.scoring.alignment import coverage, pref_align
 from prefdisco.scoring.audit import UserAudit, audit_user
 from prefdisco.scoring.correctness import CorrectnessResult, check_correct
+from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.elicitation import dialogue_elicitation
 from prefdisco.scoring.harms import HarmChecks, check_harms
 from prefdisco.scoring.judging import JUDGES, Judge, judge_named
@@ -84,14 +85,26 @@ class Submission:
 
 @dataclass(frozen=True)
 class RubricJudging:
+    """The rubric judged by ``judge``; a structured judge lists at most ``max_criteria`` criteria a call, in an
+    order drawn from the grader's seed, the scenario and the condition (``criterion_order.py``)."""
+
     judge: Judge
     logprobs: bool = False
+    max_criteria: int = DEFAULT_MAX_CRITERIA
 
     async def __call__(self, grader: Model, sub: Submission, cache: CachePolicy | bool) -> list[AttributeJudgement]:
         scenario = sub.scenario
         items = {i.attribute: i for i in scenario.profile.items}
         return await self.judge(
-            grader, scenario.problem, sub.response, scenario.rubric, items, logprobs=self.logprobs, cache=cache
+            grader,
+            scenario.problem,
+            sub.response,
+            scenario.rubric,
+            items,
+            logprobs=self.logprobs,
+            cache=cache,
+            order_key=(scenario.id, sub.record.condition),
+            max_criteria=self.max_criteria,
         )
 
 
@@ -240,6 +253,7 @@ def prefdisco_scorer(
     judge_repeats: int = 1,
     seed_scope: str | None = None,
     quality: bool = True,
+    judge_max_criteria: int = DEFAULT_MAX_CRITERIA,
 ) -> Scorer:
     """Judge the rubric (roles ``grader``, ``grader_2``, …), check correctness, audit the simulated user and judge
     the response's general quality.
@@ -256,8 +270,11 @@ def prefdisco_scorer(
         seed_scope: the run part of the extra judgings' seeds (``prefdisco.seeds``); None: they send no seed.
         quality: judge the response's general quality (one call on ``grader``, cache role ``quality``;
             ``quality.py``); off: ``quality`` None.
+        judge_max_criteria: the structured judge lists at most this many criteria a call (a longer rubric is split
+            over several calls; ``criterion_order.py``).
     """
-    rubric = PanelJudging(RubricJudging(judge_named(judge), logprobs), judges, judge_repeats, cache_scope, seed_scope)
+    judging = RubricJudging(judge_named(judge), logprobs, judge_max_criteria)
+    rubric = PanelJudging(judging, judges, judge_repeats, cache_scope, seed_scope)
     auditing = UserAuditing(audit)
     judging_quality = QualityJudging(quality, cache_scope)
 
