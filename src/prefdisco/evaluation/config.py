@@ -137,6 +137,9 @@ class RunConfig:
     sessions: Path | None = None
     """A session set (``prefdisco sessions``): the run evaluates its scenarios, records each one's session and
     position, and plays the carry arms in ``modes`` position by position (``evaluation/sessions_run.py``)."""
+    resolved: dict[str, Any] | None = None
+    """``prefdisco eval``'s settings as resolved (``evaluation/config_file.py``), written to ``config.toml`` once
+    the folder is checked; None (a run made from Python): no file."""
 
     def validate_probes(self) -> None:
         """The dialogue's probe settings (also checked by the inspect task, which has no models to validate)."""

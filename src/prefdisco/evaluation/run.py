@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from prefdisco.evaluation.config import RunConfig, scenario_set_hash, selected_scenarios
+from prefdisco.evaluation.config_file import write_config
 from prefdisco.evaluation.evalset import run_eval_set
 from prefdisco.evaluation.guard import check_split, prepare_log_dir
 from prefdisco.evaluation.preflight import preflight, run_decoys
@@ -33,6 +34,8 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig, label: str 
     preflight(scenarios, config)  # what --dry-run checks too, before anything is written
     decoys = run_decoys(scenarios, config)
     prepare_log_dir(config.log_dir)
+    if config.resolved is not None and config.write_tables:  # the run's whole configuration, as one file
+        write_config(config.log_dir, config.resolved)
     selected = selected_scenarios(scenarios, config)
     if config.sessions is not None:
         selected = load_session_run(scenarios, config)[1]
