@@ -20,6 +20,7 @@ from prefdisco.dialogue.tool_protocol import PROTOCOLS, TOOL_TEMPLATES, tools_st
 from prefdisco.dialogue.user import USER_TYPES, USERS
 from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
 from prefdisco.errors import UserError
+from prefdisco.evaluation.protocols import protocol_id
 from prefdisco.prompts import templates_hash
 from prefdisco.schema import CONDITIONS, CONTROLS, PROBES, SESSION_ARMS, Scenario
 from prefdisco.scoring.deferred import JUDGE_LATER
@@ -27,7 +28,7 @@ from prefdisco.scoring.judging import JUDGE_TEMPLATES
 from prefdisco.scoring.quality import QUALITY_TEMPLATE
 from prefdisco.scoring.scorer import JUDGES
 
-UNCOMPARED_SETTINGS = ("n_scenarios", "cache", "user_max_connections", "judge_max_connections", "ray")
+UNCOMPARED_SETTINGS = ("n_scenarios", "cache", "user_max_connections", "judge_max_connections", "ray", "protocol_id")
 PANEL_DEFAULTS: dict[str, Any] = {"judge_panel": [], "judge_repeats": 1}
 """The judge-panel settings of a single-judge run: ``run.json`` records them only when they differ (so a
 single-judge run's fingerprint is what it always was), and the guard compares a missing one as this default."""
@@ -285,6 +286,7 @@ class RunConfig:
             **({} if self.quality else {"quality": False}),  # its template is hashed only when on
             "prompt_templates": templates_hash(self.prompt_templates()),
             "grader_temperature": self.grader_temperature,
+            "protocol_id": protocol_id(self),  # derived from the settings above (evaluation/protocols.py)
             "user_max_connections": self.user_max_connections,  # free settings (UNCOMPARED_SETTINGS)
             "judge_max_connections": self.judge_max_connections,
             **({"ray": self.ray} if self.ray else {}),  # where it ran: a free setting, recorded only when set

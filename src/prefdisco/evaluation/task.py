@@ -51,6 +51,7 @@ from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wrong_answer_key
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig, check_protocol, preset_settings, with_strict_policy
+from prefdisco.evaluation.protocols import protocol_id
 from prefdisco.release.convert import load_scenarios as load_scenarios_from
 from prefdisco.schema import SESSION_ARMS, Mode, Scenario
 from prefdisco.scoring.deferred import JUDGE_LATER, prefdisco_dialogue
@@ -206,6 +207,7 @@ def build_task(
             "prefdisco_judge": config.judge,
             "prefdisco_preset": config.preset,
             "prefdisco_protocol": config.protocol,
+            "prefdisco_protocol_id": protocol_id(config),  # evaluation/protocols.py
             "prefdisco_solver": own,
             **(solver_task_metadata(own, config.solver_args, scenarios, config.max_questions) if own else {}),
         },
