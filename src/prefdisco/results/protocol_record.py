@@ -49,6 +49,8 @@ class ProtocolRecord(BaseModel):
     judges: list[str]
     rubrics: str | None = None
     """``rubrics_hash`` of the benchmark the run was given (None: not known, e.g. a record made from a task)."""
+    regraded_from: dict[str, Any] | None = None
+    """A regrade's origin (``prefdisco regrade``): the run, its protocol id and what changed."""
 
     def described(self) -> str:
         judges = ", ".join(self.judges)
