@@ -356,8 +356,10 @@ def test_parquet_input_gives_the_same_summary(run_dir, tmp_path, built):
     pd.read_csv(run_dir / "attributes.csv").to_parquet(pq_dir / "attributes.parquet", index=False)
     (pq_dir / "transcripts.jsonl").write_bytes((run_dir / "transcripts.jsonl").read_bytes())  # the length probe's
     report, _ = make_report(pq_dir, tmp_path / "out-pq", seed=7, n_boot=500, n_examples=1)
-    same = {k: v for k, v in report.summary.items() if k != "source"}
-    assert same == {k: v for k, v in built.summary.items() if k != "source"}
+    where = ("source", "protocols")  # where the tables came from (the protocols' ids are compared below)
+    same = {k: v for k, v in report.summary.items() if k not in where}
+    assert same == {k: v for k, v in built.summary.items() if k not in where}
+    assert [p["id"] for p in report.summary["protocols"]] == [p["id"] for p in built.summary["protocols"]]
 
 
 def test_bootstrap_zero_gives_no_interval(run_dir, tmp_path):

@@ -17,9 +17,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
-from prefdisco.errors import UserError
+from prefdisco.errors import UserError, print_error
 from prefdisco.wording import counted
 
 app = typer.Typer(
@@ -29,16 +28,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-err_console = Console(stderr=True)
 console = Console()
 
 
 _registered = False
-
-
-def _print_error(error: UserError) -> None:
-    # a Text object, so brackets in the message are never read as rich markup
-    err_console.print(Text.assemble(("error: ", "bold red"), str(error)), highlight=False, soft_wrap=True)
 
 
 def _register() -> None:
@@ -152,7 +145,7 @@ def _reporting_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return func(*args, **kwargs)
         except UserError as e:
-            _print_error(e)
+            print_error(e)
             raise typer.Exit(e.exit_code) from None
 
     wrapper._prefdisco_wrapped = True  # type: ignore[attr-defined]
@@ -164,5 +157,5 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, standalone_mode=True)
     except UserError as e:  # raised outside a command body (e.g. while registering)
-        _print_error(e)
+        print_error(e)
         sys.exit(e.exit_code)

@@ -7,6 +7,8 @@ single line that names the file/field and says what was expected. Never put a se
 from __future__ import annotations
 
 from pydantic import ValidationError
+from rich.console import Console
+from rich.text import Text
 
 
 class UserError(Exception):
@@ -16,6 +18,11 @@ class UserError(Exception):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(message.split()))
+
+
+def print_error(error: UserError) -> None:
+    """``error`` as the CLI shows it: one ``error: …`` line on stderr (a Text, so brackets are never rich markup)."""
+    Console(stderr=True).print(Text.assemble(("error: ", "bold red"), str(error)), highlight=False, soft_wrap=True)
 
 
 def validation_messages(err: ValidationError) -> list[str]:

@@ -12,8 +12,10 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report(
-        results: Path = typer.Argument(
-            ..., help="A results table (results.csv / results.parquet) or an eval run folder."
+        results: list[Path] = typer.Argument(
+            ...,
+            help="A results table (results.csv / results.parquet) or an eval run folder; several make one table "
+            "when their protocols agree.",
         ),
         out: Path = typer.Option(..., "--out", help="Folder for report.html, report.md, summary.json, PNG, CSV."),
         seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap (and of the scatter subsample)."),
@@ -25,6 +27,11 @@ def register(app: typer.Typer) -> None:
         human: Path | None = typer.Option(
             None, "--human", help="Human ratings CSV (annotate export-ratings): calibrate the judge in the report."
         ),
+        allow_mixed: bool = typer.Option(
+            False,
+            "--allow-mixed",
+            help="Put runs of different protocols in one table anyway (their differences are listed in the report).",
+        ),
     ) -> None:
         """Write the PrefDisco report (NormAlign, accuracy, questions, fixed-K, attributes, examples)."""
         from rich.console import Console
@@ -34,7 +41,14 @@ def register(app: typer.Typer) -> None:
         from prefdisco.analysis.report import make_report
 
         made, written = make_report(
-            results, out, seed=seed, n_boot=bootstrap, n_examples=examples, chosen=list(scenario), human=human
+            results,
+            out,
+            seed=seed,
+            n_boot=bootstrap,
+            n_examples=examples,
+            chosen=list(scenario),
+            human=human,
+            allow_mixed=allow_mixed,
         )
         console = Console()
         s = made.summary
@@ -62,6 +76,8 @@ def register(app: typer.Typer) -> None:
                 highlight=False,
                 soft_wrap=True,
             )
+        if made.settings.get("protocol"):
+            console.print(f"protocol: {made.settings['protocol']}", highlight=False, soft_wrap=True, markup=False)
         console.print(f"report: {out / 'report.html'}", highlight=False)
         names = ", ".join(p.name for p in written)
         console.print(f"wrote {len(written)} files to {out}: {names}", highlight=False, soft_wrap=True)

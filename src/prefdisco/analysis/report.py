@@ -6,6 +6,7 @@ temporary file in the report folder and moved into place with ``os.replace``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -48,7 +49,8 @@ from prefdisco.analysis.variance import detectable_difference, variance_parts
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
 from prefdisco.results.contract import TRIAL_GROUP
-from prefdisco.results.table import ResultsData, load_results
+from prefdisco.results.merge import RunProtocol, load_runs
+from prefdisco.results.table import ResultsData
 
 
 def _quality(results: pd.DataFrame) -> pd.DataFrame:
@@ -79,10 +81,14 @@ def build_report(
     n_examples: int = 2,
     chosen: list[str] | None = None,
     calibration: Calibration | None = None,
-    run_dir: Path | None = None,
+    run_dir: Path | Sequence[Path] | None = None,
+    protocols: list[RunProtocol] | None = None,
+    notes: list[str] | None = None,
 ) -> Report:
     """Every number of the report of ``data``; ``calibration``: the run's human calibration (``--human``);
-    ``run_dir``: RESULTS as given, whose ``run.json`` files give the header's judge settings (``run_record.py``)."""
+    ``run_dir``: RESULTS as given, whose ``run.json`` files give the header's judge settings (``run_record.py``);
+    ``protocols``: what each run's numbers were made under, ``notes``: what merging the runs needs said
+    (``results/merge.py``)."""
     if n_boot < 0:
         raise UserError(f"--bootstrap: expected a number of resamples >= 0, got {n_boot}")
     results = average_trials(data.results)  # every number below is over trials averaged per scenario and condition
@@ -164,8 +170,11 @@ def build_report(
     if transfer is not None:
         summary["transfer"] = plain(transfer.summary())
         summary["transfer_readings"] = [r.__dict__ for r in transfer.readings]
-    warnings = caveats(results, cells, data.attributes)
+    warnings = [*(notes or []), *caveats(results, cells, data.attributes)]
     summary["caveats"] = warnings
+    ids = sorted({p.id or "unknown" for p in protocols or []})
+    summary["protocol_id"] = (ids[0] if len(ids) == 1 else "mixed") if ids else None
+    summary["protocols"] = [p.summary() for p in protocols or []]
     settings = {
         "source": data.source,
         "attributes": data.attributes_source,
@@ -176,6 +185,7 @@ def build_report(
         "bootstrap": n_boot,
         "examples": n_examples,
         "judge_settings": header_line(run_judge),
+        "protocol": _protocol_line(protocols or []),
     }
     report = Report(
         summary=summary,
@@ -328,8 +338,14 @@ def write_report(report: Report, out: Path) -> list[Path]:
     return written
 
 
+def _protocol_line(protocols: list[RunProtocol]) -> str | None:
+    """The report header's protocol: the id with its simulator and judges, or each run's when they differ."""
+    said = list(dict.fromkeys(p.record.described() if p.record else (p.id or "unknown") for p in protocols))
+    return "; ".join(said) if said and said != ["unknown"] else None
+
+
 def make_report(
-    results: Path,
+    results: Path | Sequence[Path],
     out: Path,
     *,
     seed: int = 0,
@@ -337,16 +353,29 @@ def make_report(
     n_examples: int = 2,
     chosen: list[str] | None = None,
     human: Path | None = None,
+    allow_mixed: bool = False,
 ) -> tuple[Report, list[Path]]:
-    """Load RESULTS (file or eval run folder), compute the report and write it to ``out``; ``human``: a ratings
-    CSV (``prefdisco annotate export-ratings``) to calibrate the judge with (RESULTS must then be a run folder)."""
-    data = load_results(results)
+    """Load RESULTS (a file or an eval run folder, or several: one table when their protocols agree, or with
+    ``allow_mixed``), compute the report and write it to ``out``; ``human``: a ratings CSV (``prefdisco annotate
+    export-ratings``) to calibrate the judge with (RESULTS must then be one run folder)."""
+    paths = [Path(results)] if isinstance(results, (str, Path)) else [Path(p) for p in results]
+    if not paths:
+        raise UserError("RESULTS: give a results table or a run folder")
+    merged = load_runs(paths, allow_mixed=allow_mixed)
     calibration = None
     if human is not None:
-        if not Path(results).is_dir():
-            raise UserError(f"--human: needs the eval run folder as RESULTS, got the file {results}")
-        calibration = calibrate(Path(human), Path(results), seed=seed, n_boot=n_boot)
+        if len(paths) != 1 or not paths[0].is_dir():
+            raise UserError(f"--human: needs one eval run folder as RESULTS, got {', '.join(map(str, paths))}")
+        calibration = calibrate(Path(human), paths[0], seed=seed, n_boot=n_boot)
     report = build_report(
-        data, seed=seed, n_boot=n_boot, n_examples=n_examples, chosen=chosen, calibration=calibration, run_dir=results
+        merged.data,
+        seed=seed,
+        n_boot=n_boot,
+        n_examples=n_examples,
+        chosen=chosen,
+        calibration=calibration,
+        protocols=merged.protocols,
+        notes=merged.notes,
+        run_dir=paths,
     )
     return report, write_report(report, out)

@@ -12,6 +12,7 @@ table) says so.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +37,12 @@ def run_files(results: Path) -> list[Path]:
     return [own] if own.is_file() else sorted(folder.rglob(RUN_FILE))
 
 
-def judge_settings(results: Path | None) -> dict[str, Any]:
+def judge_settings(results: Path | Sequence[Path] | None) -> dict[str, Any]:
     """Each judge setting's distinct values over the run's ``run.json`` files (a list, in the order first seen), and
     ``run_files`` (how many were read); empty lists and 0 when there is none."""
     found: dict[str, list[Any]] = {name: [] for name in JUDGE_SETTINGS}
-    files = run_files(results) if results is not None else []
+    roots = [] if results is None else [results] if isinstance(results, (str, Path)) else list(results)
+    files = [file for root in roots for file in run_files(Path(root))]
     read = 0
     for file in files:
         try:

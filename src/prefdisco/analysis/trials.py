@@ -29,6 +29,7 @@ import pandas as pd
 from prefdisco.analysis.panel import criterion_constants, panel_scores
 from prefdisco.results.contract import (
     COVERAGE,
+    PROTOCOL_ID,
     QUALITY,
     RESULT_KEY,
     SESSION_COLUMNS,
@@ -47,7 +48,7 @@ def _one_trial_each(frame: pd.DataFrame) -> bool:
 
 def average_trials(results: pd.DataFrame) -> pd.DataFrame:
     """The validated results frame (``results.table``) with its trials averaged (see the module docstring)."""
-    per_dialogue = [c for c in (USER_FLAG_REASONS,) if c in results.columns]
+    per_dialogue = [c for c in (USER_FLAG_REASONS, PROTOCOL_ID) if c in results.columns]
     if _one_trial_each(results):
         one = results.assign(n_trials=1, n_scored_trials=results["scored"].astype(int))
         return one.drop(columns=["epoch", *per_dialogue])

@@ -48,7 +48,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from inspect_ai.model import CachePolicy, ChatMessageSystem, ChatMessageUser, get_model
+from inspect_ai.model import CachePolicy, ChatMessage, ChatMessageSystem, ChatMessageUser, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from prefdisco.benchio import ATTRIBUTES_FILE, parse_attributes
@@ -258,7 +258,7 @@ def _strategy_solver(
         record.prior = "family" if prior == family else "pooled"
         user = sample_user(scenario, user_type, plan.condition, cache_scope)
         cache = cache_policy(cache_scope, scenario.id, plan.condition, "assistant")
-        opening = [problem_message(scenario.problem, style)]
+        opening: list[ChatMessage] = [problem_message(scenario.problem, style)]
         dialogue = Dialogue.start(scenario.id, rules, opening, user, screen=Screen(scenario))
         asked, answers = await elicit(plan, scenario, prior, dialogue, cache)
 

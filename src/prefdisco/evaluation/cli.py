@@ -8,11 +8,22 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from prefdisco.errors import UserError
+from prefdisco.errors import UserError, print_error
 from prefdisco.models.args import check_models, parse_model_args
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 
 console = Console()
+
+
+def _load_config(ctx: typer.Context, value: Path | None) -> Path | None:
+    """``--config FILE``: its settings become the command's defaults (``evaluation/config_file.py``)."""
+    from prefdisco.evaluation.config_file import load_into
+
+    try:
+        return load_into(ctx, value)
+    except UserError as e:  # raised while click parses, outside the command body's error handling
+        print_error(e)
+        raise typer.Exit(e.exit_code) from None
 
 
 def eval_command(
@@ -188,15 +199,28 @@ def eval_command(
             help="Print the planned model calls, tokens and USD per role, then stop: no model call, nothing written."
         ),
     ] = False,
+    config_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            is_eager=True,
+            callback=_load_config,
+            help="A TOML file of settings (keys: the flags' names, e.g. user-model, judge-model; bench for BENCH); "
+            "flags given override it. Every run writes its resolved settings to LOG_DIR/config.toml.",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate model(s) on a benchmark in baseline/discovery/oracle (and fixed-K) conditions, resumably.
 
     Rerunning the same command in the same --log-dir finishes what is missing and makes no model call for
     finished samples. Writes LOG_DIR/results.csv (+ .parquet), attributes.csv and transcripts.jsonl.
     --dry-run prints the planned calls, tokens and USD per role instead, and writes nothing.
+    --config FILE takes every setting from a TOML file (LOG_DIR/config.toml of a run reruns it).
     """
+    settings = dict(locals())  # every setting as resolved: the file's, the flags', the defaults (config.toml)
     from prefdisco.dialogue.byo import parse_solver_args
     from prefdisco.evaluation.config import preset_settings, with_strict_policy
+    from prefdisco.evaluation.config_file import resolved
     from prefdisco.evaluation.run import RunConfig, run_conditions
     from prefdisco.evaluation.task import load_scenarios
     from prefdisco.prices import missing_line, price_lines
@@ -259,6 +283,7 @@ def eval_command(
         pushback=pushback,
         user_retry=user_retry,
         distractors=distractors,
+        resolved=resolved(settings),
     )
     config.validate()
     if config.judge_repeats > 1 and config.grader_temperature == 0:
@@ -304,5 +329,15 @@ def _parse_ks(text: str) -> list[int]:
     return ks
 
 
+def config_command(
+    run: Annotated[Path, typer.Argument(help="A prefdisco eval run folder (or its config.toml).")],
+) -> None:
+    """Print the settings a run was made with (its config.toml): rerun it with prefdisco eval --config FILE."""
+    from prefdisco.evaluation.config_file import show_config
+
+    print(show_config(run), end="")
+
+
 def register(app: typer.Typer) -> None:
     app.command("eval")(eval_command)
+    app.command("config")(config_command)

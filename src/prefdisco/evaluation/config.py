@@ -20,6 +20,7 @@ from prefdisco.dialogue.tool_protocol import PROTOCOLS, TOOL_TEMPLATES, tools_st
 from prefdisco.dialogue.user import USER_TYPES, USERS
 from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
 from prefdisco.errors import UserError
+from prefdisco.evaluation.protocols import protocol_id
 from prefdisco.prompts import templates_hash
 from prefdisco.schema import CONDITIONS, CONTROLS, PROBES, SESSION_ARMS, Scenario
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
@@ -28,7 +29,7 @@ from prefdisco.scoring.judging import JUDGE_TEMPLATES
 from prefdisco.scoring.quality import QUALITY_TEMPLATE
 from prefdisco.scoring.scorer import JUDGES
 
-UNCOMPARED_SETTINGS = ("n_scenarios", "cache", "user_max_connections", "judge_max_connections", "ray")
+UNCOMPARED_SETTINGS = ("n_scenarios", "cache", "user_max_connections", "judge_max_connections", "ray", "protocol_id")
 PANEL_DEFAULTS: dict[str, Any] = {"judge_panel": [], "judge_repeats": 1, "judge_max_criteria": DEFAULT_MAX_CRITERIA}
 """The judge-panel settings of a single-judge run (and the structured judge's criteria a call): ``run.json``
 records them only when they differ (so a single-judge run's fingerprint is what it always was), and the guard
@@ -142,6 +143,9 @@ class RunConfig:
     sessions: Path | None = None
     """A session set (``prefdisco sessions``): the run evaluates its scenarios, records each one's session and
     position, and plays the carry arms in ``modes`` position by position (``evaluation/sessions_run.py``)."""
+    resolved: dict[str, Any] | None = None
+    """``prefdisco eval``'s settings as resolved (``evaluation/config_file.py``), written to ``config.toml`` once
+    the folder is checked; None (a run made from Python): no file."""
 
     def validate_probes(self) -> None:
         """The dialogue's probe settings (also checked by the inspect task, which has no models to validate)."""
@@ -288,6 +292,7 @@ class RunConfig:
             **({} if self.quality else {"quality": False}),  # its template is hashed only when on
             "prompt_templates": templates_hash(self.prompt_templates()),
             "grader_temperature": self.grader_temperature,
+            "protocol_id": protocol_id(self),  # derived from the settings above (evaluation/protocols.py)
             "user_max_connections": self.user_max_connections,  # free settings (UNCOMPARED_SETTINGS)
             "judge_max_connections": self.judge_max_connections,
             **({"ray": self.ray} if self.ray else {}),  # where it ran: a free setting, recorded only when set

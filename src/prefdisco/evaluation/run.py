@@ -13,15 +13,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from prefdisco.evaluation.config import RunConfig, scenario_set_hash, selected_scenarios
+from prefdisco.evaluation.config_file import write_config
 from prefdisco.evaluation.evalset import run_eval_set
 from prefdisco.evaluation.guard import check_split, prepare_log_dir
 from prefdisco.evaluation.preflight import preflight, run_decoys
 from prefdisco.evaluation.progress import RunProgress
+from prefdisco.evaluation.protocols import protocol_record
 from prefdisco.evaluation.ray_shards import run_ray
 from prefdisco.evaluation.sessions_run import load_session_run, run_sessions
 from prefdisco.evaluation.workers import run_workers
 from prefdisco.progress import Ticker
 from prefdisco.results.logs import Tables
+from prefdisco.results.protocol_record import write_record
 from prefdisco.schema import Scenario
 
 __all__ = ["RunConfig", "run_conditions"]
@@ -33,6 +36,10 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig, label: str 
     preflight(scenarios, config)  # what --dry-run checks too, before anything is written
     decoys = run_decoys(scenarios, config)
     prepare_log_dir(config.log_dir)
+    if config.write_tables:  # what the run's numbers are made under; the run's whole configuration, as one file
+        write_record(config.log_dir, protocol_record(config, scenarios))
+        if config.resolved is not None:
+            write_config(config.log_dir, config.resolved)
     selected = selected_scenarios(scenarios, config)
     if config.sessions is not None:
         selected = load_session_run(scenarios, config)[1]

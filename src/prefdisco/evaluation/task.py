@@ -57,6 +57,7 @@ from prefdisco.evaluation.config import (
     preset_settings,
     with_strict_policy,
 )
+from prefdisco.evaluation.protocols import protocol_id
 from prefdisco.release.convert import load_scenarios as load_scenarios_from
 from prefdisco.schema import SESSION_ARMS, Mode, Scenario
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
@@ -214,6 +215,7 @@ def build_task(
             "prefdisco_judge": config.judge,
             "prefdisco_preset": config.preset,
             "prefdisco_protocol": config.protocol,
+            "prefdisco_protocol_id": protocol_id(config),  # evaluation/protocols.py
             "prefdisco_solver": own,
             **(solver_task_metadata(own, config.solver_args, scenarios, config.max_questions) if own else {}),
         },

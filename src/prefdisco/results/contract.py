@@ -77,6 +77,8 @@ empty when the probe was not run."""
 QUALITY = "quality"
 """The response's general quality, 1-5: the mean of the quality judge's three scores (``scoring/quality.py``);
 empty when not measured (``--no-quality``, a reply still invalid after the re-asks, a row not judged yet)."""
+PROTOCOL_ID = "protocol_id"
+"""The id of the protocol the row was made under (``evaluation/protocols.py``; empty in an older run)."""
 SESSION_COLUMNS: tuple[str, ...] = ("session_id", "position")
 """A sessions run's session and 1-based position of the row's scenario (empty otherwise)."""
 SESSION_LABEL = "session_label"
@@ -117,6 +119,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     USER_FLAG_REASONS,
     "user_model",
     "grader_model",
+    PROTOCOL_ID,
     "cost_usd",
     "assistant_seed",
     "user_seed",

@@ -38,6 +38,7 @@ from prefdisco.results.contract import (
     JUDGE,
     JUDGE_CALL,
     JUDGE_POSITION,
+    PROTOCOL_ID,
     QUALITY,
     REPEAT,
     REQUIRED_ATTRIBUTE_COLUMNS,
@@ -223,6 +224,8 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
         df[UNSCORED_REASON] = cols.text(UNSCORED_REASON, required=False)
     if USER_FLAG_REASONS in table.column_names:
         df[USER_FLAG_REASONS] = cols.text(USER_FLAG_REASONS, required=False)
+    if PROTOCOL_ID in table.column_names:  # optional: the protocol the row was made under (results/merge.py)
+        df[PROTOCOL_ID] = cols.text(PROTOCOL_ID, required=False)
     for name in ("correct_after_pushback", "belief_agreement"):  # optional: the harm probes
         if name in table.column_names:
             df[name] = cols.flag(name)

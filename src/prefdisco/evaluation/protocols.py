@@ -1,0 +1,158 @@
+"""Versioned protocols: the part of a run's configuration that changes its results, named so numbers stay comparable.
+
+Numbers from interactive benchmarks stop being comparable the moment the simulator, the judge or a prompt changes.
+A run's **protocol** is exactly that part of its settings (``PROTOCOL_SETTINGS``): the preset, how turns ask
+(``text`` / ``tools``) and the question budget, the simulated user (type, model, temperature, token and reasoning
+limits, ``--user-retry``), the probes that change what is scored (``--pushback``, ``--distractors``), the judges
+(kind, models, repeats, logprobs, temperature, token and reasoning limits), and the hash of every prompt template
+that defines a condition, the user, the judge or the correctness grader (``protocol_templates``: all of a
+preset's conditions, whichever a run has, so a run with more conditions is still comparable). What a run is *of*
+(the models under test, their settings and agents, seeds, trials, which conditions it ran) and how it ran
+(connections, workers, cache, the audit, the quality judge) are not part of it.
+
+A protocol has an id ``NAME-vN.X``: the shipped ones (``SHIPPED``, documented in docs/evaluation.md) fix every
+setting but the user and judge models, which are named beside the id; N bumps when results stop being comparable
+(a setting or a prompt changes: ``tests/test_protocols.py`` pins each shipped protocol's prompt hash, so editing a
+prompt fails until the version is bumped), X when only the interface changes. A run whose settings match no
+shipped protocol has the id ``custom-<8 hex>`` (a hash of its settings and prompts).
+
+Two runs are **comparable** when their records agree on everything (the settings, the prompts, the user and judge
+models, and the rubrics of the benchmark: ``rubrics_hash`` over every scenario's profile and rubric, before
+``--limit``); ``differences`` names what does not. Every run writes its record to ``LOG_DIR/protocol.json``, its
+id to ``run.json`` (``protocol_id``) and to every results row (``protocol_id``, from the task's metadata); the
+report's ``summary.json`` carries the records (``protocols``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prefdisco.dialogue.carry import TEMPLATES as CARRY_TEMPLATES
+from prefdisco.dialogue.presets import preset_named
+from prefdisco.dialogue.tool_protocol import TOOL_TEMPLATES, tools_style
+from prefdisco.dialogue.user import USERS
+from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
+from prefdisco.prompts import templates_hash
+from prefdisco.results.protocol_record import PROTOCOL_SETTINGS, ProtocolRecord
+from prefdisco.schema import Scenario
+from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
+from prefdisco.scoring.judging import JUDGE_TEMPLATES
+
+CORRECTNESS_TEMPLATES: tuple[str, ...] = ("simpleqa_grader",)
+
+
+DEFAULT_SETTINGS: dict[str, Any] = {
+    "preset": "default",
+    "protocol": "text",
+    "max_questions": 5,
+    "user_type": "passive",
+    "user_temperature": 0.7,
+    "user_max_tokens": None,
+    "user_reasoning_effort": None,
+    "user_retry": 0,
+    "pushback": 0,
+    "distractors": 3,
+    "judge": "per_criterion",
+    "judge_repeats": 1,
+    "judge_max_criteria": DEFAULT_MAX_CRITERIA,
+    "logprobs": False,
+    "grader_temperature": 0.0,
+    "grader_max_tokens": None,
+    "grader_reasoning_effort": None,
+}
+"""The protocol settings of a run with every default (``RunConfig``'s; ``tests/test_protocols.py`` checks they
+agree)."""
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """A documented protocol: its id, every protocol setting it fixes and the pinned hash of its prompts."""
+
+    id: str
+    settings: dict[str, Any]
+    prompts: str
+    about: str
+
+
+SHIPPED: tuple[Shipped, ...] = (
+    Shipped(
+        "default-v1.0",
+        DEFAULT_SETTINGS,
+        "1fd4aa96e3d00254",
+        "this toolkit's defaults: the passive simulated user (sees the problem), one judge call per criterion at "
+        "temperature 0, at most 5 questions, the text protocol",
+    ),
+    Shipped(
+        "targeted-v1.0",
+        DEFAULT_SETTINGS | {"user_type": "targeted"},
+        "e489055d0f6b263b",
+        "the defaults with the targeted simulated user (each question mapped to the attributes it asks about; only "
+        "those are shown to the user model): the recommended protocol for new runs",
+    ),
+    Shipped(
+        "paper-v1.0",
+        DEFAULT_SETTINGS
+        | {"preset": "paper"}
+        | {k: v for k, v in preset_named("paper").settings.items() if k in DEFAULT_SETTINGS},
+        "0b88a475c765ccd8",
+        "the paper's evaluator protocol (--preset paper): its prompts, its passive simulator that does not see the "
+        "problem, user temperature 0.4, judge temperature 0.1",
+    ),
+)
+
+
+def protocol_templates(config: Any) -> list[str]:
+    """The templates whose text changes a run's numbers: every condition of its preset (the carry arms, the stated
+    belief and pushback too, whichever the run has), its user's, its judge's, the correctness grader's, and the tool
+    protocol's when it asks through tools."""
+    style = preset_named(config.preset).style
+    names = [value for value in vars(style).values() if isinstance(value, str)]
+    user = USERS[config.user_type]
+    names += [t for t in (getattr(user, "template", None),) if isinstance(t, str)]
+    names += getattr(user, "extra_templates", ())
+    names += JUDGE_TEMPLATES.get(config.judge, ())
+    names += [*CARRY_TEMPLATES, *PUSHBACK_TEMPLATES, "user_stated_belief", *CORRECTNESS_TEMPLATES]
+    if config.protocol == "tools":
+        tools = tools_style(preset_named("default").style)
+        names += [value for value in vars(tools).values() if isinstance(value, str)] + list(TOOL_TEMPLATES)
+    return sorted(set(names))
+
+
+def protocol_settings(config: Any) -> dict[str, Any]:
+    return {name: getattr(config, name) for name in PROTOCOL_SETTINGS}
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def protocol_id(config: Any) -> str:
+    """The id of ``config``'s protocol: the shipped one it matches, else ``custom-<8 hex>``."""
+    settings, prompts = protocol_settings(config), templates_hash(protocol_templates(config))
+    for shipped in SHIPPED:
+        if shipped.settings == settings and shipped.prompts == prompts:
+            return shipped.id
+    return "custom-" + _digest([settings, prompts])[:8]
+
+
+def rubrics_hash(scenarios: Sequence[Scenario]) -> str:
+    """A hash of every scenario's profile and rubric, in id order: the benchmark's preferences and criteria."""
+    parts = sorted(
+        (s.id, s.profile.model_dump(mode="json"), [c.model_dump(mode="json") for c in s.rubric]) for s in scenarios
+    )
+    return _digest(parts)[:16]
+
+
+def protocol_record(config: Any, scenarios: Sequence[Scenario] | None = None) -> ProtocolRecord:
+    return ProtocolRecord(
+        id=protocol_id(config),
+        settings=protocol_settings(config),
+        prompts=templates_hash(protocol_templates(config)),
+        user_model=config.user_model,
+        judges=[config.grader_model, *config.judge_panel],
+        rubrics=rubrics_hash(scenarios) if scenarios is not None else None,
+    )

@@ -1,0 +1,86 @@
+"""A run's protocol record (``protocol.json``): what its numbers were made under, read and compared.
+
+The record is made by ``evaluation/protocols.py`` (the id, the settings, the prompt hash, the user and judge models,
+the benchmark's rubrics hash) and read here, below the report and the leaderboard, which refuse to put runs of
+different records in one table (``results/merge.py``) and name what differs (``differences``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from prefdisco.atomic import atomic_write
+from prefdisco.errors import UserError
+
+PROTOCOL_FILE = "protocol.json"
+PROTOCOL_SETTINGS: tuple[str, ...] = (
+    "preset",
+    "protocol",
+    "max_questions",
+    "user_type",
+    "user_temperature",
+    "user_max_tokens",
+    "user_reasoning_effort",
+    "user_retry",
+    "pushback",
+    "distractors",
+    "judge",
+    "judge_repeats",
+    "judge_max_criteria",
+    "logprobs",
+    "grader_temperature",
+    "grader_max_tokens",
+    "grader_reasoning_effort",
+)
+"""The ``RunConfig`` fields of a protocol (with the user and judge models and the prompt hash beside them)."""
+
+
+class ProtocolRecord(BaseModel):
+    """What a run's numbers were made under (``protocol.json``)."""
+
+    id: str
+    settings: dict[str, Any]
+    prompts: str
+    """The hash of ``protocol_templates`` (``prompts.templates_hash``)."""
+    user_model: str
+    judges: list[str]
+    rubrics: str | None = None
+    """``rubrics_hash`` of the benchmark the run was given (None: not known, e.g. a record made from a task)."""
+    regraded_from: dict[str, Any] | None = None
+    """A regrade's origin (``prefdisco regrade``): the run, its protocol id and what changed."""
+
+    def described(self) -> str:
+        judges = ", ".join(self.judges)
+        return f"{self.id} (simulator {self.user_model}, judge {judges})"
+
+
+def write_record(log_dir: Path, record: ProtocolRecord) -> None:
+    atomic_write(log_dir / PROTOCOL_FILE, record.model_dump_json(indent=2))
+
+
+def read_record(run: Path) -> ProtocolRecord | None:
+    """The protocol record of the run folder ``run``; None when it has none (an older run, a results file)."""
+    path = run / PROTOCOL_FILE
+    if not path.is_file():
+        return None
+    try:
+        return ProtocolRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise UserError(f"{path}: not a protocol record ({str(e).splitlines()[0]})") from None
+
+
+def differences(a: ProtocolRecord, b: ProtocolRecord) -> list[str]:
+    """What differs between two records, one ``name a vs b`` each (empty: comparable)."""
+    out = []
+    for key in PROTOCOL_SETTINGS:
+        if a.settings.get(key) != b.settings.get(key):
+            out.append(f"{key} {json.dumps(a.settings.get(key))} vs {json.dumps(b.settings.get(key))}")
+    for name in ("prompts", "user_model", "judges", "rubrics"):
+        x, y = getattr(a, name), getattr(b, name)
+        if x != y and not (name == "rubrics" and (x is None or y is None)):
+            out.append(f"{name} {json.dumps(x)} vs {json.dumps(y)}")
+    return out
