@@ -344,7 +344,9 @@ def config(folder: Path, **changes) -> RunConfig:
 def test_judge_max_criteria_is_recorded_when_changed_and_a_resume_with_another_is_refused(tmp_path):
     default = config(tmp_path).fingerprint("set", 2)
     assert "judge_max_criteria" not in default  # a run at the default keeps its old fingerprint
-    assert config(tmp_path, judge_max_criteria=4).fingerprint("set", 2) == {**default, "judge_max_criteria": 4}
+    four = config(tmp_path, judge_max_criteria=4).fingerprint("set", 2)
+    assert four == {**default, "judge_max_criteria": 4, "protocol_id": four["protocol_id"]}
+    assert four["protocol_id"].startswith("custom-") and default["protocol_id"] == "default-v1.0"  # a protocol change
     with pytest.raises(UserError, match=r"^--judge-max-criteria: expected .* got 0$"):
         config(tmp_path, judge_max_criteria=0).validate()
 

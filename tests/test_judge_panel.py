@@ -186,8 +186,11 @@ def test_a_single_judge_fingerprint_is_unchanged_and_a_panel_adds_its_keys(tmp_p
     assert not set(PANEL_DEFAULTS) & set(single)
     assert single["grader_model"] == "g"
     panel = config(tmp_path, judge_panel=["h"], judge_repeats=2).fingerprint("set", 2)
-    assert panel == {**single, "judge_panel": ["h"], "judge_repeats": 2}
-    assert config(tmp_path, judge_repeats=3).fingerprint("set", 2) == {**single, "judge_repeats": 3}
+    changed = {"protocol_id": panel["protocol_id"]}  # repeats change the protocol (evaluation/protocols.py)
+    assert panel == {**single, "judge_panel": ["h"], "judge_repeats": 2, **changed}
+    assert panel["protocol_id"] != single["protocol_id"] == "default-v1.0"
+    repeated = config(tmp_path, judge_repeats=3).fingerprint("set", 2)
+    assert repeated == {**single, "judge_repeats": 3, "protocol_id": repeated["protocol_id"]}
     assert config(tmp_path).role_config("grader_2") == config(tmp_path).role_config("grader")
 
 
