@@ -58,6 +58,7 @@ from prefdisco.evaluation.config import (
     with_strict_policy,
 )
 from prefdisco.evaluation.protocols import protocol_id
+from prefdisco.evaluation.view import viewer_config
 from prefdisco.release.convert import load_scenarios as load_scenarios_from
 from prefdisco.schema import SESSION_ARMS, Mode, Scenario
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
@@ -207,6 +208,7 @@ def build_task(
             judge_max_criteria=config.judge_max_criteria,
         ),
         epochs=Epochs(config.epochs, none_aware_reducer()),
+        viewer=viewer_config(judged=config.judge != JUDGE_LATER),  # inspect view's columns (evaluation/view.py)
         metadata={
             "prefdisco_mode": condition.value,
             "prefdisco_fixed_k": k,
