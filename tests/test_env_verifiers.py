@@ -1,0 +1,196 @@
+"""PrefDisco as a verifiers environment (``prefdisco.env.verifiers``, the ``verifiers`` extra), tested against the
+real library: ``load_environment`` through verifiers' own evaluation entry point (``Environment.evaluate``), with a
+scripted policy behind verifiers' own OpenAI chat-completions client (a fake ``AsyncOpenAI`` that answers each
+request with the script's next turn), the simulated user and the judge scripted as in every env test. The reward
+equals what PrefDisco's own ``Episode`` gives for the same turns, and the value by hand."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+vf = pytest.importorskip("verifiers")
+
+from verifiers.clients import OpenAIChatCompletionsClient  # noqa: E402
+
+from prefdisco.env import Episode  # noqa: E402
+from prefdisco.env.verifiers import PrefDiscoVerifiersEnv, load_environment  # noqa: E402
+from prefdisco.errors import UserError  # noqa: E402
+from scripted import Call, Scripted, constant, make_scenario, replies  # noqa: E402
+from test_env import AUDIT, four_problems  # noqa: E402
+
+TURNS = (
+    "QUESTION: How detailed should I be?",
+    "QUESTION: Do you like analogies?",
+    "ANSWER: The answer is B: 3 trips.",
+)
+WEIGHTS = {"w_pref": 1.0, "w_correct": 1.0, "w_questions": -0.05}
+# by hand: every criterion scored 4 -> PrefAlign 4; (4 - 1) / 4 = 0.75, + 1 (correct) - 0.05 * 2 (questions) = 1.65
+REWARD = 1.65
+
+
+def grading(call: Call, index: int) -> str:
+    """The judge: 4 on every criterion, the audit of test_env, the response's quality."""
+    if "checking a conversation" in call.text:
+        return json.dumps(AUDIT)
+    if '{"reasoning": N, "completeness": N, "facts": N}' in call.text:
+        return json.dumps({"reasoning": 4, "completeness": 4, "facts": 5})
+    if "The preference: " in call.text:
+        return json.dumps({"score": 4})
+    raise AssertionError("unexpected grader call")
+
+
+def roles() -> tuple[Scripted, Scripted]:
+    return Scripted(replies("Very detailed, please.", "Yes, machine ones.")), Scripted(grading)
+
+
+class ScriptedOpenAI:
+    """What verifiers' chat-completions client calls on an ``AsyncOpenAI``: ``post`` of a chat completion, answered
+    with the script's next turn (per scenario: the turn after the assistant turns the request already holds)."""
+
+    base_url = "http://scripted.invalid/v1"
+
+    def __init__(self, turns: tuple[str, ...]) -> None:
+        self.turns = turns
+        self.requests: list[dict[str, Any]] = []
+
+    async def post(self, path: str, *, body: dict[str, Any], cast_to: Any, options: Any = None) -> httpx.Response:
+        assert path == "/chat/completions"
+        self.requests.append(body)
+        done = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        completion = {
+            "id": f"scripted-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": self.turns[min(done, len(self.turns) - 1)]},
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        }
+        return httpx.Response(200, json=completion)
+
+    async def close(self) -> None:
+        pass
+
+
+def evaluate(env: Any, turns: tuple[str, ...], **kwargs: Any) -> tuple[dict[str, Any], ScriptedOpenAI]:
+    policy = ScriptedOpenAI(turns)
+    client = OpenAIChatCompletionsClient(policy)
+    results = asyncio.run(
+        env.evaluate(
+            client, "scripted-policy", num_examples=-1, rollouts_per_example=1, max_concurrent=1,
+            state_columns=["prefdisco"], on_progress=lambda *a, **k: None, **kwargs,
+        )
+    )  # fmt: skip
+    return results, policy
+
+
+def test_load_environment_runs_an_episode_through_verifiers_evaluate_with_the_episodes_reward():
+    scenario = make_scenario()
+    user, grader = roles()
+    env = load_environment(scenarios=[scenario], user_model=user.model, judge_model=grader.model, reward=WEIGHTS)
+    assert isinstance(env, vf.MultiTurnEnv) and isinstance(env, PrefDiscoVerifiersEnv)
+    results, policy = evaluate(env, TURNS)
+    [output] = results["outputs"]
+    assert output["reward"] == pytest.approx(REWARD)
+    assert output["metrics"]["prefdisco_reward"] == pytest.approx(REWARD)
+    assert output["metrics"]["pref_align"] == pytest.approx(4.0)
+    assert output["metrics"]["prefdisco_masked"] == 0.0 and output["metrics"]["n_questions"] == 2.0
+    assert output["error"] is None and output["stop_condition"] == "has_final_env_response"
+    record = output["prefdisco"]
+    assert (record["scenario_id"], record["trial"], record["opening_matches"]) == (scenario.id, 1, True)
+    assert [s["kind"] for s in record["steps"]] == ["question", "question", "answer"]
+    assert record["masked"] is False and record["reward_components"]["pref_align"] == pytest.approx(4.0)
+
+    # the policy saw the episode's opening, then the simulated user's replies as user messages
+    opening = Episode(scenario, user.model, grader.model).opening()
+    first = policy.requests[0]["messages"]
+    assert [(m["role"], m["content"]) for m in first] == [(m["role"], m["content"]) for m in opening]
+    last = policy.requests[-1]["messages"]
+    assert [m["role"] for m in last[2:]] == ["assistant", "user", "assistant", "user"]
+    assert last[3]["content"].startswith("Very detailed, please.")
+    assert [c.messages[-1].text for c in user.calls] == ["How detailed should I be?", "Do you like analogies?"]
+    # the completion verifiers records is the dialogue after the opening, ending with the answer
+    assert [m["role"] for m in output["completion"]][-1] == "assistant"
+    assert output["completion"][-1]["content"] == TURNS[-1]
+
+    # the same turns through PrefDisco's own Episode, on fresh scripts: the same reward and score
+    user2, grader2 = roles()
+    episode = Episode(scenario, user2.model, grader2.model, reward=WEIGHTS)
+    episode.reset()
+    for turn in TURNS:
+        result = episode.step(turn)
+    episode.close()
+    assert result.done and result.reward == pytest.approx(REWARD)
+    assert output["reward"] == pytest.approx(result.reward)
+    assert record["score"] == json.loads(json.dumps(result.info["score"], default=str))
+    assert [c.text for c in user.calls] == [c.text for c in user2.calls]
+    assert [c.text for c in grader.calls] == [c.text for c in grader2.calls]
+
+
+def test_the_budget_ends_the_rollout_and_a_masked_episode_gets_masked_reward():
+    user, grader = Scripted(constant("Short.")), Scripted(constant("not json"))  # every judgement invalid
+    env = load_environment(
+        scenarios=[make_scenario()], user_model=user.model, judge_model=grader.model, max_questions=1,
+        masked_reward=-1.0, audit=False,
+    )  # fmt: skip
+    results, policy = evaluate(env, ("QUESTION: Depth?", "QUESTION: Analogies?"))
+    [output] = results["outputs"]
+    record = output["prefdisco"]
+    assert [s["kind"] for s in record["steps"]][-1] == "answer" and len(record["steps"]) == 2
+    assert record["steps"][-1]["stop_reason"] == "budget" and len(user.calls) == 1
+    assert record["masked"] is True and "PrefAlign was not measured" in record["mask_reason"]
+    assert output["reward"] == -1.0 and output["metrics"]["prefdisco_masked"] == 1.0
+    assert output["metrics"]["pref_align"] == 0.0
+    assert len(policy.requests) == 2
+
+
+def test_a_split_gives_verifiers_a_train_and_an_eval_dataset():
+    scenarios = four_problems()
+    user, grader = roles()
+    env = load_environment(
+        scenarios=scenarios, user_model=user.model, judge_model=grader.model, train_fraction=0.5, split_seed=3
+    )
+    train, held_out = env.get_dataset(), env.get_eval_dataset()
+    assert len(train) + len(held_out) == len(scenarios) and len(train) and len(held_out)
+    assert {row["info"]["split"] for row in train} == {"train"}
+    assert {row["info"]["split"] for row in held_out} == {"eval"}
+    only_train = load_environment(
+        scenarios=scenarios, user_model=user.model, judge_model=grader.model, train_fraction=0.5, split_seed=3,
+        split="train",
+    )  # fmt: skip
+    assert sorted(r["info"]["scenario_id"] for r in only_train.get_dataset()) == sorted(
+        r["info"]["scenario_id"] for r in train
+    )
+    assert env.split_record is not None and env.split_record["seed"] == 3
+
+
+def test_options_are_refused_in_one_line():
+    user, grader = roles()
+    base = {"scenarios": [make_scenario()], "user_model": user.model, "judge_model": grader.model}
+    with pytest.raises(UserError, match=r"^protocol: verifiers hands each assistant turn over as text"):
+        load_environment(**base, protocol="tools")
+    with pytest.raises(UserError, match=r"^trial: set by the environment"):
+        load_environment(**base, trial=2)
+    with pytest.raises(UserError, match=r"^masked_reward: expected a finite number"):
+        load_environment(**base, masked_reward=float("nan"))
+    with pytest.raises(UserError, match=r"^user_model: expected an inspect model"):
+        load_environment(scenarios=[make_scenario()], judge_model=grader.model)
+
+
+def test_verifiers_own_loader_finds_the_entry_point():
+    from verifiers.utils.env_utils import load_environment as vf_load
+
+    user, grader = roles()
+    env = vf_load("prefdisco.env.verifiers", scenarios=[make_scenario()], user_model=user.model,
+                  judge_model=grader.model)  # fmt: skip
+    assert isinstance(env, PrefDiscoVerifiersEnv) and env.env_id == "prefdisco"
