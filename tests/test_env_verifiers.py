@@ -17,35 +17,12 @@ vf = pytest.importorskip("verifiers")
 
 from verifiers.clients import OpenAIChatCompletionsClient  # noqa: E402
 
+from hub_scripts import REWARD, TURNS, WEIGHTS, episode_result, roles  # noqa: E402
 from prefdisco.env import Episode  # noqa: E402
 from prefdisco.env.verifiers import PrefDiscoVerifiersEnv, load_environment  # noqa: E402
 from prefdisco.errors import UserError  # noqa: E402
-from scripted import Call, Scripted, constant, make_scenario, replies  # noqa: E402
-from test_env import AUDIT, four_problems  # noqa: E402
-
-TURNS = (
-    "QUESTION: How detailed should I be?",
-    "QUESTION: Do you like analogies?",
-    "ANSWER: The answer is B: 3 trips.",
-)
-WEIGHTS = {"w_pref": 1.0, "w_correct": 1.0, "w_questions": -0.05}
-# by hand: every criterion scored 4 -> PrefAlign 4; (4 - 1) / 4 = 0.75, + 1 (correct) - 0.05 * 2 (questions) = 1.65
-REWARD = 1.65
-
-
-def grading(call: Call, index: int) -> str:
-    """The judge: 4 on every criterion, the audit of test_env, the response's quality."""
-    if "checking a conversation" in call.text:
-        return json.dumps(AUDIT)
-    if '{"reasoning": N, "completeness": N, "facts": N}' in call.text:
-        return json.dumps({"reasoning": 4, "completeness": 4, "facts": 5})
-    if "The preference: " in call.text:
-        return json.dumps({"score": 4})
-    raise AssertionError("unexpected grader call")
-
-
-def roles() -> tuple[Scripted, Scripted]:
-    return Scripted(replies("Very detailed, please.", "Yes, machine ones.")), Scripted(grading)
+from scripted import Scripted, constant, make_scenario  # noqa: E402
+from test_env import four_problems  # noqa: E402
 
 
 class ScriptedOpenAI:
@@ -124,12 +101,7 @@ def test_load_environment_runs_an_episode_through_verifiers_evaluate_with_the_ep
     assert output["completion"][-1]["content"] == TURNS[-1]
 
     # the same turns through PrefDisco's own Episode, on fresh scripts: the same reward and score
-    user2, grader2 = roles()
-    episode = Episode(scenario, user2.model, grader2.model, reward=WEIGHTS)
-    episode.reset()
-    for turn in TURNS:
-        result = episode.step(turn)
-    episode.close()
+    result, user2, grader2 = episode_result(scenario)
     assert result.done and result.reward == pytest.approx(REWARD)
     assert output["reward"] == pytest.approx(result.reward)
     assert record["score"] == json.loads(json.dumps(result.info["score"], default=str))

@@ -80,7 +80,7 @@ def _record(state: Any) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
-class PrefDiscoRubric(vf.Rubric):  # type: ignore[misc]
+class PrefDiscoRubric(vf.Rubric):
     """PrefDisco's reward as a verifiers rubric: the finished episode's reward, read from the rollout's state."""
 
     def __init__(self, masked_reward: float = 0.0) -> None:
@@ -109,7 +109,7 @@ class PrefDiscoRubric(vf.Rubric):  # type: ignore[misc]
         return float(_record(state).get("n_questions") or 0)
 
 
-class PrefDiscoVerifiersEnv(vf.MultiTurnEnv):  # type: ignore[misc]
+class PrefDiscoVerifiersEnv(vf.MultiTurnEnv):
     """verifiers' ``MultiTurnEnv`` over PrefDisco episodes (see the module docstring)."""
 
     def __init__(
@@ -215,7 +215,7 @@ class PrefDiscoVerifiersEnv(vf.MultiTurnEnv):  # type: ignore[misc]
         state["final_env_response"] = []
         return []
 
-    @vf.cleanup  # type: ignore[misc]
+    @vf.cleanup
     async def drop_episode(self, state: Any) -> None:
         """The episode object never leaves the rollout (its record stays)."""
         state.pop(EPISODE_KEY, None)
