@@ -166,3 +166,47 @@ def test_verifiers_own_loader_finds_the_entry_point():
     env = vf_load("prefdisco.env.verifiers", scenarios=[make_scenario()], user_model=user.model,
                   judge_model=grader.model)  # fmt: skip
     assert isinstance(env, PrefDiscoVerifiersEnv) and env.env_id == "prefdisco"
+
+
+def test_vf_eval_runs_the_package_level_entry_point_in_its_own_workers(tmp_path, monkeypatch):
+    """The hub's command line, ``vf-eval prefdisco``, offline: a mock OpenAI-compatible server plays the policy, the
+    simulated user and the judge; verifiers loads ``prefdisco.load_environment`` again in its environment worker.
+    Each rollout's reward is what PrefDisco's own Episode gives for the same turns on the same mock."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from mock_openai import MockOpenAI
+    from prefdisco.demo import demo_scenarios
+
+    vf_eval = shutil.which("vf-eval") or str(Path(sys.executable).parent / "vf-eval")
+    src = Path(__file__).resolve().parents[1] / "src"
+    with MockOpenAI() as mock:
+        model = f"openai-api/mock/m{mock.port}"
+        args = {"user_model": model, "judge_model": model, "max_questions": 2, "seed": 0}
+        env = {**os.environ, **mock.env("mock"), "PYTHONPATH": str(src), "POLICY_KEY": "sk-mock-key"}
+        command = [
+            vf_eval, "prefdisco", "-a", json.dumps(args), "-m", "policy", "-b", mock.base_url, "-k", "POLICY_KEY",
+            "-n", "2", "-r", "1", "-c", "1", "-s", "-C", "prefdisco", "-o", str(tmp_path / "out"),
+        ]  # fmt: skip
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr[-3000:]
+        [results] = (tmp_path / "out").rglob("results.jsonl")
+        rows = [json.loads(line) for line in results.read_text().splitlines()]
+        assert len(rows) == 2
+        scenarios = {s.id: s for s in demo_scenarios()}
+        for key, value in mock.env("mock").items():
+            monkeypatch.setenv(key, value)  # the Episode's roles, in this process
+        for row in rows:
+            record = row["prefdisco"]
+            assert row["stop_condition"] == "has_final_env_response" and record["masked"] is False
+            turns = [m["content"] for m in row["completion"] if m["role"] == "assistant"]
+            episode = Episode(scenarios[record["scenario_id"]], model, model, max_questions=2, seed=0)
+            episode.reset()
+            for turn in turns:
+                result = episode.step(turn)
+            episode.close()
+            assert result.done and row["reward"] == pytest.approx(result.reward)
+            assert row["metrics"]["pref_align"] == pytest.approx(result.info["score"]["pref_align"])
