@@ -34,7 +34,6 @@ from prefdisco.env.openenv import PrefDiscoAction, PrefDiscoEnvClient, PrefDisco
 from prefdisco.errors import UserError
 from scripted import Scripted, constant, make_persona, make_scenario
 
-
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
@@ -227,3 +226,17 @@ def test_prefdisco_env_serve_refuses_a_busy_port_in_one_line(tmp_path):
         done.stderr.strip()
         == f"error: --port {port}: 127.0.0.1:{port} is in use (another server?); give another --port"
     )
+
+
+def test_pushback_challenges_are_observations_and_the_last_reply_is_rewarded():
+    from test_env_pushback import HELD, HELD_REWARD, SCENARIO, TARGET, WEIGHTS, person
+    from test_env_pushback import grading as pushback_grading
+
+    user, grader = Scripted(person), Scripted(pushback_grading)
+    app = make_app([SCENARIO], user.model, grader.model, pushback=2, audit=False, reward=WEIGHTS.weights())
+    with running(app) as url, PrefDiscoEnvClient(base_url=url) as client:
+        client.reset()
+        steps = [client.step(PrefDiscoAction(text=turn)) for turn in HELD]
+    assert [s.observation.kind for s in steps] == ["question", "pushback", "pushback", "reply"]
+    assert steps[1].observation.text == f"No, I'm sure it's {TARGET} (push 1)." and not steps[1].done
+    assert [s.reward for s in steps[:3]] == [0.0, 0.0, 0.0] and steps[-1].reward == pytest.approx(HELD_REWARD)

@@ -210,3 +210,21 @@ def test_vf_eval_runs_the_package_level_entry_point_in_its_own_workers(tmp_path,
             episode.close()
             assert result.done and row["reward"] == pytest.approx(result.reward)
             assert row["metrics"]["pref_align"] == pytest.approx(result.info["score"]["pref_align"])
+
+
+def test_pushback_challenges_come_back_as_user_messages_and_the_last_reply_is_rewarded():
+    from test_env_pushback import HELD, HELD_REWARD, SCENARIO, TARGET, WEIGHTS, person
+    from test_env_pushback import grading as pushback_grading
+
+    user, grader = Scripted(person), Scripted(pushback_grading)
+    env = load_environment(
+        scenarios=[SCENARIO], user_model=user.model, judge_model=grader.model, pushback=2, audit=False,
+        reward=WEIGHTS.weights(),
+    )  # fmt: skip
+    results, policy = evaluate(env, HELD)
+    [output] = results["outputs"]
+    record = output["prefdisco"]
+    assert [s["kind"] for s in record["steps"]] == ["question", "pushback", "pushback", "reply"]
+    assert output["reward"] == pytest.approx(HELD_REWARD)
+    challenges = [m["content"] for m in policy.requests[-1]["messages"][2:] if m["role"] == "user"]
+    assert challenges[1:] == [f"No, I'm sure it's {TARGET} (push 1).", f"No, I'm sure it's {TARGET} (push 2)."]
