@@ -59,12 +59,14 @@ class ScriptedOpenAI:
         pass
 
 
-def evaluate(env: Any, turns: tuple[str, ...], **kwargs: Any) -> tuple[dict[str, Any], ScriptedOpenAI]:
+def evaluate(
+    env: Any, turns: tuple[str, ...], rollouts: int = 1, **kwargs: Any
+) -> tuple[dict[str, Any], ScriptedOpenAI]:
     policy = ScriptedOpenAI(turns)
     client = OpenAIChatCompletionsClient(policy)
     results = asyncio.run(
         env.evaluate(
-            client, "scripted-policy", num_examples=-1, rollouts_per_example=1, max_concurrent=1,
+            client, "scripted-policy", num_examples=-1, rollouts_per_example=rollouts, max_concurrent=1,
             state_columns=["prefdisco"], on_progress=lambda *a, **k: None, **kwargs,
         )
     )  # fmt: skip
@@ -228,3 +230,14 @@ def test_pushback_challenges_come_back_as_user_messages_and_the_last_reply_is_re
     assert output["reward"] == pytest.approx(HELD_REWARD)
     challenges = [m["content"] for m in policy.requests[-1]["messages"][2:] if m["role"] == "user"]
     assert challenges[1:] == [f"No, I'm sure it's {TARGET} (push 1).", f"No, I'm sure it's {TARGET} (push 2)."]
+
+
+def test_the_k_th_rollout_of_a_scenario_is_its_trial_k_with_that_trials_seeds():
+    scenario = make_scenario()
+    user, grader = roles()
+    env = load_environment(scenarios=[scenario], user_model=user.model, judge_model=grader.model, seed=5)
+    results, _ = evaluate(env, ("ANSWER: The answer is B.",), rollouts=3)
+    assert sorted(o["prefdisco"]["trial"] for o in results["outputs"]) == [1, 2, 3]
+    assert all(o["prefdisco"]["masked"] is False for o in results["outputs"])
+    seeds = {c.config.seed for c in grader.calls}
+    assert seeds == {Episode(scenario, user.model, grader.model, seed=5, trial=k).seeds["grader"] for k in (1, 2, 3)}
