@@ -1,7 +1,8 @@
 """The ``prefdisco`` command line. Parsing and printing only: every command calls into the library.
 
 Sub-command groups live beside the code they drive (``builder/cli.py``, ``release/cli.py``,
-``evaluation/cli.py``, ``analysis/cli.py``, ``annotate/cli.py``, ``policies/cli.py``, ``training/cli.py``) and
+``evaluation/cli.py``, ``analysis/cli.py``, ``annotate/cli.py``, ``policies/cli.py``, ``training/cli.py``,
+``env/cli.py``) and
 are imported here; ``demo`` is the one command of its own, since it runs the evaluation and summarizes it as the
 analysis does. Heavy imports stay inside command bodies.
 """
@@ -43,6 +44,7 @@ def _register() -> None:
     from prefdisco.analysis.strategies_cli import register as register_strategies
     from prefdisco.annotate.cli import register as register_annotate
     from prefdisco.builder.cli import register as register_build
+    from prefdisco.env.cli import register as register_env
     from prefdisco.evaluation.cli import register as register_evaluation
     from prefdisco.evaluation.judge_cli import register as register_judge
     from prefdisco.policies.cli import register as register_policies
@@ -65,6 +67,7 @@ def _register() -> None:
         register_training,
         register_strategies,
         register_sessions,
+        register_env,
     ):
         register(app)
     _wrap_errors(app)

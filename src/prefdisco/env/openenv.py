@@ -1,0 +1,259 @@
+"""PrefDisco as an OpenEnv environment (the ``openenv`` extra: ``openenv-core``): typed action, observation and
+state on the library's base types, the environment on its ``Environment`` interface, the server its
+``create_fastapi_app`` builds (``prefdisco env serve``), and a client on its ``EnvClient``.
+
+* ``PrefDiscoAction(text=...)``: one assistant turn, as text (``QUESTION: ...`` / ``ANSWER: ...``; the text
+  protocol, read by ``Episode.astep``: visible text, protocol markers, the budget);
+* ``PrefDiscoObservation``: ``text`` (after reset the opening as one text — the system prompt, a blank line, the
+  problem —, then the simulated user's reply with the budget's note, or the person's challenge under pushback,
+  and ``""`` once the episode is over), ``messages`` (the chat messages the text is made of: after reset the
+  opening's system and user messages, then the one user message), ``scenario_id``, ``trial``, ``kind`` (the step's
+  kind: ``question``, ``answer``, ``pushback``, ``reply``; None after reset), ``masked`` and ``info`` (the step's
+  ``info`` as the gymnasium environment gives it, as JSON); ``reward`` and ``done`` are OpenEnv's own fields;
+* the reward is the gymnasium environment's: None after reset, 0.0 on a step that does not end the episode, and
+  the episode's reward on the step that ends it (``env/reward.py``), ``masked_reward`` (default 0.0) when it is
+  masked, with ``masked`` True and ``info["mask_reason"]``;
+* ``reset(seed=None, episode_id=None, scenario_id=None)``: a scenario drawn with the session's seeded generator
+  (``seed`` reseeds it, as gymnasium's ``reset(seed=...)``) or the one named; the k-th episode of a scenario is
+  trial k of its seeds (counted across the server's sessions);
+* ``state``: ``episode_id``, ``step_count``, ``scenario_id``, ``trial``, ``split``, ``done``, ``n_questions``,
+  ``reward``, ``masked``.
+
+Every session (one WebSocket connection of an ``EnvClient``) gets its own environment, all sharing one roster
+(``env/roster.py``: the scenarios, the split, the two fixed roles, the episode options) and the server's event
+loop. OpenEnv's HTTP ``/reset`` and ``/step`` build a fresh environment per request, so a dialogue (several
+steps) needs the WebSocket session, which the client holds.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import numpy as np
+from fastapi import FastAPI
+from openenv.core import EnvClient
+from openenv.core.client_types import StepResult as OpenEnvStepResult
+from openenv.core.env_server.http_server import create_fastapi_app
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
+from pydantic import Field
+
+from prefdisco.env.episode import Episode
+from prefdisco.env.gym import finite_reward
+from prefdisco.env.hubs import hub_roster, jsonable
+from prefdisco.env.roster import Roster
+from prefdisco.env.runner import LoopRunner
+from prefdisco.env.sources import ScenarioSource
+from prefdisco.errors import UserError
+from prefdisco.schema import Scenario
+
+ENV_NAME = "prefdisco"
+DEFAULT_MAX_SESSIONS = 64
+"""Concurrent WebSocket sessions a server accepts by default (``prefdisco env serve --max-sessions``)."""
+
+
+class PrefDiscoAction(Action):
+    """One assistant turn."""
+
+    text: str = Field(..., description="the assistant's turn: 'QUESTION: ...' or 'ANSWER: ...' (the text protocol)")
+
+
+class PrefDiscoObservation(Observation):
+    """What the assistant sees next (``reward`` and ``done`` are OpenEnv's own fields)."""
+
+    text: str = Field(default="", description="the opening, the user's reply (or challenge), '' at the end")
+    messages: list[dict[str, str]] = Field(default_factory=list, description="the chat messages of text")
+    scenario_id: str = Field(default="", description="the episode's scenario")
+    trial: int = Field(default=0, description="the episode's trial of its scenario (1-based)")
+    kind: str | None = Field(default=None, description="the step's kind: question, answer, pushback, reply")
+    masked: bool = Field(default=False, description="the finished episode was masked (no reward measured)")
+    info: dict[str, Any] = Field(default_factory=dict, description="the step's info (as gymnasium's)")
+
+
+class PrefDiscoState(State):
+    """The session's episode."""
+
+    scenario_id: str | None = None
+    trial: int = 0
+    split: str | None = None
+    done: bool = False
+    n_questions: int = 0
+    reward: float | None = None
+    masked: bool = False
+
+
+class PrefDiscoOpenEnv(Environment):
+    """One session's environment over the shared ``roster`` (see the module docstring)."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, roster: Roster[Scenario, Episode], masked_reward: float = 0.0) -> None:
+        super().__init__()
+        self.roster = roster
+        self.masked_reward = finite_reward(masked_reward)
+        self._rng = np.random.default_rng()
+        self._episode: Episode | None = None
+        self._state = PrefDiscoState()
+        self._runner: LoopRunner | None = None
+
+    # -- the async API (what the server calls) ---------------------------------------------------------------
+
+    async def reset_async(
+        self, seed: int | None = None, episode_id: str | None = None, scenario_id: str | None = None, **kwargs: Any
+    ) -> PrefDiscoObservation:
+        if kwargs:
+            raise UserError(f"reset: unknown {', '.join(sorted(kwargs))}; expected seed, episode_id, scenario_id")
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        scenario = self._choose(scenario_id)
+        episode = self.roster.episode(scenario)  # refused when it is on the other side of the split
+        messages = await episode.areset()
+        trial = self.roster.started(scenario)
+        self._episode = episode
+        self._state = PrefDiscoState(
+            episode_id=episode_id or str(uuid.uuid4()), step_count=0, scenario_id=scenario.id, trial=trial,
+            split=episode.side,
+        )  # fmt: skip
+        return PrefDiscoObservation(
+            text="\n\n".join(m["content"] for m in messages),
+            messages=[{"role": m["role"], "content": m["content"]} for m in messages],
+            scenario_id=scenario.id,
+            trial=trial,
+            info={"scenario_id": scenario.id, "split": episode.side, "trial": trial},
+            done=False,
+            reward=None,
+        )
+
+    async def step_async(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> PrefDiscoObservation:
+        episode = self._episode
+        if episode is None:
+            raise UserError("step: no episode in this session; reset first (a dialogue needs the WebSocket session)")
+        if episode.done:
+            raise UserError("step: the episode is over; reset to start another")
+        text = action.text if isinstance(action, PrefDiscoAction) else PrefDiscoAction.model_validate(action).text
+        result = await episode.astep(text)
+        info = jsonable(result.info)
+        reward = 0.0
+        masked = False
+        if result.done:
+            masked = result.reward is None
+            reward = self.masked_reward if result.reward is None else float(result.reward)
+        state = self._state
+        state.step_count += 1
+        state.done = result.done
+        state.n_questions = int(info.get("n_questions") or 0)
+        if result.done:
+            state.reward, state.masked = reward, masked
+        observation = result.observation or ""
+        return PrefDiscoObservation(
+            text=observation,
+            messages=[] if result.done else [{"role": "user", "content": observation}],
+            scenario_id=state.scenario_id or "",
+            trial=state.trial,
+            kind=info.get("kind"),
+            masked=masked,
+            info=info,
+            done=result.done,
+            reward=reward,
+        )
+
+    def _choose(self, scenario_id: str | None) -> Scenario:
+        if scenario_id is None:
+            pool = self.roster.pool
+            return pool[int(self._rng.integers(len(pool)))]
+        scenario = self.roster.find(scenario_id)
+        if scenario is None:
+            raise UserError(f"reset scenario_id: no scenario {scenario_id!r} in this environment")
+        return scenario
+
+    # -- the sync API (OpenEnv's abstract methods; a private event loop) ------------------------------------
+
+    def _run(self, coroutine: Any) -> Any:
+        if self._runner is None:
+            self._runner = LoopRunner()
+        return self._runner.run(coroutine)
+
+    def reset(
+        self, seed: int | None = None, episode_id: str | None = None, scenario_id: str | None = None, **kwargs: Any
+    ) -> PrefDiscoObservation:
+        return self._run(self.reset_async(seed=seed, episode_id=episode_id, scenario_id=scenario_id, **kwargs))
+
+    def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> PrefDiscoObservation:
+        return self._run(self.step_async(action, timeout_s=timeout_s, **kwargs))
+
+    @property
+    def state(self) -> PrefDiscoState:
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        from prefdisco import __version__
+
+        return EnvironmentMetadata(
+            name="PrefDisco",
+            description=(
+                "Preference discovery: ask the simulated person questions (QUESTION: ...), then answer the problem "
+                "for them (ANSWER: ...); the reward is PrefDisco's (the judge's PrefAlign and correctness)."
+            ),
+            version=__version__,
+        )
+
+    def close(self) -> None:
+        self._episode = None
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None
+
+
+def make_app(
+    scenarios: ScenarioSource | None = None,
+    user_model: Any = None,
+    judge_model: Any = None,
+    *,
+    train_fraction: float | None = None,
+    split_seed: int = 0,
+    split: str | None = None,
+    masked_reward: float = 0.0,
+    max_sessions: int = DEFAULT_MAX_SESSIONS,
+    **episode_options: Any,
+) -> FastAPI:
+    """The OpenEnv server's app (reset / step / state over HTTP and the WebSocket ``/ws``, ``/schema``,
+    ``/health``): every session a ``PrefDiscoOpenEnv`` over one roster. The options are the gymnasium
+    environment's (``PrefDisco-v0``); bad options fail here, before anything is served."""
+    masked = finite_reward(masked_reward)
+    if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
+        raise UserError(f"max_sessions: expected a number of sessions, 1 or more, got {max_sessions!r}")
+    roster = hub_roster(
+        "OpenEnv", scenarios, user_model, judge_model, episode_options, train_fraction=train_fraction,
+        split_seed=split_seed, split=split,
+    )  # fmt: skip
+
+    def factory() -> PrefDiscoOpenEnv:
+        return PrefDiscoOpenEnv(roster, masked)
+
+    app: FastAPI = create_fastapi_app(factory, PrefDiscoAction, PrefDiscoObservation, max_concurrent_envs=max_sessions)
+    return app
+
+
+def serve(app: FastAPI, host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Serve ``app`` with uvicorn until interrupted."""
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+class PrefDiscoEnvClient(EnvClient):
+    """OpenEnv's ``EnvClient`` for a PrefDisco server: ``with PrefDiscoEnvClient(base_url=URL) as env:
+    env.reset(scenario_id=...)``, ``env.step(PrefDiscoAction(text=...))``, ``env.state()``."""
+
+    def _step_payload(self, action: PrefDiscoAction) -> dict[str, Any]:
+        return {"text": action.text}
+
+    def _parse_result(self, payload: dict[str, Any]) -> OpenEnvStepResult[PrefDiscoObservation]:
+        observation = PrefDiscoObservation(
+            **payload.get("observation", {}), done=payload.get("done", False), reward=payload.get("reward")
+        )
+        return OpenEnvStepResult(observation=observation, reward=payload.get("reward"), done=payload.get("done", False))
+
+    def _parse_state(self, payload: dict[str, Any]) -> PrefDiscoState:
+        return PrefDiscoState.model_validate(payload)

@@ -1,0 +1,227 @@
+"""PrefDisco as a verifiers environment (the ``verifiers`` extra): ``load_environment(**kwargs)``, the hub entry point.
+
+``load_environment`` returns ``PrefDiscoVerifiersEnv``, a subclass of verifiers' ``MultiTurnEnv`` whose every turn
+goes to PrefDisco's own ``Episode`` (``env/episode.py``), as the tau2-bench port plays tau2's own user simulator:
+
+* a dataset row is a scenario: ``prompt`` is the episode's opening (the discovery system prompt with the budget,
+  then the problem) and ``info`` ``{"scenario_id", "split"}``;
+* ``setup_state`` starts the row's episode (its next trial: the k-th rollout of a scenario is trial k of its seeds)
+  with the fixed simulated user and judge given when the environment was loaded;
+* ``env_response`` hands the policy's last turn (its visible text; verifiers keeps reasoning apart) to
+  ``Episode.astep``: the engine decides what it is (a question, the answer, a turn past the budget, a reply to
+  pushback) and a question's observation, the simulated user's reply with the budget's note, is the next user
+  message; the step that ends the episode scores it (PrefDisco's judge, correctness, the audit) and ends the
+  rollout (verifiers' ``final_env_response``);
+* the rubric is PrefDisco's reward: ``prefdisco_reward`` (weight 1) is the episode's reward (``env/reward.py``), or
+  ``masked_reward`` (default 0.0) when it is masked or the rollout stopped before the episode did (an error, a
+  prompt too long, verifiers' ``max_turns``); metrics (weight 0) ``prefdisco_masked``, ``pref_align`` (0.0 when
+  not measured) and ``n_questions``. ``state["prefdisco"]`` holds the episode's record (scenario, trial, every
+  step's ``info``, the reward, ``masked`` and ``mask_reason``) as JSON: ask for it with
+  ``state_columns=["prefdisco"]``.
+
+The options are the gymnasium environment's (``PrefDisco-v0``): ``scenarios`` (a benchmark folder, scenarios file
+or release file, or Scenario objects; default the packaged demo scenarios), ``user_model``, ``judge_model``
+(``provider/name`` or inspect models), ``train_fraction``, ``split_seed``, ``split``, ``masked_reward`` and every
+``Episode`` keyword (``max_questions``, ``user_type``, ``reward``, ``judge``, ``preset``, ``pushback``,
+``user_retry``, ``audit``, ``seed``, ``user_config``, ``judge_config``, ...; ``protocol`` is ``text`` only).
+Without ``train_fraction`` every scenario is a row of ``dataset``; with it ``dataset`` holds the training side and
+``eval_dataset`` the evaluation side (``split="train"`` or ``"eval"``: that side only, the other refused).
+
+The episodes run on the caller's event loop (verifiers' own); the inspect models of the two roles bind their
+connections to the loop they first run on, so run one environment's rollouts under one loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import verifiers as vf
+from datasets import Dataset
+
+from prefdisco.env.episode import Episode
+from prefdisco.env.gym import finite_reward
+from prefdisco.env.hubs import hub_roster, jsonable
+from prefdisco.env.sources import ScenarioSource
+from prefdisco.errors import UserError
+from prefdisco.schema import Scenario
+
+ENV_ID = "prefdisco"
+EPISODE_KEY = "prefdisco_episode"
+"""The running ``Episode`` in a rollout's state (removed when the rollout ends)."""
+RECORD_KEY = "prefdisco"
+"""The episode's record in a rollout's state (JSON)."""
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content:  # multi-part content: its text parts
+        text = part.get("text") if isinstance(part, dict) else getattr(part, "text", None)
+        if isinstance(text, str):
+            parts.append(text)
+    return "".join(parts)
+
+
+def last_assistant_text(messages: list[Any]) -> str:
+    """The visible text of the last assistant message (verifiers keeps reasoning in ``reasoning_content``)."""
+    for message in reversed(messages):
+        role = message.get("role") if isinstance(message, dict) else getattr(message, "role", None)
+        if role == "assistant":
+            content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
+            return _content_text(content)
+    raise UserError("env_response: the messages hold no assistant turn")
+
+
+def _record(state: Any) -> dict[str, Any]:
+    record = state.get(RECORD_KEY)
+    return record if isinstance(record, dict) else {}
+
+
+class PrefDiscoRubric(vf.Rubric):
+    """PrefDisco's reward as a verifiers rubric: the finished episode's reward, read from the rollout's state."""
+
+    def __init__(self, masked_reward: float = 0.0) -> None:
+        self.masked_reward = finite_reward(masked_reward)
+        super().__init__(funcs=[self.prefdisco_reward], weights=[1.0])
+        self.add_metric(self.prefdisco_masked)
+        self.add_metric(self.pref_align)
+        self.add_metric(self.n_questions)
+
+    def prefdisco_reward(self, state: Any) -> float:
+        """The episode's reward (``env/reward.py``); ``masked_reward`` when masked or unfinished."""
+        reward = _record(state).get("reward")
+        return self.masked_reward if reward is None else float(reward)
+
+    def prefdisco_masked(self, state: Any) -> float:
+        """1.0 when the episode gave no reward (masked, or the rollout stopped before it finished)."""
+        return 0.0 if _record(state).get("reward") is not None else 1.0
+
+    def pref_align(self, state: Any) -> float:
+        """The judge's PrefAlign (1-5); 0.0 when it was not measured."""
+        value = (_record(state).get("reward_components") or {}).get("pref_align")
+        return 0.0 if value is None else float(value)
+
+    def n_questions(self, state: Any) -> float:
+        """The questions the simulated user was asked."""
+        return float(_record(state).get("n_questions") or 0)
+
+
+class PrefDiscoVerifiersEnv(vf.MultiTurnEnv):
+    """verifiers' ``MultiTurnEnv`` over PrefDisco episodes (see the module docstring)."""
+
+    def __init__(
+        self,
+        scenarios: ScenarioSource | None = None,
+        user_model: Any = None,
+        judge_model: Any = None,
+        *,
+        train_fraction: float | None = None,
+        split_seed: int = 0,
+        split: str | None = None,
+        masked_reward: float = 0.0,
+        max_turns: int = -1,
+        **episode_options: Any,
+    ) -> None:
+        self._roster = hub_roster(
+            "verifiers", scenarios, user_model, judge_model, episode_options, train_fraction=train_fraction,
+            split_seed=split_seed, split=split,
+        )  # fmt: skip
+        roster = self._roster
+        sides: dict[str | None, list[Scenario]] = {}
+        for scenario in roster.pool:
+            side = None if roster.split is None else roster.split.side(scenario)
+            sides.setdefault(side, []).append(scenario)
+        if roster.split is None:
+            train, evaluation = roster.pool, []
+        else:
+            train, evaluation = sides.get("train", []), sides.get("eval", [])
+        super().__init__(
+            dataset=self._rows_of(train) if train else None,
+            eval_dataset=self._rows_of(evaluation) if evaluation else None,
+            rubric=PrefDiscoRubric(masked_reward),
+            max_turns=max_turns,
+            env_id=ENV_ID,
+        )
+
+    def _rows_of(self, scenarios: list[Scenario]) -> Any:
+        """A dataset builder (verifiers builds it when asked): one row per scenario."""
+
+        def build() -> Dataset:
+            rows = []
+            for scenario in scenarios:
+                episode = self._roster.episode(scenario)
+                rows.append(
+                    {
+                        "prompt": episode.opening(),
+                        "info": {"scenario_id": scenario.id, "split": episode.side or ""},
+                    }
+                )
+            return Dataset.from_list(rows)
+
+        return build
+
+    @property
+    def split_record(self) -> dict[str, Any] | None:
+        """The split by problem, as data (None without ``train_fraction``)."""
+        return self._roster.split_record
+
+    async def setup_state(self, state: Any) -> Any:
+        """Start the row's episode (its next trial) with the environment's simulated user and judge."""
+        info = state.get("info") or {}
+        scenario_id = info.get("scenario_id") if isinstance(info, dict) else None
+        scenario = self._roster.find(scenario_id)
+        if scenario is None:
+            raise UserError(f"info.scenario_id: expected a scenario of this environment, got {scenario_id!r}")
+        episode: Episode = self._roster.episode(scenario)  # refused when it is on the other side of the split
+        opening = await episode.areset()
+        trial = self._roster.started(scenario)
+        prompt = [(m.get("role"), _content_text(m.get("content"))) for m in state["prompt"]]
+        state[EPISODE_KEY] = episode
+        state[RECORD_KEY] = {
+            "scenario_id": scenario.id,
+            "split": episode.side,
+            "trial": trial,
+            "opening_matches": prompt == [(m["role"], m["content"]) for m in opening],
+            "steps": [],
+            "reward": None,
+            "masked": True,
+            "mask_reason": "the rollout ended before the episode did",
+        }
+        return state
+
+    async def env_response(self, messages: Any, state: Any, **kwargs: Any) -> Any:
+        """The episode's answer to the policy's last turn: the simulated user's reply (or, with pushback, the
+        person's challenge) as the next user message; nothing, and the end of the rollout, once the episode is
+        over (then scored)."""
+        episode: Episode = state[EPISODE_KEY]
+        result = await episode.astep(last_assistant_text(list(messages)))
+        record = state[RECORD_KEY]
+        info = jsonable(result.info)
+        record["steps"].append(info)
+        if not result.done:
+            return [vf.UserMessage(content=result.observation or "")]
+        record.update(
+            reward=result.reward,
+            masked=info["masked"],
+            mask_reason=info["mask_reason"],
+            n_questions=info["n_questions"],
+            reward_components=info["reward_components"],
+            final_response=info["final_response"],
+            score=info["score"],
+        )
+        state["final_env_response"] = []
+        return []
+
+    @vf.cleanup
+    async def drop_episode(self, state: Any) -> None:
+        """The episode object never leaves the rollout (its record stays)."""
+        state.pop(EPISODE_KEY, None)
+
+
+def load_environment(**kwargs: Any) -> PrefDiscoVerifiersEnv:
+    """The hub entry point (``vf-eval prefdisco.env.verifiers -a '{...}'``): a ``PrefDiscoVerifiersEnv`` built with
+    ``kwargs`` (see the module docstring)."""
+    return PrefDiscoVerifiersEnv(**kwargs)
