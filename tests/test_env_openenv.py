@@ -21,11 +21,8 @@ from typing import Any
 
 import httpx
 import pytest
-
-pytest.importorskip("openenv.core")
-
 import uvicorn
-from openenv.core import GenericEnvClient
+from openenv.core import GenericEnvClient  # the openenv extra: make test installs it, so a missing one fails here
 
 from hub_scripts import REWARD, TURNS, WEIGHTS, episode_result, roles
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios

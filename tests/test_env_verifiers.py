@@ -12,17 +12,15 @@ from typing import Any
 
 import httpx
 import pytest
+import verifiers as vf  # the verifiers extra: make test installs it, so a missing one fails here
+from verifiers.clients import OpenAIChatCompletionsClient
 
-vf = pytest.importorskip("verifiers")
-
-from verifiers.clients import OpenAIChatCompletionsClient  # noqa: E402
-
-from hub_scripts import REWARD, TURNS, WEIGHTS, episode_result, roles  # noqa: E402
-from prefdisco.env import Episode  # noqa: E402
-from prefdisco.env.verifiers import PrefDiscoVerifiersEnv, load_environment  # noqa: E402
-from prefdisco.errors import UserError  # noqa: E402
-from scripted import Scripted, constant, make_scenario  # noqa: E402
-from test_env import four_problems  # noqa: E402
+from hub_scripts import REWARD, TURNS, WEIGHTS, episode_result, roles
+from prefdisco.env import Episode
+from prefdisco.env.verifiers import PrefDiscoVerifiersEnv, load_environment
+from prefdisco.errors import UserError
+from scripted import Scripted, constant, make_scenario
+from test_env import four_problems
 
 
 class ScriptedOpenAI:
