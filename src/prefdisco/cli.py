@@ -47,6 +47,7 @@ def _register() -> None:
     from prefdisco.env.cli import register as register_env
     from prefdisco.evaluation.cli import register as register_evaluation
     from prefdisco.evaluation.judge_cli import register as register_judge
+    from prefdisco.evaluation.simfidelity_cli import register as register_simfidelity
     from prefdisco.policies.cli import register as register_policies
     from prefdisco.release.cli import register as register_release
     from prefdisco.scoring.cli import register as register_scoring
@@ -58,6 +59,7 @@ def _register() -> None:
     for register in (
         register_evaluation,
         register_judge,
+        register_simfidelity,
         register_build,
         register_release,
         register_scoring,

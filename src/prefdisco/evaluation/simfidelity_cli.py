@@ -1,0 +1,121 @@
+"""``prefdisco simfidelity --human RUN --sim RUN [--sim RUN …] --bench BENCH --out DIR``: how far each simulated
+user is from people (the replay in ``evaluation/simfidelity.py``, the measures in ``analysis/simfidelity.py``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+console = Console()
+
+
+def _transcripts(data: Any) -> list[dict[str, Any]]:
+    from prefdisco.benchio import json_lines
+    from prefdisco.errors import UserError
+
+    if data.transcript_rows is not None:
+        return [dict(r) for r in data.transcript_rows.to_dict("records")]
+    if data.transcripts is None:
+        raise UserError(f"--human {data.source}: no transcripts.jsonl beside the results: nothing to replay")
+    rows = []
+    for lineno, obj in json_lines(Path(data.transcripts)):
+        if isinstance(obj, json.JSONDecodeError):
+            raise UserError(f"{data.transcripts}: line {lineno}: not a JSON object ({obj.msg})")
+        rows.append(obj)
+    return rows
+
+
+def simfidelity_command(
+    human: Annotated[Path, typer.Option(help="The run whose user was a person (or the reference run).")],
+    sim: Annotated[list[Path], typer.Option(help="A simulated run (repeat): its user type and model are replayed.")],
+    bench: Annotated[Path, typer.Option(help="The benchmark the runs used (personas, profiles, problems).")],
+    out: Annotated[Path, typer.Option(help="Folder for fidelity.csv, the replay and outcome tables, summary.json.")],
+    judge_model: Annotated[
+        str | None, typer.Option(help="The grader of the replay's audits (default: the human run's first judge).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the replay's calls and of the bootstrap.")] = 0,
+    bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples of each outcome difference.")] = 1000,
+) -> None:
+    """Replay every question a model asked a person to each simulator, compare the replies (revealed, volunteered,
+    length, flags, values) and the outcomes (PrefAlign, NormAlign), and rank the simulators by fidelity."""
+    from prefdisco.analysis.simfidelity import fidelity_table, outcome_table, replay_measures, turn_table
+    from prefdisco.analysis.trials import average_trials
+    from prefdisco.atomic import atomic_write
+    from prefdisco.errors import UserError
+    from prefdisco.evaluation.protocols import rubrics_hash
+    from prefdisco.evaluation.simfidelity import Simulator, replay
+    from prefdisco.evaluation.task import load_scenarios
+    from prefdisco.results.protocol_record import read_record
+    from prefdisco.results.table import load_results
+
+    scenarios = load_scenarios(bench)
+    rubrics = rubrics_hash(scenarios)
+    human_data = load_results(human)
+    human_record = read_record(human) if human.is_dir() else None
+    simulators, simulated = [], {}
+    for run in sim:
+        record = read_record(run) if run.is_dir() else None
+        if record is None:
+            raise UserError(f"--sim {run}: no protocol.json, so its simulated user is not recorded; give a run folder")
+        for name, rec in (("--human", human_record), ("--sim", record)):
+            if rec is not None and rec.rubrics is not None and rec.rubrics != rubrics:
+                raise UserError(
+                    f"{name} {run if name == '--sim' else human}: ran another benchmark than --bench {bench}"
+                )
+        label = run.name or str(run)
+        if label in simulated:
+            raise UserError(f"--sim {run}: two simulated runs named {label!r}; give folders of different names")
+        simulators.append(
+            Simulator(
+                label, str(record.settings["user_type"]), record.user_model, record.settings.get("user_temperature")
+            )
+        )
+        simulated[label] = average_trials(load_results(run).results)
+    grader = judge_model or (human_record.judges[0] if human_record is not None else None)
+    if grader is None:
+        raise UserError("--judge-model: the human run records no judge (no protocol.json); name the grader")
+    records = replay(_transcripts(human_data), {s.id: s for s in scenarios}, simulators, grader, out, seed=seed)
+    turns = turn_table(records)
+    measures = replay_measures(turns)
+    outcome, ranks = outcome_table(average_trials(human_data.results), simulated, seed=seed, n_boot=bootstrap)
+    fidelity = fidelity_table(measures, outcome)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / "replay.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    for name, table in (
+        ("fidelity.csv", fidelity),
+        ("replay_measures.csv", measures),
+        ("replay_turns.csv", turns),
+        ("outcome.csv", outcome),
+    ):
+        atomic_write(out / name, table.to_csv(index=False))
+    summary = {
+        "human": str(human),
+        "bench": str(bench),
+        "judge_model": grader,
+        "seed": seed,
+        "bootstrap": bootstrap,
+        "simulators": [s.__dict__ for s in simulators],
+        "fidelity": json.loads(fidelity.to_json(orient="records")),
+        "replay": json.loads(measures.to_json(orient="records")),
+        "outcome": json.loads(outcome.to_json(orient="records")),
+        "rank_correlation": ranks,
+    }
+    atomic_write(out / "summary.json", json.dumps(summary, indent=2))
+    for row in fidelity.to_dict("records"):
+        score = "—" if row["fidelity"] is None else f"{row['fidelity']:.3f}"
+        console.print(f"{row['rank']}. {row['simulator']}: fidelity {score}", markup=False, highlight=False)
+    console.print(
+        f"{len(records)} replayed replies; wrote fidelity.csv, replay_measures.csv, replay_turns.csv, outcome.csv, "
+        f"replay.jsonl, summary.json to {out}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("simfidelity")(simfidelity_command)
