@@ -68,8 +68,13 @@ def asker(messages: list[ChatMessage]) -> str:
     return "ANSWER: B. " + " ".join(v for v in VALUES.values() if v in told)
 
 
+CALLS: list[str] = []
+"""Every call the simulators and the grader answered (a rerun of simfidelity must add none)."""
+
+
 def user_of(replies: dict[str, str]):
     def reply(messages: list[ChatMessage]) -> str:
+        CALLS.append("user")
         question = messages[-1].text
         return replies[D] if D in question else replies[A]
 
@@ -83,6 +88,7 @@ TURN = re.compile(r"^(t\d+)\nAssistant asked: (.*)\nUser replied: (.*)$", re.MUL
 def grader(messages: list[ChatMessage]) -> str:
     """The judge (5 when the criterion's value is in the response), the audit (asked: the attribute named in the
     question; revealed: its value in the reply) and the value-agreement reader (same when both say the value)."""
+    CALLS.append("grader")
     text = "\n".join(m.text for m in messages)
     keys = ATTRIBUTE.findall(text)
     if "Assistant asked:" in text:
@@ -136,6 +142,9 @@ def fidelity(tmp_path_factory):
         args += [str(base / "sim_b"), "--bench", str(bench), "--out", str(base / "fid"), "--bootstrap", "200"]
         out = CliRunner().invoke(cli.app, args)
         assert out.exit_code == 0, out.output
+        made = len(CALLS)
+        again = CliRunner().invoke(cli.app, args)  # a rerun (after a crash, say) replays every call from the cache
+        assert again.exit_code == 0 and len(CALLS) == made, again.output
     finally:
         if old is None:
             os.environ.pop("INSPECT_CACHE_DIR")
