@@ -274,7 +274,7 @@ def test_n_identical_trials_give_the_numbers_of_one(tmp_path):
     b, _ = make_report(three, tmp_path / "b", seed=3, n_boot=200, n_examples=1)
     assert a.summary["trials"]["per_result_max"] == 1 and b.summary["trials"]["per_result_max"] == 3
     # the variance parts measure the trials themselves: unknown from one trial, exactly 0 from identical ones
-    drop = ("source", "trials", "variance", "validity")
+    drop = ("source", "protocols", "trials", "variance", "validity")  # protocols: each names its run's folder
     assert {k: v for k, v in a.summary.items() if k not in drop} == {
         k: v for k, v in b.summary.items() if k not in drop
     }
@@ -325,7 +325,7 @@ def test_cli_epochs_give_one_trials_report_and_resume_without_calls(app, tmp_pat
     a, _ = make_report(tmp_path / "one", tmp_path / "ra", seed=0, n_boot=100, n_examples=0)
     b, _ = make_report(tmp_path / "two", tmp_path / "rb", seed=0, n_boot=100, n_examples=0)
     # the judge-reliability statistics count units per trial (analysis/judges.py), so their n doubles too
-    drop = ("source", "trials", "judge_agreement", "judge_noise", "length_bias", "variance", "validity")
+    drop = ("source", "protocols", "trials", "judge_agreement", "judge_noise", "length_bias", "variance", "validity")
     assert {k: v for k, v in a.summary.items() if k not in drop} == {
         k: v for k, v in b.summary.items() if k not in drop
     }

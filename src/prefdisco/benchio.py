@@ -21,6 +21,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -137,6 +138,12 @@ def text_lines(path: Path, errors: str = "strict") -> Iterator[tuple[int, str]]:
         for lineno, line in enumerate(f, start=1):
             if line.strip():
                 yield lineno, line
+
+
+def packaged_demo_scenarios() -> list[Scenario]:
+    """The demo scenarios packaged with PrefDisco (``prefdisco/data/demo_scenarios.jsonl``; ``prefdisco demo``'s)."""
+    text = files("prefdisco").joinpath("data/demo_scenarios.jsonl").read_text(encoding="utf-8")
+    return [Scenario.model_validate_json(line) for line in text.split("\n") if line.strip()]
 
 
 def json_lines(path: Path, errors: str = "strict") -> Iterator[tuple[int, Any]]:

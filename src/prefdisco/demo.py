@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from prefdisco.analysis.normalign import intersection_norm_align, scenario_table
 from prefdisco.analysis.report import make_report
 from prefdisco.analysis.summary import summary_json
 from prefdisco.atomic import atomic_write
+from prefdisco.benchio import packaged_demo_scenarios
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import scenario_set_hash
 from prefdisco.evaluation.guard import RUN_FILE
@@ -63,8 +63,7 @@ criterion: three to four times fewer judge calls, the largest share of the demo'
 
 
 def demo_scenarios() -> list[Scenario]:
-    text = files("prefdisco").joinpath("data/demo_scenarios.jsonl").read_text(encoding="utf-8")
-    return [Scenario.model_validate_json(line) for line in text.split("\n") if line.strip()]
+    return packaged_demo_scenarios()
 
 
 def rubric_chars(scenario: Scenario) -> int:

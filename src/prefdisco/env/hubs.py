@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from prefdisco.benchio import packaged_demo_scenarios
 from prefdisco.env.roster import Roster
 from prefdisco.env.runner import LoopRunner
 from prefdisco.env.sources import ScenarioSource
@@ -24,10 +25,7 @@ def scenario_source(scenarios: ScenarioSource | None) -> ScenarioSource:
     """``scenarios`` as given, or the packaged demo scenarios (``prefdisco demo``'s) when None."""
     if scenarios is not None:
         return scenarios
-    from prefdisco.demo import demo_scenarios
-
-    packaged: list[Scenario] = demo_scenarios()
-    return packaged
+    return packaged_demo_scenarios()
 
 
 def hub_roster(

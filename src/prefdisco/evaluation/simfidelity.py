@@ -34,7 +34,6 @@ from pydantic import BaseModel, create_model
 from prefdisco.cache import cache_policy
 from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.user import build_user
-from prefdisco.env.roles import resolve_model
 from prefdisco.errors import UserError
 from prefdisco.prompts import render
 from prefdisco.schema import Scenario
@@ -182,12 +181,22 @@ async def replay_dialogue(
     return records
 
 
+def load_model(name: str, config: GenerateConfig, where: str) -> Model:
+    """``get_model(name)`` under ``config``, a failure (unknown provider, no key) one line naming ``where``."""
+    from inspect_ai.model import get_model
+
+    try:
+        return get_model(name, config=config)
+    except Exception as err:  # inspect raises plain exceptions for unknown providers and missing keys
+        raise UserError(f"{where}: cannot load {name!r}: {err}") from None
+
+
 def simulator_models(simulators: Sequence[Simulator]) -> list[tuple[Simulator, Model]]:
-    built = []
-    for s in simulators:
-        settings = GenerateConfig(temperature=s.temperature) if s.temperature is not None else None
-        built.append((s, resolve_model(s.user_model, "user", settings, where=f"--sim {s.label}: user_model")))
-    return built
+    """Each simulator's user model at its run's temperature."""
+    return [
+        (s, load_model(s.user_model, GenerateConfig(temperature=s.temperature), f"--sim {s.label}: user_model"))
+        for s in simulators
+    ]
 
 
 def replay(
@@ -210,7 +219,7 @@ def replay(
         raise UserError("--human: the run has no discovery or fixed-K dialogue with a question to replay")
     platform_init()
     init_display_type("none")
-    grader = resolve_model(grader_model, "grader", where="--judge-model")
+    grader = load_model(grader_model, GenerateConfig(temperature=0.0), "--judge-model")
     built = simulator_models(simulators)
 
     async def run_all() -> list[list[dict[str, Any]]]:
