@@ -280,3 +280,52 @@ def test_an_out_holding_a_leaderboard_is_refused_without_overwrite(runs, tmp_pat
     assert len(pd.read_csv(out / "pairwise.csv")) == 0  # one model: no pair
     bad = invoke(cli_app, "leaderboard", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x"))
     assert bad.exit_code == 2 and len(bad.output.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
+
+
+# --- a sessions run: the transfer columns -----------------------------------------------------------------------
+
+
+def test_a_sessions_runs_transfer_gain_is_the_reports_and_a_tie_is_one_group(tmp_path):
+    """The planted sessions world of ``tests/test_transfer.py`` (worked out by hand there): the smart assistant's
+    transfer gain after position 1 is 0, 50, −10 with the transcript (mean 20, slope −5) and 0, 50, 30 with notes
+    (mean 40, slope 15); the forgetful one's is 0 everywhere. Both cold (discovery) arms are the same dialogues, W =
+    .6, .5, .4 per position, PrefAlign 1 + 4·W against baseline 1 and oracle 5: NormAlign 100 · mean W = 50 each, a
+    tie ranked by name, a difference of 0 on every paired resample (interval [0, 0], p = 1): one group."""
+    import os
+
+    from prefdisco.analysis.leaderboard_page import make_leaderboard
+    from transfer_world import N_SESSIONS, planted_run
+
+    old = os.environ.get("INSPECT_CACHE_DIR")
+    os.environ["INSPECT_CACHE_DIR"] = str(tmp_path / "cache")
+    try:
+        runs = [planted_run(tmp_path, "smart"), planted_run(tmp_path, "forgetful")]
+    finally:
+        if old is None:
+            os.environ.pop("INSPECT_CACHE_DIR")
+        else:
+            os.environ["INSPECT_CACHE_DIR"] = old
+    board, _ = make_leaderboard(runs, tmp_path / "board", n_boot=200)
+    rows = board.table.set_index(["task", "model"])
+    smart, forgetful = ("demo", "scripted/smart"), ("demo", "scripted/forgetful")
+    expected = {
+        smart: {"carry_transcript": (20.0, -5.0), "carry_notes": (40.0, 15.0)},
+        forgetful: {"carry_transcript": (0.0, 0.0), "carry_notes": (0.0, 0.0)},
+    }
+    for key, arms in expected.items():
+        for arm, (mean, slope) in arms.items():
+            assert rows.loc[key, f"transfer_gain[{arm}]"] == pytest.approx(mean)
+            assert rows.loc[key, f"transfer_gain_slope[{arm}]"] == pytest.approx(slope)
+            # every session is the same, so every resample gives the same slope
+            assert rows.loc[key, f"transfer_gain_slope[{arm}]_low"] == pytest.approx(slope)
+            assert rows.loc[key, f"transfer_gain_slope[{arm}]_high"] == pytest.approx(slope)
+        assert rows.loc[key, "normalign"] == pytest.approx(50.0) and rows.loc[key, "n_scenarios"] == 3 * N_SESSIONS
+    assert pd.isna(rows.loc[("overall", "scripted/smart"), "transfer_gain[carry_notes]"])  # per task only
+    assert [rows.loc[k, "rank"] for k in (forgetful, smart)] == [1, 2]  # the tie, by name
+    assert [rows.loc[k, "group"] for k in (forgetful, smart)] == [1, 1]
+    pair = board.pairwise[board.pairwise["task"] == "demo"].iloc[0]
+    assert (pair["model_a"], pair["model_b"]) == ("scripted/forgetful", "scripted/smart")
+    assert (pair["difference"], pair["low"], pair["high"], pair["p"]) == (0.0, 0.0, 0.0, 1.0)
+    assert not pair["distinguishable"]
+    html = (tmp_path / "board" / "leaderboard.html").read_text()
+    assert "mean transfer gain · carry_notes" in html and "Harms and Transfer figures" in html

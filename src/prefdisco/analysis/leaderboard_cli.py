@@ -47,7 +47,15 @@ def register(app: typer.Typer) -> None:
             if pd.isna(r["rank"]):
                 line = f"-. {r['model']}: no NormAlign ({r['normalign_reason']})"
             else:
-                value = f"{num(r['normalign'], 1)} {interval(r['normalign_low'], r['normalign_high'])}"
+                value = (
+                    num(r["normalign"], 1)
+                    + " "
+                    + (
+                        f"({r['normalign_reason']})"
+                        if r["normalign_reason"]
+                        else interval(r["normalign_low"], r["normalign_high"])
+                    )
+                )
                 line = f"{r['rank']}. {r['model']} (group {r['group']}): NormAlign {value}"
             console.print(line, highlight=False, soft_wrap=True, markup=False)
         console.print(f"leaderboard: {out / 'leaderboard.html'}", highlight=False, soft_wrap=True)
