@@ -210,13 +210,14 @@ def build_leaderboard(
         for cell in frame.to_dict("records"):
             model = str(cell["model"])
             mine = in_ranking.loc[in_ranking["model"] == model]
-            lo, hi = _oracle_interval(mine, model, name, seed, n_boot) if cell["normalign"] is not None else (None,) * 2
+            defined = _none(cell["normalign"]) is not None
+            lo, hi = _oracle_interval(mine, model, name, seed, n_boot) if defined else (None, None)
             row: dict[str, Any] = {"task": name, "rank": None, "group": None, "model": model}
             row |= {
                 "normalign": _none(cell["normalign"]),
                 "normalign_low": _none(cell["ci_low"]),
                 "normalign_high": _none(cell["ci_high"]),
-                "normalign_reason": cell["reason"] or cell["ci_reason"] or "",
+                "normalign_reason": _none(cell["reason"]) or _none(cell["ci_reason"]) or "",
                 "oracle_pref_align": _none(cell.get("mean_oracle")),
                 "oracle_pref_align_low": lo,
                 "oracle_pref_align_high": hi,
