@@ -47,6 +47,12 @@ garbage, so the judgement ends invalid), and only when configured. ``api_key`` s
 the reply (a string, or a value sent as JSON), or None for the default ``from_schema`` instance (``h``: the
 request's deterministic hash).
 
+``MockOpenAI(scores=fn)`` plants models that differ: every assistant answer then carries ``[model:NAME]`` (the
+request's ``model``, e.g. ``good12345`` for ``openai-api/mock/good12345``), and each per-criterion judge reply
+(``{"score": N}``) is ``fn(model, mode, h)`` for the model and condition tagged in the judged response (``h``: the
+request's deterministic hash), or the default hashed score when ``fn`` returns None. Without ``scores`` nothing
+changes (no tag, hashed scores), so other tests' numbers stay as they were.
+
 Concurrency: ``max_in_flight`` counts every request at once; ``max_in_flight_of({"user"})`` (any set of the
 classified roles, e.g. ``{"judge", "audit", "grader"}``) the most requests of those roles answered at once, from
 classification to response (``latency_s`` delays each response, so calls overlap).
@@ -87,6 +93,7 @@ TOOLS_MARK = "ask_user tool"
 TOOL_NAME = "ask_user"
 CASE_TAG = re.compile(r"\[case ([A-Za-z0-9_.-]+)\]")
 MODE_TAG = re.compile(r"\[mode:([a-z_0-9]+)\]")
+MODEL_TAG = re.compile(r"\[model:([A-Za-z0-9_.-]+)\]")
 GARBAGE_JUDGE = "Hard to say; the response is fine in places and weak in others."
 GARBAGE_REPLY = "Sorry, I got distracted there. Could you repeat the question?"
 
@@ -189,6 +196,8 @@ def from_schema(schema: dict[str, Any], h: int) -> Any:
 
 Structured = Callable[[list[dict[str, Any]], dict[str, Any], int], Any]
 """A test's own filler for JSON-schema requests: ``(messages, schema, h) -> reply | None``."""
+Scores = Callable[[str, str | None, int], int | None]
+"""A test's planted judge scores: ``(model, mode, h) -> score | None`` (None: the default hashed score)."""
 
 
 def reply_for(
@@ -197,11 +206,19 @@ def reply_for(
     config: MockConfig,
     schema: Any = None,
     structured: Structured | None = None,
+    scores: Scores | None = None,
+    model: str = "mock",
 ) -> str:
     """The deterministic reply to one request (``schema``: the request's JSON schema, if any; ``structured``: a
-    filler for schema requests that may answer instead of ``from_schema``)."""
+    filler for schema requests that may answer instead of ``from_schema``; ``scores``: planted judge scores, and
+    ``model`` the request's model, tagged into assistant answers when ``scores`` is given)."""
     everything = "\n".join(_text(m.get("content")) for m in messages)
     h = _digest(str(config.seed), everything)
+    if who.role == "judge" and scores is not None and JUDGE_MARK in everything:
+        judged = MODEL_TAG.search(everything)
+        planted = scores(judged.group(1), who.mode, h) if judged else None
+        if planted is not None:
+            return json.dumps({"score": int(planted)})
     if who.role == "judge":
         # garbage is decided by the judge prompt alone, so the judge's re-asks (the prompt, the bad reply and why)
         # stay garbage and the judgement ends invalid
@@ -228,7 +245,8 @@ def reply_for(
         if value is None:
             value = from_schema(schema, h)
         return value if isinstance(value, str) else json.dumps(value)
-    answer = f"[mode:{who.mode}] Here is a worked explanation written for you, step by step. The answer is B"
+    tag = f" [model:{model}]" if scores is not None else ""
+    answer = f"[mode:{who.mode}]{tag} Here is a worked explanation written for you, step by step. The answer is B"
     if who.mode in ("discovery", "fixed_k"):
         if TOOLS_MARK in _system(messages):
             return answer  # the tool protocol: questions are tool calls (``tool_call_for``)
@@ -292,11 +310,17 @@ class MockOpenAI:
     """The server; ``start()`` binds 127.0.0.1 on a free port and serves from a daemon thread."""
 
     def __init__(
-        self, config: MockConfig | None = None, *, structured: Structured | None = None, **settings: Any
+        self,
+        config: MockConfig | None = None,
+        *,
+        structured: Structured | None = None,
+        scores: Scores | None = None,
+        **settings: Any,
     ) -> None:
         self.config = config or MockConfig()
         self.config.update(settings)
         self.structured = structured
+        self.scores = scores
         self.port = 0
         self._rng = random.Random(self.config.seed)
         self._lock = threading.Lock()
@@ -570,7 +594,7 @@ class MockOpenAI:
         elif fault == "fault_garbage":
             text = GARBAGE_REPLY
         else:
-            text = reply_for(messages, who, c, schema, self.structured)
+            text = reply_for(messages, who, c, schema, self.structured, self.scores, str(body.get("model", "mock")))
         tool_call = tool_call_for(messages, who, c, body.get("tools")) if fault is None else None
         with self._lock:
             self._n += 1

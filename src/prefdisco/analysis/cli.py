@@ -1,6 +1,7 @@
 """``prefdisco report``: parse, call ``analysis.report.make_report``, print where the files went.
 
-``prefdisco calibrate`` (judge vs human ratings) is registered from ``calibrate_cli``."""
+``prefdisco calibrate`` (judge vs human ratings) is registered from ``calibrate_cli``, ``prefdisco leaderboard`` from
+``leaderboard_cli``."""
 
 from __future__ import annotations
 
@@ -83,5 +84,7 @@ def register(app: typer.Typer) -> None:
         console.print(f"wrote {len(written)} files to {out}: {names}", highlight=False, soft_wrap=True)
 
     from prefdisco.analysis.calibrate_cli import register as register_calibrate
+    from prefdisco.analysis.leaderboard_cli import register as register_leaderboard
 
     register_calibrate(app)
+    register_leaderboard(app)
