@@ -97,6 +97,8 @@ class PlayApp(TaskApp[PlayItem, PlayReply]):
         done = self.completed(annotator)
         scenario = view.item.scenario
         preferences = sorted(scenario.profile.items, key=lambda p: -p.weight)
+        turns = view.state.turns
+        shown_turns = turns[:-1] if view.pending is not None else turns  # the waiting question has its own box
         return self.render(
             "play.html",
             status=status,
@@ -105,7 +107,7 @@ class PlayApp(TaskApp[PlayItem, PlayReply]):
             persona=scenario.persona,
             preferences=[(p, importance(p.weight)) for p in preferences],
             problem=scenario.problem.prompt_text(),
-            turns=[t for t in view.state.turns if t.kind in ("question", "reply")],
+            turns=[t for t in shown_turns if t.kind in ("question", "reply")],
             pending=view.pending,
             finished=view.done,
             final=view.state.final,
