@@ -61,6 +61,7 @@ PAGES = TaskPages(
     status="finished",
     yours="nothing: the dialogue is over",
     columns=(("Task", "task"), ("You are", "person")),
+    who="Participant",
 )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import uvicorn
 from inspect_ai.model import GenerateConfig, Model, get_model
 
 from prefdisco.annotate.auth import Tokens
@@ -20,6 +19,7 @@ from prefdisco.annotate.play_app import create_play_app
 from prefdisco.annotate.play_session import PlaySettings
 from prefdisco.annotate.play_store import PlayItem, PlayStore
 from prefdisco.annotate.sampling import sample_scenarios
+from prefdisco.annotate.serve_options import serve_app
 from prefdisco.errors import UserError
 from prefdisco.evaluation.protocols import DEFAULT_SETTINGS
 
@@ -44,12 +44,11 @@ def prepare_play(
     """Store the study in ``db`` on first start; on later starts check it is this benchmark's, with these
     settings."""
     db = Path(db)
-    if not db.parent.is_dir():
+    if not db.parent.is_dir():  # before the benchmark is read, as annotate serve checks
         raise UserError(f"{db}: folder {db.parent} does not exist")
     bench = load_benchmark(bench_dir)
     bench_hash = str(bench.manifest["content_hash"])
-    store = PlayStore(db)
-    store.ensure_schema()
+    store = PlayStore.open(db)
     wanted = {"model": model, "judge_model": judge_model, **settings.meta()}
     created = False
     if not store.play_items():
@@ -95,4 +94,4 @@ def _load(flag: str, name: str, config: GenerateConfig | None) -> Model:
 
 def serve_play(db: Path, model: str, judge_model: str, host: str, port: int, tokens: Tokens) -> None:
     under_test, judge = load_models(model, judge_model)
-    uvicorn.run(create_play_app(db, under_test, judge, tokens), host=host, port=port, log_level="info")
+    serve_app(create_play_app(db, under_test, judge, tokens), host, port)

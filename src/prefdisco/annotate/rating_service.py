@@ -15,8 +15,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import uvicorn
-
 from prefdisco.analysis.human_ratings import EXPORT_ORDER, RATING_COLUMNS, mode_label
 from prefdisco.annotate.auth import Tokens
 from prefdisco.annotate.database import check_unchanged
@@ -24,6 +22,7 @@ from prefdisco.annotate.rating_app import create_rating_app
 from prefdisco.annotate.rating_items import DEFAULT_ITEMS, DEFAULT_SEED, RatingItem, sample_ratings
 from prefdisco.annotate.rating_run import read_run
 from prefdisco.annotate.rating_store import RatingStore
+from prefdisco.annotate.serve_options import serve_app
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
 
@@ -49,10 +48,7 @@ def prepare_ratings(
     """Fix the rating items in ``db`` on first start; on later starts check the database was drawn from
     ``run_dir`` (and ``bench``, ``n_items``, ``seed`` when given) — the stored sample cannot change."""
     db, run_dir = Path(db), Path(run_dir)
-    if not db.parent.is_dir():
-        raise UserError(f"{db}: folder {db.parent} does not exist")
-    store = RatingStore(db)
-    store.ensure_schema()
+    store = RatingStore.open(db)
     created = False
     if not store.rating_items():
         if bench is None:
@@ -92,7 +88,7 @@ def prepare_ratings(
 
 
 def serve_ratings(db: Path, host: str, port: int, tokens: Tokens) -> None:
-    uvicorn.run(create_rating_app(db, tokens), host=host, port=port, log_level="info")
+    serve_app(create_rating_app(db, tokens), host, port)
 
 
 def export_ratings(db: Path, out: Path) -> tuple[int, list[str]]:
