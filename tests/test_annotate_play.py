@@ -271,3 +271,30 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert empty.exit_code == 2 and "no dialogue" in empty.output
     other = runner.invoke(cli.app, [*common, "--judge-model", "scripted/other", "--port", str(free_port())])
     assert other.exit_code == 2 and "--judge-model" in other.output and "use a new --db" in other.output
+
+
+def test_two_server_processes_on_one_database_continue_one_dialogue(tmp_path):
+    db = study_db(tmp_path)
+    one, two = study(db), study(db)  # two servers: separate locks, one file
+    asyncio.run(one.view("alice", 1))
+    asyncio.run(two.reply("alice", 1, REPLIES[0]))
+    end = asyncio.run(one.reply("alice", 1, REPLIES[1]))
+    assert end.done and [t.content for t in end.state.turns if t.kind == "reply"] == list(REPLIES)
+
+
+def test_a_step_another_process_stored_first_shows_the_stored_dialogue(tmp_path, monkeypatch):
+    db = study_db(tmp_path)
+    play = study(db)
+    asyncio.run(play.view("alice", 1))
+    real_save = PlayStore.save
+
+    def raced(self, participant, position, state, version, *args, **kwargs):  # type: ignore[no-untyped-def]
+        real_save(self, participant, position, state, version, *args, **kwargs)  # the other process's write
+        return real_save(self, participant, position, state, version, *args, **kwargs)  # ours: stale
+
+    monkeypatch.setattr(PlayStore, "save", raced)
+    shown = asyncio.run(play.reply("alice", 1, REPLIES[0]))
+    monkeypatch.undo()
+    assert shown.status == "running"  # no error page, no lost step: the stored dialogue is shown
+    stored = PlayStore(db).dialogue("alice", 1)
+    assert stored is not None and [t.content for t in stored.state.turns if t.kind == "reply"] == [REPLIES[0]]

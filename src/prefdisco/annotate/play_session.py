@@ -31,8 +31,9 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, Model
 from inspect_ai.scorer import Score
+from pydantic import BaseModel, ConfigDict
 
-from prefdisco.annotate.play_store import PlayItem, PlayStore, StoredDialogue
+from prefdisco.annotate.play_store import PlayItem, PlayStore, StaleDialogue, StoredDialogue
 from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS, condition_label, protocol_style
 from prefdisco.dialogue.drive import play
 from prefdisco.dialogue.engine import Dialogue, DialogueRules, DialogueState
@@ -52,9 +53,10 @@ PLAY_MODES = ("discovery", "fixed_k")
 REFERENCE_CONDITIONS = (Mode.BASELINE.value, Mode.ORACLE.value)
 
 
-@dataclass(frozen=True)
-class PlaySettings:
+class PlaySettings(BaseModel):
     """What a play study runs: the condition, its budget, the seed, the judge, and whether to add references."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     mode: str = "discovery"
     k: int = MAX_DISCOVERY_QUESTIONS
@@ -62,7 +64,7 @@ class PlaySettings:
     judge: str = "per_criterion"
     references: bool = True
 
-    def __post_init__(self) -> None:
+    def model_post_init(self, context: Any, /) -> None:
         if self.mode not in PLAY_MODES:
             raise UserError(f"--mode: expected one of {', '.join(PLAY_MODES)}, got {self.mode!r}")
         low = 1 if self.mode == "fixed_k" else 0
@@ -170,10 +172,13 @@ class PlayStudy:
                 raise LookupError("no question is waiting for your reply")
             dialogue = Dialogue.restore(stored.state, screen=Screen(self.by_position[position].scenario))
             await dialogue.reply(text)
-            version = self.store.save(participant, position, dialogue.state, stored.version)
-            moved = self.store.dialogue(participant, position)
-            assert moved is not None and moved.version == version
-            return await self._advance(participant, self.by_position[position], moved)
+            try:
+                self.store.save(participant, position, dialogue.state, stored.version)
+            except StaleDialogue:  # another server process moved this dialogue on first: show where it is
+                return self._as_stored(participant, position)
+            return await self._advance(
+                participant, self.by_position[position], self.store.dialogue(participant, position)
+            )
 
     async def _advance(self, participant: str, item: PlayItem, stored: StoredDialogue | None) -> PlayView:
         number = self.store.participant(participant).number
@@ -201,6 +206,8 @@ class PlayStudy:
                 return PlayView(item, dialogue.state, "running")
             score = await self._score(scenario, dialogue.state, condition, number)
             self.store.save(participant, item.position, dialogue.state, version, "scored", score=score)
+        except StaleDialogue:  # another server process moved this dialogue on first: show where it is
+            return self._as_stored(participant, item.position)
         except Exception as e:  # a provider's error: kept (one line), and the next visit tries again
             cause = error_cause(str(e) or type(e).__name__)
             log.warning("play: dialogue %s of participant #%s: %s", scenario.id, number, cause)
@@ -209,6 +216,11 @@ class PlayStudy:
         if self.settings.references:
             await self._references(item)
         return PlayView(item, dialogue.state, "scored")
+
+    def _as_stored(self, participant: str, position: int) -> PlayView:
+        stored = self.store.dialogue(participant, position)
+        assert stored is not None  # a stale write means another one was stored
+        return PlayView(self.by_position[position], stored.state, stored.status, stored.error)
 
     async def _score(self, scenario: Scenario, state: DialogueState, condition: str, epoch: int) -> Score:
         return await score_finished(
