@@ -105,6 +105,10 @@ class Database:
     def meta(self) -> dict[str, str]:
         return dict(self.fetch("SELECT key, value FROM meta"))
 
+    def study_meta(self, prefix: str) -> dict[str, str]:
+        """One study's metadata rows (the ``meta`` keys it stored under ``prefix``), without the prefix."""
+        return {k.removeprefix(prefix): v for k, v in self.meta().items() if k.startswith(prefix)}
+
     def initialize_once(
         self,
         table: str,

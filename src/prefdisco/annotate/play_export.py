@@ -35,6 +35,7 @@ import pandas as pd
 from inspect_ai.log import EvalSample
 from inspect_ai.scorer import Score
 
+from prefdisco.annotate.export import check_out
 from prefdisco.annotate.play_session import PlaySettings
 from prefdisco.annotate.play_store import PlayItem, PlayStore
 from prefdisco.atomic import atomic_write
@@ -117,9 +118,7 @@ def export_play(db: Path, out: Path, overwrite: bool = False) -> PlayExport:
     """Write the run folder ``out`` from the play study in ``db`` (module docstring)."""
     store = PlayStore(db)
     store.require_play_items()
-    out = Path(out)
-    if not out.parent.is_dir():
-        raise UserError(f"--out {out}: folder {out.parent} does not exist")
+    out = check_out(out)
     if (out / "results.csv").exists() and not overwrite:
         raise UserError(f"--out {out}: holds a results table; give --overwrite to replace it, or another --out")
     meta = store.play_meta()

@@ -135,7 +135,7 @@ class PlayStore(Database):
 
     def play_meta(self) -> dict[str, str]:
         """The ``play_*`` metadata, without the prefix."""
-        return {k.removeprefix(META_PREFIX): v for k, v in self.meta().items() if k.startswith(META_PREFIX)}
+        return self.study_meta(META_PREFIX)
 
     def initialize_play(self, scenarios: list[Scenario], meta: Mapping[str, str]) -> bool:
         """Store the scenarios and the metadata (with a fresh pseudonym key) unless a set is stored already."""

@@ -8,8 +8,6 @@ score`` plus ``model`` / ``task`` / ``fixed_k`` / ``epoch`` where the run has se
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections import Counter
 from dataclasses import dataclass
@@ -18,12 +16,12 @@ from pathlib import Path
 from prefdisco.analysis.human_ratings import EXPORT_ORDER, RATING_COLUMNS, mode_label
 from prefdisco.annotate.auth import Tokens
 from prefdisco.annotate.database import check_unchanged
+from prefdisco.annotate.export import write_rows
 from prefdisco.annotate.rating_app import create_rating_app
 from prefdisco.annotate.rating_items import DEFAULT_ITEMS, DEFAULT_SEED, RatingItem, sample_ratings
 from prefdisco.annotate.rating_run import read_run
 from prefdisco.annotate.rating_store import RatingStore
 from prefdisco.annotate.serve_options import serve_app
-from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
 
 
@@ -95,16 +93,8 @@ def export_ratings(db: Path, out: Path) -> tuple[int, list[str]]:
     """Write every rating as CSV (atomically); (rows written, the columns)."""
     store = RatingStore(db)
     store.require_rating_items()
-    out = Path(out)
-    if not out.parent.is_dir():
-        raise UserError(f"{out}: folder {out.parent} does not exist")
     optional = set(json.loads(store.rating_meta().get("key_columns", "[]")))
     columns = [c for c in EXPORT_ORDER if c in RATING_COLUMNS or c in optional]
     rows = store.ratings()
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow(["" if row.value(c) is None else row.value(c) for c in columns])
-    atomic_write(out, buffer.getvalue())
+    write_rows(out, columns, (["" if row.value(c) is None else row.value(c) for c in columns] for row in rows))
     return len(rows), columns
