@@ -5,10 +5,9 @@ error pages, JSON problems, the middleware; the shared templates ``base``, ``log
 ``item_page`` and ``static/submit.js``; ``TaskPages`` says what a study's pages call things), ``auth`` (names,
 tokens, the signed cookie), ``middleware``, ``database`` (the SQLite file every study's tables live in:
 connections, transactions, metadata and each study's ``study_meta``, the write-once item set, upserts,
-``Database.open``), ``sampling``
-(``sample_scenarios``: the seeded per-task draw of scenarios), ``serve_options`` (the serve commands' options,
-start-up lines and ``serve_app``), ``export`` (``--out``'s check, the atomic CSV writer) and ``bench`` (the
-benchmark folder as the studies read it).
+``Database.open``), ``sampling`` (``sample_scenarios``: the seeded per-task draw of scenarios), ``serve_options``
+(the serve commands' options, start-up lines and ``serve_app``), ``export`` (``--out``'s check, the atomic CSV
+writer) and ``bench`` (the benchmark folder as the studies read it).
 
 The three studies, each a ``TaskApp`` subclass with its store, service (prepare, serve, export) and commands:
 
