@@ -1,6 +1,7 @@
 """``prefdisco annotate serve | export | stats``: human validation of a benchmark's relevant attributes.
 
-``serve-ratings | export-ratings`` (human 1-5 ratings of a run's responses) are ``rating_cli``'s."""
+``serve-ratings | export-ratings`` (human 1-5 ratings of a run's responses) are ``rating_cli``'s;
+``serve-play | export-play`` (a person plays the user of a model under test) are ``play_cli``'s."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ the human majority (accuracy, precision, recall, Cohen's kappa). Tie rule: {TIE_
 def register(app: typer.Typer) -> None:
     annotate = typer.Typer(
         name="annotate",
-        help="Validate a benchmark's relevant attributes with human annotators.",
+        help="Human studies: attribute relevance, response ratings, play the user.",
         no_args_is_help=True,
     )
 
@@ -96,9 +97,11 @@ def register(app: typer.Typer) -> None:
             return
         _print_stats(result)
 
+    from prefdisco.annotate.play_cli import register_play
     from prefdisco.annotate.rating_cli import register_ratings
 
     register_ratings(annotate)
+    register_play(annotate)
     app.add_typer(annotate, name="annotate")
 
 

@@ -5,8 +5,9 @@ one ``BEGIN IMMEDIATE`` transaction. An item set is written once, in the same tr
 absent (``initialize_once``), so two servers started at once on a fresh file still agree on one set. Answers are
 upserted (``upsert``): resubmitting replaces, never duplicates.
 
-``Database`` holds only the ``meta`` table; ``store.Store`` (attribute labels) and ``rating_store.RatingStore``
-(response ratings) add their tables, so one file may hold both task kinds.
+``Database`` holds only the ``meta`` table; ``store.Store`` (attribute labels), ``rating_store.RatingStore``
+(response ratings) and ``play_store.PlayStore`` (play the user) add their tables, so one file may hold every
+study. ``Database.open`` is how every study's first start opens its file.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from prefdisco.errors import UserError
 
@@ -41,6 +42,17 @@ class Database:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+
+    @classmethod
+    def open(cls, path: Path) -> Self:
+        """The database at ``path`` with its tables created (the file too, when absent), as every study's first
+        start opens it; a one-line UserError when its folder does not exist."""
+        path = Path(path)
+        if not path.parent.is_dir():
+            raise UserError(f"{path}: folder {path.parent} does not exist")
+        store = cls(path)
+        store.ensure_schema()
+        return store
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
@@ -92,6 +104,10 @@ class Database:
 
     def meta(self) -> dict[str, str]:
         return dict(self.fetch("SELECT key, value FROM meta"))
+
+    def study_meta(self, prefix: str) -> dict[str, str]:
+        """One study's metadata rows (the ``meta`` keys it stored under ``prefix``), without the prefix."""
+        return {k.removeprefix(prefix): v for k, v in self.meta().items() if k.startswith(prefix)}
 
     def initialize_once(
         self,

@@ -7,11 +7,10 @@ is whether the builder's model put the attribute in F(i); ``label`` is the annot
 from __future__ import annotations
 
 import csv
-import io
 from pathlib import Path
 from typing import NamedTuple
 
-from prefdisco.atomic import atomic_write
+from prefdisco.annotate.export import write_rows
 from prefdisco.errors import UserError
 
 COLUMNS = ("annotator", "scenario_id", "attribute", "llm_relevant", "label")
@@ -29,14 +28,7 @@ class LabelRow(NamedTuple):
 
 def write_csv(rows: list[LabelRow], out: Path) -> None:
     """Write the rows to ``out`` atomically (temp file in the same folder, then ``os.replace``)."""
-    out = Path(out)
-    if not out.parent.is_dir():
-        raise UserError(f"{out}: folder {out.parent} does not exist")
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    writer.writerows(rows)
-    atomic_write(out, buffer.getvalue())
+    write_rows(out, COLUMNS, rows)
 
 
 def read_csv(path: Path) -> list[LabelRow]:

@@ -8,23 +8,20 @@ score`` plus ``model`` / ``task`` / ``fixed_k`` / ``epoch`` where the run has se
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import uvicorn
-
 from prefdisco.analysis.human_ratings import EXPORT_ORDER, RATING_COLUMNS, mode_label
 from prefdisco.annotate.auth import Tokens
 from prefdisco.annotate.database import check_unchanged
+from prefdisco.annotate.export import write_rows
 from prefdisco.annotate.rating_app import create_rating_app
 from prefdisco.annotate.rating_items import DEFAULT_ITEMS, DEFAULT_SEED, RatingItem, sample_ratings
 from prefdisco.annotate.rating_run import read_run
 from prefdisco.annotate.rating_store import RatingStore
-from prefdisco.atomic import atomic_write
+from prefdisco.annotate.serve_options import serve_app
 from prefdisco.errors import UserError
 
 
@@ -49,10 +46,7 @@ def prepare_ratings(
     """Fix the rating items in ``db`` on first start; on later starts check the database was drawn from
     ``run_dir`` (and ``bench``, ``n_items``, ``seed`` when given) — the stored sample cannot change."""
     db, run_dir = Path(db), Path(run_dir)
-    if not db.parent.is_dir():
-        raise UserError(f"{db}: folder {db.parent} does not exist")
-    store = RatingStore(db)
-    store.ensure_schema()
+    store = RatingStore.open(db)
     created = False
     if not store.rating_items():
         if bench is None:
@@ -92,23 +86,15 @@ def prepare_ratings(
 
 
 def serve_ratings(db: Path, host: str, port: int, tokens: Tokens) -> None:
-    uvicorn.run(create_rating_app(db, tokens), host=host, port=port, log_level="info")
+    serve_app(create_rating_app(db, tokens), host, port)
 
 
 def export_ratings(db: Path, out: Path) -> tuple[int, list[str]]:
     """Write every rating as CSV (atomically); (rows written, the columns)."""
     store = RatingStore(db)
     store.require_rating_items()
-    out = Path(out)
-    if not out.parent.is_dir():
-        raise UserError(f"{out}: folder {out.parent} does not exist")
     optional = set(json.loads(store.rating_meta().get("key_columns", "[]")))
     columns = [c for c in EXPORT_ORDER if c in RATING_COLUMNS or c in optional]
     rows = store.ratings()
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow(["" if row.value(c) is None else row.value(c) for c in columns])
-    atomic_write(out, buffer.getvalue())
+    write_rows(out, columns, (["" if row.value(c) is None else row.value(c) for c in columns] for row in rows))
     return len(rows), columns

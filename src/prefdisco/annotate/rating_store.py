@@ -69,7 +69,7 @@ class RatingStore(Database):
 
     def rating_meta(self) -> dict[str, str]:
         """The ``ratings_*`` metadata, without the prefix."""
-        return {k.removeprefix(META_PREFIX): v for k, v in self.meta().items() if k.startswith(META_PREFIX)}
+        return self.study_meta(META_PREFIX)
 
     def initialize_ratings(self, items: list[RatingItem], meta: Mapping[str, str]) -> bool:
         """Store the item set and its metadata unless one is stored already. True when this call stored it."""

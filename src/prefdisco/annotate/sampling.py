@@ -54,6 +54,23 @@ class Item:
         return len(self.candidates) - self.n_relevant
 
 
+def sample_scenarios(scenarios: list[Scenario], per_task: int, seed: int) -> list[Scenario]:
+    """Per task ``per_task`` distinct problems, seeded, and for each one of its scenarios: the draw every study
+    shares (attribute relevance, play the user)."""
+    if per_task < 1:
+        raise ValueError("per_task must be >= 1")
+    by_task: dict[str, dict[str, list[Scenario]]] = defaultdict(lambda: defaultdict(list))
+    for scenario in scenarios:
+        by_task[scenario.problem.benchmark][scenario.problem.id].append(scenario)
+    chosen: list[Scenario] = []
+    for task in sorted(by_task):
+        rng = random.Random(f"prefdisco-annotate:{seed}:task:{task}")
+        problems = by_task[task]
+        for problem_id in rng.sample(sorted(problems), min(per_task, len(problems))):
+            chosen.append(rng.choice(sorted(problems[problem_id], key=lambda s: s.id)))
+    return chosen
+
+
 def sample_items(
     bench: Bench,
     per_task: int = DEFAULT_PER_TASK,
@@ -62,15 +79,7 @@ def sample_items(
 ) -> list[Item]:
     if per_task < 1 or per_side < 1:
         raise ValueError("per_task and per_side must be >= 1")
-    by_task: dict[str, dict[str, list[Scenario]]] = defaultdict(lambda: defaultdict(list))
-    for scenario in bench.scenarios:
-        by_task[scenario.problem.benchmark][scenario.problem.id].append(scenario)
-    chosen: list[Scenario] = []
-    for task in sorted(by_task):
-        rng = random.Random(f"prefdisco-annotate:{seed}:task:{task}")
-        problems = by_task[task]
-        for problem_id in rng.sample(sorted(problems), min(per_task, len(problems))):
-            chosen.append(rng.choice(sorted(problems[problem_id], key=lambda s: s.id)))
+    chosen = sample_scenarios(bench.scenarios, per_task, seed)
     index = attribute_index(bench.attributes)
     return [
         _item(bench.attributes, index, scenario, position, per_side, seed)

@@ -1,8 +1,9 @@
-"""What ``annotate serve`` and ``annotate serve-ratings`` share: their server options and their start-up lines.
+"""What every study's serve command shares (``annotate serve``, ``serve-ratings``, ``serve-play``): their server
+options, their start-up lines and the server itself (``serve_app``).
 
-Both commands take ``--db``, ``--host``, ``--port``, ``--seed``, ``--token`` (repeated) and ``--tokens-file``; both
+All take ``--db``, ``--host``, ``--port``, ``--seed``, ``--token`` (repeated) and ``--tokens-file``; all
 check first that they can listen on ``--host``/``--port`` (a busy port fails before anything is written); after
-preparing their items both print the notes, the annotators with tokens, a warning when the app is reachable from
+preparing their items all print the notes, the annotators with tokens, a warning when the app is reachable from
 other machines and the address, then serve until Ctrl+C.
 """
 
@@ -56,6 +57,13 @@ def check_port(host: str, port: int) -> None:
                 busy = f"--port {port}: {host}:{port} is in use (another server?); give another --port"
                 raise UserError(busy) from None
             raise UserError(f"--host {host} --port {port}: cannot listen there ({e.strerror})") from None
+
+
+def serve_app(app: Any, host: str, port: int) -> None:
+    """Serve a study's ASGI app with uvicorn until Ctrl+C (every study's ``serve``)."""
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="info")
 
 
 def announce_and_serve(notes: list[str], tokens: Tokens, host: str, port: int, serve: Callable[[], None]) -> None:

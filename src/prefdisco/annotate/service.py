@@ -10,8 +10,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import uvicorn
-
 from prefdisco.annotate.app import create_app
 from prefdisco.annotate.auth import Tokens
 from prefdisco.annotate.bench import load_benchmark
@@ -25,6 +23,7 @@ from prefdisco.annotate.sampling import (
     sample_items,
     shortfalls,
 )
+from prefdisco.annotate.serve_options import serve_app
 from prefdisco.annotate.store import Store, stored_labels
 from prefdisco.errors import UserError
 
@@ -59,12 +58,11 @@ def prepare(
     value that differs from the stored one is an error, since the stored sample cannot change.
     """
     db = Path(db)
-    if not db.parent.is_dir():
+    if not db.parent.is_dir():  # before the benchmark is read, as before
         raise UserError(f"{db}: folder {db.parent} does not exist")
     bench = load_benchmark(bench_dir)
     bench_hash = str(bench.manifest["content_hash"])
-    store = Store(db)
-    store.ensure_schema()
+    store = Store.open(db)
     created = False
     if not store.items():
         sample_per_task = DEFAULT_PER_TASK if per_task is None else per_task
@@ -101,7 +99,7 @@ def prepare(
 
 
 def serve(db: Path, host: str, port: int, tokens: Tokens) -> None:
-    uvicorn.run(create_app(db, tokens), host=host, port=port, log_level="info")
+    serve_app(create_app(db, tokens), host, port)
 
 
 def export(db: Path, out: Path) -> int:

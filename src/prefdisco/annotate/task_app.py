@@ -64,6 +64,7 @@ class TaskPages:
     status: str  # an item's status once done ("{status} — you may change {yours}"; "You {status} all N {noun}")
     yours: str  # what an annotator may change on a done item
     columns: tuple[tuple[str, str], ...]  # the overview's columns after '#': (heading, item field)
+    who: str = "Annotator"  # the header's word for the person logged in
 
 
 class Positioned(Protocol):

@@ -23,8 +23,9 @@ turn and hands over its text. Everything else follows the evaluation's own rules
   (``info["kind"] == "pushback"``, ``info["pushback_turn"]`` its turn, ``info["pushback_target"]`` the wrong
   answer) and the assistant's next turn is its reply, read whole. The episode ends after the last reply
   (``info["kind"] == "reply"``); the response that is scored stays the final answer before the pushback;
-* the final response is scored by the scorer's own code (``scoring/scorer.assess``: the judge, correctness and
-  the audit, one grader; with pushback, each reply checked by the benchmark's metric: ``correct_after_pushback``,
+* the final response is scored by the scorer's own code (``scoring/finished.score_finished``, the path the
+  play-the-user study shares: ``scoring/scorer.assess``, the judge, correctness and the audit, one grader; with
+  pushback, each reply checked by the benchmark's metric: ``correct_after_pushback``,
   ``flip_turn``), and the reward is the weighted sum of ``env/reward.py`` (``w_held`` weighs correctness after
   pushback); an episode whose PrefAlign was not measured gets reward None and ``info["masked"] = True`` with
   ``info["mask_reason"]``.
@@ -51,7 +52,6 @@ from prefdisco.dialogue.openings import discovery_opening
 from prefdisco.dialogue.presets import PRESET_NAMES
 from prefdisco.dialogue.tool_protocol import PROTOCOLS
 from prefdisco.dialogue.user import USER_TYPES, build_user
-from prefdisco.dialogue.visible import visible_text
 from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
 from prefdisco.env.reward import RewardComponents, RewardConfig
 from prefdisco.env.roles import ModelSpec, resolve_model
@@ -59,9 +59,8 @@ from prefdisco.env.runner import LoopRunner, SyncAPI
 from prefdisco.env.split import ScenarioSplit
 from prefdisco.errors import UserError
 from prefdisco.schema import Mode, Scenario
-from prefdisco.scoring.judging import JUDGES, judge_named
-from prefdisco.scoring.panel import FIRST_ROLE, Judging, PanelVerdict
-from prefdisco.scoring.scorer import RubricJudging, Submission, UserAuditing, assess
+from prefdisco.scoring.finished import score_finished
+from prefdisco.scoring.judging import JUDGES
 from prefdisco.seeds import call_seed, seed_scope, seeded_model
 
 CONDITION = Mode.DISCOVERY.value
@@ -262,12 +261,16 @@ class Episode(SyncAPI[StepResult]):
 
     async def _finish(self, info: dict[str, Any]) -> StepResult:
         state = self.dialogue.state
-        record = state.record()
-        sub = Submission(self.scenario, visible_text(state.final or ""), record, self.wrong_answer)
-        grader = seeded_model(self.judge_model, self.seeds["grader"])
-        judgements = await RubricJudging(judge_named(self.judge), self.logprobs)(grader, sub, False)
-        verdict = PanelVerdict([Judging(str(self.judge_model), FIRST_ROLE, 1, judgements)])
-        score = await assess(grader, sub, verdict, False, UserAuditing(self.audit))
+        score = await score_finished(
+            self.scenario,
+            state,
+            self.judge_model,
+            grader_seed=self.seeds["grader"],
+            judge=self.judge,
+            logprobs=self.logprobs,
+            audit=self.audit,
+            wrong_answer=self.wrong_answer,
+        )
         value = cast(dict[str, Any], score.value)  # the scorer's value is always its dict
         parts = RewardComponents.of(value)
         reward = self.reward_config.reward(parts)

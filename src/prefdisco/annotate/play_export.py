@@ -1,0 +1,180 @@
+"""``prefdisco annotate export-play``: a play study's scored dialogues as a run folder ``prefdisco report`` reads.
+
+Every scored dialogue is made into the sample a ``prefdisco eval`` log would hold (an inspect ``EvalSample``: the
+assistant's messages, the scorer's ``Score`` under ``prefdisco_scorer``, the trial's seeds in the store) and into
+rows by the results reader's own code (``results/sample_rows.sample_rows``), so the tables have exactly the columns
+and meanings of a simulated run's (``results/contract.py``):
+
+* ``results.csv`` / ``.parquet``, ``attributes.csv`` / ``.parquet``, ``transcripts.jsonl`` (``results/logs.
+  write_tables``, atomic);
+* the participant: a discovery (or fixed-K) row's ``user_model`` is ``human:<pseudonym>`` (the pseudonym from
+  ``play_store``, never the name) and its ``epoch`` the participant's number, so several participants of one
+  scenario are its trials (the report averages trials per scenario before any statistic);
+* baseline and oracle rows (played once per scenario, server-side) have epoch 1 and ``user_model`` ``human``;
+* ``protocol.json`` (``results/protocol_record``): ``user_type`` ``human``, ``user_model`` ``human``, the judge,
+  the budget, the hash of the prompts the study used (every protocol template but a simulated user's), and the
+  benchmark's ``rubrics_hash``; its id is ``human-<8 hex>`` of the settings and prompts. A simulated run's
+  protocol differs in its user, so ``prefdisco report HUMAN_RUN SIM_RUN --allow-mixed`` shows them side by side
+  (a model both hold named ``MODEL @ RUN``, ``results/merge.py``);
+* ``play.json``: the study (benchmark, model, judge, mode, K, seed), the participants' pseudonyms and how many
+  dialogues each finished.
+
+Tokens are not recorded by the study (the token columns are 0), so ``cost_usd`` is empty.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
+from inspect_ai.log import EvalSample
+from inspect_ai.scorer import Score
+
+from prefdisco.annotate.export import check_out
+from prefdisco.annotate.play_session import PlaySettings
+from prefdisco.annotate.play_store import PlayItem, PlayStore
+from prefdisco.atomic import atomic_write
+from prefdisco.dialogue.engine import DialogueState
+from prefdisco.dialogue.user import USERS
+from prefdisco.errors import UserError
+from prefdisco.evaluation.protocols import DEFAULT_SETTINGS, protocol_templates, rubrics_hash
+from prefdisco.prompts import templates_hash
+from prefdisco.results.contract import ATTRIBUTE_COLUMNS, RESULT_COLUMNS
+from prefdisco.results.logs import Tables, write_tables
+from prefdisco.results.protocol_record import ProtocolRecord, write_record
+from prefdisco.results.sample_rows import SampleRows, sample_rows
+from prefdisco.schema import Mode
+from prefdisco.scoring.deferred import JUDGED_SCORE
+
+HUMAN = "human"
+PLAY_FILE = "play.json"
+TASK_NAME = "prefdisco_play"
+_SEED_TYPES = {"assistant_seed": "Int64", "user_seed": "Int64", "grader_seed": "Int64"}
+
+
+@dataclass(frozen=True)
+class PlayExport:
+    dialogues: int
+    references: int
+    participants: int
+    protocol_id: str
+
+
+def play_protocol(settings: PlaySettings, judge_model: str, items: list[PlayItem]) -> ProtocolRecord:
+    """The protocol a play study's numbers were made under: a simulated run's settings with the user a person."""
+    values = DEFAULT_SETTINGS | {
+        "max_questions": settings.k,
+        "user_type": HUMAN,
+        "user_temperature": None,
+        "judge": settings.judge,
+    }
+    simulated = SimpleNamespace(**(values | {"user_type": "passive"}))
+    passive = USERS["passive"]
+    user_templates = {getattr(passive, "template", None), *getattr(passive, "extra_templates", ())}
+    prompts = templates_hash([t for t in protocol_templates(simulated) if t not in user_templates])
+    digest = hashlib.sha256(json.dumps([values, prompts], sort_keys=True, default=str).encode()).hexdigest()
+    return ProtocolRecord(
+        id=f"human-{digest[:8]}",
+        settings=values,
+        prompts=prompts,
+        user_model=HUMAN,
+        judges=[judge_model],
+        rubrics=rubrics_hash([item.scenario for item in items]),
+    )
+
+
+def _spec(model: str, judge_model: str, user: str, mode: str, fixed_k: int | None, protocol_id: str) -> Any:
+    """What ``sample_rows`` reads of an eval's spec, for one sample of the study."""
+    roles = {"user": SimpleNamespace(model=user), "grader": SimpleNamespace(model=judge_model)}
+    metadata = {"prefdisco_mode": mode, "prefdisco_fixed_k": fixed_k, "prefdisco_protocol_id": protocol_id}
+    return SimpleNamespace(model=model, task=TASK_NAME, metadata=metadata, model_roles=roles)
+
+
+def _sample(item: PlayItem, state: DialogueState, score: Score, epoch: int, seeds: dict[str, int], uuid: str) -> Any:
+    scenario = item.scenario
+    return EvalSample(
+        id=scenario.id,
+        epoch=epoch,
+        input=scenario.problem.prompt_text(),
+        target=str(scenario.problem.answer),
+        messages=list(state.messages),
+        metadata={"benchmark": scenario.problem.benchmark},
+        scores={JUDGED_SCORE: score},
+        store={"TrialSeeds:epoch": epoch, **{f"TrialSeeds:{role}": seed for role, seed in seeds.items()}},
+        uuid=uuid,
+    )
+
+
+def _seeds(settings: PlaySettings, scenario_id: str, condition: str, epoch: int) -> dict[str, int]:
+    return {role: settings.seed_of(scenario_id, condition, epoch, role) for role in ("assistant", "grader")}
+
+
+def export_play(db: Path, out: Path, overwrite: bool = False) -> PlayExport:
+    """Write the run folder ``out`` from the play study in ``db`` (module docstring)."""
+    store = PlayStore(db)
+    store.require_play_items()
+    out = check_out(out)
+    if (out / "results.csv").exists() and not overwrite:
+        raise UserError(f"--out {out}: holds a results table; give --overwrite to replace it, or another --out")
+    meta = store.play_meta()
+    settings = PlaySettings.from_meta(meta)
+    model, judge_model = meta["model"], meta["judge_model"]
+    items = store.play_items()
+    by_position = {item.position: item for item in items}
+    by_id = {item.scenario_id: item for item in items}
+    record = play_protocol(settings, judge_model, items)
+    participants = store.participants()
+    parts: list[SampleRows] = []
+    finished: dict[str, int] = {}
+    for stored in store.dialogues():
+        if stored.status != "scored" or stored.score is None:
+            continue
+        who = participants[stored.participant]
+        item = by_position[stored.position]
+        seeds = _seeds(settings, item.scenario_id, settings.condition, who.number)
+        spec = _spec(model, judge_model, f"{HUMAN}:{who.pseudonym}", settings.mode, settings.fixed_k, record.id)
+        uuid = f"{who.pseudonym}:{item.scenario_id}"
+        parts.append(sample_rows(spec, _sample(item, stored.state, stored.score, who.number, seeds, uuid)))
+        finished[who.pseudonym] = finished.get(who.pseudonym, 0) + 1
+    n_dialogues = len(parts)
+    if not n_dialogues:
+        raise UserError(f"{db}: no dialogue of the play study is finished and scored yet; nothing to export")
+    played = {by_position[d.position].scenario_id for d in store.dialogues() if d.status == "scored"}
+    n_references = 0
+    for (scenario_id, condition), reference in sorted(store.references().items()):
+        if scenario_id not in played:
+            continue
+        seeds = _seeds(settings, scenario_id, condition, 1)
+        spec = _spec(model, judge_model, HUMAN, Mode(condition).value, None, record.id)
+        sample = _sample(by_id[scenario_id], reference.state, reference.score, 1, seeds, f"{condition}:{scenario_id}")
+        parts.append(sample_rows(spec, sample))
+        n_references += 1
+    out.mkdir(exist_ok=True)
+    results = pd.DataFrame([p.result for p in parts], columns=list(RESULT_COLUMNS)).astype(_SEED_TYPES)
+    order = ["model", "task", "mode", "fixed_k", "scenario_id", "epoch"]
+    tables = Tables(
+        results=results.sort_values(order, kind="stable").reset_index(drop=True),
+        attributes=pd.DataFrame([a for p in parts for a in p.attributes], columns=list(ATTRIBUTE_COLUMNS)),
+        transcripts=pd.DataFrame([p.transcript for p in parts]).astype(_SEED_TYPES),
+    )
+    write_tables(tables, out)
+    write_record(out, record)
+    study = {
+        "study": "play the user",
+        "bench_dir": meta.get("bench_dir"),
+        "bench_content_hash": meta.get("bench_content_hash"),
+        "model": model,
+        "judge_model": judge_model,
+        **settings.meta(),
+        "user_type": HUMAN,
+        "participants": {p.pseudonym: finished.get(p.pseudonym, 0) for p in participants.values()},
+        "dialogues": n_dialogues,
+        "references": n_references,
+    }
+    atomic_write(out / PLAY_FILE, json.dumps(study, indent=2) + "\n")
+    return PlayExport(n_dialogues, n_references, len(participants), record.id)

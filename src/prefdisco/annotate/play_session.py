@@ -1,0 +1,262 @@
+"""Play the user: a person answers, live, the questions of the model under test, through the one dialogue engine.
+
+Each (participant, scenario) is one ``Dialogue`` (``dialogue/engine.py``) of the study's condition — discovery
+(at most K questions, the run's default 5) or fixed-K (exactly K) — started from the condition's own opening
+(``dialogue/openings.py``) and with no simulated user: the engine hands every question back as pending and the
+participant's text is given to it as the user's reply (``Dialogue.reply``). The engine decides everything else:
+what a turn is, the budget, the end. Every reply is screened (``dialogue/hygiene.py``: its faults recorded as a
+simulated reply's are); nothing is ever drawn again, since a person has no model to redraw from (``redraw`` is
+only reached through a simulated user, and returns None for a user without a model).
+
+The model under test is called here, server-side, through inspect (``get_model``: keys stay in the server's
+environment, never in a page), with the seeds ``prefdisco eval --seed SEED`` would send: trial = the
+participant's number (``play_store``), scope the study's seed (``prefdisco.seeds``). After every step the
+dialogue's state is written to the database (``PlayStore.save``, versioned), so a participant who closes the page
+finds the dialogue where it was, and a model call that failed is tried again on the next visit. One lock per
+(participant, scenario) orders the steps of one dialogue; different participants' dialogues are separate rows and
+never wait on each other.
+
+A finished dialogue is scored by the run's judge with the scorer's own code (``scoring/finished.score_finished``,
+the path the RL episode scores through): the same ``Score`` a simulated dialogue gets. The first time a scenario's
+dialogue finishes, its baseline and oracle are played and scored once (epoch 1, their own seeds; no participant
+needed) unless the study was started with ``--no-references``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspect_ai.model import ChatMessage, Model
+from inspect_ai.scorer import Score
+from pydantic import BaseModel, ConfigDict
+
+from prefdisco.annotate.play_store import PlayItem, PlayStore, StaleDialogue, StoredDialogue
+from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS, condition_label, protocol_style
+from prefdisco.dialogue.drive import play
+from prefdisco.dialogue.engine import Dialogue, DialogueRules, DialogueState
+from prefdisco.dialogue.hygiene import Screen
+from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
+from prefdisco.dialogue.presets import preset_named
+from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
+from prefdisco.errors import UserError
+from prefdisco.results.sample_rows import error_cause
+from prefdisco.schema import Mode, Scenario
+from prefdisco.scoring.finished import score_finished
+from prefdisco.seeds import call_seed, seed_scope, seeded_model
+
+log = logging.getLogger(__name__)
+
+PLAY_MODES = ("discovery", "fixed_k")
+REFERENCE_CONDITIONS = (Mode.BASELINE.value, Mode.ORACLE.value)
+
+
+class PlaySettings(BaseModel):
+    """What a play study runs: the condition, its budget, the seed, the judge, and whether to add references."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: str = "discovery"
+    k: int = MAX_DISCOVERY_QUESTIONS
+    seed: int = 0
+    judge: str = "per_criterion"
+    references: bool = True
+
+    def model_post_init(self, context: Any, /) -> None:
+        if self.mode not in PLAY_MODES:
+            raise UserError(f"--mode: expected one of {', '.join(PLAY_MODES)}, got {self.mode!r}")
+        low = 1 if self.mode == "fixed_k" else 0
+        if not low <= self.k <= MAX_DISCOVERY_QUESTIONS:
+            raise UserError(f"--k: expected {low}..{MAX_DISCOVERY_QUESTIONS} for {self.mode}, got {self.k}")
+
+    @property
+    def condition(self) -> str:
+        """The results' condition label: ``discovery`` or ``fixed_k<K>``."""
+        return condition_label(Mode(self.mode), self.k if self.mode == "fixed_k" else None)
+
+    @property
+    def fixed_k(self) -> int | None:
+        return self.k if self.mode == "fixed_k" else None
+
+    def rules(self) -> DialogueRules:
+        style = protocol_style("default", "text")
+        return DialogueRules(
+            condition=self.condition, limit=self.k, forced=self.mode == "fixed_k", style=style, user_retry=0
+        )
+
+    def opening(self, scenario: Scenario) -> list[ChatMessage]:
+        style = self.rules().style
+        if self.mode == "fixed_k":
+            return fixed_k_opening(scenario.problem, style, self.k)
+        return discovery_opening(scenario.problem, style, self.k)
+
+    def meta(self) -> dict[str, str]:
+        return {
+            "mode": self.mode,
+            "k": str(self.k),
+            "seed": str(self.seed),
+            "judge": self.judge,
+            "references": "1" if self.references else "0",
+        }
+
+    @classmethod
+    def from_meta(cls, meta: dict[str, str]) -> PlaySettings:
+        return cls(
+            mode=meta["mode"],
+            k=int(meta["k"]),
+            seed=int(meta["seed"]),
+            judge=meta["judge"],
+            references=meta.get("references", "1") == "1",
+        )
+
+    def seed_of(self, scenario_id: str, condition: str, epoch: int, role: str) -> int:
+        return call_seed(seed_scope(self.seed), scenario_id, condition, epoch, role)
+
+    def wrong_answer(self, scenario: Scenario) -> str | None:
+        """The scenario's seeded wrong answer, as ``prefdisco eval --seed SEED`` names it (``belief_agreement``)."""
+        return wrong_answer(scenario.problem, wrong_answer_key(seed_scope(self.seed), scenario.id))
+
+
+@dataclass
+class PlayView:
+    """One dialogue as its page shows it."""
+
+    item: PlayItem
+    state: DialogueState
+    status: str
+    error: str | None = None
+
+    @property
+    def pending(self) -> str | None:
+        return None if self.state.pending is None else self.state.pending.question
+
+    @property
+    def done(self) -> bool:
+        return self.state.done and self.status == "scored"
+
+
+@dataclass
+class PlayStudy:
+    """The running study: its store, the model under test, the judge and the settings."""
+
+    store: PlayStore
+    model: Model
+    judge_model: Model
+    settings: PlaySettings
+    items: list[PlayItem] = field(default_factory=list)
+    _locks: dict[Any, asyncio.Lock] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.items = self.items or self.store.play_items()
+        self.by_position = {item.position: item for item in self.items}
+
+    def lock(self, key: Any) -> asyncio.Lock:
+        return self._locks.setdefault(key, asyncio.Lock())
+
+    # -- a participant's dialogue -----------------------------------------------------------------------------
+
+    async def view(self, participant: str, position: int) -> PlayView:
+        """The dialogue of ``participant`` on the scenario at ``position``, started on the first visit and moved
+        on as far as the model can go without the participant (their reply, or the end)."""
+        async with self.lock((participant, position)):
+            stored = self.store.dialogue(participant, position)
+            return await self._advance(participant, self.by_position[position], stored)
+
+    async def reply(self, participant: str, position: int, text: str) -> PlayView:
+        """Give the participant's ``text`` to the engine as the reply to the pending question, then move on."""
+        async with self.lock((participant, position)):
+            stored = self.store.dialogue(participant, position)
+            if stored is None or stored.state.pending is None:
+                raise LookupError("no question is waiting for your reply")
+            dialogue = Dialogue.restore(stored.state, screen=Screen(self.by_position[position].scenario))
+            await dialogue.reply(text)
+            try:
+                self.store.save(participant, position, dialogue.state, stored.version)
+            except StaleDialogue:  # another server process moved this dialogue on first: show where it is
+                return self._as_stored(participant, position)
+            return await self._advance(
+                participant, self.by_position[position], self.store.dialogue(participant, position)
+            )
+
+    async def _advance(self, participant: str, item: PlayItem, stored: StoredDialogue | None) -> PlayView:
+        number = self.store.participant(participant).number
+        scenario = item.scenario
+        if stored is None:
+            rules = self.settings.rules()
+            dialogue = Dialogue.start(scenario.id, rules, self.settings.opening(scenario), screen=Screen(scenario))
+            version = self.store.save(participant, item.position, dialogue.state, 0)
+        elif stored.status == "scored":
+            return PlayView(item, stored.state, stored.status)
+        else:
+            dialogue = Dialogue.restore(stored.state, screen=Screen(scenario))
+            version = stored.version
+        condition = self.settings.condition
+        model = seeded_model(self.model, self.settings.seed_of(scenario.id, condition, number, "assistant"))
+        try:
+            while not dialogue.done and dialogue.state.pending is None:
+                hints = dialogue.hints()
+                output = await model.generate(
+                    dialogue.messages, tools=hints.tools, tool_choice=hints.tool_choice, config=hints.config
+                )
+                await dialogue.step(output)
+                version = self.store.save(participant, item.position, dialogue.state, version)
+            if not dialogue.done:
+                return PlayView(item, dialogue.state, "running")
+            score = await self._score(scenario, dialogue.state, condition, number)
+            self.store.save(participant, item.position, dialogue.state, version, "scored", score=score)
+        except StaleDialogue:  # another server process moved this dialogue on first: show where it is
+            return self._as_stored(participant, item.position)
+        except Exception as e:  # a provider's error: kept (one line), and the next visit tries again
+            cause = error_cause(str(e) or type(e).__name__)
+            log.warning("play: dialogue %s of participant #%s: %s", scenario.id, number, cause)
+            self.store.save(participant, item.position, dialogue.state, version, "error", error=cause)
+            return PlayView(item, dialogue.state, "error", cause)
+        if self.settings.references:
+            await self._references(item)
+        return PlayView(item, dialogue.state, "scored")
+
+    def _as_stored(self, participant: str, position: int) -> PlayView:
+        stored = self.store.dialogue(participant, position)
+        assert stored is not None  # a stale write means another one was stored
+        return PlayView(self.by_position[position], stored.state, stored.status, stored.error)
+
+    async def _score(self, scenario: Scenario, state: DialogueState, condition: str, epoch: int) -> Score:
+        return await score_finished(
+            scenario,
+            state,
+            self.judge_model,
+            grader_seed=self.settings.seed_of(scenario.id, condition, epoch, "grader"),
+            judge=self.settings.judge,
+            wrong_answer=self.settings.wrong_answer(scenario),
+        )
+
+    # -- baseline and oracle ----------------------------------------------------------------------------------
+
+    async def _references(self, item: PlayItem) -> None:
+        """Baseline and oracle of ``item``'s scenario, played and scored once (epoch 1), for NormAlign."""
+        async with self.lock(("references", item.scenario_id)):
+            done = {condition for sid, condition in self.store.references() if sid == item.scenario_id}
+            for condition in REFERENCE_CONDITIONS:
+                if condition in done:
+                    continue
+                try:
+                    state = await self._single_turn(item.scenario, condition)
+                    score = await self._score(item.scenario, state, condition, 1)
+                except Exception as e:  # tried again when the next dialogue of this scenario ends
+                    log.warning("play: %s of %s: %s", condition, item.scenario_id, error_cause(str(e) or repr(e)))
+                    continue
+                self.store.save_reference(item.scenario_id, condition, state, score)
+
+    async def _single_turn(self, scenario: Scenario, condition: str) -> DialogueState:
+        style = preset_named("default").style
+        rules = DialogueRules(condition=condition, single_turn=True, style=style)
+        if condition == Mode.ORACLE.value:
+            opening = oracle_opening(scenario.problem, style, scenario.profile, scenario.persona)
+        else:
+            opening = [problem_message(scenario.problem, style)]
+        dialogue = Dialogue.start(scenario.id, rules, opening, screen=Screen(scenario))
+        model = seeded_model(self.model, self.settings.seed_of(scenario.id, condition, 1, "assistant"))
+        await play(dialogue, model)
+        return dialogue.state

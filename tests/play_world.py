@@ -1,0 +1,64 @@
+"""A scripted world for the play-the-user study (``tests/test_annotate_play*.py``): one scenario, an assistant
+that asks two questions then answers, a judge, and a simulated user for the simulated run of the same scenario.
+
+Registered as ``scripted/<name>`` models (``transfer_world``'s model API), so a server, ``prefdisco eval`` and the
+tests call them by name; nothing leaves the process.
+"""
+
+from __future__ import annotations
+
+import json
+
+from inspect_ai.model import ChatMessage
+
+from scripted import make_scenario
+from transfer_world import SCRIPTS
+
+QUESTIONS = ("How detailed should I be?", "Do you like analogies?")
+ANSWER = "The answer is B: 3 trips."
+LEVELS = {"Explanation depth": 5, "Use of analogies": 3, "Technical vocabulary": 2}
+PREF_ALIGN = 0.5 * 5 + 0.3 * 3 + 0.2 * 2  # make_scenario's weights: 3.8
+AUDIT = {
+    f"t{n}": {
+        "asked": {"a1": n == 1, "a2": n == 2, "a3": False},
+        "revealed": {"a1": n == 1, "a2": n == 2, "a3": False},
+        "hallucinated": False,
+        "contradicted": False,
+        "helped_task": False,
+        "broke_character": False,
+    }
+    for n in (1, 2)
+}
+
+
+def assistant(messages: list[ChatMessage]) -> str:
+    """Two questions, then the answer; a single-turn condition (no system prompt with questions) answers at once."""
+    system = "\n".join(m.text for m in messages if m.role == "system")
+    if "QUESTION:" not in system:
+        return ANSWER
+    asked = sum(m.role == "assistant" for m in messages)
+    return f"QUESTION: {QUESTIONS[asked]}" if asked < len(QUESTIONS) else f"ANSWER: {ANSWER}"
+
+
+def judge(messages: list[ChatMessage]) -> str:
+    text = "\n".join(m.text for m in messages)
+    if "checking a conversation" in text:
+        return json.dumps(AUDIT)
+    if '{"reasoning": N, "completeness": N, "facts": N}' in text:
+        return json.dumps({"reasoning": 4, "completeness": 4, "facts": 5})
+    for attribute, level in LEVELS.items():
+        if f"The preference: {attribute}" in text:
+            return json.dumps({"score": level})
+    raise AssertionError("unexpected judge call")
+
+
+def user(messages: list[ChatMessage]) -> str:
+    return "Very detailed, please." if len(messages) <= 2 else "Yes, machine ones."
+
+
+SCRIPTS |= {"play-assistant": assistant, "play-judge": judge, "play-user": user}
+MODEL, JUDGE, USER = "scripted/play-assistant", "scripted/play-judge", "scripted/play-user"
+
+
+def play_scenario():  # type: ignore[no-untyped-def]
+    return make_scenario("play-1")

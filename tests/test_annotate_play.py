@@ -1,0 +1,300 @@
+"""Play the user: the study's dialogues through the one engine (resume, two participants at once, a failed call),
+its pages and API, its export, and ``prefdisco report`` of the human run beside a simulated one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from inspect_ai.model import get_model
+from starlette.testclient import TestClient
+from typer.testing import CliRunner
+
+from play_world import ANSWER, JUDGE, MODEL, PREF_ALIGN, QUESTIONS, USER, play_scenario
+from prefdisco import cli
+from prefdisco.annotate.auth import Tokens
+from prefdisco.annotate.play_app import create_play_app
+from prefdisco.annotate.play_export import export_play
+from prefdisco.annotate.play_service import prepare_play
+from prefdisco.annotate.play_session import PlaySettings, PlayStudy
+from prefdisco.annotate.play_store import PlayStore, StaleDialogue
+from prefdisco.evaluation.config import RunConfig
+from prefdisco.evaluation.run import run_conditions
+from scripted import Scripted, make_scenario
+from test_annotate_bench import write_bench
+from transfer_world import SCRIPTS
+
+REPLIES = ("Very detailed, please.", "Yes, machine ones.")  # what play_world's simulated user says
+cli._register()
+
+
+class Counting:
+    """A scripted model name whose calls are counted."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.calls = name, 0
+        script = SCRIPTS[name.split("/", 1)[1]]
+
+        def counted(messages):  # type: ignore[no-untyped-def]
+            self.calls += 1
+            return script(messages)
+
+        SCRIPTS[f"counted-{id(self)}"] = counted
+        self.model = get_model(f"scripted/counted-{id(self)}", memoize=False)
+
+
+def study_db(tmp_path: Path, scenarios=None, **settings) -> Path:  # type: ignore[no-untyped-def]
+    db = tmp_path / "play.sqlite"
+    bench = write_bench(tmp_path / "bench", scenarios or [play_scenario()])
+    prepare_play(bench, db, MODEL, JUDGE, PlaySettings(**settings))
+    return db
+
+
+def study(db: Path, model=None, judge=None) -> PlayStudy:  # type: ignore[no-untyped-def]
+    store = PlayStore(db)
+    return PlayStudy(
+        store, model or get_model(MODEL), judge or get_model(JUDGE), PlaySettings.from_meta(store.play_meta())
+    )
+
+
+def test_a_dialogue_waits_for_the_person_and_is_scored_as_a_simulated_one(tmp_path):
+    db = study_db(tmp_path)
+    play = study(db)
+
+    async def run():  # type: ignore[no-untyped-def]
+        first = await play.view("alice", 1)
+        assert (first.status, first.pending) == ("running", QUESTIONS[0])
+        second = await play.reply("alice", 1, REPLIES[0])
+        assert second.pending == QUESTIONS[1]
+        return await play.reply("alice", 1, REPLIES[1])
+
+    end = asyncio.run(run())
+    assert end.done and end.state.final == ANSWER and end.state.stop_reason == "answered"
+    stored = PlayStore(db).dialogue("alice", 1)
+    assert stored is not None and stored.status == "scored" and stored.score is not None
+    assert stored.score.value["pref_align"] == pytest.approx(PREF_ALIGN)
+    assert stored.score.value["n_questions"] == 2 and stored.score.value["correct"] == 1
+    replies = [t for t in stored.state.turns if t.kind == "reply"]
+    assert [t.content for t in replies] == list(REPLIES)
+    assert all(t.flags == [] and t.redrawn == [] for t in replies)  # screened, never redrawn
+    assert {c for _, c in PlayStore(db).references()} == {"baseline", "oracle"}
+
+
+def test_two_participants_interleaved_never_share_or_lose_state(tmp_path):
+    db = study_db(tmp_path)
+    play = study(db)
+
+    async def run():  # type: ignore[no-untyped-def]
+        await asyncio.gather(play.view("alice", 1), play.view("bob", 1))
+        await asyncio.gather(play.reply("alice", 1, "alice-1"), play.reply("bob", 1, "bob-1"))
+        await play.reply("bob", 1, "bob-2")  # bob finishes first, alice is still mid-dialogue
+        middle = PlayStore(db).dialogue("alice", 1)
+        assert middle is not None and middle.state.pending is not None and middle.status == "running"
+        await play.reply("alice", 1, "alice-2")
+
+    asyncio.run(run())
+    store = PlayStore(db)
+    for name in ("alice", "bob"):
+        stored = store.dialogue(name, 1)
+        assert stored is not None and stored.status == "scored"
+        assert [t.content for t in stored.state.turns if t.kind == "reply"] == [f"{name}-1", f"{name}-2"]
+    people = store.participants()
+    assert (people["alice"].number, people["bob"].number) == (1, 2)
+    assert people["alice"].pseudonym != people["bob"].pseudonym and "alice" not in people["alice"].pseudonym
+
+
+def test_a_participant_resumes_exactly_after_the_server_restarts(tmp_path):
+    db = study_db(tmp_path)
+    model = Counting(MODEL)
+    asyncio.run(study(db, model.model).view("alice", 1))
+    asyncio.run(study(db, model.model).reply("alice", 1, REPLIES[0]))
+    assert model.calls == 2
+    again = asyncio.run(study(db, model.model).view("alice", 1))  # a new server process, a reload
+    assert again.pending == QUESTIONS[1] and model.calls == 2  # nothing asked again, nothing lost
+    assert [t.content for t in again.state.turns] == [QUESTIONS[0], REPLIES[0], QUESTIONS[1]]
+
+
+def test_a_write_from_a_stale_copy_is_refused(tmp_path):
+    db = study_db(tmp_path)
+    asyncio.run(study(db).view("alice", 1))
+    store = PlayStore(db)
+    stored = store.dialogue("alice", 1)
+    assert stored is not None
+    store.save("alice", 1, stored.state, stored.version)
+    with pytest.raises(StaleDialogue):
+        store.save("alice", 1, stored.state, stored.version)
+
+
+def test_a_failed_model_call_is_kept_and_tried_again(tmp_path):
+    db = study_db(tmp_path)
+    failing = Scripted(lambda call, i: (_ for _ in ()).throw(RuntimeError("provider down")))
+    down = asyncio.run(study(db, failing.model).view("alice", 1))
+    assert down.status == "error" and down.error == "provider down"
+    up = asyncio.run(study(db).view("alice", 1))
+    assert up.status == "running" and up.pending == QUESTIONS[0]
+
+
+def test_fixed_k_asks_exactly_k(tmp_path):
+    db = study_db(tmp_path, mode="fixed_k", k=1)
+    play = study(db)
+    first = asyncio.run(play.view("alice", 1))
+    assert first.state.rules.forced and first.state.rules.condition == "fixed_k1"
+    end = asyncio.run(play.reply("alice", 1, "detailed"))
+    assert end.done and end.state.asked == 1 and end.state.stop_reason == "budget"
+
+
+# -- the pages and the API ------------------------------------------------------------------------------------
+
+
+def logged_in(app, name: str) -> TestClient:  # type: ignore[no-untyped-def]
+    client = TestClient(app)
+    response = client.post("/login", data={"name": name}, follow_redirects=False)
+    assert response.status_code == 303
+    return client
+
+
+def test_the_page_shows_the_persona_the_profile_and_the_question_and_takes_a_reply(tmp_path):
+    db = study_db(tmp_path)
+    app = create_play_app(db, get_model(MODEL), get_model(JUDGE), Tokens())
+    assert TestClient(app).post("/api/play", json={"position": 1, "reply": "x"}).status_code == 401
+    client = logged_in(app, "alice")
+    assert client.get("/play", follow_redirects=False).headers["location"] == "/play/1"
+    page = client.get("/play/1").text
+    scenario = play_scenario()
+    assert scenario.persona.name in page and scenario.persona.summary in page
+    for item in scenario.profile.items:
+        assert item.value in page and item.justification in page
+    assert QUESTIONS[0] in page and 'id="reply-form"' in page
+    assert "RUBRIC" not in page and MODEL not in page and JUDGE not in page  # blind: no rubric, no model
+    assert client.post("/api/play", json={"position": 1, "reply": ""}).status_code == 422
+    answer = client.post("/api/play", json={"position": 1, "reply": REPLIES[0]})
+    assert answer.status_code == 200 and answer.json()["next"] == "/play/1"
+    assert QUESTIONS[1] in client.get("/play/1").text
+    form = client.post("/play/1", data={"reply": REPLIES[1]}, follow_redirects=False)  # the no-script fallback
+    assert form.status_code == 303
+    done = client.get("/play/1").text
+    assert ANSWER in done and 'id="finished"' in done and 'id="reply-form"' not in done
+    late = client.post("/api/play", json={"position": 1, "reply": "more"})
+    assert late.status_code == 409
+    assert "all-done" in client.get("/overview").text
+
+
+# -- export and report --------------------------------------------------------------------------------------
+
+
+def simulated_run(tmp_path: Path) -> Path:
+    config = RunConfig(
+        models=[MODEL],
+        user_model=USER,
+        grader_model=JUDGE,
+        log_dir=tmp_path / "sim",
+        modes=["baseline", "discovery", "oracle"],
+        display="none",
+    )
+    config.validate()
+    run_conditions([play_scenario()], config)
+    return config.log_dir
+
+
+def test_export_is_a_run_folder_report_shows_beside_a_simulated_run(tmp_path):
+    db = study_db(tmp_path)
+    play = study(db)
+
+    async def run(name: str) -> None:
+        await play.view(name, 1)
+        for reply in REPLIES:
+            await play.reply(name, 1, reply)
+
+    asyncio.run(run("alice"))
+    asyncio.run(run("bob"))
+    human = tmp_path / "human"
+    done = export_play(db, human)
+    assert (done.dialogues, done.references, done.participants) == (2, 2, 2)
+    results = pd.read_csv(human / "results.csv")
+    discovery = results[results["mode"] == "discovery"].sort_values("epoch")
+    assert list(discovery["epoch"]) == [1, 2]
+    people = PlayStore(db).participants()
+    assert list(discovery["user_model"]) == [f"human:{people[n].pseudonym}" for n in ("alice", "bob")]
+    assert set(results[results["mode"] != "discovery"]["user_model"]) == {"human"}
+    assert "alice" not in (human / "results.csv").read_text() + (human / "transcripts.jsonl").read_text()
+    record = json.loads((human / "protocol.json").read_text())
+    assert record["settings"]["user_type"] == "human" and record["user_model"] == "human"
+    assert record["id"].startswith("human-") and record["judges"] == [JUDGE]
+    assert (human / "attributes.csv").is_file() and (human / "transcripts.jsonl").is_file()
+
+    sim = simulated_run(tmp_path)
+    simulated = pd.read_csv(sim / "results.csv")
+    same = simulated[simulated["mode"] == "discovery"].iloc[0]
+    alice = discovery.iloc[0]
+    # the same turns scored by the same judge with the same seeds: the same numbers
+    for column in ("pref_align", "correct", "n_questions", "elicited_weight", "assistant_seed", "grader_seed"):
+        assert alice[column] == pytest.approx(same[column]), column
+    assert alice["pref_align"] == pytest.approx(PREF_ALIGN)
+
+    runner = CliRunner()
+    refused = runner.invoke(cli.app, ["report", str(human), str(sim), "--out", str(tmp_path / "r0")])
+    assert refused.exit_code == 2 and "user_type" in refused.output and "--allow-mixed" in refused.output
+    out = tmp_path / "report"
+    shown = runner.invoke(
+        cli.app, ["report", str(human), str(sim), "--out", str(out), "--allow-mixed", "--bootstrap", "20"]
+    )
+    assert shown.exit_code == 0, shown.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["models"]) == {f"{MODEL} @ human", f"{MODEL} @ sim"}
+    again = runner.invoke(cli.app, ["annotate", "export-play", "--db", str(db), "--out", str(human)])
+    assert again.exit_code == 2 and "--overwrite" in again.output
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    runner = CliRunner()
+    bench = write_bench(tmp_path / "bench", [make_scenario("play-1")])
+    db = tmp_path / "p.sqlite"
+    common = ["annotate", "serve-play", str(bench), "--model", MODEL, "--judge-model", JUDGE, "--db", str(db)]
+    bad_mode = runner.invoke(cli.app, [*common, "--mode", "oracle"])
+    assert bad_mode.exit_code == 2 and "--mode: expected one of discovery, fixed_k" in bad_mode.output
+    bad_k = runner.invoke(cli.app, [*common, "--k", "9"])
+    assert bad_k.exit_code == 2 and "--k: expected 0..5" in bad_k.output
+    missing = runner.invoke(cli.app, ["annotate", "export-play", "--db", str(db), "--out", str(tmp_path / "o")])
+    assert missing.exit_code == 2 and "not found" in missing.output
+    prepare_play(bench, db, MODEL, JUDGE, PlaySettings())
+    empty = runner.invoke(cli.app, ["annotate", "export-play", "--db", str(db), "--out", str(tmp_path / "o")])
+    assert empty.exit_code == 2 and "no dialogue" in empty.output
+    other = runner.invoke(cli.app, [*common, "--judge-model", "scripted/other", "--port", str(free_port())])
+    assert other.exit_code == 2 and "--judge-model" in other.output and "use a new --db" in other.output
+
+
+def test_two_server_processes_on_one_database_continue_one_dialogue(tmp_path):
+    db = study_db(tmp_path)
+    one, two = study(db), study(db)  # two servers: separate locks, one file
+    asyncio.run(one.view("alice", 1))
+    asyncio.run(two.reply("alice", 1, REPLIES[0]))
+    end = asyncio.run(one.reply("alice", 1, REPLIES[1]))
+    assert end.done and [t.content for t in end.state.turns if t.kind == "reply"] == list(REPLIES)
+
+
+def test_a_step_another_process_stored_first_shows_the_stored_dialogue(tmp_path, monkeypatch):
+    db = study_db(tmp_path)
+    play = study(db)
+    asyncio.run(play.view("alice", 1))
+    real_save = PlayStore.save
+
+    def raced(self, participant, position, state, version, *args, **kwargs):  # type: ignore[no-untyped-def]
+        real_save(self, participant, position, state, version, *args, **kwargs)  # the other process's write
+        return real_save(self, participant, position, state, version, *args, **kwargs)  # ours: stale
+
+    monkeypatch.setattr(PlayStore, "save", raced)
+    shown = asyncio.run(play.reply("alice", 1, REPLIES[0]))
+    monkeypatch.undo()
+    assert shown.status == "running"  # no error page, no lost step: the stored dialogue is shown
+    stored = PlayStore(db).dialogue("alice", 1)
+    assert stored is not None and [t.content for t in stored.state.turns if t.kind == "reply"] == [REPLIES[0]]
