@@ -8,6 +8,7 @@ tests call them by name; nothing leaves the process.
 from __future__ import annotations
 
 import json
+import re
 
 from inspect_ai.model import ChatMessage
 
@@ -44,6 +45,8 @@ def judge(messages: list[ChatMessage]) -> str:
     text = "\n".join(m.text for m in messages)
     if "checking a conversation" in text:
         return json.dumps(AUDIT)
+    if "Person A replied:" in text:  # simfidelity's value agreement: both want the same
+        return json.dumps({key: "same" for key in re.findall(r"^- (a\d+) — ", text, flags=re.MULTILINE)})
     if '{"reasoning": N, "completeness": N, "facts": N}' in text:
         return json.dumps({"reasoning": 4, "completeness": 4, "facts": 5})
     for attribute, level in LEVELS.items():
@@ -56,8 +59,14 @@ def user(messages: list[ChatMessage]) -> str:
     return "Very detailed, please." if len(messages) <= 2 else "Yes, machine ones."
 
 
-SCRIPTS |= {"play-assistant": assistant, "play-judge": judge, "play-user": user}
+def eager(messages: list[ChatMessage]) -> str:
+    """A simulated user that says far more than asked (for simfidelity beside the person)."""
+    return "Very detailed, please, step by step, with machine analogies and plain words throughout the answer."
+
+
+SCRIPTS |= {"play-assistant": assistant, "play-judge": judge, "play-user": user, "play-eager": eager}
 MODEL, JUDGE, USER = "scripted/play-assistant", "scripted/play-judge", "scripted/play-user"
+EAGER = "scripted/play-eager"
 
 
 def play_scenario():  # type: ignore[no-untyped-def]

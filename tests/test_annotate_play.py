@@ -186,12 +186,12 @@ def test_the_page_shows_the_persona_the_profile_and_the_question_and_takes_a_rep
 # -- export and report --------------------------------------------------------------------------------------
 
 
-def simulated_run(tmp_path: Path) -> Path:
+def simulated_run(tmp_path: Path, user: str = USER, name: str = "sim") -> Path:
     config = RunConfig(
         models=[MODEL],
-        user_model=USER,
+        user_model=user,
         grader_model=JUDGE,
-        log_dir=tmp_path / "sim",
+        log_dir=tmp_path / name,
         modes=["baseline", "discovery", "oracle"],
         display="none",
     )

@@ -13,7 +13,7 @@ from inspect_ai.model import get_model
 from playwright.sync_api import expect, sync_playwright
 from typer.testing import CliRunner
 
-from play_world import ANSWER, JUDGE, MODEL, PREF_ALIGN, QUESTIONS, play_scenario
+from play_world import ANSWER, EAGER, JUDGE, MODEL, PREF_ALIGN, QUESTIONS, play_scenario
 from prefdisco import cli
 from prefdisco.annotate.auth import Tokens
 from prefdisco.annotate.play_app import create_play_app
@@ -125,3 +125,17 @@ def test_a_person_plays_a_whole_dialogue_in_chromium_and_the_report_shows_it(tmp
     assert set(summary["models"]) == {f"{MODEL} @ human", f"{MODEL} @ sim"}
     report = (out / "report.md").read_text()
     assert f"{MODEL} @ human" in report and f"{MODEL} @ sim" in report
+
+    # simulator fidelity of the person's browser-played run against two simulated runs: the simulated user that
+    # replies as the person did is the closest; the eager one (long replies) is further
+    eager = simulated_run(tmp_path, EAGER, "eager")
+    bench = tmp_path / "scenarios.jsonl"
+    bench.write_text(scenario.model_dump_json() + "\n")
+    args = ["simfidelity", "--human", str(human), "--sim", str(sim), "--sim", str(eager), "--bench", str(bench)]
+    fidelity = runner.invoke(cli.app, [*args, "--out", str(tmp_path / "fidelity")])
+    assert fidelity.exit_code == 0, fidelity.output
+    table = pd.read_csv(tmp_path / "fidelity" / "fidelity.csv")
+    assert table["simulator"].tolist() == ["sim", "eager"]
+    assert table.loc[0, "fidelity"] == pytest.approx(1.0) and table.loc[1, "fidelity"] < 1
+    replayed = [json.loads(line) for line in (tmp_path / "fidelity" / "replay.jsonl").read_text().splitlines()]
+    assert [r["person_reply"] for r in replayed if r["simulator"] == "sim"] == list(REPLIES)  # what carol typed
