@@ -1,18 +1,21 @@
-"""The web app both task kinds share (Starlette): log-in, session cookie, tokens, progress, overview, JSON API.
+"""The one web app every study shares (Starlette): log-in, session cookie, tokens, progress, overview, JSON API.
 
-A task kind (``app.AnnotationApp``: attribute relevance; ``rating_app.RatingApp``: response ratings) is a
-``TaskApp`` subclass that says what its pages call things (``TaskPages``), renders its item page and stores an
-answer from the HTML form or from the JSON API. Everything else is here, once:
+A study's pages (``app.AnnotationApp``: attribute relevance; ``rating_app.RatingApp``: response ratings;
+``play_app.PlayApp``: play the user) are a ``TaskApp`` subclass that says what its pages call things
+(``TaskPages``), renders its item page and stores an answer from the HTML form or from the JSON API; its routes
+all live under its own path and API path:
 
-* ``GET /login``, ``POST /login`` (form: ``name``, plus ``token`` if tokens are set), ``POST /logout``;
 * ``GET {path}`` — redirects to the annotator's next open item (or the overview when all are done);
 * ``GET {path}/{n}`` — item n; ``POST {path}/{n}`` — the plain HTML form fallback;
-* ``POST {api}`` — the JSON answer the page's script sends; answers ``{"saved", "completed", "total", "next"}``;
-* ``GET /overview`` — every item with this annotator's status.
+* ``POST {api}`` — the JSON answer the page's script sends; answers ``{"saved", "completed", "total", "next"}``.
+
+``StudyServer`` hosts one or more of them behind one shell, once: ``GET /``, ``GET /login``, ``POST /login``
+(form: ``name``, plus ``token`` if tokens are set), ``POST /logout``, ``GET /overview`` (each study's items with
+this annotator's status), ``/static``; one token set and one cookie signer for every study.
 
 An invalid submission gets a 4xx with a one-line ``detail`` (JSON) or the item page with the error, and changes
 nothing. All text is escaped by jinja2's autoescape. The templates ``base``, ``login``, ``overview``, ``error`` and
-``item_page`` (which each kind's item page extends) are shared; ``TaskPages`` fills in the task kind's words.
+``item_page`` (which each study's item page extends) are shared; ``TaskPages`` fills in the study's words.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ COOKIE = "prefdisco_annotator"
 
 @dataclass(frozen=True)
 class TaskPages:
-    """What the shared pages say and link for one task kind."""
+    """What the shared pages say and link for one study (the shell's words when it is served alone)."""
 
     path: str  # the item pages: GET path (next open item), path/{n}
     api: str  # the JSON endpoint the page's script posts to
@@ -77,7 +80,7 @@ SubmissionT = TypeVar("SubmissionT", bound=BaseModel)
 
 
 class TaskApp(ABC, Generic[ItemT, SubmissionT]):
-    """Request handlers for one task kind's fixed item set (read once: it never changes)."""
+    """Request handlers for one study's fixed item set (read once: it never changes)."""
 
     pages: TaskPages
     submission: type[SubmissionT]  # the JSON API's body
@@ -93,7 +96,7 @@ class TaskApp(ABC, Generic[ItemT, SubmissionT]):
             undefined=jinja2.StrictUndefined,
         )
 
-    # -- what a task kind says ------------------------------------------------------------------------------
+    # -- what a study says ---------------------------------------------------------------------------------
 
     @abstractmethod
     def completed(self, annotator: str) -> Collection[int]:
