@@ -65,24 +65,31 @@ export-play)."""
 
 BenchDir = Annotated[Path, typer.Argument(help="benchmark folder (written by prefdisco build)")]
 StudyNames = Annotated[
-    list[str] | None, typer.Option("--study", help="a study to serve (repeat): relevance, rating, play [relevance]")
+    list[str] | None,
+    typer.Option("--study", help="a study to serve (repeat): relevance, rating, play (default: relevance)"),
 ]
 RunDir = Annotated[Path | None, typer.Option("--run", help="rating: the eval run folder (prefdisco eval --log-dir)")]
 RelevancePerTask = Annotated[
     int | None,
-    typer.Option(min=1, help="per task on first start: relevance scenarios [2], play problems [every scenario]"),
+    typer.Option(
+        min=1, help="per task on first start: relevance scenarios (default: 2), play problems (default: every scenario)"
+    ),
 ]
-Items = Annotated[int | None, typer.Option("--items", min=1, help="rating: items drawn on first start [60]")]
+Items = Annotated[int | None, typer.Option("--items", min=1, help="rating: items drawn on first start (default: 60)")]
 Model = Annotated[str | None, typer.Option("--model", help="play: the model under test (inspect name, provider/model)")]
 JudgeModel = Annotated[str | None, typer.Option("--judge-model", help="play: the judge (inspect name, provider/model)")]
 Mode = Annotated[
-    str | None, typer.Option("--mode", help="play: discovery (at most K questions) or fixed_k [discovery]")
+    str | None, typer.Option("--mode", help="play: discovery (at most K questions) or fixed_k (default: discovery)")
 ]
-K = Annotated[int | None, typer.Option("--k", help="play: the question budget K [5]")]
-Judge = Annotated[str | None, typer.Option("--judge", help="play: per_criterion or structured [per_criterion]")]
+K = Annotated[int | None, typer.Option("--k", help="play: the question budget K (default: 5)")]
+Judge = Annotated[
+    str | None, typer.Option("--judge", help="play: per_criterion or structured (default: per_criterion)")
+]
 References = Annotated[
     bool | None,
-    typer.Option("--references/--no-references", help="play: play baseline and oracle once per scenario [yes]"),
+    typer.Option(
+        "--references/--no-references", help="play: play baseline and oracle once per scenario (default: yes)"
+    ),
 ]
 Out = Annotated[Path, typer.Option("--out", help="CSV (or, for play, run folder) to write (atomically)")]
 Overwrite = Annotated[bool, typer.Option("--overwrite", help="play: replace the tables --out holds")]

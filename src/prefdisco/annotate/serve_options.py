@@ -33,7 +33,7 @@ Host = Annotated[str, typer.Option(help="interface to bind")]
 Port = Annotated[int, typer.Option(min=1, max=65535)]
 TokenSpecs = Annotated[list[str] | None, typer.Option("--token", help="NAME=TOKEN; repeat for each annotator")]
 TokensFile = Annotated[Path | None, typer.Option(help="file with one NAME=TOKEN per line ('#' comments allowed)")]
-Seed = Annotated[int | None, typer.Option(help="sampling seed on first start [default: 0]")]
+Seed = Annotated[int | None, typer.Option(help="every study's sampling seed on first start (default: 0)")]
 
 
 def db_option(answers: str) -> Any:
