@@ -3,6 +3,8 @@ from one database behind one log-in (one token set, one cookie, one overview), e
 
 from __future__ import annotations
 
+import csv
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,8 @@ def test_the_registry_names_each_study_by_its_plug_in() -> None:
     prefixes = [p for c in classes for p in (c.pages.path, c.pages.api)]
     assert len(set(prefixes)) == len(prefixes)  # each study under its own paths
     assert [c.pages.path for c in classes] == ["/annotate", "/rate", "/play"]
+    tables = [set(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", c.store.SCHEMA)) for c in classes]
+    assert all(tables) and sum(map(len, tables)) == len(set().union(*tables))  # each study's tables its own
 
 
 def test_one_server_hosts_three_studies_from_one_database_with_one_log_in(
@@ -109,6 +113,16 @@ def test_one_server_hosts_three_studies_from_one_database_with_one_log_in(
     overview = client.get("/overview").text
     assert len(relevance_items) == 1 and 'id="all-done-annotate"' in overview  # the one relevance item answered
     assert "You answered all 1 items." in overview and "1 of 3 responses rated." in overview
+
+    # each study's export from the one database, through its plug-in (export --study NAME)
+    runner = CliRunner()
+    for name, columns in (("relevance", "annotator,scenario_id,attribute"), ("rating", "annotator,scenario_id,mode")):
+        out = tmp_path / f"{name}.csv"
+        exported = runner.invoke(cli.app, ["annotate", "export", "--study", name, "--db", str(db), "--out", str(out)])
+        assert exported.exit_code == 0, exported.output
+        rows = list(csv.DictReader(out.open()))
+        assert out.read_text().startswith(columns) and {row["annotator"] for row in rows} == {"alice"}
+    assert [row["score"] for row in csv.DictReader((tmp_path / "rating.csv").open())] == ["4"]
     assert client.post("/logout").headers["location"] == "/login"
     client.cookies.clear()
     for path in ("/annotate/1", "/rate/1", "/play/1"):  # one log-out ends every study's session
@@ -143,3 +157,22 @@ def _renamed(app: Any) -> Any:
     """The same study under another path (to reach the token check past the path check)."""
     app.pages = replace(app.pages, path="/other", api="/api/other")
     return app
+
+
+def test_the_old_commands_are_one_study_aliases_of_the_one_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    calls: list[Any] = []
+    monkeypatch.setattr(serve_options, "serve_app", lambda *args: calls.append(args))
+    run, bench = rating_run(tmp_path)
+    db = tmp_path / "r.sqlite"
+    args = ["annotate", "serve-ratings", str(run), "--bench", str(bench), "--db", str(db), "--items", "3"]
+    result = CliRunner().invoke(cli.app, args)
+    assert result.exit_code == 0, result.output
+    assert "3 rating items drawn and stored" in result.output and "rating: " not in result.output  # one study
+    ((app, _, _),) = calls
+    assert [type(s).__name__ for s in app.state.server.studies] == ["RatingApp"]
+    client = TestClient(app, follow_redirects=False)
+    assert client.post("/login", data={"name": "bob"}).headers["location"] == "/rate"  # straight to its items
+    assert "<h1>Log in to rate responses</h1>" in client.get("/login").text  # the study's own words
+    again = CliRunner().invoke(cli.app, ["annotate", "serve", str(bench), "--db", str(db), "--study", "rating",
+                                         "--run", str(run)])  # fmt: skip
+    assert again.exit_code == 0 and "3 rating items loaded from the database" in again.output
