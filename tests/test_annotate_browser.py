@@ -13,11 +13,14 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from prefdisco.annotate.app import create_app
 from prefdisco.annotate.auth import Tokens
 from prefdisco.annotate.rating_app import create_rating_app
-from prefdisco.annotate.rating_service import export_ratings, prepare_ratings
+from prefdisco.annotate.rating_service import RatingStudy, export_ratings, prepare_ratings
+from prefdisco.annotate.rating_store import RatingStore
 from prefdisco.annotate.sampling import Item
-from prefdisco.annotate.service import prepare
+from prefdisco.annotate.serve_options import build_app
+from prefdisco.annotate.service import RelevanceStudy, prepare
 from prefdisco.annotate.stats import agreement_stats
 from prefdisco.annotate.store import Store
+from prefdisco.annotate.study import ServeOptions
 from test_annotate_bench import HOSTILE, running_server, standard_bench
 from test_annotate_ratings import rating_run
 
@@ -179,3 +182,54 @@ def test_an_annotator_rates_a_response_in_chromium_and_it_is_exported(tmp_path: 
         "annotator,scenario_id,mode,attribute,score",
         f"alice,{first.scenario_id},{first.mode},{first.attribute},4",
     ]
+
+
+@pytest.mark.browser
+def test_one_session_visits_two_studies_of_one_server_in_chromium(tmp_path: Path) -> None:
+    """One server hosts the relevance and the rating study from one database: alice logs in once, lands on the
+    overview, answers a relevance item under /annotate and rates a response under /rate in the same session."""
+    if not CHROMIUM.is_file():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
+    run, bench = rating_run(tmp_path)
+    db = tmp_path / "one.sqlite"
+    relevance = prepare(bench, db, per_task=1).items
+    assert len(relevance) == 1  # the run's benchmark: one task, one problem
+    ratings = prepare_ratings(run, db, bench=bench, n_items=3).items
+    studies = [RelevanceStudy(db, ServeOptions()), RatingStudy(db, ServeOptions())]
+    dialogs: list[str] = []
+    posts: list[str] = []
+    with running_server(build_app(studies, Tokens(TOKENS))) as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context, page = log_in(browser, base, "alice", dialogs, posts)
+            page.wait_for_url("**/overview")  # several studies: the overview lists each one's items
+            expect(page.locator("section.study")).to_have_count(2)
+            expect(page.locator("#study-annotate")).to_contain_text("0 of 1 items completed")
+            expect(page.locator("#study-rate")).to_contain_text("0 of 3 responses rated")
+            page.click("#study-annotate >> text=Continue")
+            page.wait_for_url("**/annotate/1")
+            assert page.inner_text("#annotator-name") == "alice"
+            item = relevance[0]
+            for candidate in item.candidates:
+                page.check(f"fieldset[data-attribute='{candidate.attribute}'] input[value='1']")
+            page.click("#submit")
+            page.wait_for_url("**/overview")  # the study's last item: back to the overview, the other study open
+            expect(page.locator("#all-done-annotate")).to_be_visible()
+            expect(page.locator("#study-rate")).to_contain_text("0 of 3 responses rated")
+            page.click("#study-rate >> text=Continue")
+            page.wait_for_url("**/rate/1")  # the same session: no second log-in
+            assert page.inner_text("#annotator-name") == "alice"
+            assert page.inner_text("#response-text") == ratings[0].response
+            page.check("#levels input[value='4']")
+            page.click("#submit")
+            page.wait_for_url("**/rate/2")
+            expect(page.locator("#progress-text")).to_contain_text("1 of 3 rated")
+            page.goto(f"{base}/overview")
+            expect(page.locator("#study-rate")).to_contain_text("1 of 3 responses rated")
+            context.close()
+        finally:
+            browser.close()
+    assert dialogs == []
+    assert [url.removeprefix(base) for url in posts] == ["/login", "/api/annotations", "/api/ratings"]
+    assert Store(db).completed("alice") == {item.scenario_id}
+    assert RatingStore(db).rated("alice") == {1: 4}

@@ -10,7 +10,7 @@ import typer
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from typer.testing import CliRunner
 
-import prefdisco.annotate.service as service
+import prefdisco.annotate.serve_options as serve_options
 from prefdisco.annotate.cli import register
 from prefdisco.annotate.labels import LabelRow, write_csv
 from prefdisco.annotate.service import prepare
@@ -159,7 +159,7 @@ def test_serve_cli_prints_summary_without_tokens(
     tmp_path: Path, cli: typer.Typer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls = []
-    monkeypatch.setattr(service, "serve", lambda *args: calls.append(args))
+    monkeypatch.setattr(serve_options, "serve_app", lambda *args: calls.append(args))
     bench, db = standard_bench(tmp_path), tmp_path / "a.sqlite"
     args = [
         "annotate",
@@ -178,5 +178,8 @@ def test_serve_cli_prints_summary_without_tokens(
     assert "access tokens configured for: alice, bob" in result.stdout
     assert "only 1 distinct problem" in result.stdout
     assert "SEKRIT" not in result.output
-    (called_db, host, port, tokens) = calls[0]
+    (app, host, port) = calls[0]
+    server = app.state.server  # the one app, hosting the default study alone
+    assert [study.pages.path for study in server.studies] == ["/annotate"]
+    called_db, tokens = server.studies[0].store.path, server.tokens
     assert (called_db, host, port) == (db, "127.0.0.1", 8000) and tokens.allows("bob", "SEKRIT-2")

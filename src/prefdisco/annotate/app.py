@@ -1,4 +1,4 @@
-"""The attribute-validation web app: the task kind of ``annotate serve`` on the shared ``task_app.TaskApp``.
+"""The attribute-relevance study's pages (``--study relevance``) on the shared ``task_app.TaskApp``.
 
 Routes (the shared ones are described in ``task_app``):
 
@@ -110,7 +110,7 @@ class AnnotationApp(TaskApp[Item, Submission]):
 
 
 def create_app(db: Path, tokens: Tokens | None = None, max_body: int = MAX_BODY_BYTES) -> Starlette:
-    """The ASGI app for an initialized annotation database (see ``service.prepare``)."""
+    """This study alone on the shared shell, for an initialized annotation database (see ``service.prepare``)."""
     store = Store(db)
     store.require_items()
     return AnnotationApp(store, tokens or Tokens(), CookieSigner()).asgi(max_body)

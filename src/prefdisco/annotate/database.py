@@ -1,4 +1,4 @@
-"""The annotation database file both task kinds share (SQLite, WAL): connections, transactions, metadata.
+"""The annotation database file every study shares (SQLite, WAL): connections, transactions, metadata.
 
 Safe under concurrent annotators: every call opens its own connection (``busy_timeout`` set), and every write is
 one ``BEGIN IMMEDIATE`` transaction. An item set is written once, in the same transaction that checks it is

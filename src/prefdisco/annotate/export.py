@@ -1,7 +1,8 @@
 """What every study's export shares: the check of ``--out``'s folder and the atomic CSV writer.
 
-``annotate export`` (labels), ``export-ratings`` (ratings) write one CSV through ``write_rows``; ``export-play``
-writes a run folder (``play_export``) whose parent ``check_out`` checks the same way.
+``annotate export`` (relevance labels) and ``export --study rating`` (ratings) write one CSV through
+``write_rows``; ``export --study play`` writes a run folder (``play_export``) whose parent ``check_out`` checks the
+same way. Each study's ``Study.export`` (``study.py``) is what the export command calls.
 """
 
 from __future__ import annotations

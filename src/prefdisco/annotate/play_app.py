@@ -1,4 +1,4 @@
-"""The play-the-user web app: the study of ``annotate serve-play`` on the shared ``task_app.TaskApp``.
+"""The play-the-user study's pages (``--study play``) on the shared ``task_app.TaskApp``.
 
 Routes (the shared ones — log-in, overview, error pages — are described in ``task_app``):
 
@@ -152,7 +152,7 @@ def create_play_app(
     tokens: Tokens | None = None,
     max_body: int = MAX_BODY_BYTES,
 ) -> Starlette:
-    """The ASGI app for a database holding a play study (see ``play_service.prepare_play``)."""
+    """This study alone on the shared shell, for a database holding a play study (see ``play_service.prepare_play``)."""
     store = PlayStore(db)
     store.require_play_items()
     study = PlayStudy(store, model, judge_model, PlaySettings.from_meta(store.play_meta()))

@@ -1,4 +1,5 @@
-"""Entry points of ``prefdisco annotate serve-play`` (prepare + serve).
+"""The play-the-user study (``--study play``; ``annotate serve-play`` is its alias): its scenarios
+(``prepare_play``), its models (``load_models``) and its plug-in, ``PlayUserStudy`` (export: ``play_export``).
 
 The first start reads the benchmark folder, draws the scenarios (``sampling.sample_scenarios``: per task
 ``--per-task`` problems, seeded; every scenario with ``--per-task`` omitted) and stores them with the study's
@@ -10,16 +11,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, get_model
 
-from prefdisco.annotate.auth import Tokens
+from prefdisco.annotate.auth import CookieSigner, Tokens
 from prefdisco.annotate.bench import load_benchmark
-from prefdisco.annotate.play_app import create_play_app
-from prefdisco.annotate.play_session import PlaySettings
+from prefdisco.annotate.play_app import PAGES, PlayApp
+from prefdisco.annotate.play_session import PlaySettings, PlayStudy
 from prefdisco.annotate.play_store import PlayItem, PlayStore
 from prefdisco.annotate.sampling import sample_scenarios
-from prefdisco.annotate.serve_options import serve_app
+from prefdisco.annotate.study import ServeOptions, Started, Study
+from prefdisco.annotate.task_app import TaskApp
 from prefdisco.errors import UserError
 from prefdisco.evaluation.protocols import DEFAULT_SETTINGS
 
@@ -92,6 +95,60 @@ def _load(flag: str, name: str, config: GenerateConfig | None) -> Model:
         raise UserError(f"{flag}: cannot load {name!r}: {cause}") from None
 
 
-def serve_play(db: Path, model: str, judge_model: str, host: str, port: int, tokens: Tokens) -> None:
-    under_test, judge = load_models(model, judge_model)
-    serve_app(create_play_app(db, under_test, judge, tokens), host, port)
+class PlayUserStudy(Study):
+    """A participant answers, live, the model under test's questions; exported as a run folder (user_type human)."""
+
+    name = "play"
+    summary = "play the user: a person answers the model under test's questions, live"
+    pages = PAGES
+    options = ("bench", "model", "judge_model", "mode", "k", "per_task", "seed", "judge", "references")
+    required = ("bench", "model", "judge_model")
+    store = PlayStore
+
+    def __init__(self, db: Path, options: ServeOptions) -> None:
+        super().__init__(db, options)
+        from prefdisco.scoring.judging import JUDGES
+
+        judge = options.judge or "per_criterion"
+        if judge not in JUDGES:
+            raise UserError(f"--judge: expected one of {', '.join(JUDGES)}, got {judge!r}")
+        given = {"mode": options.mode, "k": options.k, "seed": options.seed, "references": options.references}
+        self.settings = PlaySettings(judge=judge, **{k: v for k, v in given.items() if v is not None})
+        self.models: tuple[Model, Model] | None = None
+
+    def load(self) -> None:
+        assert self.opts.model is not None and self.opts.judge_model is not None  # required
+        self.models = load_models(self.opts.model, self.opts.judge_model)
+
+    def prepare(self) -> Started:
+        assert self.opts.bench is not None and self.opts.model is not None and self.opts.judge_model is not None
+        prepared = prepare_play(
+            self.opts.bench, self.db, self.opts.model, self.opts.judge_model, self.settings, per_task=self.opts.per_task
+        )
+        state = "drawn and stored" if prepared.created else "loaded from the database"
+        settings = self.settings
+        return Started(
+            [
+                f"{len(prepared.items)} scenarios {state}",
+                f"model {prepared.model}, judge {prepared.judge_model}, {settings.condition} (K {settings.k}), "
+                f"seed {settings.seed}",
+            ]
+        )
+
+    def handlers(self, tokens: Tokens, signer: CookieSigner) -> TaskApp[Any, Any]:
+        if self.models is None:
+            self.load()
+        assert self.models is not None
+        store = PlayStore(self.db)
+        store.require_play_items()
+        study = PlayStudy(store, *self.models, PlaySettings.from_meta(store.play_meta()))
+        return PlayApp(study, tokens, signer)
+
+    def export(self, out: Path, overwrite: bool = False) -> str:
+        from prefdisco.annotate.play_export import export_play  # pandas and the results stack: only to export
+
+        done = export_play(self.db, out, overwrite=overwrite)
+        return (
+            f"wrote {done.dialogues} dialogues of {done.participants} participants and {done.references} baseline/"
+            f"oracle responses to {out} (protocol {done.protocol_id})"
+        )

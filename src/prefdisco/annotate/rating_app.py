@@ -1,4 +1,4 @@
-"""The response-rating web app: the task kind of ``annotate serve-ratings`` on the shared ``task_app.TaskApp``.
+"""The response-rating study's pages (``--study rating``) on the shared ``task_app.TaskApp``.
 
 Routes (the shared ones are described in ``task_app``):
 
@@ -106,7 +106,7 @@ class RatingApp(TaskApp[RatingItem, RatingSubmission]):
 
 
 def create_rating_app(db: Path, tokens: Tokens | None = None, max_body: int = MAX_BODY_BYTES) -> Starlette:
-    """The ASGI app for a database holding response-rating items (see ``rating_service.prepare_ratings``)."""
+    """This study alone on the shared shell, for a database of rating items (``rating_service.prepare_ratings``)."""
     store = RatingStore(db)
     store.require_rating_items()
     return RatingApp(store, tokens or Tokens(), CookieSigner()).asgi(max_body)

@@ -1,4 +1,4 @@
-"""Response rating, the app's second task kind: what an item is, and which items are drawn from a run.
+"""Response rating, one study of the one app: what an item is, and which items are drawn from a run.
 
 A *rating item* is one judged criterion of one response of an evaluation run: the problem, the response, and one
 rubric criterion with its five level anchors; the annotator gives a score 1–5. ``RatingItem`` — what the store

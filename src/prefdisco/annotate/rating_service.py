@@ -1,4 +1,5 @@
-"""Entry points of ``prefdisco annotate serve-ratings`` (prepare + serve) and ``export-ratings``.
+"""The response-rating study (``--study rating``; ``annotate serve-ratings`` is its alias): its items
+(``prepare_ratings``), its export (``export_ratings``) and its plug-in, ``RatingStudy``.
 
 The first start reads the run and its benchmark, draws the items (``rating_items.sample_ratings``) and stores
 them; later starts serve the stored items and only check that they were drawn from this run with these options.
@@ -12,16 +13,18 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from prefdisco.analysis.human_ratings import EXPORT_ORDER, RATING_COLUMNS, mode_label
-from prefdisco.annotate.auth import Tokens
+from prefdisco.annotate.auth import CookieSigner, Tokens
 from prefdisco.annotate.database import check_unchanged
 from prefdisco.annotate.export import write_rows
-from prefdisco.annotate.rating_app import create_rating_app
+from prefdisco.annotate.rating_app import PAGES, RatingApp
 from prefdisco.annotate.rating_items import DEFAULT_ITEMS, DEFAULT_SEED, RatingItem, sample_ratings
 from prefdisco.annotate.rating_run import read_run
 from prefdisco.annotate.rating_store import RatingStore
-from prefdisco.annotate.serve_options import serve_app
+from prefdisco.annotate.study import Started, Study
+from prefdisco.annotate.task_app import TaskApp
 from prefdisco.errors import UserError
 
 
@@ -85,10 +88,6 @@ def prepare_ratings(
     )
 
 
-def serve_ratings(db: Path, host: str, port: int, tokens: Tokens) -> None:
-    serve_app(create_rating_app(db, tokens), host, port)
-
-
 def export_ratings(db: Path, out: Path) -> tuple[int, list[str]]:
     """Write every rating as CSV (atomically); (rows written, the columns)."""
     store = RatingStore(db)
@@ -98,3 +97,36 @@ def export_ratings(db: Path, out: Path) -> tuple[int, list[str]]:
     rows = store.ratings()
     write_rows(out, columns, (["" if row.value(c) is None else row.value(c) for c in columns] for row in rows))
     return len(rows), columns
+
+
+class RatingStudy(Study):
+    """Annotators score one response on one criterion, 1-5, blind to the judge (``prefdisco calibrate --human``)."""
+
+    name = "rating"
+    summary = "response rating: one response, one criterion, a score 1-5, blind to the judge"
+    pages = PAGES
+    options = ("run", "bench", "items", "seed")
+    required = ("run",)
+    store = RatingStore
+
+    def prepare(self) -> Started:
+        assert self.opts.run is not None  # required
+        prepared = prepare_ratings(
+            self.opts.run, self.db, bench=self.opts.bench, n_items=self.opts.items, seed=self.opts.seed
+        )
+        state = "drawn and stored" if prepared.created else "loaded from the database"
+        modes = ", ".join(f"{mode} ({n})" for mode, n in prepared.modes.items())
+        lines = [
+            f"{len(prepared.items)} rating items {state}: {modes}",
+            f"items {prepared.n_items}, seed {prepared.seed}",
+        ]
+        return Started(lines, prepared.notes)
+
+    def handlers(self, tokens: Tokens, signer: CookieSigner) -> TaskApp[Any, Any]:
+        store = RatingStore(self.db)
+        store.require_rating_items()
+        return RatingApp(store, tokens, signer)
+
+    def export(self, out: Path, overwrite: bool = False) -> str:
+        n, columns = export_ratings(self.db, out)
+        return f"wrote {n} ratings to {out} (columns: {', '.join(columns)})"

@@ -3,7 +3,7 @@
 ``RatingStore`` is a ``database.Database`` (its connections, ``BEGIN IMMEDIATE`` transactions, WAL and busy
 timeout) with two tables: ``rating_items`` (the fixed item set, written once in the transaction that checks it is
 absent, like the attribute items) and ``ratings`` (one score 1–5 per annotator and item; resubmitting replaces).
-Its metadata rows are the ``meta`` table's ``ratings_*`` keys, so one file may hold both task kinds.
+Its metadata rows are the ``meta`` table's ``ratings_*`` keys, so one file may hold every study.
 
 The item rows hold what the page shows and the keys the export writes — never the judge's score.
 """

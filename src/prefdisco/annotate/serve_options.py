@@ -1,10 +1,12 @@
-"""What every study's serve command shares (``annotate serve``, ``serve-ratings``, ``serve-play``): their server
-options, their start-up lines and the server itself (``serve_app``).
+"""The one server (``serve_studies``) and its options: ``annotate serve --study ...`` and its aliases
+``serve-ratings`` and ``serve-play`` all start it.
 
-All take ``--db``, ``--host``, ``--port``, ``--seed``, ``--token`` (repeated) and ``--tokens-file``; all
-check first that they can listen on ``--host``/``--port`` (a busy port fails before anything is written); after
-preparing their items all print the notes, the annotators with tokens, a warning when the app is reachable from
-other machines and the address, then serve until Ctrl+C.
+All take ``--db``, ``--host``, ``--port``, ``--seed``, ``--token`` (repeated) and ``--tokens-file``. The server
+checks each study's options, then that it can listen on ``--host``/``--port`` (a busy port fails before anything
+is written), loads what the studies need (the play study's models), prepares each study's items in the one
+database, prints their summaries, the notes, the annotators with tokens, a warning when the app is reachable from
+other machines and the address, then serves every study from one app (``task_app.StudyServer``: one log-in, one
+token set, one overview) until Ctrl+C.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from prefdisco.annotate.auth import Tokens, parse_tokens
+from prefdisco.annotate.auth import CookieSigner, Tokens, parse_tokens
+from prefdisco.annotate.middleware import MAX_BODY_BYTES
+from prefdisco.annotate.study import ServeOptions, Study, select_studies
+from prefdisco.annotate.task_app import StudyServer
 from prefdisco.errors import UserError
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -28,7 +33,7 @@ Host = Annotated[str, typer.Option(help="interface to bind")]
 Port = Annotated[int, typer.Option(min=1, max=65535)]
 TokenSpecs = Annotated[list[str] | None, typer.Option("--token", help="NAME=TOKEN; repeat for each annotator")]
 TokensFile = Annotated[Path | None, typer.Option(help="file with one NAME=TOKEN per line ('#' comments allowed)")]
-Seed = Annotated[int | None, typer.Option(help="sampling seed on first start [default: 0]")]
+Seed = Annotated[int | None, typer.Option(help="every study's sampling seed on first start (default: 0)")]
 
 
 def db_option(answers: str) -> Any:
@@ -60,10 +65,43 @@ def check_port(host: str, port: int) -> None:
 
 
 def serve_app(app: Any, host: str, port: int) -> None:
-    """Serve a study's ASGI app with uvicorn until Ctrl+C (every study's ``serve``)."""
+    """Serve the ASGI app with uvicorn until Ctrl+C."""
     import uvicorn
 
     uvicorn.run(app, host=host, port=port, log_level="info")
+
+
+def build_app(studies: list[Study], tokens: Tokens, max_body: int = MAX_BODY_BYTES) -> Any:
+    """The one ASGI app: each prepared study's handlers on the shared shell, with one token set and cookie."""
+    signer = CookieSigner()
+    return StudyServer([study.handlers(tokens, signer) for study in studies]).asgi(max_body)
+
+
+def serve_studies(
+    names: list[str],
+    db: Path,
+    options: ServeOptions,
+    host: str,
+    port: int,
+    token: list[str] | None,
+    tokens_file: Path | None,
+) -> None:
+    """``annotate serve``: check, load, prepare and serve the named studies from one database and one app."""
+    studies = select_studies(names, db, options)  # the options' one-line errors come first
+    check_port(host, port)  # a busy port fails before the database is written
+    tokens = read_tokens(token, tokens_file)
+    for study in studies:
+        study.load()  # e.g. an unknown provider or a missing key fails before anything is written
+    notes: list[str] = []
+    for study in studies:
+        started = study.prepare()
+        for line in started.lines:
+            console.print(line if len(studies) == 1 else f"{study.name}: {line}", highlight=False)
+        notes += [note if len(studies) == 1 else f"{study.name}: {note}" for note in started.notes]
+    app = build_app(studies, tokens)
+    if len(studies) > 1:
+        console.print(f"studies: {', '.join(f'{s.name} ({s.pages.path})' for s in studies)}", highlight=False)
+    announce_and_serve(notes, tokens, host, port, lambda: serve_app(app, host, port))
 
 
 def announce_and_serve(notes: list[str], tokens: Tokens, host: str, port: int, serve: Callable[[], None]) -> None:

@@ -1,4 +1,5 @@
-"""The annotation tool's entry points for ``prefdisco annotate serve`` (prepare + serve) and ``export``.
+"""The attribute-relevance study (``--study relevance``, the default of ``prefdisco annotate serve``): its item set
+(``prepare``), its export and its plug-in, ``RelevanceStudy``.
 
 ``annotate stats`` is :func:`prefdisco.annotate.stats.stats`: it lives beside the statistics so that serving
 and exporting never load scikit-learn and statsmodels (about 3.5 s of imports).
@@ -9,9 +10,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from prefdisco.annotate.app import create_app
-from prefdisco.annotate.auth import Tokens
+from prefdisco.annotate.app import PAGES, AnnotationApp
+from prefdisco.annotate.auth import CookieSigner, Tokens
 from prefdisco.annotate.bench import load_benchmark
 from prefdisco.annotate.database import check_unchanged
 from prefdisco.annotate.labels import write_csv
@@ -23,8 +25,9 @@ from prefdisco.annotate.sampling import (
     sample_items,
     shortfalls,
 )
-from prefdisco.annotate.serve_options import serve_app
 from prefdisco.annotate.store import Store, stored_labels
+from prefdisco.annotate.study import Started, Study
+from prefdisco.annotate.task_app import TaskApp
 from prefdisco.errors import UserError
 
 
@@ -98,11 +101,39 @@ def prepare(
     return Prepared(created, items, stored_per_task, stored_per_side, int(meta["seed"]), notes)
 
 
-def serve(db: Path, host: str, port: int, tokens: Tokens) -> None:
-    serve_app(create_app(db, tokens), host, port)
-
-
 def export(db: Path, out: Path) -> int:
     rows = stored_labels(db)
     write_csv(rows, out)
     return len(rows)
+
+
+class RelevanceStudy(Study):
+    """Annotators mark which candidate attributes matter for a task (Fleiss' κ: ``annotate stats``)."""
+
+    name = "relevance"
+    summary = "attribute relevance: which candidate attributes matter for a task"
+    pages = PAGES
+    options = ("bench", "per_task", "seed")
+    required = ("bench",)
+    store = Store
+
+    def prepare(self) -> Started:
+        assert self.opts.bench is not None  # required
+        prepared = prepare(self.opts.bench, self.db, per_task=self.opts.per_task, seed=self.opts.seed)
+        state = "sampled and stored" if prepared.created else "loaded from the database"
+        tasks = ", ".join(f"{task} ({n})" for task, n in prepared.tasks.items())
+        return Started(
+            [
+                f"{len(prepared.items)} items {state}: {tasks}",
+                f"per task {prepared.per_task}, seed {prepared.seed}, {2 * prepared.per_side} candidates each",
+            ],
+            prepared.notes,
+        )
+
+    def handlers(self, tokens: Tokens, signer: CookieSigner) -> TaskApp[Any, Any]:
+        store = Store(self.db)
+        store.require_items()
+        return AnnotationApp(store, tokens, signer)
+
+    def export(self, out: Path, overwrite: bool = False) -> str:
+        return f"wrote {export(self.db, out)} labels to {out}"

@@ -1,18 +1,21 @@
-"""The web app both task kinds share (Starlette): log-in, session cookie, tokens, progress, overview, JSON API.
+"""The one web app every study shares (Starlette): log-in, session cookie, tokens, progress, overview, JSON API.
 
-A task kind (``app.AnnotationApp``: attribute relevance; ``rating_app.RatingApp``: response ratings) is a
-``TaskApp`` subclass that says what its pages call things (``TaskPages``), renders its item page and stores an
-answer from the HTML form or from the JSON API. Everything else is here, once:
+A study's pages (``app.AnnotationApp``: attribute relevance; ``rating_app.RatingApp``: response ratings;
+``play_app.PlayApp``: play the user) are a ``TaskApp`` subclass that says what its pages call things
+(``TaskPages``), renders its item page and stores an answer from the HTML form or from the JSON API; its routes
+all live under its own path and API path:
 
-* ``GET /login``, ``POST /login`` (form: ``name``, plus ``token`` if tokens are set), ``POST /logout``;
 * ``GET {path}`` — redirects to the annotator's next open item (or the overview when all are done);
 * ``GET {path}/{n}`` — item n; ``POST {path}/{n}`` — the plain HTML form fallback;
-* ``POST {api}`` — the JSON answer the page's script sends; answers ``{"saved", "completed", "total", "next"}``;
-* ``GET /overview`` — every item with this annotator's status.
+* ``POST {api}`` — the JSON answer the page's script sends; answers ``{"saved", "completed", "total", "next"}``.
+
+``StudyServer`` hosts one or more of them behind one shell, once: ``GET /``, ``GET /login``, ``POST /login``
+(form: ``name``, plus ``token`` if tokens are set), ``POST /logout``, ``GET /overview`` (each study's items with
+this annotator's status), ``/static``; one token set and one cookie signer for every study.
 
 An invalid submission gets a 4xx with a one-line ``detail`` (JSON) or the item page with the error, and changes
 nothing. All text is escaped by jinja2's autoescape. The templates ``base``, ``login``, ``overview``, ``error`` and
-``item_page`` (which each kind's item page extends) are shared; ``TaskPages`` fills in the task kind's words.
+``item_page`` (which each study's item page extends) are shared; ``TaskPages`` fills in the study's words.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -46,7 +49,7 @@ COOKIE = "prefdisco_annotator"
 
 @dataclass(frozen=True)
 class TaskPages:
-    """What the shared pages say and link for one task kind."""
+    """What the shared pages say and link for one study (the shell's words when it is served alone)."""
 
     path: str  # the item pages: GET path (next open item), path/{n}
     api: str  # the JSON endpoint the page's script posts to
@@ -77,7 +80,7 @@ SubmissionT = TypeVar("SubmissionT", bound=BaseModel)
 
 
 class TaskApp(ABC, Generic[ItemT, SubmissionT]):
-    """Request handlers for one task kind's fixed item set (read once: it never changes)."""
+    """Request handlers for one study's fixed item set (read once: it never changes)."""
 
     pages: TaskPages
     submission: type[SubmissionT]  # the JSON API's body
@@ -93,7 +96,7 @@ class TaskApp(ABC, Generic[ItemT, SubmissionT]):
             undefined=jinja2.StrictUndefined,
         )
 
-    # -- what a task kind says ------------------------------------------------------------------------------
+    # -- what a study says ---------------------------------------------------------------------------------
 
     @abstractmethod
     def completed(self, annotator: str) -> Collection[int]:
@@ -150,31 +153,6 @@ class TaskApp(ABC, Generic[ItemT, SubmissionT]):
 
     # -- pages ----------------------------------------------------------------------------------------------
 
-    def home(self, request: Request) -> Response:
-        return RedirectResponse(self.pages.path if self.annotator(request) else "/login", status_code=303)
-
-    def login_page(self, request: Request) -> Response:
-        return self.render("login.html", need_token=bool(self.tokens), error=None, name="")
-
-    async def login(self, request: Request) -> Response:
-        form = await request.form()
-        name = str(form.get("name") or "").strip()
-        token = str(form.get("token") or "")
-        if not valid_name(name):
-            status, error = 400, f"Please enter a name: {NAME_RULE}."
-        elif not self.tokens.allows(name, token):
-            status, error = 403, "Unknown annotator or wrong access token."
-        else:
-            response = RedirectResponse(self.pages.path, status_code=303)
-            response.set_cookie(COOKIE, self.signer.sign(name), httponly=True, samesite="strict", path="/")
-            return response
-        return self.render("login.html", status=status, need_token=bool(self.tokens), error=error, name=name)
-
-    def logout(self, request: Request) -> Response:
-        response = self.login_redirect()
-        response.delete_cookie(COOKIE, path="/")
-        return response
-
     def next_item(self, request: Request) -> Response:
         annotator = self.annotator(request)
         if annotator is None:
@@ -185,18 +163,11 @@ class TaskApp(ABC, Generic[ItemT, SubmissionT]):
         found = self.requested_item(request)
         return found if isinstance(found, Response) else self.render_item(*found)
 
-    def overview(self, request: Request) -> Response:
-        annotator = self.annotator(request)
-        if annotator is None:
-            return self.login_redirect()
+    def overview_section(self, annotator: str) -> OverviewSection:
+        """This study's part of the overview: every item with this annotator's status."""
         done = self.completed(annotator)
-        return self.render(
-            "overview.html",
-            annotator=annotator,
-            rows=[(item, item.position in done) for item in self.items],
-            completed=len(done),
-            total=len(self.items),
-        )
+        rows = [(item, item.position in done) for item in self.items]
+        return OverviewSection(self.pages, rows, len(done), len(self.items))
 
     async def submit_form(self, request: Request) -> Response:
         found = self.requested_item(request)
@@ -235,26 +206,147 @@ class TaskApp(ABC, Generic[ItemT, SubmissionT]):
     # -- the ASGI app ---------------------------------------------------------------------------------------
 
     def routes(self) -> list[BaseRoute]:
+        """This study's routes, all under its own prefixes: its pages (``pages.path``) and its API (``pages.api``)."""
         item = self.pages.path + "/{position:int}"
         return [
+            Route(self.pages.path, self.next_item, methods=["GET"]),
+            Route(item, self.item_page, methods=["GET"]),
+            Route(item, self.submit_form, methods=["POST"]),
+            Route(self.pages.api, self.api_submit, methods=["POST"]),
+        ]
+
+    def asgi(self, max_body: int) -> Starlette:
+        """This study alone on the shared shell (``StudyServer``)."""
+        return StudyServer([self]).asgi(max_body)
+
+
+@dataclass(frozen=True)
+class OverviewSection:
+    """One study's rows on the overview: (item, done) in position order, with the counts."""
+
+    pages: TaskPages
+    rows: list[tuple[Any, bool]]
+    completed: int
+    total: int
+
+
+SHELL_PAGES = TaskPages(
+    path="/overview",
+    api="",
+    question="",
+    title="PrefDisco human studies",
+    brand="human studies",
+    styles=("annotate.css",),
+    script="",
+    login_heading="Log in",
+    login_intro=(
+        "This server hosts several studies; after logging in, the overview lists each one's items. You can stop at "
+        "any time and come back later with the same name."
+    ),
+    back="Back to the overview",
+    item_word="Item",
+    noun="items",
+    done_word="done",
+    status="done",
+    yours="your answers",
+    columns=(),
+    who="Participant",
+)
+
+
+class StudyServer:
+    """The one app: the shared shell (log-in, log-out, overview, static files) and every hosted study's routes,
+    each under its own prefix, with one token set and one session cookie for all of them.
+
+    * ``GET /`` — the only study's next item (the overview when several are hosted), or the log-in page;
+    * ``GET /login``, ``POST /login`` (form: ``name``, plus ``token`` if tokens are set), ``POST /logout``;
+    * ``GET /overview`` — each study's items with this participant's status, one section per study.
+
+    With one study the shell speaks that study's words (``TaskPages``); with several, ``SHELL_PAGES``'s.
+    """
+
+    def __init__(self, studies: Sequence[TaskApp[Any, Any]]) -> None:
+        if not studies:
+            raise ValueError("a StudyServer hosts at least one study")
+        first = studies[0]
+        self.studies = list(studies)
+        self.tokens, self.signer, self.templates = first.tokens, first.signer, first.templates
+        prefixes = [p for study in studies for p in (study.pages.path, study.pages.api)]
+        clash = sorted({p for p in prefixes if prefixes.count(p) > 1 or p in SHELL_PATHS})
+        if clash:
+            raise ValueError(f"studies share the path prefix(es) {', '.join(clash)}")
+        if any(s.tokens is not self.tokens or s.signer is not self.signer for s in studies):
+            raise ValueError("every hosted study must share one token set and one cookie signer")
+        self.pages = first.pages if len(studies) == 1 else SHELL_PAGES
+        styles = dict.fromkeys(style for study in studies for style in study.pages.styles)
+        self.shell_pages = replace(self.pages, styles=tuple(styles)) if len(studies) > 1 else self.pages
+
+    @property
+    def landing(self) -> str:
+        """Where a logged-in participant starts: the only study's next item, or the overview."""
+        return self.studies[0].pages.path if len(self.studies) == 1 else "/overview"
+
+    def render(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+        page = self.templates.get_template(template)
+        html = page.render(kind=self.shell_pages, question=self.pages.question, **context)
+        return HTMLResponse(html, status_code=status)
+
+    def annotator(self, request: Request) -> str | None:
+        name = self.signer.unsign(request.cookies.get(COOKIE))
+        return name if name is not None and self.tokens.permits(name) else None
+
+    def home(self, request: Request) -> Response:
+        return RedirectResponse(self.landing if self.annotator(request) else "/login", status_code=303)
+
+    def login_page(self, request: Request) -> Response:
+        return self.render("login.html", need_token=bool(self.tokens), error=None, name="")
+
+    async def login(self, request: Request) -> Response:
+        form = await request.form()
+        name = str(form.get("name") or "").strip()
+        token = str(form.get("token") or "")
+        if not valid_name(name):
+            status, error = 400, f"Please enter a name: {NAME_RULE}."
+        elif not self.tokens.allows(name, token):
+            status, error = 403, "Unknown annotator or wrong access token."
+        else:
+            response = RedirectResponse(self.landing, status_code=303)
+            response.set_cookie(COOKIE, self.signer.sign(name), httponly=True, samesite="strict", path="/")
+            return response
+        return self.render("login.html", status=status, need_token=bool(self.tokens), error=error, name=name)
+
+    def logout(self, request: Request) -> Response:
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    async def overview(self, request: Request) -> Response:
+        annotator = self.annotator(request)
+        if annotator is None:
+            return RedirectResponse("/login", status_code=303)
+        sections = [await run_in_threadpool(study.overview_section, annotator) for study in self.studies]
+        return self.render("overview.html", annotator=annotator, sections=sections)
+
+    def routes(self) -> list[BaseRoute]:
+        shell: list[BaseRoute] = [
             Route("/", self.home),
             Route("/login", self.login_page, methods=["GET"]),
             Route("/login", self.login, methods=["POST"]),
             Route("/logout", self.logout, methods=["POST"]),
-            Route(self.pages.path, self.next_item, methods=["GET"]),
-            Route(item, self.item_page, methods=["GET"]),
-            Route(item, self.submit_form, methods=["POST"]),
             Route("/overview", self.overview, methods=["GET"]),
-            Route(self.pages.api, self.api_submit, methods=["POST"]),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ]
+        return shell + [route for study in self.studies for route in study.routes()]
 
     def asgi(self, max_body: int) -> Starlette:
-        """The ASGI app: these routes behind the security headers and the request-body cap."""
+        """The ASGI app: the shell's and the studies' routes behind the security headers and the request-body cap."""
         middleware = [Middleware(SecurityHeaders), Middleware(BodyLimit, limit=max_body)]
         app = Starlette(routes=self.routes(), middleware=middleware)
-        app.state.handlers = self
+        app.state.server = self
         return app
+
+
+SHELL_PATHS = ("/", "/login", "/logout", "/overview", "/static")
 
 
 def problem(status: int, detail: str) -> JSONResponse:
