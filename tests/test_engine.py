@@ -23,8 +23,9 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.util import Store
 
 import prefdisco.env  # noqa: F401  (registers PrefDisco-v0)
+from prefdisco.dialogue.dialogue_state import DialogueRules, DialogueState
 from prefdisco.dialogue.drive import play
-from prefdisco.dialogue.engine import Dialogue, DialogueRules, DialogueState
+from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.openings import discovery_opening
 from prefdisco.dialogue.presets import DialogueStyle, preset_named
 from prefdisco.dialogue.state import DialogueRecord

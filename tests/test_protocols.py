@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig, preset_settings
+from prefdisco.evaluation.config import RunConfig
+from prefdisco.evaluation.preset_rules import preset_settings
 from prefdisco.evaluation.protocols import (
     DEFAULT_SETTINGS,
     SHIPPED,

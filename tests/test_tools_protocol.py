@@ -35,8 +35,9 @@ from inspect_ai.util import Store
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.dialogue.byo import parse_solver_args, resolve_solver
+from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.drive import play
-from prefdisco.dialogue.engine import Dialogue, DialogueRules
+from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.presets import DialogueStyle
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.tool_protocol import tools_style

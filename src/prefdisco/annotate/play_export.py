@@ -39,7 +39,7 @@ from prefdisco.annotate.export import check_out
 from prefdisco.annotate.play_session import PlaySettings
 from prefdisco.annotate.play_store import PlayItem, PlayStore
 from prefdisco.atomic import atomic_write
-from prefdisco.dialogue.engine import DialogueState
+from prefdisco.dialogue.dialogue_state import DialogueState
 from prefdisco.dialogue.user import USERS
 from prefdisco.errors import UserError
 from prefdisco.evaluation.protocols import DEFAULT_SETTINGS, protocol_templates, rubrics_hash

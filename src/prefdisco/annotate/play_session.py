@@ -35,8 +35,9 @@ from pydantic import BaseModel, ConfigDict
 
 from prefdisco.annotate.play_store import PlayItem, PlayStore, StaleDialogue, StoredDialogue
 from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS, condition_label, protocol_style
+from prefdisco.dialogue.dialogue_state import DialogueRules, DialogueState
 from prefdisco.dialogue.drive import play
-from prefdisco.dialogue.engine import Dialogue, DialogueRules, DialogueState
+from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
 from prefdisco.dialogue.presets import preset_named

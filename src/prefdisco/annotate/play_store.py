@@ -31,7 +31,7 @@ from typing import Any
 from inspect_ai.scorer import Score
 
 from prefdisco.annotate.database import Database, now
-from prefdisco.dialogue.engine import DialogueState
+from prefdisco.dialogue.dialogue_state import DialogueState
 from prefdisco.schema import Scenario
 
 META_PREFIX = "play_"

@@ -42,7 +42,8 @@ from inspect_ai._util.registry import registry_create, registry_lookup
 from inspect_ai.agent import as_solver, is_agent
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from prefdisco.dialogue.engine import Dialogue, DialogueRules
+from prefdisco.dialogue.dialogue_state import DialogueRules
+from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.openings import discovery_opening
 from prefdisco.dialogue.presets import DialogueStyle, preset_named

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from prefdisco.cache import cache_policy
 from prefdisco.dialogue.byo import own_assistant
-from prefdisco.dialogue.engine import DialogueRules
+from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.openings import discovery_opening
 from prefdisco.dialogue.presets import DialogueStyle, preset_named
 from prefdisco.dialogue.protocol import strip_markers

@@ -35,8 +35,8 @@ from inspect_ai.model import ChatMessage, ChatMessageUser
 from inspect_ai.solver import Solver, TaskState, solver
 
 from prefdisco.dialogue.decoys import decoy_of
+from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.distractors import distractors_of, with_distractors
-from prefdisco.dialogue.engine import DialogueRules
 from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
 from prefdisco.dialogue.presets import DialogueStyle, preset_named
 from prefdisco.dialogue.solver import converse

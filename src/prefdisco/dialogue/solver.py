@@ -17,8 +17,9 @@ from inspect_ai.model import ChatMessage, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from prefdisco.cache import cache_policy
+from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.drive import play
-from prefdisco.dialogue.engine import Dialogue, DialogueRules
+from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.scenario import scenario_of
 from prefdisco.dialogue.state import DialogueRecord

@@ -55,7 +55,8 @@ from prefdisco.benchio import ATTRIBUTES_FILE, parse_attributes
 from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.cache import cache_policy
 from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS
-from prefdisco.dialogue.engine import Dialogue, DialogueRules
+from prefdisco.dialogue.dialogue_state import DialogueRules
+from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.openings import problem_message
 from prefdisco.dialogue.presets import preset_named

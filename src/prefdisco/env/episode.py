@@ -46,7 +46,8 @@ from typing import Any, cast
 from inspect_ai.model import ChatMessage, GenerateConfig
 
 from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS, protocol_style
-from prefdisco.dialogue.engine import Dialogue, DialogueRules, Turn
+from prefdisco.dialogue.dialogue_state import DialogueRules
+from prefdisco.dialogue.engine import Dialogue, Turn
 from prefdisco.dialogue.hygiene import MAX_USER_RETRY, Screen
 from prefdisco.dialogue.openings import discovery_opening
 from prefdisco.dialogue.presets import PRESET_NAMES

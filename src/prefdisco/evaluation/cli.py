@@ -219,8 +219,9 @@ def eval_command(
     """
     settings = dict(locals())  # every setting as resolved: the file's, the flags', the defaults (config.toml)
     from prefdisco.dialogue.byo import parse_solver_args
-    from prefdisco.evaluation.config import preset_settings, with_strict_policy
+    from prefdisco.evaluation.config import with_strict_policy
     from prefdisco.evaluation.config_file import resolved
+    from prefdisco.evaluation.preset_rules import preset_settings
     from prefdisco.evaluation.run import RunConfig, run_conditions
     from prefdisco.evaluation.task import load_scenarios
     from prefdisco.prices import missing_line, price_lines

@@ -16,10 +16,11 @@ from prefdisco.dialogue.carry import TEMPLATES as CARRY_TEMPLATES
 from prefdisco.dialogue.hygiene import MAX_USER_RETRY
 from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
 from prefdisco.dialogue.strategies import STRATEGIES, STRATEGY_TEMPLATES
-from prefdisco.dialogue.tool_protocol import PROTOCOLS, TOOL_TEMPLATES, tools_style
+from prefdisco.dialogue.tool_protocol import TOOL_TEMPLATES, tools_style
 from prefdisco.dialogue.user import USER_TYPES, USERS
 from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
 from prefdisco.errors import UserError
+from prefdisco.evaluation.preset_rules import check_protocol, contradiction, defers
 from prefdisco.evaluation.protocols import protocol_id
 from prefdisco.prompts import templates_hash
 from prefdisco.schema import CONDITIONS, CONTROLS, PROBES, SESSION_ARMS, Scenario
@@ -112,7 +113,7 @@ class RunConfig:
     model_args: dict[str, Any] = field(default_factory=dict)
     preset: str = "default"
     """The evaluator protocol (``dialogue/presets.py``): ``default`` or ``paper``; its settings are applied by
-    ``preset_settings`` and checked by ``validate``."""
+    ``evaluation/preset_rules.preset_settings`` and checked by ``validate``."""
     grader_temperature: float | None = 0.0
     """The judge's temperature (also the audit's and the SimpleQA grader's: one grader role)."""
     judge_panel: list[str] = field(default_factory=list)
@@ -158,8 +159,8 @@ class RunConfig:
         if self.preset not in PRESET_NAMES:
             raise UserError(f"--preset: unknown {self.preset!r}; expected one of {', '.join(PRESET_NAMES)}")
         for name, value in preset_named(self.preset).settings.items():
-            if getattr(self, name) != value and not _defers(name, getattr(self, name)):
-                raise UserError(_contradiction(self.preset, name, getattr(self, name), value))
+            if getattr(self, name) != value and not defers(name, getattr(self, name)):
+                raise UserError(contradiction(self.preset, name, getattr(self, name), value))
         unknown = [m for m in self.modes if m not in (*CONDITIONS, *CONTROLS, *PROBES, *SESSION_ARMS)]
         if unknown:
             expected = ", ".join((*CONDITIONS, *CONTROLS, *PROBES, *SESSION_ARMS))
@@ -347,53 +348,6 @@ class RunConfig:
         if "oracle_distractor" in self.modes:
             names.append(style.oracle)
         return sorted(set(names))
-
-
-_PRESET_FLAGS = ("user_type", "temperature", "user_temperature", "judge", "logprobs", "grader_temperature")
-_FLAG_NAMES = {"grader_temperature": "--judge-temperature"}
-
-
-def preset_settings(preset: str, given: dict[str, Any]) -> dict[str, Any]:
-    """``RunConfig`` keyword arguments for ``preset``: the settings it fixes, then those the user gave (``given``;
-    None = not given, so ``RunConfig``'s default applies). A given setting that contradicts a fixed one is refused:
-    a run that records a preset ran it (``default`` fixes nothing, so every flag is free)."""
-    if preset not in PRESET_NAMES:
-        raise UserError(f"--preset: unknown {preset!r}; expected one of {', '.join(PRESET_NAMES)}")
-    fixed = preset_named(preset).settings
-    chosen = {name: value for name, value in given.items() if value is not None}
-    for name, value in chosen.items():
-        if name in fixed and value != fixed[name] and not _defers(name, value):
-            raise UserError(_contradiction(preset, name, value, fixed[name]))
-    return {**fixed, **chosen, "preset": preset}
-
-
-def _defers(name: str, value: Any) -> bool:
-    """``--judge later`` under a preset that fixes the judge: not a contradiction, the judging is deferred
-    (``prefdisco judge`` then judges with the run's recorded grader settings)."""
-    return name == "judge" and value == JUDGE_LATER
-
-
-def _contradiction(preset: str, name: str, value: Any, fixed: Any) -> str:
-    flag = _FLAG_NAMES.get(name, "--" + name.replace("_", "-")) if name in _PRESET_FLAGS else name  # others: no flag
-    return (
-        f"{flag} {value} contradicts --preset {preset}, which fixes it to {fixed}; "
-        "drop the flag, or use --preset default to choose it yourself"
-    )
-
-
-def check_protocol(protocol: str, preset: str, constrain_protocol: bool, solver: str | None) -> None:
-    """Refuse a protocol this run cannot follow: an unknown one, the tool protocol (or a ``--solver``, which asks
-    through its tool) under a preset with its own text prompts, or the text grammar with the tool protocol."""
-    if protocol not in PROTOCOLS:
-        raise UserError(f"--protocol: unknown {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
-    uses_tools = "--protocol tools" if protocol == "tools" else f"--solver {solver}" if solver else None
-    if uses_tools and preset != "default":
-        raise UserError(
-            f"{uses_tools} asks through the ask_user tool, whose prompts are --preset default's; "
-            f"--preset {preset} runs its own text protocol"
-        )
-    if protocol == "tools" and constrain_protocol:
-        raise UserError("--constrain-protocol sends the text protocol's grammar; drop it with --protocol tools")
 
 
 def check_max_criteria(value: int) -> None:

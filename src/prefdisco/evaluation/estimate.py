@@ -47,9 +47,10 @@ from prefdisco.dialogue.carry import (
 )
 from prefdisco.dialogue.conditions import condition_label, protocol_style, stated_belief_opening
 from prefdisco.dialogue.decoys import choose_decoys
+from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.distractors import choose_distractors, with_distractors
 from prefdisco.dialogue.drive import play
-from prefdisco.dialogue.engine import Dialogue, DialogueRules
+from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.dialogue.strategies import STRATEGIES

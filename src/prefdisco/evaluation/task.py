@@ -53,10 +53,9 @@ from prefdisco.errors import UserError
 from prefdisco.evaluation.config import (
     RunConfig,
     check_max_criteria,
-    check_protocol,
-    preset_settings,
     with_strict_policy,
 )
+from prefdisco.evaluation.preset_rules import check_protocol, preset_settings
 from prefdisco.evaluation.protocols import protocol_id
 from prefdisco.evaluation.view import viewer_config
 from prefdisco.release.convert import load_scenarios as load_scenarios_from

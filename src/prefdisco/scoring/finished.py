@@ -12,7 +12,7 @@ from __future__ import annotations
 from inspect_ai.model import Model
 from inspect_ai.scorer import Score
 
-from prefdisco.dialogue.engine import DialogueState
+from prefdisco.dialogue.dialogue_state import DialogueState
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.schema import Scenario
 from prefdisco.scoring.judging import judge_named
