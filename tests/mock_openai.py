@@ -50,7 +50,7 @@ request's deterministic hash).
 ``MockOpenAI(scores=fn)`` plants models that differ: every assistant answer then carries ``[model:NAME]`` (the
 request's ``model``, e.g. ``good12345`` for ``openai-api/mock/good12345``), and each per-criterion judge reply
 (``{"score": N}``) is ``fn(model, mode, h)`` for the model and condition tagged in the judged response (``h``: the
-request's deterministic hash), or the default hashed score when ``fn`` returns None. Without ``scores`` nothing
+request's deterministic hash with the tag left out, so two models under one rule score alike), or the default hashed score when ``fn`` returns None. Without ``scores`` nothing
 changes (no tag, hashed scores), so other tests' numbers stay as they were.
 
 Concurrency: ``max_in_flight`` counts every request at once; ``max_in_flight_of({"user"})`` (any set of the
@@ -197,7 +197,8 @@ def from_schema(schema: dict[str, Any], h: int) -> Any:
 Structured = Callable[[list[dict[str, Any]], dict[str, Any], int], Any]
 """A test's own filler for JSON-schema requests: ``(messages, schema, h) -> reply | None``."""
 Scores = Callable[[str, str | None, int], int | None]
-"""A test's planted judge scores: ``(model, mode, h) -> score | None`` (None: the default hashed score)."""
+"""A test's planted judge scores: ``(model, mode, h) -> score | None`` (None: the default hashed score); ``h`` is the
+request's hash without the ``[model:…]`` tag, so it depends on the transcript, never on the model's name."""
 
 
 def reply_for(
@@ -216,7 +217,9 @@ def reply_for(
     h = _digest(str(config.seed), everything)
     if who.role == "judge" and scores is not None and JUDGE_MARK in everything:
         judged = MODEL_TAG.search(everything)
-        planted = scores(judged.group(1), who.mode, h) if judged else None
+        # hashed without the model's tag: two models given the same rule score the same, whatever their names
+        untagged = _digest(str(config.seed), MODEL_TAG.sub("", everything))
+        planted = scores(judged.group(1), who.mode, untagged) if judged else None
         if planted is not None:
             return json.dumps({"score": int(planted)})
     if who.role == "judge":

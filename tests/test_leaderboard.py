@@ -143,7 +143,9 @@ def test_a_pair_with_too_few_shared_scenarios_is_not_tested():
 def planted(model: str, mode: str | None, h: int) -> int | None:
     """The judge's score per criterion: baseline 1 and oracle 5 for every model; in discovery the model named
     ``good…`` scores 5 (NormAlign 100 on every scenario), the others 1–3 from the request's hash (NormAlign about
-    25)."""
+    25). The hash leaves the model's name (and the mock's port in it) out, so fair and poor score alike on every
+    criterion: their difference is 0 on every resample, p = 1, and they share a group on every run (the hash once
+    held the port, and on some ports fair and poor drew scores far enough apart to split)."""
     if mode == "baseline":
         return 1
     if mode == "oracle":
@@ -224,6 +226,9 @@ def test_the_planted_model_ranks_first_in_a_group_of_its_own(runs, tmp_path):
     against_good = pairs[pairs["model_a"] == good]
     assert len(against_good) == 6 and (against_good["p_holm"] < 0.05).all() and against_good["distinguishable"].all()
     assert (against_good["low"] > 0).all()
+    alike = pairs[pairs["model_a"] != good]  # fair and poor, planted alike: a difference of 0 on every resample
+    assert len(alike) == 3 and (alike["difference"] == 0).all() and (alike["p"] == 1.0).all()
+    assert not alike["distinguishable"].any()
 
     html = (out / "leaderboard.html").read_text()
     assert "<script" not in html and "<link" not in html and "src=" not in html and "@import" not in html
