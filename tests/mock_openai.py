@@ -50,8 +50,9 @@ request's deterministic hash).
 ``MockOpenAI(scores=fn)`` plants models that differ: every assistant answer then carries ``[model:NAME]`` (the
 request's ``model``, e.g. ``good12345`` for ``openai-api/mock/good12345``), and each per-criterion judge reply
 (``{"score": N}``) is ``fn(model, mode, h)`` for the model and condition tagged in the judged response (``h``: the
-request's deterministic hash with the tag left out, so two models under one rule score alike), or the default hashed score when ``fn`` returns None. Without ``scores`` nothing
-changes (no tag, hashed scores), so other tests' numbers stay as they were.
+request's deterministic hash with the tag left out, so two models under one rule score alike), or the default
+hashed score when ``fn`` returns None. Without ``scores`` nothing changes (no tag, hashed scores), so other tests'
+numbers stay as they were.
 
 Concurrency: ``max_in_flight`` counts every request at once; ``max_in_flight_of({"user"})`` (any set of the
 classified roles, e.g. ``{"judge", "audit", "grader"}``) the most requests of those roles answered at once, from

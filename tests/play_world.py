@@ -2,15 +2,18 @@
 that asks two questions then answers, a judge, and a simulated user for the simulated run of the same scenario.
 
 Registered as ``scripted/<name>`` models (``transfer_world``'s model API), so a server, ``prefdisco eval`` and the
-tests call them by name; nothing leaves the process.
+tests call them by name; nothing leaves the process. Each reports its usage as a provider would, a token a word
+(``words``): the input's words over every message, the reply's words as output, so a test can count tokens by
+hand.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
-from inspect_ai.model import ChatMessage
+from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
 
 from scripted import make_scenario
 from transfer_world import SCRIPTS
@@ -64,7 +67,25 @@ def eager(messages: list[ChatMessage]) -> str:
     return "Very detailed, please, step by step, with machine analogies and plain words throughout the answer."
 
 
-SCRIPTS |= {"play-assistant": assistant, "play-judge": judge, "play-user": user, "play-eager": eager}
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def metered(name: str, script: Callable[[list[ChatMessage]], str]) -> Callable[[list[ChatMessage]], ModelOutput]:
+    """``script``, its reply carrying its usage: a token a word of every input message, a token a word of the reply."""
+
+    def call(messages: list[ChatMessage]) -> ModelOutput:
+        reply = script(messages)
+        output = ModelOutput.from_content(model=name, content=reply)
+        n_in = sum(words(m.text) for m in messages)
+        output.usage = ModelUsage(input_tokens=n_in, output_tokens=words(reply), total_tokens=n_in + words(reply))
+        return output
+
+    return call
+
+
+PLAYERS = {"play-assistant": assistant, "play-judge": judge, "play-user": user, "play-eager": eager}
+SCRIPTS |= {name: metered(name, script) for name, script in PLAYERS.items()}
 MODEL, JUDGE, USER = "scripted/play-assistant", "scripted/play-judge", "scripted/play-user"
 EAGER = "scripted/play-eager"
 

@@ -14,7 +14,7 @@ from inspect_ai.model import get_model
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from play_world import ANSWER, JUDGE, MODEL, PREF_ALIGN, QUESTIONS, USER, play_scenario
+from play_world import ANSWER, JUDGE, MODEL, PREF_ALIGN, QUESTIONS, USER, play_scenario, words
 from prefdisco import cli
 from prefdisco.annotate.auth import Tokens
 from prefdisco.annotate.play_app import create_play_app
@@ -82,6 +82,12 @@ def test_a_dialogue_waits_for_the_person_and_is_scored_as_a_simulated_one(tmp_pa
     assert [t.content for t in replies] == list(REPLIES)
     assert all(t.flags == [] and t.redrawn == [] for t in replies)  # screened, never redrawn
     assert {c for _, c in PlayStore(db).references()} == {"baseline", "oracle"}
+    # tokens (play_world: a token a word): the three answers are 6 + 5 + 7 words; the model reads the opening (W0
+    # words) three times, the first question and reply (6 + 3) twice, the second (5 + 3) once
+    opening = sum(words(m.text) for m in stored.state.messages[:2])
+    assert stored.state.messages[2].text == f"QUESTION: {QUESTIONS[0]}"  # the opening is two messages
+    assert (stored.usage.input_tokens, stored.usage.output_tokens) == (3 * opening + 2 * 9 + 8, 18)
+    assert stored.usage.grader_input_tokens > 0 and stored.usage.grader_output_tokens > 0
 
 
 def test_two_participants_interleaved_never_share_or_lose_state(tmp_path):
@@ -136,6 +142,45 @@ def test_a_failed_model_call_is_kept_and_tried_again(tmp_path):
     assert down.status == "error" and down.error == "provider down"
     up = asyncio.run(study(db).view("alice", 1))
     assert up.status == "running" and up.pending == QUESTIONS[0]
+
+
+def test_a_judging_that_fails_half_way_keeps_the_tokens_it_spent(tmp_path):
+    db = study_db(tmp_path)
+    spent: list[tuple[int, int]] = []  # the judge's calls that finished before the failure: (input, output)
+    failed = []
+
+    def judge_once_down(messages):  # type: ignore[no-untyped-def]
+        if "checking a conversation" in "\n".join(m.text for m in messages) and not failed:
+            failed.append(True)
+            raise RuntimeError("judge down")  # the audit, after the rubric's calls
+        reply = SCRIPTS["play-judge"](messages)
+        spent.append((reply.usage.input_tokens, reply.usage.output_tokens))
+        return reply
+
+    SCRIPTS["play-judge-once-down"] = judge_once_down
+    flaky = get_model("scripted/play-judge-once-down", memoize=False)
+
+    async def run(name: str, judge):  # type: ignore[no-untyped-def]
+        play = study(db, judge=judge)
+        await play.view(name, 1)
+        await play.reply(name, 1, REPLIES[0])
+        return await play.reply(name, 1, REPLIES[1])
+
+    down = asyncio.run(run("alice", flaky))
+    assert down.status == "error" and "judge down" in (down.error or "")
+    before = list(spent)
+    assert before  # the rubric's calls finished before the audit failed
+    stored = PlayStore(db).dialogue("alice", 1)
+    assert stored is not None and stored.usage.grader_input_tokens == sum(n for n, _ in before)
+    again = asyncio.run(study(db, judge=flaky).view("alice", 1))  # the next visit judges it again, whole
+    assert again.done
+    asyncio.run(run("bob", get_model(JUDGE)))  # the same dialogue judged once, cleanly
+    store = PlayStore(db)
+    alice, bob = store.dialogue("alice", 1), store.dialogue("bob", 1)
+    assert alice is not None and bob is not None
+    assert alice.usage.grader_input_tokens == bob.usage.grader_input_tokens + sum(n for n, _ in before)
+    assert alice.usage.grader_output_tokens == bob.usage.grader_output_tokens + sum(n for _, n in before)
+    assert (alice.usage.input_tokens, alice.usage.output_tokens) == (bob.usage.input_tokens, bob.usage.output_tokens)
 
 
 def test_fixed_k_asks_exactly_k(tmp_path):
@@ -234,6 +279,37 @@ def test_export_is_a_run_folder_report_shows_beside_a_simulated_run(tmp_path):
     for column in ("pref_align", "correct", "n_questions", "elicited_weight", "assistant_seed", "grader_seed"):
         assert alice[column] == pytest.approx(same[column]), column
     assert alice["pref_align"] == pytest.approx(PREF_ALIGN)
+    # the same calls: the model's and the judge's tokens are the simulated run's; a person costs no user tokens
+    tokens = ["input_tokens", "output_tokens", "grader_input_tokens", "grader_output_tokens"]
+    for mode in ("baseline", "discovery", "oracle"):
+        mine = results[results["mode"] == mode].iloc[0]
+        theirs = simulated[simulated["mode"] == mode].iloc[0]
+        assert [mine[c] for c in tokens] == [theirs[c] for c in tokens], mode
+        assert mine["grader_input_tokens"] > 0 and mine["user_input_tokens"] == mine["user_output_tokens"] == 0
+    assert same["user_input_tokens"] > 0  # the simulated user's
+    assert results["cost_usd"].isna().all()  # scripted models have no packaged price
+
+    book = tmp_path / "prices.json"
+    book.write_text(json.dumps({MODEL: {"input": 1.0, "output": 2.0}, JUDGE: {"input": 0.5, "output": 4.0}}))
+    priced = tmp_path / "priced"
+    said = CliRunner().invoke(
+        cli.app, ["annotate", "export-play", "--db", str(db), "--out", str(priced), "--prices", str(book)]
+    )
+    assert said.exit_code == 0, said.output
+    costs = pd.read_csv(priced / "results.csv")
+    by_hand = (
+        costs["input_tokens"] * 1.0
+        + costs["output_tokens"] * 2.0
+        + costs["grader_input_tokens"] * 0.5
+        + costs["grader_output_tokens"] * 4.0
+    ) / 1_000_000
+    assert costs["cost_usd"].to_numpy() == pytest.approx(by_hand.to_numpy())
+    cost = json.loads((priced / "play.json").read_text())["cost"]
+    played = costs[costs["mode"] == "discovery"]
+    assert cost["per_dialogue"]["cost_usd"] == pytest.approx(played["cost_usd"].mean())
+    assert cost["per_dialogue"]["grader_input_tokens"] == pytest.approx(played["grader_input_tokens"].mean())
+    assert cost["per_reference"]["cost_usd"] == pytest.approx(costs[costs["mode"] != "discovery"]["cost_usd"].mean())
+    assert "per dialogue:" in said.output and "no price" not in said.output
 
     runner = CliRunner()
     refused = runner.invoke(cli.app, ["report", str(human), str(sim), "--out", str(tmp_path / "r0")])
@@ -269,6 +345,11 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     prepare_play(bench, db, MODEL, JUDGE, PlaySettings())
     empty = runner.invoke(cli.app, ["annotate", "export-play", "--db", str(db), "--out", str(tmp_path / "o")])
     assert empty.exit_code == 2 and "no dialogue" in empty.output
+    (tmp_path / "prices.json").write_text('{"m": {"input": 1}}')
+    export = ["annotate", "export-play", "--db", str(db), "--out", str(tmp_path / "o")]
+    bad_prices = runner.invoke(cli.app, [*export, "--prices", str(tmp_path / "prices.json")])
+    assert bad_prices.exit_code == 2 and "--prices" in bad_prices.output and "m: expected" in bad_prices.output
+    assert not (tmp_path / "o").exists()
     other = runner.invoke(cli.app, [*common, "--judge-model", "scripted/other", "--port", str(free_port())])
     assert other.exit_code == 2 and "--judge-model" in other.output and "use a new --db" in other.output
 

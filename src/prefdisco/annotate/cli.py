@@ -217,11 +217,20 @@ def register(app: typer.Typer) -> None:
         db: Annotated[Path, typer.Option("--db", help="annotation database with a play study")],
         out: Annotated[Path, typer.Option("--out", help="run folder to write (results, attributes, transcripts)")],
         overwrite: Annotated[bool, typer.Option("--overwrite", help="replace the tables --out holds")] = False,
+        prices: Annotated[
+            Path | None,
+            typer.Option("--prices", help='JSON {"provider/model": {"input": USD/1M, "output": USD/1M}} for cost_usd'),
+        ] = None,
     ) -> None:
         """Write the play study's scored dialogues (and its baseline and oracle) as a run folder `prefdisco report`
-        reads: results.csv, attributes.csv, transcripts.jsonl, protocol.json (user_type human) and play.json
-        (alias of `annotate export --study play`)."""
-        export("play", db, out, overwrite)
+        reads: results.csv, attributes.csv, transcripts.jsonl, protocol.json (user_type human) and play.json, with
+        the tokens each dialogue cost and cost_usd at the packaged prices (--prices over them) (alias of `annotate
+        export --study play`)."""
+        from prefdisco.annotate.play_service import PlayUserStudy
+        from prefdisco.annotate.study import ServeOptions
+
+        said = PlayUserStudy(db, ServeOptions()).export(out, overwrite, prices)
+        console.print(said, highlight=False, markup=False, soft_wrap=True)
 
     @annotate.command("stats", help=STATS_HELP)
     def stats_command(

@@ -17,9 +17,13 @@ and meanings of a simulated run's (``results/contract.py``):
   protocol differs in its user, so ``prefdisco report HUMAN_RUN SIM_RUN --allow-mixed`` shows them side by side
   (a model both hold named ``MODEL @ RUN``, ``results/merge.py``);
 * ``play.json``: the study (benchmark, model, judge, mode, K, seed), the participants' pseudonyms and how many
-  dialogues each finished.
+  dialogues each finished, and ``cost``: the mean tokens (the model's, the judge's) and ``cost_usd`` of a played
+  dialogue (``per_dialogue``) and of a baseline or oracle response (``per_reference``).
 
-Tokens are not recorded by the study (the token columns are 0), so ``cost_usd`` is empty.
+The token columns are the ones the study counted as it played (``play_store.PlayUsage``): the model under
+test's (``input_tokens``, ``output_tokens``) and the judge's (``grader_*``, every call of the scoring), the user's
+0 (a person); ``cost_usd`` prices them with the packaged price table and ``--prices FILE`` over it, as ``prefdisco
+eval`` does (empty where a model has no price).
 """
 
 from __future__ import annotations
@@ -33,19 +37,22 @@ from typing import Any
 
 import pandas as pd
 from inspect_ai.log import EvalSample
+from inspect_ai.model import ModelUsage
 from inspect_ai.scorer import Score
 
 from prefdisco.annotate.export import check_out
 from prefdisco.annotate.play_session import PlaySettings
-from prefdisco.annotate.play_store import PlayItem, PlayStore
+from prefdisco.annotate.play_store import PlayItem, PlayStore, PlayUsage
 from prefdisco.atomic import atomic_write
 from prefdisco.dialogue.dialogue_state import DialogueState
 from prefdisco.dialogue.user import USERS
 from prefdisco.errors import UserError
 from prefdisco.evaluation.protocols import DEFAULT_SETTINGS, protocol_templates, rubrics_hash
+from prefdisco.prices import missing
+from prefdisco.prices import prices as price_book
 from prefdisco.prompts import templates_hash
 from prefdisco.results.contract import ATTRIBUTE_COLUMNS, RESULT_COLUMNS
-from prefdisco.results.logs import Tables, write_tables
+from prefdisco.results.logs import Tables, with_cost, write_tables
 from prefdisco.results.protocol_record import ProtocolRecord, write_record
 from prefdisco.results.sample_rows import SampleRows, sample_rows
 from prefdisco.schema import Mode
@@ -63,6 +70,10 @@ class PlayExport:
     references: int
     participants: int
     protocol_id: str
+    unpriced: list[str]
+    """The study's models without a price (their ``cost_usd`` is empty)."""
+    cost: dict[str, Any]
+    """``play.json``'s ``cost``: the mean tokens and USD of a played dialogue and of a baseline or oracle."""
 
 
 def play_protocol(settings: PlaySettings, judge_model: str, items: list[PlayItem]) -> ProtocolRecord:
@@ -95,7 +106,25 @@ def _spec(model: str, judge_model: str, user: str, mode: str, fixed_k: int | Non
     return SimpleNamespace(model=model, task=TASK_NAME, metadata=metadata, model_roles=roles)
 
 
-def _sample(item: PlayItem, state: DialogueState, score: Score, epoch: int, seeds: dict[str, int], uuid: str) -> Any:
+def _usage(model: str, judge_model: str, usage: PlayUsage) -> dict[str, dict[str, ModelUsage]]:
+    """An eval sample's ``model_usage`` (by model) and ``role_usage`` (the judge's ``grader`` role) for the
+    dialogue's tokens, which ``sample_rows`` splits into the results' token columns."""
+    tested = ModelUsage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+    judged = ModelUsage(input_tokens=usage.grader_input_tokens, output_tokens=usage.grader_output_tokens)
+    by_model = {model: tested}
+    by_model[judge_model] = by_model[judge_model] + judged if judge_model in by_model else judged
+    return {"model_usage": by_model, "role_usage": {"grader": judged}}
+
+
+def _sample(
+    item: PlayItem,
+    state: DialogueState,
+    score: Score,
+    epoch: int,
+    seeds: dict[str, int],
+    uuid: str,
+    usage: dict[str, dict[str, ModelUsage]],
+) -> Any:
     scenario = item.scenario
     return EvalSample(
         id=scenario.id,
@@ -107,6 +136,7 @@ def _sample(item: PlayItem, state: DialogueState, score: Score, epoch: int, seed
         scores={JUDGED_SCORE: score},
         store={"TrialSeeds:epoch": epoch, **{f"TrialSeeds:{role}": seed for role, seed in seeds.items()}},
         uuid=uuid,
+        **usage,
     )
 
 
@@ -114,8 +144,10 @@ def _seeds(settings: PlaySettings, scenario_id: str, condition: str, epoch: int)
     return {role: settings.seed_of(scenario_id, condition, epoch, role) for role in ("assistant", "grader")}
 
 
-def export_play(db: Path, out: Path, overwrite: bool = False) -> PlayExport:
-    """Write the run folder ``out`` from the play study in ``db`` (module docstring)."""
+def export_play(db: Path, out: Path, overwrite: bool = False, prices: Path | None = None) -> PlayExport:
+    """Write the run folder ``out`` from the play study in ``db`` (module docstring); ``prices``: a ``--prices``
+    file over the packaged table."""
+    book = price_book(prices)  # a bad --prices file is refused before anything is read or written
     store = PlayStore(db)
     store.require_play_items()
     out = check_out(out)
@@ -139,7 +171,8 @@ def export_play(db: Path, out: Path, overwrite: bool = False) -> PlayExport:
         seeds = _seeds(settings, item.scenario_id, settings.condition, who.number)
         spec = _spec(model, judge_model, f"{HUMAN}:{who.pseudonym}", settings.mode, settings.fixed_k, record.id)
         uuid = f"{who.pseudonym}:{item.scenario_id}"
-        parts.append(sample_rows(spec, _sample(item, stored.state, stored.score, who.number, seeds, uuid)))
+        usage = _usage(model, judge_model, stored.usage)
+        parts.append(sample_rows(spec, _sample(item, stored.state, stored.score, who.number, seeds, uuid, usage)))
         finished[who.pseudonym] = finished.get(who.pseudonym, 0) + 1
     n_dialogues = len(parts)
     if not n_dialogues:
@@ -151,11 +184,14 @@ def export_play(db: Path, out: Path, overwrite: bool = False) -> PlayExport:
             continue
         seeds = _seeds(settings, scenario_id, condition, 1)
         spec = _spec(model, judge_model, HUMAN, Mode(condition).value, None, record.id)
-        sample = _sample(by_id[scenario_id], reference.state, reference.score, 1, seeds, f"{condition}:{scenario_id}")
+        usage = _usage(model, judge_model, reference.usage)
+        uuid = f"{condition}:{scenario_id}"
+        sample = _sample(by_id[scenario_id], reference.state, reference.score, 1, seeds, uuid, usage)
         parts.append(sample_rows(spec, sample))
         n_references += 1
     out.mkdir(exist_ok=True)
-    results = pd.DataFrame([p.result for p in parts], columns=list(RESULT_COLUMNS)).astype(_SEED_TYPES)
+    rows = [with_cost(p, book) for p in parts]
+    results = pd.DataFrame(rows, columns=list(RESULT_COLUMNS)).astype(_SEED_TYPES)
     order = ["model", "task", "mode", "fixed_k", "scenario_id", "epoch"]
     tables = Tables(
         results=results.sort_values(order, kind="stable").reset_index(drop=True),
@@ -164,6 +200,7 @@ def export_play(db: Path, out: Path, overwrite: bool = False) -> PlayExport:
     )
     write_tables(tables, out)
     write_record(out, record)
+    cost = {"per_dialogue": _mean_cost(rows[:n_dialogues]), "per_reference": _mean_cost(rows[n_dialogues:])}
     study = {
         "study": "play the user",
         "bench_dir": meta.get("bench_dir"),
@@ -175,6 +212,21 @@ def export_play(db: Path, out: Path, overwrite: bool = False) -> PlayExport:
         "participants": {p.pseudonym: finished.get(p.pseudonym, 0) for p in participants.values()},
         "dialogues": n_dialogues,
         "references": n_references,
+        "cost": cost,
     }
     atomic_write(out / PLAY_FILE, json.dumps(study, indent=2) + "\n")
-    return PlayExport(n_dialogues, n_references, len(participants), record.id)
+    unpriced = missing(book, [model, judge_model])
+    return PlayExport(n_dialogues, n_references, len(participants), record.id, unpriced, cost)
+
+
+COST_COLUMNS = ("input_tokens", "output_tokens", "grader_input_tokens", "grader_output_tokens", "cost_usd")
+
+
+def _mean_cost(rows: list[dict[str, Any]]) -> dict[str, float | None] | None:
+    """The mean tokens of ``rows`` by column and their mean ``cost_usd`` (None when a row has no price); None
+    without rows."""
+    if not rows:
+        return None
+    mean = {c: sum(r[c] for r in rows) / len(rows) for c in COST_COLUMNS[:-1]}
+    costs = [r["cost_usd"] for r in rows]
+    return mean | {"cost_usd": None if None in costs else sum(costs) / len(costs)}

@@ -144,11 +144,23 @@ class PlayUserStudy(Study):
         study = PlayStudy(store, *self.models, PlaySettings.from_meta(store.play_meta()))
         return PlayApp(study, tokens, signer)
 
-    def export(self, out: Path, overwrite: bool = False) -> str:
+    def export(self, out: Path, overwrite: bool = False, prices: Path | None = None) -> str:
+        """Write the run folder ``out`` (``play_export``); ``prices``: a ``--prices`` file over the packaged
+        table. What was written, the mean cost of a dialogue, and the models without a price."""
         from prefdisco.annotate.play_export import export_play  # pandas and the results stack: only to export
+        from prefdisco.prices import HINT
 
-        done = export_play(self.db, out, overwrite=overwrite)
-        return (
+        done = export_play(self.db, out, overwrite=overwrite, prices=prices)
+        lines = [
             f"wrote {done.dialogues} dialogues of {done.participants} participants and {done.references} baseline/"
             f"oracle responses to {out} (protocol {done.protocol_id})"
-        )
+        ]
+        for what, cost in (("dialogue", done.cost["per_dialogue"]), ("baseline/oracle", done.cost["per_reference"])):
+            if cost is not None:
+                usd = "—" if cost["cost_usd"] is None else f"${cost['cost_usd']:.4f}"
+                model = cost["input_tokens"] + cost["output_tokens"]
+                judge = cost["grader_input_tokens"] + cost["grader_output_tokens"]
+                lines.append(f"per {what}: {model:.0f} tokens of the model, {judge:.0f} of the judge, {usd}")
+        if done.unpriced:
+            lines.append(f"no price for {', '.join(done.unpriced)}: cost_usd is empty; give {HINT}")
+        return "\n".join(lines)

@@ -20,6 +20,10 @@ A finished dialogue is scored by the run's judge with the scorer's own code (``s
 the path the RL episode scores through): the same ``Score`` a simulated dialogue gets. The first time a scenario's
 dialogue finishes, its baseline and oracle are played and scored once (epoch 1, their own seeds; no participant
 needed) unless the study was started with ``--no-references``.
+
+Every call's tokens are counted (``call_usage.counting``) and stored with the dialogue at each step
+(``play_store.PlayUsage``): the model under test's, and the judge's over the whole scoring, so the export's token
+columns and ``cost_usd`` are an eval's for the same dialogue, less the simulated user a person replaces.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ from inspect_ai.model import ChatMessage, Model
 from inspect_ai.scorer import Score
 from pydantic import BaseModel, ConfigDict
 
-from prefdisco.annotate.play_store import PlayItem, PlayStore, StaleDialogue, StoredDialogue
+from prefdisco.annotate.play_store import PlayItem, PlayStore, PlayUsage, StaleDialogue, StoredDialogue
+from prefdisco.call_usage import counting
 from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS, condition_label, protocol_style
 from prefdisco.dialogue.dialogue_state import DialogueRules, DialogueState
 from prefdisco.dialogue.drive import play
@@ -187,32 +192,39 @@ class PlayStudy:
         if stored is None:
             rules = self.settings.rules()
             dialogue = Dialogue.start(scenario.id, rules, self.settings.opening(scenario), screen=Screen(scenario))
-            version = self.store.save(participant, item.position, dialogue.state, 0)
+            usage = PlayUsage()
+            version = self.store.save(participant, item.position, dialogue.state, 0, usage=usage)
         elif stored.status == "scored":
             return PlayView(item, stored.state, stored.status)
         else:
             dialogue = Dialogue.restore(stored.state, screen=Screen(scenario))
-            version = stored.version
+            version, usage = stored.version, stored.usage
         condition = self.settings.condition
         model = seeded_model(self.model, self.settings.seed_of(scenario.id, condition, number, "assistant"))
         try:
             while not dialogue.done and dialogue.state.pending is None:
                 hints = dialogue.hints()
-                output = await model.generate(
-                    dialogue.messages, tools=hints.tools, tool_choice=hints.tool_choice, config=hints.config
-                )
+                with counting() as spent:
+                    output = await model.generate(
+                        dialogue.messages, tools=hints.tools, tool_choice=hints.tool_choice, config=hints.config
+                    )
+                usage = usage.plus(spent)
                 await dialogue.step(output)
-                version = self.store.save(participant, item.position, dialogue.state, version)
+                version = self.store.save(participant, item.position, dialogue.state, version, usage=usage)
             if not dialogue.done:
                 return PlayView(item, dialogue.state, "running")
-            score = await self._score(scenario, dialogue.state, condition, number)
-            self.store.save(participant, item.position, dialogue.state, version, "scored", score=score)
+            with counting() as spent:
+                try:
+                    score = await self._score(scenario, dialogue.state, condition, number)
+                finally:  # a judging that failed half-way has still spent its finished calls
+                    usage = usage.plus(spent, judge=True)
+            self.store.save(participant, item.position, dialogue.state, version, "scored", score=score, usage=usage)
         except StaleDialogue:  # another server process moved this dialogue on first: show where it is
             return self._as_stored(participant, item.position)
         except Exception as e:  # a provider's error: kept (one line), and the next visit tries again
             cause = error_cause(str(e) or type(e).__name__)
             log.warning("play: dialogue %s of participant #%s: %s", scenario.id, number, cause)
-            self.store.save(participant, item.position, dialogue.state, version, "error", error=cause)
+            self.store.save(participant, item.position, dialogue.state, version, "error", error=cause, usage=usage)
             return PlayView(item, dialogue.state, "error", cause)
         if self.settings.references:
             await self._references(item)
@@ -243,12 +255,15 @@ class PlayStudy:
                 if condition in done:
                     continue
                 try:
-                    state = await self._single_turn(item.scenario, condition)
-                    score = await self._score(item.scenario, state, condition, 1)
+                    with counting() as answered:
+                        state = await self._single_turn(item.scenario, condition)
+                    with counting() as judged:
+                        score = await self._score(item.scenario, state, condition, 1)
                 except Exception as e:  # tried again when the next dialogue of this scenario ends
                     log.warning("play: %s of %s: %s", condition, item.scenario_id, error_cause(str(e) or repr(e)))
                     continue
-                self.store.save_reference(item.scenario_id, condition, state, score)
+                usage = PlayUsage().plus(answered).plus(judged, judge=True)
+                self.store.save_reference(item.scenario_id, condition, state, score, usage)
 
     async def _single_turn(self, scenario: Scenario, condition: str) -> DialogueState:
         style = preset_named("default").style

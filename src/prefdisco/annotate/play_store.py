@@ -11,9 +11,10 @@ with four tables:
 * ``play_dialogues`` — one row per (participant, scenario): the engine's ``DialogueState`` as JSON, written after
   every step, a version that every write must match (a write from a stale copy fails instead of losing a
   step), its status (``running``, ``error``: the last model call failed and the next visit tries again,
-  ``scored``), and its ``Score`` once judged;
+  ``scored``), its ``Score`` once judged, and the tokens it has cost so far (``PlayUsage``, written with every
+  step, so a failed or repeated call's tokens are never lost from it);
 * ``play_references`` — baseline and oracle, played and scored once per scenario (no participant needed), so the
-  export's NormAlign is defined.
+  export's NormAlign is defined, with their tokens.
 
 Its metadata rows are the ``meta`` table's ``play_*`` keys, so one file may hold every study.
 """
@@ -28,9 +29,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from inspect_ai.model import ModelUsage
 from inspect_ai.scorer import Score
+from pydantic import BaseModel, ConfigDict
 
 from prefdisco.annotate.database import Database, now
+from prefdisco.call_usage import tokens
 from prefdisco.dialogue.dialogue_state import DialogueState
 from prefdisco.schema import Scenario
 
@@ -58,6 +62,7 @@ CREATE TABLE IF NOT EXISTS play_dialogues (
     status TEXT NOT NULL CHECK (status IN ('running', 'error', 'scored')),
     error TEXT,
     score TEXT,
+    usage TEXT,
     updated_at TEXT NOT NULL,
     PRIMARY KEY (participant, position)
 );
@@ -66,10 +71,38 @@ CREATE TABLE IF NOT EXISTS play_references (
     condition TEXT NOT NULL,
     state TEXT NOT NULL,
     score TEXT NOT NULL,
+    usage TEXT,
     updated_at TEXT NOT NULL,
     PRIMARY KEY (scenario_id, condition)
 );
 """
+
+
+class PlayUsage(BaseModel):
+    """The tokens one stored dialogue has cost: the model under test's (every step) and the judge's (every call
+    of its scoring: the rubric, correctness, the audit of the user's turns, quality), as an eval's results count
+    them (``input_tokens`` … ``grader_output_tokens``). A person's replies cost none."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    grader_input_tokens: int = 0
+    grader_output_tokens: int = 0
+
+    def plus(self, counted: Mapping[str, ModelUsage], *, judge: bool = False) -> PlayUsage:
+        """These tokens and the ``counted`` calls' (``call_usage.counting``), as the judge's when ``judge``."""
+        n_in, n_out = tokens(counted)
+        if judge:
+            return self.model_copy(
+                update={
+                    "grader_input_tokens": self.grader_input_tokens + n_in,
+                    "grader_output_tokens": self.grader_output_tokens + n_out,
+                }
+            )
+        return self.model_copy(
+            update={"input_tokens": self.input_tokens + n_in, "output_tokens": self.output_tokens + n_out}
+        )
 
 
 class StaleDialogue(RuntimeError):
@@ -114,16 +147,18 @@ class StoredDialogue:
     status: str
     error: str | None
     score: Score | None
+    usage: PlayUsage
 
 
 @dataclass(frozen=True)
 class Reference:
-    """A baseline or oracle dialogue of one scenario, played server-side, and its score."""
+    """A baseline or oracle dialogue of one scenario, played server-side, its score and its tokens."""
 
     scenario_id: str
     condition: str
     state: DialogueState
     score: Score
+    usage: PlayUsage
 
 
 class PlayStore(Database):
@@ -182,7 +217,7 @@ class PlayStore(Database):
 
     def dialogue(self, participant: str, position: int) -> StoredDialogue | None:
         rows = self.fetch(
-            "SELECT participant, position, state, version, status, error, score FROM play_dialogues "
+            "SELECT participant, position, state, version, status, error, score, usage FROM play_dialogues "
             "WHERE participant = ? AND position = ?",
             (participant, position),
         )
@@ -191,7 +226,7 @@ class PlayStore(Database):
     def dialogues(self, participant: str | None = None) -> list[StoredDialogue]:
         where, params = ("WHERE participant = ?", (participant,)) if participant is not None else ("", ())
         rows = self.fetch(
-            "SELECT participant, position, state, version, status, error, score FROM play_dialogues "
+            "SELECT participant, position, state, version, status, error, score, usage FROM play_dialogues "
             f"{where} ORDER BY participant, position",
             params,
         )
@@ -213,9 +248,11 @@ class PlayStore(Database):
         status: str = "running",
         error: str | None = None,
         score: Score | None = None,
+        usage: PlayUsage | None = None,
     ) -> int:
         """Write the dialogue over the stored ``version`` (0: none stored yet); its new version. ``StaleDialogue``
-        when another write came first: nothing is changed then."""
+        when another write came first: nothing is changed then. ``usage``: the dialogue's tokens so far (None:
+        as stored)."""
         with self.transaction() as conn:
             row = conn.execute(
                 "SELECT version FROM play_dialogues WHERE participant = ? AND position = ?", (participant, position)
@@ -228,18 +265,19 @@ class PlayStore(Database):
                 status,
                 error,
                 None if score is None else score.model_dump_json(),
+                None if usage is None else usage.model_dump_json(),
                 now(),
             )
             if row is None:
                 conn.execute(
                     "INSERT INTO play_dialogues (participant, position, state, version, status, error, score, "
-                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "usage, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (participant, position, *values),
                 )
             else:
                 conn.execute(
                     "UPDATE play_dialogues SET state = ?, version = ?, status = ?, error = ?, score = ?, "
-                    "updated_at = ? WHERE participant = ? AND position = ?",
+                    "usage = COALESCE(?, usage), updated_at = ? WHERE participant = ? AND position = ?",
                     (*values, participant, position),
                 )
         return version + 1
@@ -247,25 +285,35 @@ class PlayStore(Database):
     # -- baseline and oracle --------------------------------------------------------------------------------
 
     def references(self) -> dict[tuple[str, str], Reference]:
-        rows = self.fetch("SELECT scenario_id, condition, state, score FROM play_references")
+        rows = self.fetch("SELECT scenario_id, condition, state, score, usage FROM play_references")
         return {
             (sid, condition): Reference(
-                sid, condition, DialogueState.model_validate_json(state), Score.model_validate_json(score)
+                sid,
+                condition,
+                DialogueState.model_validate_json(state),
+                Score.model_validate_json(score),
+                _usage(usage),
             )
-            for sid, condition, state, score in rows
+            for sid, condition, state, score, usage in rows
         }
 
-    def save_reference(self, scenario_id: str, condition: str, state: DialogueState, score: Score) -> None:
+    def save_reference(
+        self, scenario_id: str, condition: str, state: DialogueState, score: Score, usage: PlayUsage
+    ) -> None:
         with self.transaction() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO play_references (scenario_id, condition, state, score, updated_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (scenario_id, condition, state.model_dump_json(), score.model_dump_json(), now()),
+                "INSERT OR REPLACE INTO play_references (scenario_id, condition, state, score, usage, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (scenario_id, condition, *(x.model_dump_json() for x in (state, score, usage)), now()),
             )
+
+
+def _usage(text: str | None) -> PlayUsage:
+    return PlayUsage() if text is None else PlayUsage.model_validate_json(text)
 
 
 def _dialogue(row: tuple[Any, ...]) -> StoredDialogue:
-    participant, position, state, version, status, error, score = row
+    participant, position, state, version, status, error, score, usage = row
     return StoredDialogue(
         participant,
         position,
@@ -274,4 +322,5 @@ def _dialogue(row: tuple[Any, ...]) -> StoredDialogue:
         status,
         error,
         None if score is None else Score.model_validate_json(score),
+        _usage(usage),
     )

@@ -79,6 +79,11 @@ def _cost(
     return total
 
 
+def with_cost(part: SampleRows, prices: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """``part``'s results row with its ``cost_usd`` at ``prices`` (None when a model it used has no price)."""
+    return {**part.result, "cost_usd": _cost(part.result, prices, part.judge_usage)}
+
+
 def read_header(info: Any) -> Any:
     """An eval log's header; a truncated or corrupt log file is a UserError naming it."""
     from inspect_ai.log import read_eval_log
@@ -137,9 +142,7 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
     parts: list[SampleRows] = []
     for info, header in _select_logs(Path(folder)):
         parts += _log_rows(info, header, streamed)
-    results = [part.result for part in parts]
-    if prices:
-        results = [{**part.result, "cost_usd": _cost(part.result, prices, part.judge_usage)} for part in parts]
+    results = [with_cost(part, prices) for part in parts] if prices else [part.result for part in parts]
     return _finish(
         folder,
         pd.DataFrame(results, columns=list(RESULT_COLUMNS)),

@@ -3,7 +3,7 @@
 ``sample_rows(spec, sample)`` needs only the task's spec (model, metadata, model roles) and the sample itself, so
 the same rows come from a sample read back from an eval log (``logs.py``) and from a sample handed to the
 streaming hook the moment it finishes (``stream.py``). Costs are left out: they depend on the price table of
-whoever reads the rows (``with_cost``).
+whoever reads the rows (``logs.with_cost``).
 """
 
 from __future__ import annotations
