@@ -30,6 +30,7 @@ from prefdisco.env import Episode
 from prefdisco.env.openenv import PrefDiscoAction, PrefDiscoEnvClient, PrefDiscoOpenEnv, make_app
 from prefdisco.errors import UserError
 from scripted import Scripted, constant, make_persona, make_scenario
+from test_env import WEIGHTS as WEIGHTS_S  # test_env_sessions' weights (RewardConfig)
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -138,16 +139,78 @@ def test_bad_options_fail_before_anything_is_served():
         make_app(**base, max_sessions=0)
     with pytest.raises(UserError, match=r"^split: 'train' needs train_fraction"):
         make_app(**base, split="train")
+    with pytest.raises(UserError, match=r"^arm: 'cold' is an arm of a session; give the session file too"):
+        make_app(**base, arm="cold")
+    with pytest.raises(UserError, match=r"^sessions: give the benchmark the session file was planned on"):
+        make_app(None, user.model, grader.model, sessions="sessions.jsonl", arm="cold")
+    with pytest.raises(UserError, match=r"^arm: a session is played in one arm \(arm, --arm\): cold, carry_transcript"):
+        make_app(**base, sessions="sessions.jsonl")
+
+
+def test_a_session_is_an_episode_one_reward_per_problem_as_gymnasium_gives_it(tmp_path):
+    """carry_notes over the real server and client: the turns of test_env_sessions' gymnasium test give its
+    rewards (0.75 for the first problem, 1.2 for the second, worked out there by hand), each problem opens a new chat
+    (the notes prompt, then the next opening: the messages gymnasium's info holds), and the state sums them."""
+    import gymnasium
+
+    from test_env_sessions import FIRST, SECOND, files, models
+
+    bench, sessions = files(tmp_path)
+    turns = (*FIRST, "Likes detail.", *SECOND)
+    user, grader = models()
+    app = make_app(str(bench), user.model, grader.model, sessions=str(sessions), arm="carry_notes", reward=WEIGHTS_S)
+    with running(app) as url, PrefDiscoEnvClient(base_url=url) as client:
+        first = client.reset(session_id="ada-1")
+        steps = [client.step(PrefDiscoAction(text=turn)) for turn in turns]
+        state = client.state()
+        with pytest.raises(RuntimeError, match=r"reset: this server plays sessions in the arm carry_notes; name one "):
+            client.reset(scenario_id="s-ferry")
+        with pytest.raises(RuntimeError, match=r"reset session_id: no session 'bob-1' in this environment"):
+            client.reset(session_id="bob-1")
+
+    user2, grader2 = models()  # the same turns in gymnasium's session environment, on fresh scripts
+    env = gymnasium.make(
+        "PrefDiscoSession-v0", sessions=str(sessions), scenarios=str(bench), user_model=user2.model,
+        judge_model=grader2.model, arm="carry_notes", reward=WEIGHTS_S,
+    )  # fmt: skip
+    gym_obs, gym_info = env.reset(options={"session_id": "ada-1"})
+    gym_steps = [env.step(turn) for turn in turns]
+    env.close()
+
+    opening = first.observation
+    assert (opening.session_id, opening.position, opening.arm, opening.next, opening.trial) == (
+        "ada-1", 1, "carry_notes", "opening", 1,
+    )  # fmt: skip
+    assert opening.text == gym_obs and opening.messages == gym_info["messages"]
+    assert [s.reward for s in steps] == pytest.approx([0.0, 0.0, 0.75, 0.0, 1.2])
+    assert [s.reward for s in steps] == pytest.approx([g[1] for g in gym_steps])
+    assert [s.done for s in steps] == [False, False, False, False, True]
+    assert [s.observation.kind for s in steps] == ["question", "question", "answer", "notes", "answer"]
+    assert [s.observation.next for s in steps] == ["reply", "reply", "notes", "opening", None]
+    assert [s.observation.position for s in steps] == [1, 1, 1, 1, 2]
+    assert [s.observation.scenario_id for s in steps] == ["s-ferry"] * 4 + ["s-crates"]
+    assert [s.observation.text for s in steps] == [g[0] for g in gym_steps]
+    notes_prompt, second_opening = steps[2].observation, steps[3].observation
+    assert notes_prompt.messages == gym_steps[2][4]["messages"] and len(notes_prompt.messages) == 1  # a new chat
+    assert second_opening.messages == gym_steps[3][4]["messages"]
+    assert [m["role"] for m in second_opening.messages] == ["system", "user"]
+    assert "Likes detail." in second_opening.text  # the notes are carried into the next problem's opening
+    assert steps[1].observation.messages == [{"role": "user", "content": steps[1].observation.text}]
+    assert (state.session_id, state.position, state.arm, state.step_count, state.done) == (
+        "ada-1", 2, "carry_notes", 5, True,
+    )  # fmt: skip
+    assert state.rewards == pytest.approx([0.75, 1.2]) and state.reward == pytest.approx(1.95)
+    assert [c.text for c in grader.calls] == [c.text for c in grader2.calls]  # the same judge calls
 
 
 def test_the_sync_api_plays_an_episode_without_a_server():
     scenario = make_scenario()
     user, grader = roles()
-    from prefdisco.env.hubs import hub_roster
+    from prefdisco.env.hubs import hub_roster, hub_unit
 
     roster = hub_roster(
-        "OpenEnv", [scenario], user.model, grader.model, {"reward": WEIGHTS}, train_fraction=None, split_seed=0,
-        split=None,
+        "OpenEnv", hub_unit([scenario]), user.model, grader.model, {"reward": WEIGHTS}, train_fraction=None,
+        split_seed=0, split=None,
     )  # fmt: skip
     env = PrefDiscoOpenEnv(roster)
     env.reset(scenario_id=scenario.id)
@@ -222,6 +285,18 @@ def test_prefdisco_env_serve_refuses_a_busy_port_in_one_line(tmp_path):
     assert (
         done.stderr.strip()
         == f"error: --port {port}: 127.0.0.1:{port} is in use (another server?); give another --port"
+    )
+
+
+def test_prefdisco_env_serve_refuses_an_arm_without_sessions_in_one_line():
+    done = subprocess.run(
+        [sys.executable, "-m", "prefdisco", "env", "serve", "--port", str(free_port()), "--arm", "cold",
+         "--user-model", "mockllm/model", "--judge-model", "mockllm/model"],
+        env={**os.environ, "PYTHONPATH": str(SRC)}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "error: arm: 'cold' is an arm of a session; give the session file too (sessions, --sessions)"
     )
 
 

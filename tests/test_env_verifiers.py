@@ -157,6 +157,8 @@ def test_options_are_refused_in_one_line():
         load_environment(**base, masked_reward=float("nan"))
     with pytest.raises(UserError, match=r"^user_model: expected an inspect model"):
         load_environment(scenarios=[make_scenario()], judge_model=grader.model)
+    with pytest.raises(UserError, match=r"^sessions: a verifiers rollout is one chat .* OpenEnv"):
+        load_environment(**base, sessions="sessions.jsonl", arm="cold")
 
 
 def test_verifiers_own_loader_finds_the_entry_point():

@@ -16,7 +16,9 @@ console = Console()
 
 SERVE_HELP = """Serve PrefDisco's discovery episode as an OpenEnv environment (reset / step / state; the WebSocket
 session /ws holds a dialogue; binds to 127.0.0.1 unless --host says otherwise). SCENARIOS is a benchmark folder,
-scenarios file or release file (default: the packaged demo scenarios). Needs the openenv extra (openenv-core)."""
+scenarios file or release file (default: the packaged demo scenarios). With --sessions FILE and --arm an episode is
+a session of that file (prefdisco sessions) on SCENARIOS: K problems with one person, one reward per problem. Needs
+the openenv extra (openenv-core)."""
 
 
 def _settings(text: str | None, where: str) -> dict[str, Any] | None:
@@ -72,6 +74,10 @@ def serve_command(
     user_config: Annotated[str | None, typer.Option(help="the user's generation settings, JSON")] = None,
     judge_config: Annotated[str | None, typer.Option(help="the judge's generation settings, JSON")] = None,
     max_sessions: Annotated[int, typer.Option(min=1, help="concurrent WebSocket sessions")] = 64,
+    sessions: Annotated[
+        Path | None, typer.Option(help="a session file (prefdisco sessions): an episode is one of its sessions")
+    ] = None,
+    arm: Annotated[str | None, typer.Option(help="with --sessions: cold, carry_transcript or carry_notes")] = None,
 ) -> None:
     from prefdisco.annotate.serve_options import LOCAL_HOSTS, check_port
 
@@ -84,6 +90,8 @@ def serve_command(
         scenarios,
         user_model or None,
         judge_model or None,
+        sessions=sessions,
+        arm=arm,
         train_fraction=train_fraction,
         split_seed=split_seed,
         split=split,

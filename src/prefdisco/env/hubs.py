@@ -1,6 +1,6 @@
-"""What the RL hubs' adapters share (``env/verifiers.py``, ``env/openenv.py``): the scenarios they play (the packaged
-demo scenarios when none are given), the roster built from their options, the text protocol they hand over, and
-the step's ``info`` as plain JSON.
+"""What the RL hubs' adapters share (``env/verifiers.py``, ``env/openenv.py``): what they play (the scenarios of a
+benchmark — the packaged demo scenarios when none are given — or, on OpenEnv, the sessions of a session file on
+it), the roster built from their options, the text protocol they hand over, and the step's ``info`` as plain JSON.
 
 Both adapters are thin: every turn goes to an ``Episode`` (``env/episode.py``) built by the same ``Roster`` the
 gymnasium and verl adapters use (``env/roster.py``), so the dialogue's rules, the simulated user, the judge and the
@@ -15,10 +15,9 @@ from typing import Any
 from prefdisco.benchio import packaged_demo_scenarios
 from prefdisco.env.roster import Roster
 from prefdisco.env.runner import LoopRunner
-from prefdisco.env.sources import ScenarioSource
-from prefdisco.env.units import Scenarios
+from prefdisco.env.sources import ScenarioSource, SessionSource
+from prefdisco.env.units import Scenarios, Sessions, Unit
 from prefdisco.errors import UserError
-from prefdisco.schema import Scenario
 
 
 def scenario_source(scenarios: ScenarioSource | None) -> ScenarioSource:
@@ -28,9 +27,25 @@ def scenario_source(scenarios: ScenarioSource | None) -> ScenarioSource:
     return packaged_demo_scenarios()
 
 
+def hub_unit(
+    scenarios: ScenarioSource | None, sessions: SessionSource | None = None, arm: str | None = None
+) -> Unit[Any, Any]:
+    """What a hub plays: the scenarios (``scenario_source``), or with ``sessions`` the sessions of that session file
+    on the benchmark ``scenarios`` in ``arm`` (``env/units.py``)."""
+    if sessions is None:
+        if arm is not None:
+            raise UserError(f"arm: {arm!r} is an arm of a session; give the session file too (sessions, --sessions)")
+        return Scenarios(scenario_source(scenarios))
+    if scenarios is None:
+        raise UserError("sessions: give the benchmark the session file was planned on (scenarios, SCENARIOS) beside it")
+    if arm is None:
+        raise UserError("arm: a session is played in one arm (arm, --arm): cold, carry_transcript or carry_notes")
+    return Sessions(sessions, scenarios, arm)
+
+
 def hub_roster(
     hub: str,
-    scenarios: ScenarioSource | None,
+    unit: Unit[Any, Any],
     user_model: Any,
     judge_model: Any,
     options: dict[str, Any],
@@ -39,9 +54,9 @@ def hub_roster(
     split_seed: int,
     split: str | None,
     runner: LoopRunner | None = None,
-) -> Roster[Scenario, Any]:
-    """The roster of a hub's environment: the scenarios (one ``Episode`` each), the split by problem and its side,
-    the two fixed roles and the episode options (every ``Episode`` keyword but ``trial``, ``training``, ``runner``).
+) -> Roster[Any, Any]:
+    """The roster of a hub's environment: ``unit``'s items (``hub_unit``), the split by problem and its side, the
+    two fixed roles and the episode options (every ``Episode`` keyword but ``trial``, ``training``, ``runner``).
     The hubs hand the episode text, so only the text protocol is played (refused in one line otherwise)."""
     protocol = options.get("protocol", "text")
     if protocol != "text":
@@ -50,8 +65,8 @@ def hub_roster(
             f"'text' is played here, got {protocol!r}"
         )
     return Roster(
-        Scenarios(scenario_source(scenarios)), user_model, judge_model, options, train_fraction=train_fraction,
-        split_seed=split_seed, split=split, who="environment", runner=runner,
+        unit, user_model, judge_model, options, train_fraction=train_fraction, split_seed=split_seed, split=split,
+        who="environment", runner=runner,
     )  # fmt: skip
 
 

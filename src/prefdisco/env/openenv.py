@@ -9,7 +9,8 @@ state on the library's base types, the environment on its ``Environment`` interf
   and ``""`` once the episode is over), ``messages`` (the chat messages the text is made of: after reset the
   opening's system and user messages, then the one user message), ``scenario_id``, ``trial``, ``kind`` (the step's
   kind: ``question``, ``answer``, ``pushback``, ``reply``; None after reset), ``masked`` and ``info`` (the step's
-  ``info`` as the gymnasium environment gives it, as JSON); ``reward`` and ``done`` are OpenEnv's own fields;
+  ``info`` as the gymnasium environment gives it, as JSON), and for sessions ``session_id``, ``position``, ``arm``
+  and ``next`` (below); ``reward`` and ``done`` are OpenEnv's own fields;
 * the reward is the gymnasium environment's: None after reset, 0.0 on a step that does not end the episode, and
   the episode's reward on the step that ends it (``env/reward.py``), ``masked_reward`` (default 0.0) when it is
   masked, with ``masked`` True and ``info["mask_reason"]``;
@@ -18,6 +19,19 @@ state on the library's base types, the environment on its ``Environment`` interf
   trial k of its seeds (counted across the server's sessions);
 * ``state``: ``episode_id``, ``step_count``, ``scenario_id``, ``trial``, ``split``, ``done``, ``n_questions``,
   ``reward``, ``masked``.
+
+**Sessions** (``make_app(scenarios, ..., sessions=FILE, arm=ARM)``, ``prefdisco env serve BENCH --sessions FILE
+--arm ARM``): an episode is a session of the session file (``prefdisco sessions``) on the benchmark, K problems with
+one person, every problem an ``Episode`` of the one engine in the arm chosen for the server (``cold``,
+``carry_transcript``, ``carry_notes``: ``env/session.SessionEpisode``, what ``PrefDiscoSession-v0`` plays).
+``reset(session_id=...)`` names one (``scenario_id`` is refused); the step that ends a problem gets that problem's
+reward (``masked_reward`` when masked) and every other step 0.0, as the gymnasium session environment gives them.
+Each problem opens a new chat: that step's ``messages`` are the next problem's opening (its system prompt and
+problem) — or, in ``carry_notes``, the notes prompt alone, whose reply is the notes (``kind`` ``notes``) — and
+``next`` says which (``opening`` after reset, then ``reply``, ``opening``, ``notes``; None at the end);
+``scenario_id``, ``session_id``, ``position`` (1-based) and ``arm`` say where the step was played. ``state`` adds
+``session_id``, ``position``, ``arm`` and ``rewards`` (one per finished problem, as given); its ``reward`` is their
+sum once the session is over.
 
 Every session (one WebSocket connection of an ``EnvClient``) gets its own environment, all sharing one roster
 (``env/roster.py``: the scenarios, the split, the two fixed roles, the episode options) and the server's event
@@ -39,14 +53,13 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field
 
-from prefdisco.env.episode import Episode
 from prefdisco.env.gym import finite_reward
-from prefdisco.env.hubs import hub_roster, jsonable
+from prefdisco.env.hubs import hub_roster, hub_unit, jsonable
 from prefdisco.env.roster import Roster
 from prefdisco.env.runner import LoopRunner
-from prefdisco.env.sources import ScenarioSource
+from prefdisco.env.sources import ScenarioSource, SessionSource
+from prefdisco.env.units import Sessions
 from prefdisco.errors import UserError
-from prefdisco.schema import Scenario
 
 ENV_NAME = "prefdisco"
 DEFAULT_MAX_SESSIONS = 64
@@ -67,8 +80,12 @@ class PrefDiscoObservation(Observation):
     scenario_id: str = Field(default="", description="the episode's scenario")
     trial: int = Field(default=0, description="the episode's trial of its scenario (1-based)")
     kind: str | None = Field(default=None, description="the step's kind: question, answer, pushback, reply")
-    masked: bool = Field(default=False, description="the finished episode was masked (no reward measured)")
+    masked: bool = Field(default=False, description="the finished problem was masked (no reward measured)")
     info: dict[str, Any] = Field(default_factory=dict, description="the step's info (as gymnasium's)")
+    session_id: str | None = Field(default=None, description="sessions: the episode's session")
+    position: int | None = Field(default=None, description="sessions: the problem's position (1-based)")
+    arm: str | None = Field(default=None, description="sessions: what is carried (cold, carry_transcript, carry_notes)")
+    next: str | None = Field(default=None, description="sessions: what text is: reply, opening, notes; None: over")
 
 
 class PrefDiscoState(State):
@@ -81,49 +98,84 @@ class PrefDiscoState(State):
     n_questions: int = 0
     reward: float | None = None
     masked: bool = False
+    session_id: str | None = None
+    position: int | None = None
+    arm: str | None = None
+    rewards: list[float] = Field(default_factory=list)
+
+
+def _chat(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
+    return [{"role": m["role"], "content": m["content"]} for m in messages]
 
 
 class PrefDiscoOpenEnv(Environment):
-    """One session's environment over the shared ``roster`` (see the module docstring)."""
+    """One session's environment over the shared ``roster`` of scenarios or sessions (module docstring)."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, roster: Roster[Scenario, Episode], masked_reward: float = 0.0) -> None:
+    def __init__(self, roster: Roster[Any, Any], masked_reward: float = 0.0) -> None:
         super().__init__()
         self.roster = roster
+        self.unit = roster.unit
+        self.sessions = isinstance(self.unit, Sessions)
         self.masked_reward = finite_reward(masked_reward)
         self._rng = np.random.default_rng()
-        self._episode: Episode | None = None
+        self._episode: Any = None
         self._state = PrefDiscoState()
         self._runner: LoopRunner | None = None
 
     # -- the async API (what the server calls) ---------------------------------------------------------------
 
     async def reset_async(
-        self, seed: int | None = None, episode_id: str | None = None, scenario_id: str | None = None, **kwargs: Any
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        scenario_id: str | None = None,
+        session_id: str | None = None,
+        **kwargs: Any,
     ) -> PrefDiscoObservation:
+        key = self.unit.key
         if kwargs:
-            raise UserError(f"reset: unknown {', '.join(sorted(kwargs))}; expected seed, episode_id, scenario_id")
+            raise UserError(f"reset: unknown {', '.join(sorted(kwargs))}; expected seed, episode_id, {key}")
+        other, wanted = (scenario_id, session_id) if self.sessions else (session_id, scenario_id)
+        if other is not None:
+            plays = f"{self.unit.noun}s" + (f" in the arm {self.unit.arm}" if isinstance(self.unit, Sessions) else "")
+            raise UserError(f"reset: this server plays {plays}; name one with {key}")
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        scenario = self._choose(scenario_id)
-        episode = self.roster.episode(scenario)  # refused when it is on the other side of the split
+        item = self._choose(wanted)
+        episode = self.roster.episode(item)  # refused when it is on the other side of the split
         messages = await episode.areset()
-        trial = self.roster.started(scenario)
+        trial = self.roster.started(item)
         self._episode = episode
+        info = jsonable({**self.unit.reset_info(episode), "trial": trial})
+        scenario = self._scenario_id()
         self._state = PrefDiscoState(
-            episode_id=episode_id or str(uuid.uuid4()), step_count=0, scenario_id=scenario.id, trial=trial,
-            split=episode.side,
+            episode_id=episode_id or str(uuid.uuid4()), step_count=0, scenario_id=scenario, trial=trial,
+            split=info.get("split"), **self._where(),
         )  # fmt: skip
         return PrefDiscoObservation(
             text="\n\n".join(m["content"] for m in messages),
-            messages=[{"role": m["role"], "content": m["content"]} for m in messages],
-            scenario_id=scenario.id,
+            messages=_chat(messages),
+            scenario_id=scenario,
             trial=trial,
-            info={"scenario_id": scenario.id, "split": episode.side, "trial": trial},
+            info=info,
             done=False,
             reward=None,
+            **({**self._where(), "next": "opening"} if self.sessions else {}),
         )
+
+    def _scenario_id(self) -> str:
+        """The scenario being played (a session's: its current position's)."""
+        episode = self._episode.episode if self.sessions else self._episode
+        return str(episode.scenario.id)
+
+    def _where(self) -> dict[str, Any]:
+        """A session's id, position and arm (nothing for a scenario)."""
+        if not self.sessions:
+            return {}
+        episode = self._episode
+        return {"session_id": episode.session.session_id, "position": episode.position, "arm": episode.arm}
 
     async def step_async(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> PrefDiscoObservation:
         episode = self._episode
@@ -132,40 +184,54 @@ class PrefDiscoOpenEnv(Environment):
         if episode.done:
             raise UserError("step: the episode is over; reset to start another")
         text = action.text if isinstance(action, PrefDiscoAction) else PrefDiscoAction.model_validate(action).text
+        scenario = self._scenario_id()  # where the turn was played (a session moves on to its next problem)
         result = await episode.astep(text)
         info = jsonable(result.info)
         reward = 0.0
         masked = False
-        if result.done:
+        if self.unit.ends_problem(result):  # a scenario's last step; a session's step that ends a problem
             masked = result.reward is None
             reward = self.masked_reward if result.reward is None else float(result.reward)
         state = self._state
         state.step_count += 1
         state.done = result.done
-        state.n_questions = int(info.get("n_questions") or 0)
+        if info.get("n_questions") is not None:
+            state.n_questions = int(info["n_questions"])
+        if self.unit.ends_problem(result):
+            state.rewards.append(reward)
+            state.masked = state.masked or masked
         if result.done:
-            state.reward, state.masked = reward, masked
+            state.reward = sum(state.rewards)
+        if self.sessions:
+            state.position = episode.position
         observation = result.observation or ""
+        if result.done:
+            messages: list[dict[str, str]] = []
+        elif "messages" in info:  # a session's next problem, or its notes prompt: a new chat
+            messages = _chat(info["messages"])
+        else:
+            messages = [{"role": "user", "content": observation}]
         return PrefDiscoObservation(
             text=observation,
-            messages=[] if result.done else [{"role": "user", "content": observation}],
-            scenario_id=state.scenario_id or "",
+            messages=messages,
+            scenario_id=scenario,
             trial=state.trial,
             kind=info.get("kind"),
             masked=masked,
             info=info,
             done=result.done,
             reward=reward,
+            **({**self._where(), "position": info.get("position"), "next": info.get("next")} if self.sessions else {}),
         )
 
-    def _choose(self, scenario_id: str | None) -> Scenario:
-        if scenario_id is None:
+    def _choose(self, item_id: str | None) -> Any:
+        if item_id is None:
             pool = self.roster.pool
             return pool[int(self._rng.integers(len(pool)))]
-        scenario = self.roster.find(scenario_id)
-        if scenario is None:
-            raise UserError(f"reset scenario_id: no scenario {scenario_id!r} in this environment")
-        return scenario
+        item = self.roster.find(item_id)
+        if item is None:
+            raise UserError(f"reset {self.unit.key}: no {self.unit.noun} {item_id!r} in this environment")
+        return item
 
     # -- the sync API (OpenEnv's abstract methods; a private event loop) ------------------------------------
 
@@ -175,9 +241,16 @@ class PrefDiscoOpenEnv(Environment):
         return self._runner.run(coroutine)
 
     def reset(
-        self, seed: int | None = None, episode_id: str | None = None, scenario_id: str | None = None, **kwargs: Any
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        scenario_id: str | None = None,
+        session_id: str | None = None,
+        **kwargs: Any,
     ) -> PrefDiscoObservation:
-        return self._run(self.reset_async(seed=seed, episode_id=episode_id, scenario_id=scenario_id, **kwargs))
+        return self._run(
+            self.reset_async(seed=seed, episode_id=episode_id, scenario_id=scenario_id, session_id=session_id, **kwargs)
+        )
 
     def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> PrefDiscoObservation:
         return self._run(self.step_async(action, timeout_s=timeout_s, **kwargs))
@@ -210,6 +283,8 @@ def make_app(
     user_model: Any = None,
     judge_model: Any = None,
     *,
+    sessions: SessionSource | None = None,
+    arm: str | None = None,
     train_fraction: float | None = None,
     split_seed: int = 0,
     split: str | None = None,
@@ -219,13 +294,14 @@ def make_app(
 ) -> FastAPI:
     """The OpenEnv server's app (reset / step / state over HTTP and the WebSocket ``/ws``, ``/schema``,
     ``/health``): every session a ``PrefDiscoOpenEnv`` over one roster. The options are the gymnasium
-    environment's (``PrefDisco-v0``); bad options fail here, before anything is served."""
+    environment's (``PrefDisco-v0``; with ``sessions`` and ``arm``, ``PrefDiscoSession-v0``'s: an episode is a
+    session); bad options fail here, before anything is served."""
     masked = finite_reward(masked_reward)
     if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
         raise UserError(f"max_sessions: expected a number of sessions, 1 or more, got {max_sessions!r}")
     roster = hub_roster(
-        "OpenEnv", scenarios, user_model, judge_model, episode_options, train_fraction=train_fraction,
-        split_seed=split_seed, split=split,
+        "OpenEnv", hub_unit(scenarios, sessions, arm), user_model, judge_model, episode_options,
+        train_fraction=train_fraction, split_seed=split_seed, split=split,
     )  # fmt: skip
 
     def factory() -> PrefDiscoOpenEnv:

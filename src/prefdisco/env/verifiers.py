@@ -40,7 +40,7 @@ from datasets import Dataset
 
 from prefdisco.env.episode import Episode
 from prefdisco.env.gym import finite_reward
-from prefdisco.env.hubs import hub_roster, jsonable
+from prefdisco.env.hubs import hub_roster, hub_unit, jsonable
 from prefdisco.env.sources import ScenarioSource
 from prefdisco.errors import UserError
 from prefdisco.schema import Scenario
@@ -125,9 +125,16 @@ class PrefDiscoVerifiersEnv(vf.MultiTurnEnv):
         max_turns: int = -1,
         **episode_options: Any,
     ) -> None:
+        for option in ("sessions", "arm"):
+            if option in episode_options:
+                raise UserError(
+                    f"{option}: a verifiers rollout is one chat and each problem of a session opens a new one, so "
+                    "this environment plays one scenario a rollout; play sessions on OpenEnv (prefdisco env serve "
+                    "--sessions FILE --arm ARM) or gymnasium (PrefDiscoSession-v0)"
+                )
         self._roster = hub_roster(
-            "verifiers", scenarios, user_model, judge_model, episode_options, train_fraction=train_fraction,
-            split_seed=split_seed, split=split,
+            "verifiers", hub_unit(scenarios), user_model, judge_model, episode_options,
+            train_fraction=train_fraction, split_seed=split_seed, split=split,
         )  # fmt: skip
         roster = self._roster
         sides: dict[str | None, list[Scenario]] = {}
