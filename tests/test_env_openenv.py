@@ -133,8 +133,8 @@ def test_a_seed_draws_the_same_scenarios_and_a_masked_episode_gets_masked_reward
 def test_bad_options_fail_before_anything_is_served():
     user, grader = roles()
     base = {"scenarios": [make_scenario()], "user_model": user.model, "judge_model": grader.model}
-    with pytest.raises(UserError, match=r"^protocol: OpenEnv hands each assistant turn over as text"):
-        make_app(**base, protocol="tools")
+    with pytest.raises(UserError, match=r"^protocol: expected one of text, tools, got 'xml'"):
+        make_app(**base, protocol="xml")
     with pytest.raises(UserError, match=r"^max_sessions: expected a number of sessions"):
         make_app(**base, max_sessions=0)
     with pytest.raises(UserError, match=r"^split: 'train' needs train_fraction"):
@@ -286,6 +286,62 @@ def test_prefdisco_env_serve_refuses_a_busy_port_in_one_line(tmp_path):
         done.stderr.strip()
         == f"error: --port {port}: 127.0.0.1:{port} is in use (another server?); give another --port"
     )
+
+
+def test_the_tool_protocol_carries_ask_user_calls_and_returns_tool_results():
+    """protocol tools: the reset offers ask_user (OpenAI function format, tool choice auto); a turn with two calls
+    asks the first (its result is the person's reply) and gets a one-question-at-a-time result for the second, both
+    tool messages with their call ids; after the budget (2) the tool is withdrawn (tool choice none); the reward is
+    the Episode's for the same turns."""
+    from inspect_ai.model import ChatMessageAssistant
+    from inspect_ai.tool import ToolCall
+
+    scenario = make_scenario("s1")
+
+    def ask(*calls: tuple[str, str]) -> PrefDiscoAction:
+        return PrefDiscoAction(
+            tool_calls=[{"id": i, "name": "ask_user", "arguments": {"question": q}} for i, q in calls]
+        )
+
+    actions = [
+        ask(("c1", "How detailed should I be?"), ("c2", "And analogies?")),
+        ask(("c3", "Do you like analogies?")),
+        PrefDiscoAction(text="The answer is B: 3 trips."),
+    ]
+    user, grader = roles()
+    app = make_app([scenario], user.model, grader.model, reward=WEIGHTS, protocol="tools", max_questions=2)
+    with running(app) as url, PrefDiscoEnvClient(base_url=url) as client:
+        first = client.reset(scenario_id=scenario.id)
+        steps = [client.step(action) for action in actions]
+
+    offered = first.observation
+    assert offered.tool_choice == "auto" and [t["function"]["name"] for t in offered.tools] == ["ask_user"]
+    assert offered.tools[0]["type"] == "function"
+    assert offered.tools[0]["function"]["parameters"]["required"] == ["question"]
+    assert "ask_user" in offered.messages[0]["content"]  # the tool protocol's system prompt
+    one, two, end = (s.observation for s in steps)
+    assert [m["role"] for m in one.messages] == ["tool", "tool"]
+    assert [m["tool_call_id"] for m in one.messages] == ["c1", "c2"]
+    assert one.messages[0]["content"].startswith("Very detailed, please.")
+    assert one.messages[1]["content"].startswith("One question at a time: only your first ask_user call")
+    assert one.text == "\n\n".join(m["content"] for m in one.messages)  # the text is the messages, joined
+    assert one.kind == "question" and one.info["unmarked"] is True and one.info["n_questions"] == 1
+    assert [(m["role"], m["tool_call_id"]) for m in two.messages] == [("tool", "c3")]
+    assert two.messages[0]["content"].startswith("Yes, machine ones.") and two.tool_choice == "none"
+    assert end.kind == "answer" and end.tools == [] and end.tool_choice is None and steps[-1].done
+
+    turns = tuple(
+        ChatMessageAssistant(
+            content=a.text, tool_calls=[ToolCall(id=c.id, function=c.name, arguments=c.arguments) for c in a.tool_calls]
+        )
+        if a.tool_calls
+        else a.text
+        for a in actions
+    )
+    result, _, grader2 = episode_result(scenario, turns, protocol="tools", max_questions=2)  # type: ignore[arg-type]
+    assert steps[-1].reward == pytest.approx(result.reward)
+    assert end.info["score"] == json.loads(json.dumps(result.info["score"], default=str))
+    assert [c.text for c in grader.calls] == [c.text for c in grader2.calls]
 
 
 def test_prefdisco_env_serve_refuses_an_arm_without_sessions_in_one_line():

@@ -58,6 +58,9 @@ def serve_command(
     port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
     max_questions: Annotated[int, typer.Option(help="the question budget (0..5)")] = 5,
     user_type: Annotated[str, typer.Option(help="the simulated user (prefdisco eval --user-type)")] = "passive",
+    protocol: Annotated[
+        str, typer.Option(help="how the policy asks: text (QUESTION: / ANSWER:) or tools (an ask_user call)")
+    ] = "text",
     judge: Annotated[str, typer.Option(help="per_criterion or structured")] = "per_criterion",
     preset: Annotated[str, typer.Option(help="the prompt preset (default, paper)")] = "default",
     pushback: Annotated[int, typer.Option(help="turns of pushback after the final answer")] = 0,
@@ -99,6 +102,7 @@ def serve_command(
         max_sessions=max_sessions,
         max_questions=max_questions,
         user_type=user_type,
+        protocol=protocol,
         judge=judge,
         preset=preset,
         pushback=pushback,

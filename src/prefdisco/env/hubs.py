@@ -54,12 +54,14 @@ def hub_roster(
     split_seed: int,
     split: str | None,
     runner: LoopRunner | None = None,
+    protocols: tuple[str, ...] = ("text",),
 ) -> Roster[Any, Any]:
     """The roster of a hub's environment: ``unit``'s items (``hub_unit``), the split by problem and its side, the
     two fixed roles and the episode options (every ``Episode`` keyword but ``trial``, ``training``, ``runner``).
-    The hubs hand the episode text, so only the text protocol is played (refused in one line otherwise)."""
+    ``protocols``: the ask protocols the hub's turns can carry (verifiers hands text only, refused in one line
+    otherwise; OpenEnv's action also carries tool calls)."""
     protocol = options.get("protocol", "text")
-    if protocol != "text":
+    if protocols == ("text",) and protocol != "text":  # the episode itself refuses an unknown protocol
         raise UserError(
             f"protocol: {hub} hands each assistant turn over as text (QUESTION: / ANSWER:), so only protocol "
             f"'text' is played here, got {protocol!r}"

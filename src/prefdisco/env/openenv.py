@@ -2,15 +2,21 @@
 state on the library's base types, the environment on its ``Environment`` interface, the server its
 ``create_fastapi_app`` builds (``prefdisco env serve``), and a client on its ``EnvClient``.
 
-* ``PrefDiscoAction(text=...)``: one assistant turn, as text (``QUESTION: ...`` / ``ANSWER: ...``; the text
-  protocol, read by ``Episode.astep``: visible text, protocol markers, the budget);
+* ``PrefDiscoAction(text=..., tool_calls=[...])``: one assistant turn, as text (``QUESTION: ...`` / ``ANSWER:
+  ...``; the text protocol, read by ``Episode.astep``: visible text, protocol markers, the budget) or, under
+  ``protocol="tools"``, with its tool calls (``PrefDiscoToolCall``: ``id``, ``name`` ``ask_user``, ``arguments``
+  ``{"question": ...}``; read by the tool protocol's codec, ``dialogue/tool_protocol.py``: a turn without a call is
+  the answer, a second call in one turn a violation);
 * ``PrefDiscoObservation``: ``text`` (after reset the opening as one text — the system prompt, a blank line, the
   problem —, then the simulated user's reply with the budget's note, or the person's challenge under pushback,
   and ``""`` once the episode is over), ``messages`` (the chat messages the text is made of: after reset the
-  opening's system and user messages, then the one user message), ``scenario_id``, ``trial``, ``kind`` (the step's
-  kind: ``question``, ``answer``, ``pushback``, ``reply``; None after reset), ``masked`` and ``info`` (the step's
-  ``info`` as the gymnasium environment gives it, as JSON), and for sessions ``session_id``, ``position``, ``arm``
-  and ``next`` (below); ``reward`` and ``done`` are OpenEnv's own fields;
+  opening's system and user messages, then what the engine added after the turn — the user message, or under
+  ``tools`` a tool result per call, each with its ``tool_call_id``), ``scenario_id``, ``trial``, ``kind`` (the
+  step's kind: ``question``, ``answer``, ``pushback``, ``reply``; None after reset), ``masked`` and ``info`` (the
+  step's ``info`` as the gymnasium environment gives it, as JSON), under ``tools`` the ``tools`` the next turn may
+  call (OpenAI function definitions: ``ask_user``) and the ``tool_choice`` (``auto``; ``none`` once the budget is
+  spent, so the next turn is the answer), and for sessions ``session_id``, ``position``, ``arm`` and ``next``
+  (below); ``reward`` and ``done`` are OpenEnv's own fields;
 * the reward is the gymnasium environment's: None after reset, 0.0 on a step that does not end the episode, and
   the episode's reward on the step that ends it (``env/reward.py``), ``masked_reward`` (default 0.0) when it is
   masked, with ``masked`` True and ``info["mask_reason"]``;
@@ -46,13 +52,16 @@ from typing import Any
 
 import numpy as np
 from fastapi import FastAPI
+from inspect_ai.model import ChatMessageAssistant
+from inspect_ai.tool import ToolCall, ToolDef
 from openenv.core import EnvClient
 from openenv.core.client_types import StepResult as OpenEnvStepResult
 from openenv.core.env_server.http_server import create_fastapi_app
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
-from pydantic import Field
+from pydantic import BaseModel, Field
 
+from prefdisco.dialogue.engine import Turn
 from prefdisco.env.gym import finite_reward
 from prefdisco.env.hubs import hub_roster, hub_unit, jsonable
 from prefdisco.env.roster import Roster
@@ -66,10 +75,30 @@ DEFAULT_MAX_SESSIONS = 64
 """Concurrent WebSocket sessions a server accepts by default (``prefdisco env serve --max-sessions``)."""
 
 
-class PrefDiscoAction(Action):
-    """One assistant turn."""
+class PrefDiscoToolCall(BaseModel):
+    """One tool call of an assistant turn (protocol ``tools``: ``ask_user`` with ``{"question": ...}``)."""
 
-    text: str = Field(..., description="the assistant's turn: 'QUESTION: ...' or 'ANSWER: ...' (the text protocol)")
+    id: str = Field(..., description="the call's id (the tool result's tool_call_id)")
+    name: str = Field(..., description="the tool called: ask_user")
+    arguments: dict[str, Any] = Field(default_factory=dict, description='its arguments: {"question": "..."}')
+
+
+class PrefDiscoAction(Action):
+    """One assistant turn: its text and, under protocol ``tools``, its tool calls."""
+
+    text: str = Field(
+        default="", description="the turn's text: 'QUESTION: ...' or 'ANSWER: ...' (protocol text), the answer (tools)"
+    )
+    tool_calls: list[PrefDiscoToolCall] = Field(
+        default_factory=list, description="protocol tools: the turn's calls (ask_user asks a question)"
+    )
+
+    def turn(self) -> Turn:
+        """The turn as the engine reads it: the text, or an assistant message with the calls."""
+        if not self.tool_calls:
+            return self.text
+        calls = [ToolCall(id=c.id, function=c.name, arguments=c.arguments) for c in self.tool_calls]
+        return ChatMessageAssistant(content=self.text, tool_calls=calls)
 
 
 class PrefDiscoObservation(Observation):
@@ -85,6 +114,10 @@ class PrefDiscoObservation(Observation):
     session_id: str | None = Field(default=None, description="sessions: the episode's session")
     position: int | None = Field(default=None, description="sessions: the problem's position (1-based)")
     arm: str | None = Field(default=None, description="sessions: what is carried (cold, carry_transcript, carry_notes)")
+    tools: list[dict[str, Any]] = Field(
+        default_factory=list, description="protocol tools: the tools the next turn may call (OpenAI function format)"
+    )
+    tool_choice: str | None = Field(default=None, description="protocol tools: auto, or none once the budget is spent")
     next: str | None = Field(default=None, description="sessions: what text is: reply, opening, notes; None: over")
 
 
@@ -105,7 +138,26 @@ class PrefDiscoState(State):
 
 
 def _chat(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
-    return [{"role": m["role"], "content": m["content"]} for m in messages]
+    """Chat messages as plain dicts: role and text, and a tool result's ``tool_call_id``."""
+    keep = ("role", "content", "tool_call_id")
+    return [{k: str(m[k]) for k in keep if m.get(k) is not None} for m in messages]
+
+
+def _after_last_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the engine added after the assistant's last turn: the user's reply (a tool result under protocol
+    ``tools``, with a result for every further call), the person's challenge, the ask-again instruction."""
+    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
+    return messages[last + 1 :]
+
+
+def tool_json(tool: Any) -> dict[str, Any]:
+    """An inspect tool as an OpenAI function definition (what a policy's chat call takes as ``tools``)."""
+    definition = ToolDef(tool)
+    parameters = definition.parameters.model_dump(exclude_none=True)
+    return {
+        "type": "function",
+        "function": {"name": definition.name, "description": definition.description, "parameters": parameters},
+    }
 
 
 class PrefDiscoOpenEnv(Environment):
@@ -162,8 +214,21 @@ class PrefDiscoOpenEnv(Environment):
             info=info,
             done=False,
             reward=None,
+            **self._offered(),
             **({**self._where(), "next": "opening"} if self.sessions else {}),
         )
+
+    def _offered(self) -> dict[str, Any]:
+        """Protocol ``tools``: the tools the next turn may call and the tool choice (``none`` once the budget is
+        spent: the next turn is the answer), as the engine sends them to a model under ``prefdisco eval``."""
+        if self.roster.options.get("protocol", "text") != "tools" or self._episode.done:
+            return {}
+        episode = self._episode.episode if self.sessions else self._episode
+        if episode.done:  # a session between problems: the notes turn is text
+            return {}
+        hints = episode.dialogue.hints()
+        choice = hints.tool_choice if isinstance(hints.tool_choice, str) else None
+        return {"tools": [tool_json(t) for t in hints.tools], "tool_choice": choice}
 
     def _scenario_id(self) -> str:
         """The scenario being played (a session's: its current position's)."""
@@ -183,9 +248,9 @@ class PrefDiscoOpenEnv(Environment):
             raise UserError("step: no episode in this session; reset first (a dialogue needs the WebSocket session)")
         if episode.done:
             raise UserError("step: the episode is over; reset to start another")
-        text = action.text if isinstance(action, PrefDiscoAction) else PrefDiscoAction.model_validate(action).text
+        turn = (action if isinstance(action, PrefDiscoAction) else PrefDiscoAction.model_validate(action)).turn()
         scenario = self._scenario_id()  # where the turn was played (a session moves on to its next problem)
-        result = await episode.astep(text)
+        result = await episode.astep(turn)
         info = jsonable(result.info)
         reward = 0.0
         masked = False
@@ -210,7 +275,7 @@ class PrefDiscoOpenEnv(Environment):
         elif "messages" in info:  # a session's next problem, or its notes prompt: a new chat
             messages = _chat(info["messages"])
         else:
-            messages = [{"role": "user", "content": observation}]
+            messages = _chat(_after_last_turn(episode.messages))
         return PrefDiscoObservation(
             text=observation,
             messages=messages,
@@ -221,6 +286,7 @@ class PrefDiscoOpenEnv(Environment):
             info=info,
             done=result.done,
             reward=reward,
+            **self._offered(),
             **({**self._where(), "position": info.get("position"), "next": info.get("next")} if self.sessions else {}),
         )
 
@@ -301,7 +367,7 @@ def make_app(
         raise UserError(f"max_sessions: expected a number of sessions, 1 or more, got {max_sessions!r}")
     roster = hub_roster(
         "OpenEnv", hub_unit(scenarios, sessions, arm), user_model, judge_model, episode_options,
-        train_fraction=train_fraction, split_seed=split_seed, split=split,
+        train_fraction=train_fraction, split_seed=split_seed, split=split, protocols=("text", "tools"),
     )  # fmt: skip
 
     def factory() -> PrefDiscoOpenEnv:
@@ -323,7 +389,10 @@ class PrefDiscoEnvClient(EnvClient):
     env.reset(scenario_id=...)``, ``env.step(PrefDiscoAction(text=...))``, ``env.state()``."""
 
     def _step_payload(self, action: PrefDiscoAction) -> dict[str, Any]:
-        return {"text": action.text}
+        payload: dict[str, Any] = {"text": action.text}
+        if action.tool_calls:
+            payload["tool_calls"] = [call.model_dump() for call in action.tool_calls]
+        return payload
 
     def _parse_result(self, payload: dict[str, Any]) -> OpenEnvStepResult[PrefDiscoObservation]:
         observation = PrefDiscoObservation(
