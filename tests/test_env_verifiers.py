@@ -29,7 +29,7 @@ class ScriptedOpenAI:
 
     base_url = "http://scripted.invalid/v1"
 
-    def __init__(self, turns: tuple[str, ...]) -> None:
+    def __init__(self, turns: tuple[str | dict[str, Any], ...]) -> None:
         self.turns = turns
         self.requests: list[dict[str, Any]] = []
 
@@ -37,6 +37,8 @@ class ScriptedOpenAI:
         assert path == "/chat/completions"
         self.requests.append(body)
         done = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        turn = self.turns[min(done, len(self.turns) - 1)]
+        message = {"role": "assistant", "content": turn} if isinstance(turn, str) else {"role": "assistant", **turn}
         completion = {
             "id": f"scripted-{len(self.requests)}",
             "object": "chat.completion",
@@ -45,8 +47,8 @@ class ScriptedOpenAI:
             "choices": [
                 {
                     "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": self.turns[min(done, len(self.turns) - 1)]},
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    "message": message,
                 }
             ],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
@@ -58,7 +60,7 @@ class ScriptedOpenAI:
 
 
 def evaluate(
-    env: Any, turns: tuple[str, ...], rollouts: int = 1, **kwargs: Any
+    env: Any, turns: tuple[str | dict[str, Any], ...], rollouts: int = 1, **kwargs: Any
 ) -> tuple[dict[str, Any], ScriptedOpenAI]:
     policy = ScriptedOpenAI(turns)
     client = OpenAIChatCompletionsClient(policy)
@@ -109,6 +111,67 @@ def test_load_environment_runs_an_episode_through_verifiers_evaluate_with_the_ep
     assert [c.text for c in grader.calls] == [c.text for c in grader2.calls]
 
 
+def asks(*calls: tuple[str, str]) -> dict[str, Any]:
+    """An assistant message of ``ask_user`` calls, as a chat completion carries them."""
+    return {
+        "content": None,
+        "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": "ask_user", "arguments": json.dumps({"question": q})}}
+            for i, q in calls
+        ],
+    }
+
+
+def test_the_tool_protocol_asks_through_ask_user_and_withdraws_it_after_the_budget():
+    """protocol tools through verifiers' own evaluate: the policy is offered ask_user, its first turn calls it twice
+    (the first asked, the second answered one-question-at-a-time), its second once; the budget (2) is then spent, so
+    the last request offers no tool, and the answer ends the rollout with the Episode's reward for the same turns."""
+    from inspect_ai.model import ChatMessageAssistant
+    from inspect_ai.tool import ToolCall
+
+    scenario = make_scenario()
+    user, grader = roles()
+    env = load_environment(
+        scenarios=[scenario], user_model=user.model, judge_model=grader.model, reward=WEIGHTS, protocol="tools",
+        max_questions=2,
+    )  # fmt: skip
+    turns = (
+        asks(("c1", "How detailed should I be?"), ("c2", "And analogies?")),
+        asks(("c3", "Do you like analogies?")),
+        "The answer is B: 3 trips.",
+    )
+    results, policy = evaluate(env, turns)
+    [output] = results["outputs"]
+    assert output["error"] is None and output["stop_condition"] == "has_final_env_response"
+    offered = [[t["function"]["name"] for t in r.get("tools") or []] for r in policy.requests]
+    assert offered == [["ask_user"], ["ask_user"], []]  # withdrawn once the budget is spent
+    assert "ask_user" in policy.requests[0]["messages"][0]["content"]  # the tool protocol's system prompt
+    last = policy.requests[-1]["messages"]
+    assert [m["role"] for m in last[2:]] == ["assistant", "tool", "tool", "assistant", "tool"]
+    assert [m["tool_call_id"] for m in last if m["role"] == "tool"] == ["c1", "c2", "c3"]
+    assert last[3]["content"].startswith("Very detailed, please.")
+    assert last[4]["content"].startswith("One question at a time: only your first ask_user call")
+    assert last[6]["content"].startswith("Yes, machine ones.")
+    record = output["prefdisco"]
+    assert [s["kind"] for s in record["steps"]] == ["question", "question", "answer"]
+    assert record["steps"][0]["unmarked"] is True and record["n_questions"] == 2
+
+    def as_turn(turn: str | dict[str, Any]) -> Any:  # the same turn as PrefDisco's engine takes it
+        if isinstance(turn, str):
+            return turn
+        calls = [
+            ToolCall(id=c["id"], function=c["function"]["name"], arguments=json.loads(c["function"]["arguments"]))
+            for c in turn["tool_calls"]
+        ]
+        return ChatMessageAssistant(content="", tool_calls=calls)
+
+    as_turns = tuple(as_turn(t) for t in turns)
+    result, _, grader2 = episode_result(scenario, as_turns, protocol="tools", max_questions=2)  # type: ignore[arg-type]
+    assert output["reward"] == pytest.approx(result.reward)
+    assert record["score"] == json.loads(json.dumps(result.info["score"], default=str))
+    assert [c.text for c in grader.calls] == [c.text for c in grader2.calls]
+
+
 def test_the_budget_ends_the_rollout_and_a_masked_episode_gets_masked_reward():
     user, grader = Scripted(constant("Short.")), Scripted(constant("not json"))  # every judgement invalid
     env = load_environment(
@@ -149,8 +212,8 @@ def test_a_split_gives_verifiers_a_train_and_an_eval_dataset():
 def test_options_are_refused_in_one_line():
     user, grader = roles()
     base = {"scenarios": [make_scenario()], "user_model": user.model, "judge_model": grader.model}
-    with pytest.raises(UserError, match=r"^protocol: verifiers hands each assistant turn over as text"):
-        load_environment(**base, protocol="tools")
+    with pytest.raises(UserError, match=r"^protocol: expected one of text, tools, got 'xml'"):
+        load_environment(**base, protocol="xml")
     with pytest.raises(UserError, match=r"^trial: set by the environment"):
         load_environment(**base, trial=2)
     with pytest.raises(UserError, match=r"^masked_reward: expected a finite number"):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from inspect_ai.tool import ToolDef
+
 from prefdisco.benchio import packaged_demo_scenarios
 from prefdisco.env.roster import Roster
 from prefdisco.env.runner import LoopRunner
@@ -75,3 +77,21 @@ def hub_roster(
 def jsonable(value: Any) -> Any:
     """``value`` as plain JSON data (what a hub serializes: a step's ``info``); anything else becomes its text."""
     return json.loads(json.dumps(value, default=str))
+
+
+def added_after_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the engine added after the assistant's last turn (``Episode.messages``): the user's reply (under
+    protocol ``tools`` a tool result, and one for every further call), the person's challenge, the ask-again
+    instruction."""
+    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
+    return messages[last + 1 :]
+
+
+def tool_json(tool: Any) -> dict[str, Any]:
+    """An inspect tool as an OpenAI function definition (what a policy's chat call takes as ``tools``)."""
+    definition = ToolDef(tool)
+    parameters = definition.parameters.model_dump(exclude_none=True)
+    return {
+        "type": "function",
+        "function": {"name": definition.name, "description": definition.description, "parameters": parameters},
+    }

@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 from fastapi import FastAPI
 from inspect_ai.model import ChatMessageAssistant
-from inspect_ai.tool import ToolCall, ToolDef
+from inspect_ai.tool import ToolCall
 from openenv.core import EnvClient
 from openenv.core.client_types import StepResult as OpenEnvStepResult
 from openenv.core.env_server.http_server import create_fastapi_app
@@ -63,7 +63,7 @@ from pydantic import BaseModel, Field
 
 from prefdisco.dialogue.engine import Turn
 from prefdisco.env.gym import finite_reward
-from prefdisco.env.hubs import hub_roster, hub_unit, jsonable
+from prefdisco.env.hubs import added_after_turn, hub_roster, hub_unit, jsonable, tool_json
 from prefdisco.env.roster import Roster
 from prefdisco.env.runner import LoopRunner
 from prefdisco.env.sources import ScenarioSource, SessionSource
@@ -141,23 +141,6 @@ def _chat(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Chat messages as plain dicts: role and text, and a tool result's ``tool_call_id``."""
     keep = ("role", "content", "tool_call_id")
     return [{k: str(m[k]) for k in keep if m.get(k) is not None} for m in messages]
-
-
-def _after_last_turn(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What the engine added after the assistant's last turn: the user's reply (a tool result under protocol
-    ``tools``, with a result for every further call), the person's challenge, the ask-again instruction."""
-    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
-    return messages[last + 1 :]
-
-
-def tool_json(tool: Any) -> dict[str, Any]:
-    """An inspect tool as an OpenAI function definition (what a policy's chat call takes as ``tools``)."""
-    definition = ToolDef(tool)
-    parameters = definition.parameters.model_dump(exclude_none=True)
-    return {
-        "type": "function",
-        "function": {"name": definition.name, "description": definition.description, "parameters": parameters},
-    }
 
 
 class PrefDiscoOpenEnv(Environment):
@@ -275,7 +258,7 @@ class PrefDiscoOpenEnv(Environment):
         elif "messages" in info:  # a session's next problem, or its notes prompt: a new chat
             messages = _chat(info["messages"])
         else:
-            messages = _chat(_after_last_turn(episode.messages))
+            messages = _chat(added_after_turn(episode.messages))
         return PrefDiscoObservation(
             text=observation,
             messages=messages,

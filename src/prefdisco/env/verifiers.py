@@ -12,6 +12,12 @@ goes to PrefDisco's own ``Episode`` (``env/episode.py``), as the tau2-bench port
   pushback) and a question's observation, the simulated user's reply with the budget's note, is the next user
   message; the step that ends the episode scores it (PrefDisco's judge, correctness, the audit) and ends the
   rollout (verifiers' ``final_env_response``);
+* with ``protocol="tools"`` the policy asks through an ``ask_user`` tool (verifiers' ``tool_defs``, the tool
+  protocol's system prompt in ``prompt``): a turn's tool calls reach the engine with the turn (read by the tool
+  protocol's codec, ``dialogue/tool_protocol.py``: a turn without a call is the answer, a second call a
+  violation), the replies come back as tool messages with their call ids, and once the budget is spent the tool is
+  withdrawn from the rollout (``state["tool_defs"]`` emptied, as ``prefdisco eval`` sends ``tool_choice="none"``),
+  so the next turn is the answer;
 * the rubric is PrefDisco's reward: ``prefdisco_reward`` (weight 1) is the episode's reward (``env/reward.py``), or
   ``masked_reward`` (default 0.0) when it is masked or the rollout stopped before the episode did (an error, a
   prompt too long, verifiers' ``max_turns``); metrics (weight 0) ``prefdisco_masked``, ``pref_align`` (0.0 when
@@ -23,7 +29,7 @@ The options are the gymnasium environment's (``PrefDisco-v0``): ``scenarios`` (a
 or release file, or Scenario objects; default the packaged demo scenarios), ``user_model``, ``judge_model``
 (``provider/name`` or inspect models), ``train_fraction``, ``split_seed``, ``split``, ``masked_reward`` and every
 ``Episode`` keyword (``max_questions``, ``user_type``, ``reward``, ``judge``, ``preset``, ``pushback``,
-``user_retry``, ``audit``, ``seed``, ``user_config``, ``judge_config``, ...; ``protocol`` is ``text`` only).
+``user_retry``, ``audit``, ``seed``, ``user_config``, ``judge_config``, ``protocol`` (``text`` or ``tools``), ...).
 Without ``train_fraction`` every scenario is a row of ``dataset``; with it ``dataset`` holds the training side and
 ``eval_dataset`` the evaluation side (``split="train"`` or ``"eval"``: that side only, the other refused).
 
@@ -33,14 +39,19 @@ connections to the loop they first run on, so run one environment's rollouts und
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import verifiers as vf
 from datasets import Dataset
+from inspect_ai.model import ChatMessageAssistant
+from inspect_ai.tool import ToolCall
 
+from prefdisco.dialogue import tool_protocol
+from prefdisco.dialogue.engine import Turn
 from prefdisco.env.episode import Episode
 from prefdisco.env.gym import finite_reward
-from prefdisco.env.hubs import hub_roster, hub_unit, jsonable
+from prefdisco.env.hubs import added_after_turn, hub_roster, hub_unit, jsonable, tool_json
 from prefdisco.env.sources import ScenarioSource
 from prefdisco.errors import UserError
 from prefdisco.schema import Scenario
@@ -73,6 +84,45 @@ def last_assistant_text(messages: list[Any]) -> str:
             content = message.get("content") if isinstance(message, dict) else getattr(message, "content", None)
             return _content_text(content)
     raise UserError("env_response: the messages hold no assistant turn")
+
+
+def _field(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+
+
+def last_turn(messages: list[Any]) -> Turn:
+    """The last assistant message as the engine reads a turn: its visible text, or (with tool calls) an assistant
+    message with them (arguments that are not a JSON object are read as none: the tool protocol then asks the
+    turn's text and counts a violation)."""
+    text = last_assistant_text(messages)
+    message = next(m for m in reversed(messages) if _field(m, "role") == "assistant")
+    calls = []
+    for call in _field(message, "tool_calls") or []:
+        function = _field(call, "function")  # OpenAI's nesting, when a dict comes in that shape
+        name = _field(function, "name") if function is not None else _field(call, "name")
+        arguments = _field(function, "arguments") if function is not None else _field(call, "arguments")
+        try:
+            parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+        except json.JSONDecodeError:
+            parsed = None
+        calls.append(
+            ToolCall(
+                id=str(_field(call, "id")), function=str(name), arguments=parsed if isinstance(parsed, dict) else {}
+            )
+        )
+    return ChatMessageAssistant(content=text, tool_calls=calls) if calls else text
+
+
+def _vf_tool(tool: Any) -> vf.Tool:
+    function = tool_json(tool)["function"]
+    return vf.Tool(name=function["name"], description=function["description"], parameters=function["parameters"])
+
+
+def _vf_message(message: dict[str, Any]) -> Any:
+    """A message the engine added, as verifiers' own type (a tool result keeps its call id)."""
+    if message["role"] == "tool":
+        return vf.ToolMessage(content=message["content"], tool_call_id=message.get("tool_call_id", ""))
+    return vf.UserMessage(content=message["content"])
 
 
 def _record(state: Any) -> dict[str, Any]:
@@ -134,8 +184,9 @@ class PrefDiscoVerifiersEnv(vf.MultiTurnEnv):
                 )
         self._roster = hub_roster(
             "verifiers", hub_unit(scenarios), user_model, judge_model, episode_options,
-            train_fraction=train_fraction, split_seed=split_seed, split=split,
+            train_fraction=train_fraction, split_seed=split_seed, split=split, protocols=("text", "tools"),
         )  # fmt: skip
+        self.tools_protocol = episode_options.get("protocol", "text") == "tools"
         roster = self._roster
         sides: dict[str | None, list[Scenario]] = {}
         for scenario in roster.pool:
@@ -151,6 +202,7 @@ class PrefDiscoVerifiersEnv(vf.MultiTurnEnv):
             rubric=PrefDiscoRubric(masked_reward),
             max_turns=max_turns,
             env_id=ENV_ID,
+            tool_defs=[_vf_tool(t) for t in tool_protocol.hints("free").tools] if self.tools_protocol else None,
         )
 
     def _rows_of(self, scenarios: list[Scenario]) -> Any:
@@ -204,12 +256,14 @@ class PrefDiscoVerifiersEnv(vf.MultiTurnEnv):
         person's challenge) as the next user message; nothing, and the end of the rollout, once the episode is
         over (then scored)."""
         episode: Episode = state[EPISODE_KEY]
-        result = await episode.astep(last_assistant_text(list(messages)))
+        result = await episode.astep(last_turn(list(messages)))
         record = state[RECORD_KEY]
         info = jsonable(result.info)
         record["steps"].append(info)
         if not result.done:
-            return [vf.UserMessage(content=result.observation or "")]
+            if self.tools_protocol and episode.dialogue.hints().tool_choice == "none":
+                state["tool_defs"] = []  # the budget is spent: the tool is withdrawn, the next turn is the answer
+            return [_vf_message(m) for m in added_after_turn(episode.messages)]
         record.update(
             reward=result.reward,
             masked=info["masked"],
