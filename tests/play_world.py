@@ -13,7 +13,8 @@ import json
 import re
 from collections.abc import Callable
 
-from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage
+from inspect_ai.model import ChatCompletionChoice, ChatMessage, ChatMessageAssistant, ModelOutput, ModelUsage
+from inspect_ai.tool import ToolCall
 
 from scripted import make_scenario
 from transfer_world import SCRIPTS
@@ -58,6 +59,20 @@ def judge(messages: list[ChatMessage]) -> str:
     raise AssertionError("unexpected judge call")
 
 
+def tool_assistant(messages: list[ChatMessage]) -> str | ModelOutput:
+    """``assistant`` under the tool protocol: two ``ask_user`` calls, then the answer as plain text; a single-turn
+    condition (its system prompt offers no tool) answers at once."""
+    system = "\n".join(m.text for m in messages if m.role == "system")
+    if "ask_user" not in system:
+        return ANSWER
+    asked = sum(m.role == "assistant" for m in messages)
+    if asked >= len(QUESTIONS):
+        return ANSWER
+    call = ToolCall(id=f"call-{asked + 1}", function="ask_user", arguments={"question": QUESTIONS[asked]})
+    message = ChatMessageAssistant(content="", tool_calls=[call], model=TOOL_MODEL)
+    return ModelOutput(model=TOOL_MODEL, choices=[ChatCompletionChoice(message=message, stop_reason="tool_calls")])
+
+
 def user(messages: list[ChatMessage]) -> str:
     return "Very detailed, please." if len(messages) <= 2 else "Yes, machine ones."
 
@@ -71,20 +86,32 @@ def words(text: str) -> int:
     return len(text.split())
 
 
-def metered(name: str, script: Callable[[list[ChatMessage]], str]) -> Callable[[list[ChatMessage]], ModelOutput]:
-    """``script``, its reply carrying its usage: a token a word of every input message, a token a word of the reply."""
+def metered(
+    name: str, script: Callable[[list[ChatMessage]], str | ModelOutput]
+) -> Callable[[list[ChatMessage]], ModelOutput]:
+    """``script``, its reply carrying its usage: a token a word of every input message, a token a word of the reply
+    (of a tool call: of its question)."""
 
     def call(messages: list[ChatMessage]) -> ModelOutput:
         reply = script(messages)
-        output = ModelOutput.from_content(model=name, content=reply)
+        output = reply if isinstance(reply, ModelOutput) else ModelOutput.from_content(model=name, content=reply)
+        message = output.message
+        said = message.text + " ".join(str(c.arguments.get("question", "")) for c in message.tool_calls or [])
         n_in = sum(words(m.text) for m in messages)
-        output.usage = ModelUsage(input_tokens=n_in, output_tokens=words(reply), total_tokens=n_in + words(reply))
+        output.usage = ModelUsage(input_tokens=n_in, output_tokens=words(said), total_tokens=n_in + words(said))
         return output
 
     return call
 
 
-PLAYERS = {"play-assistant": assistant, "play-judge": judge, "play-user": user, "play-eager": eager}
+TOOL_MODEL = "scripted/play-tool-assistant"
+PLAYERS = {
+    "play-assistant": assistant,
+    "play-tool-assistant": tool_assistant,
+    "play-judge": judge,
+    "play-user": user,
+    "play-eager": eager,
+}
 SCRIPTS |= {name: metered(name, script) for name, script in PLAYERS.items()}
 MODEL, JUDGE, USER = "scripted/play-assistant", "scripted/play-judge", "scripted/play-user"
 EAGER = "scripted/play-eager"

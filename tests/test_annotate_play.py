@@ -14,7 +14,7 @@ from inspect_ai.model import get_model
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from play_world import ANSWER, JUDGE, MODEL, PREF_ALIGN, QUESTIONS, USER, play_scenario, words
+from play_world import ANSWER, JUDGE, MODEL, PREF_ALIGN, QUESTIONS, TOOL_MODEL, USER, play_scenario, words
 from prefdisco import cli
 from prefdisco.annotate.auth import Tokens
 from prefdisco.annotate.play_app import create_play_app
@@ -183,6 +183,50 @@ def test_a_judging_that_fails_half_way_keeps_the_tokens_it_spent(tmp_path):
     assert (alice.usage.input_tokens, alice.usage.output_tokens) == (bob.usage.input_tokens, bob.usage.output_tokens)
 
 
+def test_the_tool_protocol_is_played_as_prefdisco_eval_plays_it(tmp_path):
+    """--protocol tools: the model asks through ask_user calls, the person's reply is the call's result (a tool
+    message with the call's id), and the dialogue scores and costs what `prefdisco eval --protocol tools` gives for
+    a simulated user with the same replies."""
+    db = tmp_path / "play.sqlite"
+    bench = write_bench(tmp_path / "bench", [play_scenario()])
+    prepare_play(bench, db, TOOL_MODEL, JUDGE, PlaySettings(protocol="tools"))
+    store = PlayStore(db)
+    play = PlayStudy(store, get_model(TOOL_MODEL), get_model(JUDGE), PlaySettings.from_meta(store.play_meta()))
+    assert play.settings.protocol == "tools" and play.settings.rules().protocol == "tools"
+
+    async def run():  # type: ignore[no-untyped-def]
+        first = await play.view("alice", 1)
+        assert first.pending == QUESTIONS[0]
+        calls = first.state.messages[-1].tool_calls
+        assert calls is not None and [c.id for c in calls] == ["call-1"]
+        await play.reply("alice", 1, REPLIES[0])
+        return await play.reply("alice", 1, REPLIES[1])
+
+    end = asyncio.run(run())
+    assert end.done and end.state.final == ANSWER and end.state.asked == 2
+    results = [m for m in end.state.messages if m.role == "tool"]
+    assert [(m.tool_call_id, m.text.split("\n")[0]) for m in results] == [
+        ("call-1", REPLIES[0]),
+        ("call-2", REPLIES[1]),
+    ]
+    human = tmp_path / "human"
+    export_play(db, human)
+    assert json.loads((human / "protocol.json").read_text())["settings"]["protocol"] == "tools"
+
+    config = RunConfig(
+        models=[TOOL_MODEL], user_model=USER, grader_model=JUDGE, log_dir=tmp_path / "sim", protocol="tools",
+        modes=["baseline", "discovery", "oracle"], display="none",
+    )  # fmt: skip
+    config.validate()
+    run_conditions([play_scenario()], config)
+    mine = pd.read_csv(human / "results.csv").set_index("mode")
+    theirs = pd.read_csv(tmp_path / "sim" / "results.csv").set_index("mode")
+    columns = ["pref_align", "correct", "n_questions", "input_tokens", "output_tokens", "grader_input_tokens"]
+    for mode in ("baseline", "discovery", "oracle"):
+        assert [mine.loc[mode, c] for c in columns] == pytest.approx([theirs.loc[mode, c] for c in columns]), mode
+    assert mine.loc["discovery", "pref_align"] == pytest.approx(PREF_ALIGN)
+
+
 def test_fixed_k_asks_exactly_k(tmp_path):
     db = study_db(tmp_path, mode="fixed_k", k=1)
     play = study(db)
@@ -340,6 +384,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert bad_mode.exit_code == 2 and "--mode: expected one of discovery, fixed_k" in bad_mode.output
     bad_k = runner.invoke(cli.app, [*common, "--k", "9"])
     assert bad_k.exit_code == 2 and "--k: expected 0..5" in bad_k.output
+    bad_protocol = runner.invoke(cli.app, [*common, "--protocol", "xml"])
+    assert bad_protocol.exit_code == 2 and "--protocol: expected one of text, tools, got 'xml'" in bad_protocol.output
     missing = runner.invoke(cli.app, ["annotate", "export-play", "--db", str(db), "--out", str(tmp_path / "o")])
     assert missing.exit_code == 2 and "not found" in missing.output
     prepare_play(bench, db, MODEL, JUDGE, PlaySettings())
@@ -352,6 +398,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert not (tmp_path / "o").exists()
     other = runner.invoke(cli.app, [*common, "--judge-model", "scripted/other", "--port", str(free_port())])
     assert other.exit_code == 2 and "--judge-model" in other.output and "use a new --db" in other.output
+    tools = runner.invoke(cli.app, [*common, "--protocol", "tools", "--port", str(free_port())])
+    assert tools.exit_code == 2 and "started with --protocol text, not tools; use a new --db" in tools.output
 
 
 def test_two_server_processes_on_one_database_continue_one_dialogue(tmp_path):

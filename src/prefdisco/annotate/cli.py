@@ -91,6 +91,10 @@ References = Annotated[
         "--references/--no-references", help="play: play baseline and oracle once per scenario (default: yes)"
     ),
 ]
+Protocol = Annotated[
+    str | None,
+    typer.Option("--protocol", help="play: how the model asks, text (QUESTION:) or tools (ask_user) (default: text)"),
+]
 Out = Annotated[Path, typer.Option("--out", help="CSV (or, for play, run folder) to write (atomically)")]
 Overwrite = Annotated[bool, typer.Option("--overwrite", help="play: replace the tables --out holds")]
 
@@ -123,6 +127,7 @@ def register(app: typer.Typer) -> None:
         k: K = None,
         judge: Judge = None,
         references: References = None,
+        protocol: Protocol = None,
         token: TokenSpecs = None,
         tokens_file: TokensFile = None,
     ) -> None:
@@ -131,7 +136,7 @@ def register(app: typer.Typer) -> None:
 
         options = ServeOptions(
             bench=bench_dir, run=run, per_task=per_task, seed=seed, items=items, model=model,
-            judge_model=judge_model, mode=mode, k=k, judge=judge, references=references,
+            judge_model=judge_model, mode=mode, k=k, judge=judge, references=references, protocol=protocol,
         )  # fmt: skip
         serve_studies(study or [DEFAULT_STUDY], db, options, host, port, token, tokens_file)
 
@@ -174,6 +179,9 @@ def register(app: typer.Typer) -> None:
         references: Annotated[
             bool, typer.Option("--references/--no-references", help="play baseline and oracle once per scenario")
         ] = True,
+        protocol: Annotated[
+            str, typer.Option("--protocol", help="how the model asks: text (QUESTION:) or tools (ask_user)")
+        ] = "text",
         token: TokenSpecs = None,
         tokens_file: TokensFile = None,
     ) -> None:
@@ -182,7 +190,7 @@ def register(app: typer.Typer) -> None:
 
         options = ServeOptions(
             bench=bench_dir, model=model, judge_model=judge_model, mode=mode, k=k, per_task=per_task, seed=seed,
-            judge=judge, references=references,
+            judge=judge, references=references, protocol=protocol,
         )  # fmt: skip
         serve_studies(["play"], db, options, host, port, token, tokens_file)
 

@@ -80,6 +80,7 @@ def play_protocol(settings: PlaySettings, judge_model: str, items: list[PlayItem
     """The protocol a play study's numbers were made under: a simulated run's settings with the user a person."""
     values = DEFAULT_SETTINGS | {
         "max_questions": settings.k,
+        "protocol": settings.protocol,
         "user_type": HUMAN,
         "user_temperature": None,
         "judge": settings.judge,

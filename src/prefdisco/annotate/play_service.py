@@ -69,10 +69,11 @@ def prepare_play(
             f"{db}: this database holds a play study of a different benchmark ({meta.get('bench_dir')}); "
             f"use a new --db for {bench_dir}"
         )
+    stored = PlaySettings().meta() | meta  # a setting added since the study was stored: its default then
     for key, value in wanted.items():
-        if meta.get(key) != value:
+        if stored.get(key) != value:
             flag = "--" + key.replace("_", "-")
-            raise UserError(f"{db}: the study was started with {flag} {meta.get(key)}, not {value}; use a new --db")
+            raise UserError(f"{db}: the study was started with {flag} {stored.get(key)}, not {value}; use a new --db")
     if per_task is not None and meta.get("per_task") != str(per_task):
         raise UserError(f"{db}: the scenarios were drawn with --per-task {meta.get('per_task')}; use a new --db")
     return PreparedPlay(created, store.play_items(), settings, model, judge_model)
@@ -101,7 +102,7 @@ class PlayUserStudy(Study):
     name = "play"
     summary = "play the user: a person answers the model under test's questions, live"
     pages = PAGES
-    options = ("bench", "model", "judge_model", "mode", "k", "per_task", "seed", "judge", "references")
+    options = ("bench", "model", "judge_model", "mode", "k", "per_task", "seed", "judge", "references", "protocol")
     required = ("bench", "model", "judge_model")
     store = PlayStore
 
@@ -112,7 +113,13 @@ class PlayUserStudy(Study):
         judge = options.judge or "per_criterion"
         if judge not in JUDGES:
             raise UserError(f"--judge: expected one of {', '.join(JUDGES)}, got {judge!r}")
-        given = {"mode": options.mode, "k": options.k, "seed": options.seed, "references": options.references}
+        given = {
+            "mode": options.mode,
+            "k": options.k,
+            "seed": options.seed,
+            "references": options.references,
+            "protocol": options.protocol,
+        }
         self.settings = PlaySettings(judge=judge, **{k: v for k, v in given.items() if v is not None})
         self.models: tuple[Model, Model] | None = None
 
@@ -131,7 +138,7 @@ class PlayUserStudy(Study):
             [
                 f"{len(prepared.items)} scenarios {state}",
                 f"model {prepared.model}, judge {prepared.judge_model}, {settings.condition} (K {settings.k}), "
-                f"seed {settings.seed}",
+                f"protocol {settings.protocol}, seed {settings.seed}",
             ]
         )
 

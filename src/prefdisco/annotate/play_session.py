@@ -1,7 +1,9 @@
 """Play the user: a person answers, live, the questions of the model under test, through the one dialogue engine.
 
 Each (participant, scenario) is one ``Dialogue`` (``dialogue/engine.py``) of the study's condition — discovery
-(at most K questions, the run's default 5) or fixed-K (exactly K) — started from the condition's own opening
+(at most K questions, the run's default 5) or fixed-K (exactly K), under the study's ask protocol (``text``
+markers, or ``tools``: the model asks through ``ask_user`` calls, offered and withdrawn as ``prefdisco eval
+--protocol tools`` does, and the person's reply is the call's result) — started from the condition's own opening
 (``dialogue/openings.py``) and with no simulated user: the engine hands every question back as pending and the
 participant's text is given to it as the user's reply (``Dialogue.reply``). The engine decides everything else:
 what a turn is, the budget, the end. Every reply is screened (``dialogue/hygiene.py``: its faults recorded as a
@@ -46,6 +48,7 @@ from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
 from prefdisco.dialogue.presets import preset_named
+from prefdisco.dialogue.tool_protocol import PROTOCOLS
 from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
 from prefdisco.errors import UserError
 from prefdisco.results.sample_rows import error_cause
@@ -69,10 +72,13 @@ class PlaySettings(BaseModel):
     seed: int = 0
     judge: str = "per_criterion"
     references: bool = True
+    protocol: str = "text"
 
     def model_post_init(self, context: Any, /) -> None:
         if self.mode not in PLAY_MODES:
             raise UserError(f"--mode: expected one of {', '.join(PLAY_MODES)}, got {self.mode!r}")
+        if self.protocol not in PROTOCOLS:
+            raise UserError(f"--protocol: expected one of {', '.join(PROTOCOLS)}, got {self.protocol!r}")
         low = 1 if self.mode == "fixed_k" else 0
         if not low <= self.k <= MAX_DISCOVERY_QUESTIONS:
             raise UserError(f"--k: expected {low}..{MAX_DISCOVERY_QUESTIONS} for {self.mode}, got {self.k}")
@@ -87,9 +93,13 @@ class PlaySettings(BaseModel):
         return self.k if self.mode == "fixed_k" else None
 
     def rules(self) -> DialogueRules:
-        style = protocol_style("default", "text")
         return DialogueRules(
-            condition=self.condition, limit=self.k, forced=self.mode == "fixed_k", style=style, user_retry=0
+            condition=self.condition,
+            protocol=self.protocol,
+            limit=self.k,
+            forced=self.mode == "fixed_k",
+            style=protocol_style("default", self.protocol),
+            user_retry=0,
         )
 
     def opening(self, scenario: Scenario) -> list[ChatMessage]:
@@ -105,6 +115,7 @@ class PlaySettings(BaseModel):
             "seed": str(self.seed),
             "judge": self.judge,
             "references": "1" if self.references else "0",
+            "protocol": self.protocol,
         }
 
     @classmethod
@@ -115,6 +126,7 @@ class PlaySettings(BaseModel):
             seed=int(meta["seed"]),
             judge=meta["judge"],
             references=meta.get("references", "1") == "1",
+            protocol=meta.get("protocol", "text"),
         )
 
     def seed_of(self, scenario_id: str, condition: str, epoch: int, role: str) -> int:

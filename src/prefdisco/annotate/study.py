@@ -49,6 +49,7 @@ class ServeOptions:
     k: int | None = None  # play: the question budget
     judge: str | None = None  # play: per_criterion or structured
     references: bool | None = None  # play: baseline and oracle once per scenario
+    protocol: str | None = None  # play: how the model asks, text or tools
 
     def given(self) -> list[str]:
         """The options given (not None), as field names."""
