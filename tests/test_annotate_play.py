@@ -227,6 +227,63 @@ def test_the_tool_protocol_is_played_as_prefdisco_eval_plays_it(tmp_path):
     assert mine.loc["discovery", "pref_align"] == pytest.approx(PREF_ALIGN)
 
 
+def test_the_paper_preset_is_played_with_its_prompts_and_temperatures(tmp_path):
+    """--preset paper: the paper's prompts, its ask-again rule (the early answer after two questions brings the
+    final-answer instruction) and its fixed temperatures (the model 0.7, the judge 0.1) — the dialogue prefdisco
+    eval --preset paper plays with a simulated user giving the same replies, scored alike."""
+    from prefdisco.annotate.play_service import load_models
+    from prefdisco.evaluation.preset_rules import preset_settings
+
+    heat: dict[str, set[float | None]] = {"model": set(), "judge": set()}
+
+    def hot(role: str, name: str):  # type: ignore[no-untyped-def]
+        def script(messages, config):  # type: ignore[no-untyped-def]
+            heat[role].add(config.temperature)
+            return SCRIPTS[name](messages)
+
+        return script
+
+    SCRIPTS["paper-assistant"], SCRIPTS["paper-judge"] = hot("model", "play-assistant"), hot("judge", "play-judge")
+    model, judge = "scripted/paper-assistant", "scripted/paper-judge"
+    db = tmp_path / "play.sqlite"
+    bench = write_bench(tmp_path / "bench", [play_scenario()])
+    settings = PlaySettings(preset="paper")
+    prepare_play(bench, db, model, judge, settings)
+    store = PlayStore(db)
+    play = PlayStudy(store, *load_models(model, judge, settings), PlaySettings.from_meta(store.play_meta()))
+
+    async def run():  # type: ignore[no-untyped-def]
+        await play.view("alice", 1)
+        await play.reply("alice", 1, REPLIES[0])
+        return await play.reply("alice", 1, REPLIES[1])
+
+    end = asyncio.run(run())
+    assert end.done and end.state.asked == 2 and end.state.stop_reason == "answered"
+    assert "assistant_discovery_paper" in play.settings.rules().style.discovery
+    assert heat == {"model": {0.7}, "judge": {0.1}}
+    texts = [m.text for m in end.state.messages]
+    assert sum(t.startswith("ANSWER:") for t in texts) == 2  # asked again after the early answer
+    human = tmp_path / "human"
+    export_play(db, human)
+    record = json.loads((human / "protocol.json").read_text())
+    assert record["settings"]["preset"] == "paper" and record["settings"]["grader_temperature"] == 0.1
+
+    heat["model"].clear()
+    heat["judge"].clear()
+    config = RunConfig(
+        **preset_settings("paper", {}), models=[model], user_model=USER, grader_model=judge,
+        log_dir=tmp_path / "sim", modes=["baseline", "discovery", "oracle"], display="none",
+    )  # fmt: skip
+    config.validate()
+    run_conditions([play_scenario()], config)
+    assert heat == {"model": {0.7}, "judge": {0.1}}  # eval sends the same temperatures
+    mine = pd.read_csv(human / "results.csv").set_index("mode")
+    theirs = pd.read_csv(tmp_path / "sim" / "results.csv").set_index("mode")
+    columns = ["pref_align", "correct", "n_questions", "input_tokens", "output_tokens"]
+    for mode in ("baseline", "discovery", "oracle"):
+        assert [mine.loc[mode, c] for c in columns] == pytest.approx([theirs.loc[mode, c] for c in columns]), mode
+
+
 def test_fixed_k_asks_exactly_k(tmp_path):
     db = study_db(tmp_path, mode="fixed_k", k=1)
     play = study(db)
@@ -386,6 +443,10 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert bad_k.exit_code == 2 and "--k: expected 0..5" in bad_k.output
     bad_protocol = runner.invoke(cli.app, [*common, "--protocol", "xml"])
     assert bad_protocol.exit_code == 2 and "--protocol: expected one of text, tools, got 'xml'" in bad_protocol.output
+    paper_k = runner.invoke(cli.app, [*common, "--preset", "paper", "--k", "3"])
+    assert paper_k.exit_code == 2 and "--k 3 contradicts --preset paper" in paper_k.output
+    paper_tools = runner.invoke(cli.app, [*common, "--preset", "paper", "--protocol", "tools"])
+    assert paper_tools.exit_code == 2 and "--preset paper runs its own text protocol" in paper_tools.output
     missing = runner.invoke(cli.app, ["annotate", "export-play", "--db", str(db), "--out", str(tmp_path / "o")])
     assert missing.exit_code == 2 and "not found" in missing.output
     prepare_play(bench, db, MODEL, JUDGE, PlaySettings())

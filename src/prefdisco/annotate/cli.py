@@ -95,6 +95,10 @@ Protocol = Annotated[
     str | None,
     typer.Option("--protocol", help="play: how the model asks, text (QUESTION:) or tools (ask_user) (default: text)"),
 ]
+Preset = Annotated[
+    str | None,
+    typer.Option("--preset", help="play: the prompts and fixed settings, default or paper (default: default)"),
+]
 Out = Annotated[Path, typer.Option("--out", help="CSV (or, for play, run folder) to write (atomically)")]
 Overwrite = Annotated[bool, typer.Option("--overwrite", help="play: replace the tables --out holds")]
 
@@ -128,6 +132,7 @@ def register(app: typer.Typer) -> None:
         judge: Judge = None,
         references: References = None,
         protocol: Protocol = None,
+        preset: Preset = None,
         token: TokenSpecs = None,
         tokens_file: TokensFile = None,
     ) -> None:
@@ -137,6 +142,7 @@ def register(app: typer.Typer) -> None:
         options = ServeOptions(
             bench=bench_dir, run=run, per_task=per_task, seed=seed, items=items, model=model,
             judge_model=judge_model, mode=mode, k=k, judge=judge, references=references, protocol=protocol,
+            preset=preset,
         )  # fmt: skip
         serve_studies(study or [DEFAULT_STUDY], db, options, host, port, token, tokens_file)
 
@@ -182,6 +188,9 @@ def register(app: typer.Typer) -> None:
         protocol: Annotated[
             str, typer.Option("--protocol", help="how the model asks: text (QUESTION:) or tools (ask_user)")
         ] = "text",
+        preset: Annotated[
+            str, typer.Option("--preset", help="the prompts and fixed settings: default or paper (prefdisco eval's)")
+        ] = "default",
         token: TokenSpecs = None,
         tokens_file: TokensFile = None,
     ) -> None:
@@ -190,7 +199,7 @@ def register(app: typer.Typer) -> None:
 
         options = ServeOptions(
             bench=bench_dir, model=model, judge_model=judge_model, mode=mode, k=k, per_task=per_task, seed=seed,
-            judge=judge, references=references, protocol=protocol,
+            judge=judge, references=references, protocol=protocol, preset=preset,
         )  # fmt: skip
         serve_studies(["play"], db, options, host, port, token, tokens_file)
 

@@ -45,6 +45,7 @@ from prefdisco.annotate.play_session import PlaySettings
 from prefdisco.annotate.play_store import PlayItem, PlayStore, PlayUsage
 from prefdisco.atomic import atomic_write
 from prefdisco.dialogue.dialogue_state import DialogueState
+from prefdisco.dialogue.presets import preset_named
 from prefdisco.dialogue.user import USERS
 from prefdisco.errors import UserError
 from prefdisco.evaluation.protocols import DEFAULT_SETTINGS, protocol_templates, rubrics_hash
@@ -78,13 +79,19 @@ class PlayExport:
 
 def play_protocol(settings: PlaySettings, judge_model: str, items: list[PlayItem]) -> ProtocolRecord:
     """The protocol a play study's numbers were made under: a simulated run's settings with the user a person."""
-    values = DEFAULT_SETTINGS | {
-        "max_questions": settings.k,
-        "protocol": settings.protocol,
-        "user_type": HUMAN,
-        "user_temperature": None,
-        "judge": settings.judge,
-    }
+    fixed = {k: v for k, v in preset_named(settings.preset).settings.items() if k in DEFAULT_SETTINGS}
+    values = (
+        DEFAULT_SETTINGS
+        | fixed
+        | {
+            "preset": settings.preset,
+            "max_questions": settings.k,
+            "protocol": settings.protocol,
+            "user_type": HUMAN,
+            "user_temperature": None,
+            "judge": settings.judge,
+        }
+    )
     simulated = SimpleNamespace(**(values | {"user_type": "passive"}))
     passive = USERS["passive"]
     user_templates = {getattr(passive, "template", None), *getattr(passive, "extra_templates", ())}

@@ -24,7 +24,6 @@ from prefdisco.annotate.sampling import sample_scenarios
 from prefdisco.annotate.study import ServeOptions, Started, Study
 from prefdisco.annotate.task_app import TaskApp
 from prefdisco.errors import UserError
-from prefdisco.evaluation.protocols import DEFAULT_SETTINGS
 
 
 @dataclass
@@ -79,11 +78,13 @@ def prepare_play(
     return PreparedPlay(created, store.play_items(), settings, model, judge_model)
 
 
-def load_models(model: str, judge_model: str) -> tuple[Model, Model]:
-    """The model under test (its provider's defaults, as ``prefdisco eval`` calls it) and the judge (at ``prefdisco
-    eval``'s grader temperature, 0), resolved server-side: their keys stay in this process's environment."""
-    config = GenerateConfig(temperature=DEFAULT_SETTINGS["grader_temperature"])
-    return _load("--model", model, None), _load("--judge-model", judge_model, config)
+def load_models(model: str, judge_model: str, settings: PlaySettings | None = None) -> tuple[Model, Model]:
+    """The model under test (its provider's defaults, or the preset's temperature, as ``prefdisco eval`` calls it)
+    and the judge (at ``prefdisco eval``'s grader temperature, 0, or the preset's), resolved server-side: their keys
+    stay in this process's environment."""
+    settings = settings or PlaySettings()
+    tested = _load("--model", model, settings.tested_config())
+    return tested, _load("--judge-model", judge_model, settings.judge_config())
 
 
 def _load(flag: str, name: str, config: GenerateConfig | None) -> Model:
@@ -102,7 +103,9 @@ class PlayUserStudy(Study):
     name = "play"
     summary = "play the user: a person answers the model under test's questions, live"
     pages = PAGES
-    options = ("bench", "model", "judge_model", "mode", "k", "per_task", "seed", "judge", "references", "protocol")
+    options = (
+        "bench", "model", "judge_model", "mode", "k", "per_task", "seed", "judge", "references", "protocol", "preset",
+    )  # fmt: skip
     required = ("bench", "model", "judge_model")
     store = PlayStore
 
@@ -119,13 +122,14 @@ class PlayUserStudy(Study):
             "seed": options.seed,
             "references": options.references,
             "protocol": options.protocol,
+            "preset": options.preset,
         }
         self.settings = PlaySettings(judge=judge, **{k: v for k, v in given.items() if v is not None})
         self.models: tuple[Model, Model] | None = None
 
     def load(self) -> None:
         assert self.opts.model is not None and self.opts.judge_model is not None  # required
-        self.models = load_models(self.opts.model, self.opts.judge_model)
+        self.models = load_models(self.opts.model, self.opts.judge_model, self.settings)
 
     def prepare(self) -> Started:
         assert self.opts.bench is not None and self.opts.model is not None and self.opts.judge_model is not None
@@ -138,7 +142,7 @@ class PlayUserStudy(Study):
             [
                 f"{len(prepared.items)} scenarios {state}",
                 f"model {prepared.model}, judge {prepared.judge_model}, {settings.condition} (K {settings.k}), "
-                f"protocol {settings.protocol}, seed {settings.seed}",
+                f"preset {settings.preset}, protocol {settings.protocol}, seed {settings.seed}",
             ]
         )
 

@@ -35,7 +35,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspect_ai.model import ChatMessage, Model
+from inspect_ai.model import ChatMessage, GenerateConfig, Model
 from inspect_ai.scorer import Score
 from pydantic import BaseModel, ConfigDict
 
@@ -47,10 +47,12 @@ from prefdisco.dialogue.drive import play
 from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
-from prefdisco.dialogue.presets import preset_named
+from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
 from prefdisco.dialogue.tool_protocol import PROTOCOLS
 from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
 from prefdisco.errors import UserError
+from prefdisco.evaluation.preset_rules import check_protocol, contradiction
+from prefdisco.evaluation.protocols import DEFAULT_SETTINGS
 from prefdisco.results.sample_rows import error_cause
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.finished import score_finished
@@ -73,12 +75,24 @@ class PlaySettings(BaseModel):
     judge: str = "per_criterion"
     references: bool = True
     protocol: str = "text"
+    preset: str = "default"
 
     def model_post_init(self, context: Any, /) -> None:
         if self.mode not in PLAY_MODES:
             raise UserError(f"--mode: expected one of {', '.join(PLAY_MODES)}, got {self.mode!r}")
         if self.protocol not in PROTOCOLS:
             raise UserError(f"--protocol: expected one of {', '.join(PROTOCOLS)}, got {self.protocol!r}")
+        if self.preset not in PRESET_NAMES:
+            raise UserError(f"--preset: expected one of {', '.join(PRESET_NAMES)}, got {self.preset!r}")
+        check_protocol(self.protocol, self.preset, False, None)
+        fixed = preset_named(self.preset).settings
+        if fixed.get("judge", self.judge) != self.judge:
+            raise UserError(contradiction(self.preset, "judge", self.judge, fixed["judge"]))
+        if self.mode == "discovery" and fixed.get("max_questions", self.k) != self.k:
+            raise UserError(
+                f"--k {self.k} contradicts --preset {self.preset}, which fixes discovery's budget to "
+                f"{fixed['max_questions']}; drop the flag, or use --preset default to choose it yourself"
+            )
         low = 1 if self.mode == "fixed_k" else 0
         if not low <= self.k <= MAX_DISCOVERY_QUESTIONS:
             raise UserError(f"--k: expected {low}..{MAX_DISCOVERY_QUESTIONS} for {self.mode}, got {self.k}")
@@ -98,9 +112,19 @@ class PlaySettings(BaseModel):
             protocol=self.protocol,
             limit=self.k,
             forced=self.mode == "fixed_k",
-            style=protocol_style("default", self.protocol),
+            style=protocol_style(self.preset, self.protocol),
             user_retry=0,
         )
+
+    def tested_config(self) -> GenerateConfig:
+        """The model under test's generation settings: its provider's defaults, or the preset's temperature (as
+        ``prefdisco eval --preset`` sends them)."""
+        return GenerateConfig(temperature=preset_named(self.preset).settings.get("temperature"))
+
+    def judge_config(self) -> GenerateConfig:
+        """The judge's: ``prefdisco eval``'s grader temperature (0), or the preset's."""
+        fixed = preset_named(self.preset).settings
+        return GenerateConfig(temperature=fixed.get("grader_temperature", DEFAULT_SETTINGS["grader_temperature"]))
 
     def opening(self, scenario: Scenario) -> list[ChatMessage]:
         style = self.rules().style
@@ -116,6 +140,7 @@ class PlaySettings(BaseModel):
             "judge": self.judge,
             "references": "1" if self.references else "0",
             "protocol": self.protocol,
+            "preset": self.preset,
         }
 
     @classmethod
@@ -127,6 +152,7 @@ class PlaySettings(BaseModel):
             judge=meta["judge"],
             references=meta.get("references", "1") == "1",
             protocol=meta.get("protocol", "text"),
+            preset=meta.get("preset", "default"),
         )
 
     def seed_of(self, scenario_id: str, condition: str, epoch: int, role: str) -> int:
@@ -278,7 +304,7 @@ class PlayStudy:
                 self.store.save_reference(item.scenario_id, condition, state, score, usage)
 
     async def _single_turn(self, scenario: Scenario, condition: str) -> DialogueState:
-        style = preset_named("default").style
+        style = preset_named(self.settings.preset).style  # single-turn conditions take the preset's own prompts
         rules = DialogueRules(condition=condition, single_turn=True, style=style)
         if condition == Mode.ORACLE.value:
             opening = oracle_opening(scenario.problem, style, scenario.profile, scenario.persona)

@@ -50,6 +50,7 @@ class ServeOptions:
     judge: str | None = None  # play: per_criterion or structured
     references: bool | None = None  # play: baseline and oracle once per scenario
     protocol: str | None = None  # play: how the model asks, text or tools
+    preset: str | None = None  # play: the prompts and fixed settings, default or paper
 
     def given(self) -> list[str]:
         """The options given (not None), as field names."""
