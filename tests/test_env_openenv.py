@@ -196,8 +196,8 @@ def test_a_session_is_an_episode_one_reward_per_problem_as_gymnasium_gives_it(tm
     assert [m["role"] for m in second_opening.messages] == ["system", "user"]
     assert "Likes detail." in second_opening.text  # the notes are carried into the next problem's opening
     assert steps[1].observation.messages == [{"role": "user", "content": steps[1].observation.text}]
-    assert (state.session_id, state.position, state.arm, state.step_count, state.done) == (
-        "ada-1", 2, "carry_notes", 5, True,
+    assert (state.session_id, state.position, state.scenario_id, state.arm, state.step_count, state.done) == (
+        "ada-1", 2, "s-crates", "carry_notes", 5, True,
     )  # fmt: skip
     assert state.rewards == pytest.approx([0.75, 1.2]) and state.reward == pytest.approx(1.95)
     assert [c.text for c in grader.calls] == [c.text for c in grader2.calls]  # the same judge calls

@@ -36,8 +36,8 @@ Each problem opens a new chat: that step's ``messages`` are the next problem's o
 problem) — or, in ``carry_notes``, the notes prompt alone, whose reply is the notes (``kind`` ``notes``) — and
 ``next`` says which (``opening`` after reset, then ``reply``, ``opening``, ``notes``; None at the end);
 ``scenario_id``, ``session_id``, ``position`` (1-based) and ``arm`` say where the step was played. ``state`` adds
-``session_id``, ``position``, ``arm`` and ``rewards`` (one per finished problem, as given); its ``reward`` is their
-sum once the session is over.
+``session_id``, ``position``, ``arm`` and ``rewards`` (one per finished problem, as given; its ``scenario_id`` and
+``n_questions`` are the current problem's); its ``reward`` is their sum once the session is over.
 
 Every session (one WebSocket connection of an ``EnvClient``) gets its own environment, all sharing one roster
 (``env/roster.py``: the scenarios, the split, the two fixed roles, the episode options) and the server's event
@@ -250,8 +250,8 @@ class PrefDiscoOpenEnv(Environment):
             state.masked = state.masked or masked
         if result.done:
             state.reward = sum(state.rewards)
-        if self.sessions:
-            state.position = episode.position
+        if self.sessions:  # where the session is now (its next problem, once one ends)
+            state.position, state.scenario_id = episode.position, self._scenario_id()
         observation = result.observation or ""
         if result.done:
             messages: list[dict[str, str]] = []
