@@ -39,7 +39,7 @@ from typing import Any, Generic
 import gymnasium
 from gymnasium.spaces import Text
 
-from prefdisco.env.episode import Episode
+from prefdisco.env.episode import Episode, StepResult
 from prefdisco.env.roster import Roster
 from prefdisco.env.runner import LoopRunner
 from prefdisco.env.sources import ScenarioSource
@@ -75,6 +75,16 @@ def finite_reward(masked_reward: object) -> float:
     ):
         raise UserError(f"masked_reward: expected a finite number, got {masked_reward!r}")
     return float(masked_reward)
+
+
+def step_reward(unit: Unit[Any, Any], result: StepResult, masked_reward: float) -> tuple[float, bool]:
+    """A step's reward as every adapter gives it, and whether it was masked: 0.0 but on a step that ends a problem,
+    which gets that problem's reward, ``masked_reward`` when it is masked (not measured)."""
+    if not unit.ends_problem(result):
+        return 0.0, False
+    if result.reward is None:
+        return masked_reward, True
+    return float(result.reward), False
 
 
 class UnitEnv(gymnasium.Env[str, str], Generic[ItemT, EpisodeT]):
@@ -142,9 +152,7 @@ class UnitEnv(gymnasium.Env[str, str], Generic[ItemT, EpisodeT]):
         if self._episode is None:
             raise RuntimeError("call reset() before step()")
         result = self._episode.step(action)
-        reward = 0.0
-        if self.unit.ends_problem(result):
-            reward = self.masked_reward if result.reward is None else float(result.reward)
+        reward, _ = step_reward(self.unit, result, self.masked_reward)
         return result.observation or "", reward, result.done, False, result.info
 
     def close(self) -> None:

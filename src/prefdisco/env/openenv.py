@@ -62,7 +62,7 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import BaseModel, Field
 
 from prefdisco.dialogue.engine import Turn
-from prefdisco.env.gym import finite_reward
+from prefdisco.env.gym import finite_reward, step_reward
 from prefdisco.env.hubs import added_after_turn, hub_roster, hub_unit, jsonable, tool_json
 from prefdisco.env.roster import Roster
 from prefdisco.env.runner import LoopRunner
@@ -235,17 +235,13 @@ class PrefDiscoOpenEnv(Environment):
         scenario = self._scenario_id()  # where the turn was played (a session moves on to its next problem)
         result = await episode.astep(turn)
         info = jsonable(result.info)
-        reward = 0.0
-        masked = False
-        if self.unit.ends_problem(result):  # a scenario's last step; a session's step that ends a problem
-            masked = result.reward is None
-            reward = self.masked_reward if result.reward is None else float(result.reward)
+        reward, masked = step_reward(self.unit, result, self.masked_reward)
         state = self._state
         state.step_count += 1
         state.done = result.done
         if info.get("n_questions") is not None:
             state.n_questions = int(info["n_questions"])
-        if self.unit.ends_problem(result):
+        if self.unit.ends_problem(result):  # a scenario's last step; a session's step that ends a problem
             state.rewards.append(reward)
             state.masked = state.masked or masked
         if result.done:
