@@ -53,20 +53,22 @@ import math
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import krippendorff
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
-from sklearn.isotonic import IsotonicRegression
-from sklearn.metrics import cohen_kappa_score
 
 from prefdisco.analysis.human_ratings import ITEM_KEY, criterion_scores, join_ratings, mode_label, read_ratings
 from prefdisco.analysis.normalign import ZERO, norm_align
 from prefdisco.results.contract import RESULT_KEY, TRIAL_GROUP
 from prefdisco.results.table import load_results
 from prefdisco.schema import CONDITIONS
+
+if TYPE_CHECKING:
+    from sklearn.isotonic import IsotonicRegression
+
+# scipy, scikit-learn and krippendorff (about 1.2 s of imports) are imported where a calibration is computed, so
+# every command that imports the report (which calibrates only when given human ratings) does not pay for them.
 
 LEVELS = [1, 2, 3, 4, 5]
 DEFAULT_BOOTSTRAP = 1000
@@ -103,6 +105,8 @@ def round_half_up(x: np.ndarray) -> np.ndarray:
 
 def fit_map(judge: np.ndarray, human: np.ndarray) -> IsotonicRegression:
     """The calibration map: increasing isotonic regression of the human mean on the judge score, within 1–5."""
+    from sklearn.isotonic import IsotonicRegression
+
     return IsotonicRegression(increasing=True, y_min=1.0, y_max=5.0, out_of_bounds="clip").fit(judge, human)
 
 
@@ -115,6 +119,9 @@ def _defined(value: float, name: str, reason: str, notes: list[str]) -> float | 
 
 def agreement(pairs: pd.DataFrame, notes: list[str]) -> dict[str, Any]:
     """The agreement statistics of the module docstring from joined ratings (one row per rating)."""
+    from scipy.stats import spearmanr
+    from sklearn.metrics import cohen_kappa_score
+
     items = pairs.groupby(list(ITEM_KEY), sort=True).agg(judge=("judge", "first"), human=("human", "mean"))
     judge, human = items["judge"].to_numpy(), items["human"].to_numpy()
     out: dict[str, Any] = {"n_pairs": len(items), "n_ratings": len(pairs)}
@@ -134,6 +141,8 @@ def agreement(pairs: pd.DataFrame, notes: list[str]) -> dict[str, Any]:
 
 
 def _alpha(pairs: pd.DataFrame, notes: list[str]) -> float | None:
+    import krippendorff
+
     keyed = pairs.assign(_item=pd.factorize(pd.MultiIndex.from_frame(pairs[list(ITEM_KEY)]))[0])
     matrix = keyed.pivot(index="annotator", columns="_item", values="human").to_numpy(dtype=float)
     if matrix.shape[0] < 2 or not ((~np.isnan(matrix)).sum(axis=0) >= 2).any():
