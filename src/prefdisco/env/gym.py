@@ -48,9 +48,6 @@ from prefdisco.env.units import EpisodeT, ItemT, Scenarios, Unit
 from prefdisco.errors import UserError
 from prefdisco.schema import Scenario
 
-ENV_ID = "PrefDisco-v0"
-SESSION_ENV_ID = "PrefDiscoSession-v0"
-"""A session of K problems with one person (``env/gym_session.py``)."""
 MAX_TEXT = 1_000_000
 """The longest observation or action, in characters (a bound gymnasium's Text space needs)."""
 
@@ -166,11 +163,3 @@ class PrefDiscoEnv(UnitEnv[Scenario, Episode]):
 
     def __init__(self, scenarios: ScenarioSource, user_model: Any, judge_model: Any, **options: Any) -> None:
         super().__init__(Scenarios(scenarios), user_model, judge_model, **options)
-
-
-def register_env() -> None:
-    """Register ``PrefDisco-v0`` and ``PrefDiscoSession-v0`` with gymnasium (once)."""
-    if ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=ENV_ID, entry_point="prefdisco.env.gym:PrefDiscoEnv")
-    if SESSION_ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=SESSION_ENV_ID, entry_point="prefdisco.env.gym_session:PrefDiscoSessionEnv")
