@@ -84,6 +84,11 @@ _LOADED: dict[tuple[str, int, int, int], LoadedModel] = {}
 _LOAD_LOCK = threading.Lock()
 
 
+def default_threads() -> int:
+    """llama.cpp's threads when ``-M n_threads`` is not given: ``$PREFDISCO_THREADS``, else every core."""
+    return int(os.environ.get("PREFDISCO_THREADS", os.cpu_count() or 1))
+
+
 def load_model(path: Path, n_ctx: int, n_threads: int, seed: int, prompt_cache: int = DEFAULT_STATES) -> LoadedModel:
     """Load (once per process) and return the model for these settings (``prompt_cache``: states kept by
     ``PrefixStates``, 0 = none)."""
@@ -191,7 +196,7 @@ class LlamaCppAPI(ModelAPI):
         if model_args:
             raise ValueError(f"unknown model args for prefdisco/{model_name}: {', '.join(sorted(model_args))}")
         self.path = resolve_gguf(model_name, weights)
-        threads = int(n_threads) if n_threads else int(os.environ.get("PREFDISCO_THREADS", os.cpu_count() or 1))
+        threads = int(n_threads) if n_threads else default_threads()
         if int(prompt_cache) < 0:
             raise ValueError(f"prompt_cache must be >= 0 (0 = off), got {prompt_cache}")
         self.loaded = load_model(self.path, int(n_ctx), threads, int(seed), int(prompt_cache))
