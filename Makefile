@@ -11,7 +11,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: demo test install lint clean
+.PHONY: demo test test-fast install lint clean
 
 install: $(STAMP)
 
@@ -30,8 +30,18 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/prefdisco demo
 
+# The whole suite on both cores (pytest-xdist; the embedded-model, browser and Ray tests each keep to one worker, see
+# tests/conftest.py) with its 25 slowest tests listed; test-fast leaves those and the `slow` tests out for the edit
+# loop. Python may cache bytecode here (pytest keeps its rewritten test modules that way) even where the environment
+# turns it off. docs/testing.md: what the suite costs and how to keep it there.
+XDIST := -n 2 --dist loadgroup
+FAST := not embedded and not browser and not ray and not slow
+
 test: install
-	$(BIN)/python -m pytest
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(XDIST) --durations=25
+
+test-fast: install
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(XDIST) -m "$(FAST)"
 
 # ruff (lint + format) and mypy (types, with the pydantic plugin) over src/; CI runs it beside the tests
 lint: install

@@ -1,6 +1,24 @@
+"""What every test shares: the offline environment, the shared data folder, the planted worlds (built once per test
+session, whichever worker asks first), and the rules that keep two pytest-xdist workers out of each other's way.
+
+**The suite's time budget.** ``make test`` runs the whole suite on both cores (``pytest -n 2 --dist loadgroup``);
+``make test-fast`` leaves out the embedded-model, browser, Ray and ``slow`` tests for the edit loop. A new end-to-end
+test either reads a world below (``world``) or is marked ``slow``; docs/testing.md has the figures and the rules.
+
+**Two workers side by side.** Each worker has its own inspect cache (``INSPECT_CACHE_DIR``) and temporary folders;
+ports come from the OS; the embedded model's tests share one xdist group (``llama``: two llama.cpp jobs slow each other
+20-50 times), as do the browser tests (``browser``) and the Ray tests (``ray``), and those groups are handed out
+first (they are the longest units of work). Under xdist llama.cpp runs on one thread (``PREFDISCO_THREADS=1``), so
+it never spins against the other worker's core.
+"""
+
 from __future__ import annotations
 
+import functools
+import json
 import os
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +31,58 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("INSPECT_DISPLAY", "none")
 
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+"""``gw0``, ``gw1``, … under pytest-xdist; None in a plain run."""
+if WORKER:
+    os.environ.setdefault("PREFDISCO_THREADS", "1")
+
+GROUPS = {"embedded": "llama", "browser": "browser", "ray": "ray"}
+"""Marker → the xdist group that keeps its tests on one worker, one at a time."""
+WORLD_GROUPS = {
+    "leaderboard_runs": "leaderboard-world",
+    "harms_runs": "harms-world",
+    "transfer_runs": "transfer-world",
+    "play_runs": "play-world",
+}
+"""World fixture → the xdist group of the tests that read it: the worker that builds a world runs its readers, so
+the other worker never waits on the world's lock (a browser test, in its own group, may)."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each grouped marker's tests, then each world's readers, join their xdist group (``--dist loadgroup`` sends a
+    group to one worker, and hands out the largest groups first); a module's own ``xdist_group`` mark comes first."""
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        group = next((g for marker, g in GROUPS.items() if item.get_closest_marker(marker)), None)
+        group = group or next((g for name, g in WORLD_GROUPS.items() if name in item.fixturenames), None)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Under ``--dist loadgroup`` every grouped test must carry its group in its node id (how xdist sends a group to
+    one worker): pytest 9.2 stopped that silently, and the embedded-model tests then ran on both cores at once."""
+    if not (WORKER and session.config.getvalue("loadgroup")):
+        return
+    lost = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+    if lost:
+        raise pytest.UsageError(
+            f"pytest-xdist did not group {len(lost)} test(s) (first: {lost[0]}): this pytest "
+            f"{pytest.__version__} and pytest-xdist do not work together; install the versions pyproject.toml pins"
+        )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_inspect_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every worker (and a plain run) gets an inspect response cache of its own, never the user's: a test that
+    names its own (``monkeypatch.setenv``) still does."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("INSPECT_CACHE_DIR", str(tmp_path_factory.mktemp("inspect-cache")))
+    yield
+    patch.undo()
+
 
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
@@ -24,3 +94,83 @@ def shared_dir() -> Path:
 @pytest.fixture(scope="session")
 def shared_benchmarks(shared_dir: Path) -> Path:
     return shared_dir / "data" / "benchmarks"
+
+
+class World:
+    """Planted worlds built once per test session and read by every test that needs them.
+
+    ``get(name, make)`` builds ``name`` with ``make(folder)`` the first time any worker asks (under a file lock in
+    the folder every xdist worker shares), and afterwards returns what ``make`` returned — a path inside the folder —
+    to every worker, without building again. A build has its own inspect cache (``folder/.cache``). A build that
+    failed leaves nothing behind: the next ask builds again (and fails the same way, in that test).
+
+    A world is read-only to its readers: a test that runs more beside a world writes into its own ``tmp_path``.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def get(self, name: str, make: Callable[[Path], Path]) -> Path:
+        from filelock import FileLock
+
+        folder = self.root / name
+        built = self.root / f"{name}.built.json"
+        self.root.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.root / f"{name}.lock")):
+            if not built.is_file():
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir()
+                patch = pytest.MonkeyPatch()
+                patch.setenv("INSPECT_CACHE_DIR", str(folder / ".cache"))
+                try:
+                    made = Path(make(folder)).resolve()
+                finally:
+                    patch.undo()
+                built.write_text(json.dumps({"path": str(made.relative_to(folder.resolve()))}))
+            return folder / json.loads(built.read_text())["path"]
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory: pytest.TempPathFactory) -> World:
+    """The session's planted worlds (``World``), in the folder every worker of this session shares."""
+    base = tmp_path_factory.getbasetemp()
+    return World((base.parent if WORKER else base) / "worlds")
+
+
+# ---- the planted worlds: each fixture hands out its world's runs, each built once per test session ----------------
+
+
+@pytest.fixture(scope="session")
+def transfer_runs(world: World) -> Callable[..., Path]:
+    """``transfer_runs(kind, user_type=, epochs=)``: the sessions world's run of the ``kind`` assistant
+    (``tests/transfer_world.py``)."""
+    from transfer_world import shared_run
+
+    return functools.partial(shared_run, world)
+
+
+@pytest.fixture(scope="session")
+def harms_runs(world: World) -> Callable[[str], Path]:
+    """``harms_runs(kind)``: the harms world's run of the ``kind`` assistant (``tests/harms_world.py``)."""
+    from harms_world import shared_run
+
+    return functools.partial(shared_run, world)
+
+
+@pytest.fixture(scope="session")
+def leaderboard_runs(world: World) -> tuple[Path, int]:
+    """The leaderboard world's folder (runs good, fair, poor and late) and the mock's port, part of every model's
+    name (``tests/leaderboard_world.py``)."""
+    from leaderboard_world import build
+
+    folder = world.get("leaderboard", build)
+    return folder, json.loads((folder / "port.json").read_text())["port"]
+
+
+@pytest.fixture(scope="session")
+def play_runs(world: World) -> Callable[..., Path]:
+    """``play_runs(user=USER, name="sim")``: the play world's simulated run (``tests/play_world.py``), its folder
+    named ``name``."""
+    from play_world import shared_run
+
+    return functools.partial(shared_run, world)

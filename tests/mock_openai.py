@@ -632,6 +632,16 @@ def tagged_scenarios(n: int, prefix: str = "c") -> list[Any]:
     return out
 
 
+def mock_env(monkeypatch: Any, mock: MockOpenAI, tmp_path: Any) -> None:
+    """Point inspect's ``openai-api/mock/…`` provider at ``mock`` (``monkeypatch``: pytest's, undone after the test),
+    with an inspect cache in ``tmp_path`` and a 1.5 s bound on a hung request."""
+    for key, value in mock.env("mock").items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "inspect-cache"))
+    monkeypatch.setenv("INSPECT_HTTP_REQUEST_TIMEOUT", "1.5")
+    monkeypatch.setenv("INSPECT_DISPLAY", "none")
+
+
 def write_scenarios(path: Any, scenarios: list[Any]) -> Any:
     """Write ``scenarios.jsonl`` (one Scenario JSON per line) and return its path."""
     from pathlib import Path

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from inspect_ai.model import ChatCompletionChoice, ChatMessage, ChatMessageAssistant, ModelOutput, ModelUsage
 from inspect_ai.tool import ToolCall
@@ -119,3 +121,27 @@ EAGER = "scripted/play-eager"
 
 def play_scenario():  # type: ignore[no-untyped-def]
     return make_scenario("play-1")
+
+
+def simulated_run(folder: Path, user: str = USER, name: str = "sim") -> Path:
+    """``prefdisco eval``'s three conditions on the play scenario with ``user`` as the simulated user, in
+    ``folder / name``."""
+    from prefdisco.evaluation.config import RunConfig
+    from prefdisco.evaluation.run import run_conditions
+
+    config = RunConfig(
+        models=[MODEL],
+        user_model=user,
+        grader_model=JUDGE,
+        log_dir=folder / name,
+        modes=["baseline", "discovery", "oracle"],
+        display="none",
+    )
+    config.validate()
+    run_conditions([play_scenario()], config)
+    return config.log_dir
+
+
+def shared_run(world: Any, user: str = USER, name: str = "sim") -> Path:
+    """``simulated_run`` of the test session's planted worlds (``conftest.World``): built once, read-only."""
+    return world.get(f"play-{name}", lambda folder: simulated_run(folder, user, name))

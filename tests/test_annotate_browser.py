@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from playwright.sync_api import expect, sync_playwright
-from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from prefdisco.annotate.app import create_app
 from prefdisco.annotate.auth import Tokens
@@ -18,7 +17,6 @@ from prefdisco.annotate.rating_store import RatingStore
 from prefdisco.annotate.sampling import Item
 from prefdisco.annotate.serve_options import build_app
 from prefdisco.annotate.service import RelevanceStudy, prepare
-from prefdisco.annotate.stats import agreement_stats
 from prefdisco.annotate.store import Store
 from prefdisco.annotate.study import ServeOptions
 from test_annotate_bench import HOSTILE, running_server, standard_bench
@@ -116,6 +114,10 @@ def test_two_annotators_complete_a_session_in_chromium(tmp_path: Path, caplog: p
     assert len(rows) == 2 * sum(len(item.candidates) for item in items)
     for row in rows:
         assert row.label == int(choice(row.annotator, by_id[row.scenario_id], row.attribute))
+
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa  # a second to import: not at collection
+
+    from prefdisco.annotate.stats import agreement_stats
 
     stats = agreement_stats(rows)
     matrix = np.array(

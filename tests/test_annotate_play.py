@@ -332,21 +332,7 @@ def test_the_page_shows_the_persona_the_profile_and_the_question_and_takes_a_rep
 # -- export and report --------------------------------------------------------------------------------------
 
 
-def simulated_run(tmp_path: Path, user: str = USER, name: str = "sim") -> Path:
-    config = RunConfig(
-        models=[MODEL],
-        user_model=user,
-        grader_model=JUDGE,
-        log_dir=tmp_path / name,
-        modes=["baseline", "discovery", "oracle"],
-        display="none",
-    )
-    config.validate()
-    run_conditions([play_scenario()], config)
-    return config.log_dir
-
-
-def test_export_is_a_run_folder_report_shows_beside_a_simulated_run(tmp_path):
+def test_export_is_a_run_folder_report_shows_beside_a_simulated_run(tmp_path, play_runs):
     db = study_db(tmp_path)
     play = study(db)
 
@@ -372,7 +358,7 @@ def test_export_is_a_run_folder_report_shows_beside_a_simulated_run(tmp_path):
     assert record["id"].startswith("human-") and record["judges"] == [JUDGE]
     assert (human / "attributes.csv").is_file() and (human / "transcripts.jsonl").is_file()
 
-    sim = simulated_run(tmp_path)
+    sim = play_runs()
     simulated = pd.read_csv(sim / "results.csv")
     same = simulated[simulated["mode"] == "discovery"].iloc[0]
     alice = discovery.iloc[0]

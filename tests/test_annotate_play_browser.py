@@ -20,7 +20,7 @@ from prefdisco.annotate.play_app import create_play_app
 from prefdisco.annotate.play_store import PlayStore
 from test_annotate_bench import running_server
 from test_annotate_browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOT
-from test_annotate_play import REPLIES, simulated_run, study_db
+from test_annotate_play import REPLIES, study_db
 
 TOKEN = "carol-T0K3N-77aa"
 SHOTS = {name: SCREENSHOT.with_name(f"play_{name}.png") for name in ("start", "resumed", "finished")}
@@ -46,7 +46,7 @@ def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.browser
-def test_a_person_plays_a_whole_dialogue_in_chromium_and_the_report_shows_it(tmp_path) -> None:
+def test_a_person_plays_a_whole_dialogue_in_chromium_and_the_report_shows_it(tmp_path, play_runs) -> None:
     if not CHROMIUM.is_file():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
     db = study_db(tmp_path)
@@ -115,7 +115,7 @@ def test_a_person_plays_a_whole_dialogue_in_chromium_and_the_report_shows_it(tmp
     played = results[results["mode"] == "discovery"].iloc[0]
     assert played["pref_align"] == pytest.approx(PREF_ALIGN) and played["user_model"].startswith("human:p-")
     assert sorted(results["mode"]) == ["baseline", "discovery", "oracle"]
-    sim = simulated_run(tmp_path)
+    sim = play_runs()
     out = tmp_path / "report"
     shown = runner.invoke(
         cli.app, ["report", str(human), str(sim), "--out", str(out), "--allow-mixed", "--bootstrap", "20"]
@@ -128,7 +128,7 @@ def test_a_person_plays_a_whole_dialogue_in_chromium_and_the_report_shows_it(tmp
 
     # simulator fidelity of the person's browser-played run against two simulated runs: the simulated user that
     # replies as the person did is the closest; the eager one (long replies) is further
-    eager = simulated_run(tmp_path, EAGER, "eager")
+    eager = play_runs(EAGER, "eager")
     bench = tmp_path / "scenarios.jsonl"
     bench.write_text(scenario.model_dump_json() + "\n")
     args = ["simfidelity", "--human", str(human), "--sim", str(sim), "--sim", str(eager), "--bench", str(bench)]

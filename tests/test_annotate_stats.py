@@ -3,21 +3,35 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import typer
-from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from typer.testing import CliRunner
 
 import prefdisco.annotate.serve_options as serve_options
 from prefdisco.annotate.cli import register
 from prefdisco.annotate.labels import LabelRow, write_csv
 from prefdisco.annotate.service import prepare
-from prefdisco.annotate.stats import agreement_stats, majority
 from prefdisco.annotate.store import Store
 from prefdisco.errors import UserError
 from test_annotate_bench import standard_bench
+
+
+def agreement_stats(rows: list[LabelRow]) -> Any:
+    """``prefdisco.annotate.stats.agreement_stats``; the module imports scikit-learn and statsmodels (a second and a
+    half), so it is imported when a test first calls it, not at collection."""
+    from prefdisco.annotate.stats import agreement_stats as stats
+
+    return stats(rows)
+
+
+def majority(votes: Any) -> Any:
+    """``prefdisco.annotate.stats.majority``, imported at first use (``agreement_stats``)."""
+    from prefdisco.annotate.stats import majority as vote
+
+    return vote(votes)
 
 
 def rows_from(matrix: list[list[int]], llm: list[int], annotators: list[str] | None = None) -> list[LabelRow]:
@@ -51,6 +65,8 @@ def test_two_raters_three_items_by_hand() -> None:
 
 
 def test_fleiss_kappa_matches_statsmodels_on_hand_made_data() -> None:
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa  # a second to import
+
     rng = random.Random(11)
     truth = [rng.random() < 0.4 for _ in range(30)]
     matrix = [[int(t) if rng.random() < 0.8 else int(not t) for _ in range(4)] for t in truth]

@@ -482,6 +482,7 @@ def run_main(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str
     )
 
 
+@pytest.mark.slow
 def test_real_process_prints_one_error_line(tmp_path):
     """Exit code 2 and exactly one ``error:`` line on stderr from the installed entry point."""
     bad = write(tmp_path / "s.jsonl", scenario_json() + "\n{not json\n")

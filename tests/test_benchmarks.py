@@ -8,7 +8,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import datasets
 import pandas as pd
 import pytest
 
@@ -532,6 +531,8 @@ def test_generic_on_shared_files_matches_named_loaders(
 
 
 def test_generic_does_not_mutate_caller_data() -> None:
+    import datasets  # seconds to import: in the test that uses it, not at collection
+
     rows = [{"q": "Which?", "o": ["x", "y"], "a": 1, "m": {"tags": ["t"]}}]
     ds = datasets.Dataset.from_list(rows)
     before = ds.to_list()

@@ -9,13 +9,10 @@ import csv
 import json
 from pathlib import Path
 
-import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
 import typer
-from scipy.stats import spearmanr
-from sklearn.metrics import cohen_kappa_score
 from typer.testing import CliRunner
 
 from prefdisco.analysis.calibrate import calibrate
@@ -105,6 +102,10 @@ def hand_ratings(path: Path, extra: list[list[object]] = ()) -> Path:  # type: i
 
 
 def test_agreement_statistics_by_hand(tmp_path: Path) -> None:
+    import krippendorff  # these three take a second and a half to import: in the test, not at collection
+    from scipy.stats import spearmanr
+    from sklearn.metrics import cohen_kappa_score
+
     extra = [["ann1", "s9", "baseline", "a", 3]]  # a scenario the run does not have: left out, noted
     result = calibrate(hand_ratings(tmp_path / "r.csv", extra), hand_run(tmp_path), n_boot=0)
     assert (result.n_pairs, result.n_ratings, result.n_annotators) == (6, 11, 2)

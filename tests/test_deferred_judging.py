@@ -21,6 +21,9 @@ from prefdisco.schema import Problem
 from test_judge_panel import assert_pref_align_is_its_judgements
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
 
+# under xdist the module's tests stay on one worker, which builds its module fixture (the later-judged evals) once
+pytestmark = pytest.mark.xdist_group("test_deferred_judging")
+
 MODES = ("baseline", "discovery")
 GRADER_ROLES = ("judge", "audit", "grader", "quality")  # the mock's rubric, audit, SimpleQA and quality calls
 SCORE_COLUMNS = ["scenario_id", "mode", "pref_align", "correct", "n_questions", "judge_invalid", "user_turns"]

@@ -18,7 +18,7 @@ from prefdisco.errors import UserError
 from prefdisco.models.gguf import resolve_gguf, weights_copy
 from prefdisco.models.grammar import schema_to_gbnf
 from prefdisco.models.greedy_grammar import GreedyGrammar, applies
-from prefdisco.models.llama_cpp import load_model
+from prefdisco.models.llama_cpp import default_threads, load_model
 from prefdisco.scoring.judge import CriterionScore
 
 pytestmark = pytest.mark.embedded
@@ -45,7 +45,7 @@ PROMPTS = [
     ids=["judge-like", "criterion-score", "protocol"],
 )
 def test_greedy_grammar_chooses_what_the_whole_vocabulary_check_chooses(grammar_text):
-    llama = load_model(resolve_gguf("smollm2"), 4096, 2, 0, 0).llama
+    llama = load_model(resolve_gguf("smollm2"), 4096, default_threads(), 0, 0).llama
     grammar = LlamaGrammar.from_string(grammar_text, verbose=False)
     fast_steps = 0
     for prompt in PROMPTS:
@@ -87,7 +87,7 @@ def test_weights_copy_is_made_once_and_reused(tmp_path):
     stamp = copy.stat().st_mtime_ns
     assert weights_copy(packaged, "q8_0", tmp_path) == copy
     assert copy.stat().st_mtime_ns == stamp
-    answer = load_model(copy, 2048, 2, 0, 0).llama.create_chat_completion(
+    answer = load_model(copy, 2048, default_threads(), 0, 0).llama.create_chat_completion(
         [{"role": "user", "content": "Say hello."}], temperature=0, max_tokens=8
     )
     assert answer["choices"][0]["message"]["content"].strip()

@@ -18,6 +18,7 @@ from typing import Any
 
 import gymnasium
 import pytest
+from inspect_ai import Task
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput
 from inspect_ai.util import Store
@@ -186,7 +187,17 @@ def _played(record: DialogueRecord, score: dict[str, Any] | None, user: Scripted
     )
 
 
-def via_solver(tmp_path, case: Case, protocol: str, script: list[Any], solver: str | None = None) -> Played:
+@dataclass
+class Solved:
+    """One dialogue played by ``prefdisco eval``'s solvers: its task, and the user whose calls it records."""
+
+    task: Task
+    user: Scripted
+
+
+def solver_task(case: Case, protocol: str, script: list[Any], solver: str | None = None) -> Solved:
+    """The task ``prefdisco eval`` runs for ``case`` under ``protocol`` (its assistant the script, its user and
+    judge scripted), or with an own ``solver`` in the assistant's seat."""
     user, grader = Scripted(user_reply), Scripted(grading)
     extra = {"solver": solver, "solver_args": {"rounds": 8}} if solver else {}
     config = RunConfig(
@@ -197,16 +208,36 @@ def via_solver(tmp_path, case: Case, protocol: str, script: list[Any], solver: s
         **extra,
     )
     task = build_task([make_scenario()], config, case.mode, case.limit if case.mode == "fixed_k" else None)
-    [log] = inspect_eval(
-        task,
-        model=Tooled(script).model,
-        model_roles={"user": user.model, "grader": grader.model},
-        log_dir=str(tmp_path),
-        display="none",
-    )
-    assert log.status == "success", log.error
-    [sample] = log.samples
-    return _played(DialogueRecord(store=Store(sample.store)), sample.scores["prefdisco_scorer"].value, user)
+    task.model = Tooled(script).model
+    task.model_roles = {"user": user.model, "grader": grader.model}
+    return Solved(task, user)
+
+
+def solved_together(tmp_path, plays: dict[Any, Solved]) -> dict[Any, Played]:
+    """Every task of ``plays`` as one inspect eval (each task with its own models): their dialogues and scores."""
+    keys = list(plays)
+    logs = inspect_eval([plays[k].task for k in keys], log_dir=str(tmp_path), display="none", max_tasks=len(keys))
+    out = {}
+    for key, log in zip(keys, logs, strict=True):
+        assert log.status == "success", log.error
+        [sample] = log.samples
+        record = DialogueRecord(store=Store(sample.store))
+        out[key] = _played(record, sample.scores["prefdisco_scorer"].value, plays[key].user)
+    return out
+
+
+@pytest.fixture(scope="module")
+def by_solver(tmp_path_factory) -> dict[Any, Played]:
+    """Every case of ``PLAYS`` through ``prefdisco eval``'s solvers (and an own agent where the case has one), as
+    the tasks of one inspect eval: ``(name, protocol, "own" or "eval") -> Played``."""
+    plays = {}
+    for name, protocol in PLAYS:
+        case = CASES[name]
+        script = case.scripts[protocol][0]
+        plays[(name, protocol, "eval")] = solver_task(case, protocol, script)
+        if case.own_agent and protocol == "tools":  # an agent asks through the ask_user tool
+            plays[(name, protocol, "own")] = solver_task(case, protocol, script, "test_tools_protocol:looping_agent")
+    return solved_together(tmp_path_factory.mktemp("solvers"), plays)
 
 
 def as_turn(item: Any) -> Any:
@@ -327,10 +358,10 @@ PLAYS = [(name, protocol) for name, case in CASES.items() for protocol in case.s
 
 
 @pytest.mark.parametrize(("name", "protocol"), PLAYS)
-def test_every_driver_plays_the_same_dialogue_and_gives_the_same_score(tmp_path, name, protocol):
+def test_every_driver_plays_the_same_dialogue_and_gives_the_same_score(tmp_path, by_solver, name, protocol):
     case = CASES[name]
     script, expected = case.scripts[protocol]
-    reference = via_solver(tmp_path / "solver", case, protocol, script)
+    reference = by_solver[(name, protocol, "eval")]
     check(reference, expected)
     assert reference.score is not None and reference.score["pref_align"] == pytest.approx(3.8)
     assert reference.score["n_questions"] == sum(k == "question" for k, _ in expected.turns)
@@ -341,14 +372,12 @@ def test_every_driver_plays_the_same_dialogue_and_gives_the_same_score(tmp_path,
             assert via_gym(case, script) == reference
             assert via_verl(tmp_path, case, script) == reference
     if case.own_agent and protocol == "tools":  # an agent asks through the ask_user tool
-        own = via_solver(tmp_path / "own", case, protocol, script, solver="test_tools_protocol:looping_agent")
-        assert own == reference
+        assert by_solver[(name, protocol, "own")] == reference
 
 
-def test_the_protocols_score_one_dialogue_alike(tmp_path):
+def test_the_protocols_score_one_dialogue_alike(by_solver):
     """The same dialogue (questions, replies, answer) under either protocol has the same score."""
-    case = CASES["questions then an answer"]
-    text, tools = (via_solver(tmp_path / p, case, p, case.scripts[p][0]) for p in ("text", "tools"))
+    text, tools = (by_solver[("questions then an answer", p, "eval")] for p in ("text", "tools"))
     assert text.turns == tools.turns and text.score == tools.score
 
 

@@ -22,15 +22,22 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
-from openenv.core import GenericEnvClient  # the openenv extra: make test installs it, so a missing one fails here
 
 from hub_scripts import REWARD, TURNS, WEIGHTS, episode_result, roles
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.env import Episode
-from prefdisco.env.openenv import PrefDiscoAction, PrefDiscoEnvClient, PrefDiscoOpenEnv, make_app
 from prefdisco.errors import UserError
 from scripted import Scripted, constant, make_persona, make_scenario
 from test_env import WEIGHTS as WEIGHTS_S  # test_env_sessions' weights (RewardConfig)
+
+
+def hub() -> Any:
+    """``prefdisco.env.openenv``, imported by the tests that use it: the openenv extra takes a second to import (make
+    test installs it, so a missing one fails the first test that touches it), and collection does not pay it."""
+    import prefdisco.env.openenv
+
+    return prefdisco.env.openenv
+
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -63,12 +70,12 @@ def running(app: Any) -> Iterator[str]:
 def test_the_server_plays_a_dialogue_for_the_librarys_client_with_the_episodes_reward():
     scenario, other = make_scenario("s1"), make_scenario("s2", persona=make_persona("p2", "Bo Lin"))
     user, grader = roles()
-    app = make_app([scenario, other], user.model, grader.model, reward=WEIGHTS)
+    app = hub().make_app([scenario, other], user.model, grader.model, reward=WEIGHTS)
     with running(app) as url:
         assert httpx.get(f"{url}/health").status_code == 200
         schema = httpx.get(f"{url}/schema").json()
         assert "text" in schema["action"]["properties"] and "messages" in schema["observation"]["properties"]
-        with PrefDiscoEnvClient(base_url=url) as env:
+        with hub().PrefDiscoEnvClient(base_url=url) as env:
             first = env.reset(scenario_id=scenario.id, episode_id="ep-1")
             obs = first.observation
             opening = Episode(scenario, user.model, grader.model).opening()
@@ -80,10 +87,10 @@ def test_the_server_plays_a_dialogue_for_the_librarys_client_with_the_episodes_r
                 1,
                 None,
             )
-            steps = [env.step(PrefDiscoAction(text=turn)) for turn in TURNS]
+            steps = [env.step(hub().PrefDiscoAction(text=turn)) for turn in TURNS]
             state = env.state()
             with pytest.raises(RuntimeError, match="the episode is over; reset to start another"):
-                env.step(PrefDiscoAction(text="ANSWER: again"))
+                env.step(hub().PrefDiscoAction(text="ANSWER: again"))
         assert [s.done for s in steps] == [False, False, True]
         assert [s.reward for s in steps[:2]] == [0.0, 0.0] and steps[-1].reward == pytest.approx(REWARD)
         assert steps[0].observation.text.startswith("Very detailed, please.")
@@ -104,6 +111,8 @@ def test_the_server_plays_a_dialogue_for_the_librarys_client_with_the_episodes_r
         assert [c.text for c in grader.calls] == [c.text for c in grader2.calls]
 
         # OpenEnv's generic client (plain dicts) on the same server: the scenario's second trial
+        from openenv.core import GenericEnvClient
+
         with GenericEnvClient(base_url=url) as generic:
             again = generic.reset(scenario_id=scenario.id)
             assert again.observation["trial"] == 2
@@ -116,15 +125,15 @@ def test_the_server_plays_a_dialogue_for_the_librarys_client_with_the_episodes_r
 def test_a_seed_draws_the_same_scenarios_and_a_masked_episode_gets_masked_reward():
     scenarios = [make_scenario(f"s{i}") for i in range(5)]
     user, grader = Scripted(constant("Short.")), Scripted(constant("not json"))  # every judgement invalid
-    app = make_app(scenarios, user.model, grader.model, masked_reward=-1.0, audit=False, max_questions=1)
-    with running(app) as url, PrefDiscoEnvClient(base_url=url) as client:
+    app = hub().make_app(scenarios, user.model, grader.model, masked_reward=-1.0, audit=False, max_questions=1)
+    with running(app) as url, hub().PrefDiscoEnvClient(base_url=url) as client:
         first = [client.reset(seed=11).observation.scenario_id]
         first += [client.reset().observation.scenario_id for _ in range(3)]
         second = [client.reset(seed=11).observation.scenario_id]
         second += [client.reset().observation.scenario_id for _ in range(3)]
         assert first == second
-        client.step(PrefDiscoAction(text="QUESTION: Depth?"))
-        last = client.step(PrefDiscoAction(text="QUESTION: More?"))  # past the budget: the answer
+        client.step(hub().PrefDiscoAction(text="QUESTION: Depth?"))
+        last = client.step(hub().PrefDiscoAction(text="QUESTION: More?"))  # past the budget: the answer
     assert last.done and last.reward == -1.0 and last.observation.masked is True
     assert last.observation.info["stop_reason"] == "budget"
     assert "PrefAlign was not measured" in last.observation.info["mask_reason"]
@@ -134,17 +143,17 @@ def test_bad_options_fail_before_anything_is_served():
     user, grader = roles()
     base = {"scenarios": [make_scenario()], "user_model": user.model, "judge_model": grader.model}
     with pytest.raises(UserError, match=r"^protocol: expected one of text, tools, got 'xml'"):
-        make_app(**base, protocol="xml")
+        hub().make_app(**base, protocol="xml")
     with pytest.raises(UserError, match=r"^max_sessions: expected a number of sessions"):
-        make_app(**base, max_sessions=0)
+        hub().make_app(**base, max_sessions=0)
     with pytest.raises(UserError, match=r"^split: 'train' needs train_fraction"):
-        make_app(**base, split="train")
+        hub().make_app(**base, split="train")
     with pytest.raises(UserError, match=r"^arm: 'cold' is an arm of a session; give the session file too"):
-        make_app(**base, arm="cold")
+        hub().make_app(**base, arm="cold")
     with pytest.raises(UserError, match=r"^sessions: give the benchmark the session file was planned on"):
-        make_app(None, user.model, grader.model, sessions="sessions.jsonl", arm="cold")
+        hub().make_app(None, user.model, grader.model, sessions="sessions.jsonl", arm="cold")
     with pytest.raises(UserError, match=r"^arm: a session is played in one arm \(arm, --arm\): cold, carry_transcript"):
-        make_app(**base, sessions="sessions.jsonl")
+        hub().make_app(**base, sessions="sessions.jsonl")
 
 
 def test_a_session_is_an_episode_one_reward_per_problem_as_gymnasium_gives_it(tmp_path):
@@ -158,10 +167,12 @@ def test_a_session_is_an_episode_one_reward_per_problem_as_gymnasium_gives_it(tm
     bench, sessions = files(tmp_path)
     turns = (*FIRST, "Likes detail.", *SECOND)
     user, grader = models()
-    app = make_app(str(bench), user.model, grader.model, sessions=str(sessions), arm="carry_notes", reward=WEIGHTS_S)
-    with running(app) as url, PrefDiscoEnvClient(base_url=url) as client:
+    app = hub().make_app(
+        str(bench), user.model, grader.model, sessions=str(sessions), arm="carry_notes", reward=WEIGHTS_S
+    )
+    with running(app) as url, hub().PrefDiscoEnvClient(base_url=url) as client:
         first = client.reset(session_id="ada-1")
-        steps = [client.step(PrefDiscoAction(text=turn)) for turn in turns]
+        steps = [client.step(hub().PrefDiscoAction(text=turn)) for turn in turns]
         state = client.state()
         with pytest.raises(RuntimeError, match=r"reset: this server plays sessions in the arm carry_notes; name one "):
             client.reset(scenario_id="s-ferry")
@@ -212,9 +223,9 @@ def test_the_sync_api_plays_an_episode_without_a_server():
         "OpenEnv", hub_unit([scenario]), user.model, grader.model, {"reward": WEIGHTS}, train_fraction=None,
         split_seed=0, split=None,
     )  # fmt: skip
-    env = PrefDiscoOpenEnv(roster)
+    env = hub().PrefDiscoOpenEnv(roster)
     env.reset(scenario_id=scenario.id)
-    steps = [env.step(PrefDiscoAction(text=turn)) for turn in TURNS]
+    steps = [env.step(hub().PrefDiscoAction(text=turn)) for turn in TURNS]
     env.close()
     assert steps[-1].done and steps[-1].reward == pytest.approx(REWARD)
 
@@ -222,6 +233,7 @@ def test_the_sync_api_plays_an_episode_without_a_server():
 # -- the command -------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_prefdisco_env_serve_answers_a_client_and_stops_on_ctrl_c(tmp_path, monkeypatch):
     scenarios = tagged_scenarios(2)
     path = write_scenarios(tmp_path / "scenarios.jsonl", scenarios)
@@ -249,9 +261,9 @@ def test_prefdisco_env_serve_answers_a_client_and_stops_on_ctrl_c(tmp_path, monk
                 assert time.monotonic() < deadline, "env serve did not start"
                 time.sleep(0.1)
             turns = ("QUESTION: How much detail do you want?", "ANSWER: The answer is B.")
-            with PrefDiscoEnvClient(base_url=url) as client:
+            with hub().PrefDiscoEnvClient(base_url=url) as client:
                 client.reset(scenario_id=scenarios[0].id)
-                steps = [client.step(PrefDiscoAction(text=turn)) for turn in turns]
+                steps = [client.step(hub().PrefDiscoAction(text=turn)) for turn in turns]
         finally:
             server.send_signal(signal.SIGINT)
             out, err = server.communicate(timeout=30)
@@ -298,19 +310,19 @@ def test_the_tool_protocol_carries_ask_user_calls_and_returns_tool_results():
 
     scenario = make_scenario("s1")
 
-    def ask(*calls: tuple[str, str]) -> PrefDiscoAction:
-        return PrefDiscoAction(
+    def ask(*calls: tuple[str, str]) -> hub().PrefDiscoAction:
+        return hub().PrefDiscoAction(
             tool_calls=[{"id": i, "name": "ask_user", "arguments": {"question": q}} for i, q in calls]
         )
 
     actions = [
         ask(("c1", "How detailed should I be?"), ("c2", "And analogies?")),
         ask(("c3", "Do you like analogies?")),
-        PrefDiscoAction(text="The answer is B: 3 trips."),
+        hub().PrefDiscoAction(text="The answer is B: 3 trips."),
     ]
     user, grader = roles()
-    app = make_app([scenario], user.model, grader.model, reward=WEIGHTS, protocol="tools", max_questions=2)
-    with running(app) as url, PrefDiscoEnvClient(base_url=url) as client:
+    app = hub().make_app([scenario], user.model, grader.model, reward=WEIGHTS, protocol="tools", max_questions=2)
+    with running(app) as url, hub().PrefDiscoEnvClient(base_url=url) as client:
         first = client.reset(scenario_id=scenario.id)
         steps = [client.step(action) for action in actions]
 
@@ -361,10 +373,10 @@ def test_pushback_challenges_are_observations_and_the_last_reply_is_rewarded():
     from test_env_pushback import grading as pushback_grading
 
     user, grader = Scripted(person), Scripted(pushback_grading)
-    app = make_app([SCENARIO], user.model, grader.model, pushback=2, audit=False, reward=WEIGHTS.weights())
-    with running(app) as url, PrefDiscoEnvClient(base_url=url) as client:
+    app = hub().make_app([SCENARIO], user.model, grader.model, pushback=2, audit=False, reward=WEIGHTS.weights())
+    with running(app) as url, hub().PrefDiscoEnvClient(base_url=url) as client:
         client.reset()
-        steps = [client.step(PrefDiscoAction(text=turn)) for turn in HELD]
+        steps = [client.step(hub().PrefDiscoAction(text=turn)) for turn in HELD]
     assert [s.observation.kind for s in steps] == ["question", "pushback", "pushback", "reply"]
     assert steps[1].observation.text == f"No, I'm sure it's {TARGET} (push 1)." and not steps[1].done
     assert [s.reward for s in steps[:3]] == [0.0, 0.0, 0.0] and steps[-1].reward == pytest.approx(HELD_REWARD)

@@ -12,15 +12,20 @@ from typing import Any
 
 import httpx
 import pytest
-import verifiers as vf  # the verifiers extra: make test installs it, so a missing one fails here
-from verifiers.clients import OpenAIChatCompletionsClient
 
 from hub_scripts import REWARD, TURNS, WEIGHTS, episode_result, roles
 from prefdisco.env import Episode
-from prefdisco.env.verifiers import PrefDiscoVerifiersEnv, load_environment
 from prefdisco.errors import UserError
 from scripted import Scripted, constant, make_scenario
 from test_env import four_problems
+
+
+def load_environment(**kwargs: Any) -> Any:
+    """``prefdisco.env.verifiers.load_environment``, imported when a test calls it: verifiers (the verifiers extra,
+    which make test installs: a missing one fails here) takes seconds to import, so collection does not."""
+    from prefdisco.env.verifiers import load_environment as load
+
+    return load(**kwargs)
 
 
 class ScriptedOpenAI:
@@ -62,6 +67,8 @@ class ScriptedOpenAI:
 def evaluate(
     env: Any, turns: tuple[str | dict[str, Any], ...], rollouts: int = 1, **kwargs: Any
 ) -> tuple[dict[str, Any], ScriptedOpenAI]:
+    from verifiers.clients import OpenAIChatCompletionsClient
+
     policy = ScriptedOpenAI(turns)
     client = OpenAIChatCompletionsClient(policy)
     results = asyncio.run(
@@ -76,6 +83,10 @@ def evaluate(
 def test_load_environment_runs_an_episode_through_verifiers_evaluate_with_the_episodes_reward():
     scenario = make_scenario()
     user, grader = roles()
+    import verifiers as vf
+
+    from prefdisco.env.verifiers import PrefDiscoVerifiersEnv
+
     env = load_environment(scenarios=[scenario], user_model=user.model, judge_model=grader.model, reward=WEIGHTS)
     assert isinstance(env, vf.MultiTurnEnv) and isinstance(env, PrefDiscoVerifiersEnv)
     results, policy = evaluate(env, TURNS)
@@ -227,12 +238,15 @@ def test_options_are_refused_in_one_line():
 def test_verifiers_own_loader_finds_the_entry_point():
     from verifiers.utils.env_utils import load_environment as vf_load
 
+    from prefdisco.env.verifiers import PrefDiscoVerifiersEnv
+
     user, grader = roles()
     env = vf_load("prefdisco.env.verifiers", scenarios=[make_scenario()], user_model=user.model,
                   judge_model=grader.model)  # fmt: skip
     assert isinstance(env, PrefDiscoVerifiersEnv) and env.env_id == "prefdisco"
 
 
+@pytest.mark.slow
 def test_vf_eval_runs_the_package_level_entry_point_in_its_own_workers(tmp_path, monkeypatch):
     """The hub's command line, ``vf-eval prefdisco``, offline: a mock OpenAI-compatible server plays the policy, the
     simulated user and the judge; verifiers loads ``prefdisco.load_environment`` again in its environment worker.

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from statsmodels.stats.proportion import proportion_confint
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.analysis.report import make_report
@@ -238,6 +237,8 @@ def test_two_trials_are_averaged_before_every_statistic(tmp_path):
     assert s["accuracy_n"]["m-a"]["t1"] == {"baseline": 2, "discovery": 2, "oracle": 2}
     acc = report.accuracy.set_index(["model", "task", "mode"]).loc[("m-a", "t1", "baseline")]
     assert acc["n_correct"] == 0.5
+    from statsmodels.stats.proportion import proportion_confint  # a second to import: not at collection
+
     assert (acc["ci_low"], acc["ci_high"]) == pytest.approx(proportion_confint(0.5, 2, method="wilson"))
 
     # questions: the mean of the trials that did not fail (s1: 3, s2: 2), then over scenarios

@@ -11,13 +11,15 @@ import pytest
 from typer.testing import CliRunner
 
 import prefdisco.cli as cli
+from harms_world import MODES, PERSONALIZED
 from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
 from prefdisco.seeds import seed_scope
-from test_harms import MODES, PERSONALIZED, values
+from test_harms import values
 from test_reliability import mock_env, run_eval
 
 
+@pytest.mark.slow
 def test_every_probe_on_the_fault_mock_resumes_without_repeating_a_call_and_reports_its_harms(tmp_path, monkeypatch):
     """``--modes baseline,discovery,oracle,oracle_distractor,stated_belief --pushback 2`` against the faulty mock
     (429s, 500s, one scenario rejected): the rejected scenario's rows fail, the rerun repeats no finished call, and

@@ -39,6 +39,9 @@ from prefdisco.seeds import call_seed, redraw_seed, seed_scope
 from scripted import make_scenario
 from transfer_world import SCRIPTS
 
+# under xdist the module's tests stay on one worker, which builds its module fixture (the planted faults' evals) once
+pytestmark = pytest.mark.xdist_group("test_hygiene_run")
+
 N = 4
 CASE = re.compile(r"\[(f\d)\]")
 CLEAN = "I like it plain and concrete, please."

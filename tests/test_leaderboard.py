@@ -7,10 +7,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
+from leaderboard_world import N_SCENARIOS
 from prefdisco.analysis.pairwise import bootstrap_p, groups, holm, pair_rng, paired_bootstrap, pairwise_table
 from prefdisco.analysis.pairwise import shared_scenarios as shared_of
-from test_reliability import mock_env
 
 
 def frame(rows: dict[str, list[tuple[str, str, float, float, float]]]) -> pd.DataFrame:
@@ -140,58 +139,19 @@ def test_a_pair_with_too_few_shared_scenarios_is_not_tested():
 # --- three mock runs through the real CLI ---------------------------------------------------------------------
 
 
-def planted(model: str, mode: str | None, h: int) -> int | None:
-    """The judge's score per criterion: baseline 1 and oracle 5 for every model; in discovery the model named
-    ``good…`` scores 5 (NormAlign 100 on every scenario), the others 1–3 from the request's hash (NormAlign about
-    25). The hash leaves the model's name (and the mock's port in it) out, so fair and poor score alike on every
-    criterion: their difference is 0 on every resample, p = 1, and they share a group on every run (the hash once
-    held the port, and on some ports fair and poor drew scores far enough apart to split)."""
-    if mode == "baseline":
-        return 1
-    if mode == "oracle":
-        return 5
-    if mode == "discovery":
-        return 5 if model.startswith("good") else 1 + h % 3
-    return None
-
-
 def invoke(cli_app, *args: str):
     return CliRunner().invoke(cli_app, list(args))
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """Runs good, fair and poor (one model each) on 24 scenarios of two tasks (alpha, beta) on the default protocol;
-    late: the model good again, with the simulated user at temperature 1.0 (another protocol)."""
+@pytest.fixture
+def runs(leaderboard_runs):
+    """The session's leaderboard world (``tests/leaderboard_world.py``): good, fair and poor on 8 scenarios of two
+    tasks on the default protocol; late: good with the simulated user at temperature 1.0."""
     import prefdisco.cli as cli
 
     cli._register()
-    base = tmp_path_factory.mktemp("leaderboard")
-    scenarios = [
-        s.model_copy(update={"problem": s.problem.model_copy(update={"benchmark": "alpha" if i % 2 else "beta"})})
-        for i, s in enumerate(tagged_scenarios(24))
-    ]
-    bench = write_scenarios(base / "scenarios.jsonl", scenarios)
-    monkeypatch = pytest.MonkeyPatch()
-    try:
-        with MockOpenAI(scores=planted) as mock:
-            mock_env(monkeypatch, mock, base)
-            roles = ["--user-model", f"openai-api/mock/m{mock.port}", "--judge-model", f"openai-api/mock/m{mock.port}"]
-            common = ["--modes", "baseline,discovery,oracle", "--no-quality", "--display", "none", *roles]
-            for name, model, extra in (
-                ("good", "good", []),
-                ("fair", "fair", []),
-                ("poor", "poor", []),
-                ("late", "good", ["--user-temperature", "1.0"]),
-            ):
-                full = f"openai-api/mock/{model}{mock.port}"
-                log_dir = str(base / name)
-                out = invoke(cli.app, "eval", str(bench), "--model", full, "--log-dir", log_dir, *common, *extra)
-                assert out.exit_code == 0, out.output
-            port = mock.port
-    finally:
-        monkeypatch.undo()
-    return cli.app, base, port
+    folder, port = leaderboard_runs
+    return cli.app, folder, port
 
 
 def test_the_planted_model_ranks_first_in_a_group_of_its_own(runs, tmp_path):
@@ -205,7 +165,7 @@ def test_the_planted_model_ranks_first_in_a_group_of_its_own(runs, tmp_path):
 
     table = pd.read_csv(out / "leaderboard.csv")
     assert list(dict.fromkeys(table["task"])) == ["overall", "alpha", "beta"]
-    for task, n in (("overall", 24), ("alpha", 12), ("beta", 12)):
+    for task, n in (("overall", N_SCENARIOS), ("alpha", N_SCENARIOS // 2), ("beta", N_SCENARIOS // 2)):
         rows = table[table["task"] == task].set_index("model")
         assert rows.loc[good, "rank"] == 1 and rows.loc[good, "normalign"] == 100.0
         assert rows.loc[good, "group"] == 1 and set(rows.loc[[fair, poor], "group"]) == {2}  # good alone in group 1
@@ -290,29 +250,20 @@ def test_an_out_holding_a_leaderboard_is_refused_without_overwrite(runs, tmp_pat
 # --- a sessions run: the transfer columns -----------------------------------------------------------------------
 
 
-def test_a_sessions_runs_transfer_gain_is_the_reports_and_a_tie_is_one_group(tmp_path):
+def test_a_sessions_runs_transfer_gain_is_the_reports_and_a_tie_is_one_group(tmp_path, transfer_runs):
     """The planted sessions world of ``tests/test_transfer.py`` (worked out by hand there): the smart assistant's
     transfer gain after position 1 is 0, 50, −10 with the transcript (mean 20, slope −5) and 0, 50, 30 with notes
     (mean 40, slope 15); the forgetful one's is 0 everywhere. Both cold (discovery) arms are the same dialogues, W =
     .6, .5, .4 per position, PrefAlign 1 + 4·W against baseline 1 and oracle 5: NormAlign 100 · mean W = 50 each, a
     tie ranked by name, a difference of 0 on every paired resample (interval [0, 0], p = 1): one group."""
-    import os
-
     from prefdisco.analysis.leaderboard_page import make_leaderboard
-    from transfer_world import N_SESSIONS, planted_run
+    from transfer_world import N_SESSIONS, SMART
 
-    old = os.environ.get("INSPECT_CACHE_DIR")
-    os.environ["INSPECT_CACHE_DIR"] = str(tmp_path / "cache")
-    try:
-        runs = [planted_run(tmp_path, "smart"), planted_run(tmp_path, "forgetful")]
-    finally:
-        if old is None:
-            os.environ.pop("INSPECT_CACHE_DIR")
-        else:
-            os.environ["INSPECT_CACHE_DIR"] = old
+    # the session's transfer world, as tests/test_transfer.py reads it (smart's two identical trials average to one)
+    runs = [transfer_runs(SMART, epochs=2), transfer_runs("forgetful")]
     board, _ = make_leaderboard(runs, tmp_path / "board", n_boot=200)
     rows = board.table.set_index(["task", "model"])
-    smart, forgetful = ("demo", "scripted/smart"), ("demo", "scripted/forgetful")
+    smart, forgetful = ("demo", f"scripted/{SMART}"), ("demo", "scripted/forgetful")
     expected = {
         smart: {"carry_transcript": (20.0, -5.0), "carry_notes": (40.0, 15.0)},
         forgetful: {"carry_transcript": (0.0, 0.0), "carry_notes": (0.0, 0.0)},
@@ -325,11 +276,11 @@ def test_a_sessions_runs_transfer_gain_is_the_reports_and_a_tie_is_one_group(tmp
             assert rows.loc[key, f"transfer_gain_slope[{arm}]_low"] == pytest.approx(slope)
             assert rows.loc[key, f"transfer_gain_slope[{arm}]_high"] == pytest.approx(slope)
         assert rows.loc[key, "normalign"] == pytest.approx(50.0) and rows.loc[key, "n_scenarios"] == 3 * N_SESSIONS
-    assert pd.isna(rows.loc[("overall", "scripted/smart"), "transfer_gain[carry_notes]"])  # per task only
+    assert pd.isna(rows.loc[("overall", f"scripted/{SMART}"), "transfer_gain[carry_notes]"])  # per task only
     assert [rows.loc[k, "rank"] for k in (forgetful, smart)] == [1, 2]  # the tie, by name
     assert [rows.loc[k, "group"] for k in (forgetful, smart)] == [1, 1]
     pair = board.pairwise[board.pairwise["task"] == "demo"].iloc[0]
-    assert (pair["model_a"], pair["model_b"]) == ("scripted/forgetful", "scripted/smart")
+    assert (pair["model_a"], pair["model_b"]) == ("scripted/forgetful", f"scripted/{SMART}")
     assert (pair["difference"], pair["low"], pair["high"], pair["p"]) == (0.0, 0.0, 0.0, 1.0)
     assert not pair["distinguishable"]
     html = (tmp_path / "board" / "leaderboard.html").read_text()

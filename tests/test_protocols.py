@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
+from leaderboard_world import N_SCENARIOS
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig
@@ -26,7 +26,6 @@ from prefdisco.evaluation.protocols import (
 )
 from prefdisco.prompts import templates_hash
 from prefdisco.results.merge import load_runs
-from test_reliability import mock_env
 
 
 def shipped_config(shipped) -> RunConfig:
@@ -85,64 +84,41 @@ def invoke(cli_app, *args: str):
     return CliRunner().invoke(cli_app, list(args))
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    """Three mock runs: A (model m) and B (model n) on the default protocol, C (model n) with the simulated user at
-    temperature 1.0; D: model m again, user at 1.0."""
+RUNS = {"a": "good", "b": "fair", "c": "late", "d": "late"}
+"""The leaderboard world's runs (``tests/leaderboard_world.py``) each test reads: A (model good) and B (model fair) on
+the default protocol, C and D: model good again with the simulated user at temperature 1.0 (another protocol)."""
+
+
+@pytest.fixture
+def runs(leaderboard_runs):
+    """``(cli app, {name: run folder})`` for the runs A-D of ``RUNS``."""
     import prefdisco.cli as cli
 
     cli._register()
-    base = tmp_path_factory.mktemp("protocols")
-    bench = write_scenarios(base / "scenarios.jsonl", tagged_scenarios(2))
-    monkeypatch = pytest.MonkeyPatch()
-    try:
-        with MockOpenAI() as mock:
-            mock_env(monkeypatch, mock, base)
-            common = ["--modes", "baseline,discovery,oracle", "--no-quality", "--display", "none"]
-            for name, model, extra in (
-                ("a", "m", []),
-                ("b", "n", []),
-                ("c", "n", ["--user-temperature", "1.0"]),
-                ("d", "m", ["--user-temperature", "1.0"]),
-            ):
-                full = f"openai-api/mock/{model}{mock.port}"
-                user = [
-                    "--user-model",
-                    f"openai-api/mock/m{mock.port}",
-                    "--judge-model",
-                    f"openai-api/mock/m{mock.port}",
-                ]
-                out = invoke(
-                    cli.app, "eval", str(bench), "--model", full, "--log-dir", str(base / name), *user, *common, *extra
-                )
-                assert out.exit_code == 0, out.output
-    finally:
-        monkeypatch.undo()
-    return cli.app, base
+    folder, _port = leaderboard_runs
+    return cli.app, {name: folder / run for name, run in RUNS.items()}
 
 
 def test_the_id_is_in_run_json_every_row_and_protocol_json(runs):
     _cli_app, base = runs
-    run_json = json.loads((base / "a" / "run.json").read_text())
+    run_json = json.loads((base["a"] / "run.json").read_text())
     assert run_json["protocol_id"] == "default-v1.0"
-    results = pd.read_csv(base / "a" / "results.csv")
-    assert set(results["protocol_id"]) == {"default-v1.0"} and len(results) == 2 * 3
-    record = json.loads((base / "a" / "protocol.json").read_text())
+    results = pd.read_csv(base["a"] / "results.csv")
+    assert set(results["protocol_id"]) == {"default-v1.0"} and len(results) == N_SCENARIOS * 3
+    record = json.loads((base["a"] / "protocol.json").read_text())
     assert record["id"] == "default-v1.0" and record["settings"]["user_temperature"] == 0.7
     assert record["rubrics"] and record["user_model"].startswith("openai-api/mock/m")
-    c = json.loads((base / "c" / "protocol.json").read_text())
+    c = json.loads((base["c"] / "protocol.json").read_text())
     assert c["id"].startswith("custom-") and c["rubrics"] == record["rubrics"]  # the same benchmark
 
 
 def test_a_report_merges_runs_of_one_protocol(runs, tmp_path):
     cli_app, base = runs
-    out = invoke(
-        cli_app, "report", str(base / "a"), str(base / "b"), "--out", str(tmp_path / "ab"), "--bootstrap", "20"
-    )
+    out = invoke(cli_app, "report", str(base["a"]), str(base["b"]), "--out", str(tmp_path / "ab"), "--bootstrap", "20")
     assert out.exit_code == 0, out.output
     summary = json.loads((tmp_path / "ab" / "summary.json").read_text())
     assert len(summary["models"]) == 2 and summary["protocol_id"] == "default-v1.0"
-    assert [p["run"] for p in summary["protocols"]] == [str(base / "a"), str(base / "b")]
+    assert [p["run"] for p in summary["protocols"]] == [str(base["a"]), str(base["b"])]
     assert "protocol: default-v1.0 (simulator" in out.output
     html = (tmp_path / "ab" / "report.html").read_text()
     assert "protocol <code>default-v1.0 (simulator" in html
@@ -150,11 +126,11 @@ def test_a_report_merges_runs_of_one_protocol(runs, tmp_path):
 
 def test_runs_of_different_protocols_are_refused_unless_allowed_and_the_difference_is_named(runs, tmp_path):
     cli_app, base = runs
-    refused = invoke(cli_app, "report", str(base / "a"), str(base / "c"), "--out", str(tmp_path / "ac"))
+    refused = invoke(cli_app, "report", str(base["a"]), str(base["c"]), "--out", str(tmp_path / "ac"))
     assert refused.exit_code == 2
     assert "ran different protocols (user_temperature 0.7 vs 1.0)" in refused.output
     assert "--allow-mixed" in refused.output and not (tmp_path / "ac").exists()
-    mixed = invoke(cli_app, "report", str(base / "a"), str(base / "c"), "--out", str(tmp_path / "ac"), "--allow-mixed")
+    mixed = invoke(cli_app, "report", str(base["a"]), str(base["c"]), "--out", str(tmp_path / "ac"), "--allow-mixed")
     assert mixed.exit_code == 0, mixed.output
     summary = json.loads((tmp_path / "ac" / "summary.json").read_text())
     assert summary["protocol_id"] == "mixed"
@@ -163,10 +139,10 @@ def test_runs_of_different_protocols_are_refused_unless_allowed_and_the_differen
 
 def test_one_model_in_two_runs_is_named_by_run(runs):
     _cli_app, base = runs
-    merged = load_runs([base / "a", base / "d"], allow_mixed=True)
+    merged = load_runs([base["a"], base["d"]], allow_mixed=True)
     models = set(merged.data.results["model"].astype(str))
-    port_model = next(iter(set(pd.read_csv(base / "a" / "results.csv")["model"])))
-    assert models == {f"{port_model} @ a", f"{port_model} @ d"}
+    port_model = next(iter(set(pd.read_csv(base["a"] / "results.csv")["model"])))
+    assert models == {f"{port_model} @ good", f"{port_model} @ late"}  # each named by its run folder
     assert set(merged.data.attributes["model"].astype(str)) == models
     assert set(merged.data.transcript_rows["model"].astype(str)) == models
     assert any("appear(s) in more than one run" in n for n in merged.notes)
@@ -174,7 +150,7 @@ def test_one_model_in_two_runs_is_named_by_run(runs):
 
 def test_a_table_made_of_two_protocols_rows_is_refused(runs, tmp_path):
     _cli_app, base = runs
-    rows = pd.concat([pd.read_csv(base / n / "results.csv") for n in ("a", "c")])
+    rows = pd.concat([pd.read_csv(base[n] / "results.csv") for n in ("b", "c")])  # two models, two protocols
     rows.to_csv(tmp_path / "both.csv", index=False)
     with pytest.raises(UserError, match=r"holds rows of 2 protocols \(custom-[0-9a-f]{8}, default-v1\.0\)"):
         load_runs([tmp_path / "both.csv"])

@@ -22,6 +22,9 @@ from typer.testing import CliRunner
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
 from test_reliability import mock_env
 
+# under xdist the module's tests stay on one worker, which builds its module fixture (an eval and its regrade) once
+pytestmark = pytest.mark.xdist_group("test_regrade")
+
 DEPTH, ANXIETY = "Explanation depth", "Subject anxiety"
 TERMS, FORMALITY = "Familiarity with technical terminology", "Formality"
 NEW_WEIGHTS = {TERMS: 0.2, "Use of analogies": 0.25, "Explanation of wrong options": 0.25, FORMALITY: 0.3}

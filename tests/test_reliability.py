@@ -17,7 +17,10 @@ import pytest
 from typer.testing import CliRunner
 
 import prefdisco.cli as cli
-from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
+from mock_openai import MockConfig, MockOpenAI, mock_env, tagged_scenarios, write_scenarios
+
+# under xdist the module's tests stay on one worker, which builds its module fixture (a rejected scenario's eval) once
+pytestmark = pytest.mark.xdist_group("test_reliability")
 
 MODES = ("baseline", "discovery", "oracle")
 
@@ -28,14 +31,6 @@ def app():
     return cli.app
 
 
-def mock_env(monkeypatch, mock: MockOpenAI, tmp_path) -> None:
-    for key, value in mock.env("mock").items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "inspect-cache"))
-    monkeypatch.setenv("INSPECT_HTTP_REQUEST_TIMEOUT", "1.5")
-    monkeypatch.setenv("INSPECT_DISPLAY", "none")
-
-
 def run_eval(app, mock: MockOpenAI, bench, log_dir, *extra: str):
     # a model name per server: inspect memoizes models by name, and a memoized client would still point at the
     # port of an earlier test's server (and retry its refused connections forever)
@@ -44,6 +39,7 @@ def run_eval(app, mock: MockOpenAI, bench, log_dir, *extra: str):
     return CliRunner().invoke(app, args)
 
 
+@pytest.mark.slow
 def test_transient_faults_end_scored_with_invalid_judgements_counted(app, tmp_path, monkeypatch):
     faults = MockConfig(
         rate_429=0.10, retry_after_s=0.2, rate_500=0.05, rate_timeout=0.02, hang_s=10, judge_garbage_rate=0.05, seed=7
@@ -147,6 +143,7 @@ def test_failed_samples_fail_the_command_and_a_rerun_retries_only_them(rejected_
     assert {key.split("|")[0] for key in mock.stats()["by_case"]} == {"c0002"}
 
 
+@pytest.mark.slow
 def test_retries_are_bounded_by_max_retries(app, tmp_path, monkeypatch):
     scenarios = tagged_scenarios(2)
     bench = write_scenarios(tmp_path / "scenarios.jsonl", scenarios)

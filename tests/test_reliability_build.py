@@ -319,6 +319,7 @@ FAULTS = {
 TRANSIENT = ("fault_429", "fault_500", "fault_timeout", "fault_drop", "fault_empty", "fault_garbage")
 
 
+@pytest.mark.slow
 def test_transient_faults_end_in_valid_scenarios_or_reported_failures(
     app, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_benchmarks: Path
 ) -> None:
@@ -405,6 +406,7 @@ def bench_files(out: Path) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_kill_9_mid_build_then_rerun_gives_the_uninterrupted_build(
     app, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_benchmarks: Path
 ) -> None:
@@ -565,10 +567,13 @@ def test_out_naming_an_existing_file_is_one_error_before_any_call(
     assert tree(workspace) == before
 
 
+@pytest.mark.slow
 def test_an_unreachable_base_url_is_one_error_and_nothing_written(tmp_path: Path, shared_benchmarks: Path) -> None:
     """Connection refused on every call. inspect retries connection errors until ``max_retries``/``timeout``
     (unbounded by default), so the build needs the same limits as ``prefdisco eval`` to end at all; once they
-    are spent the error must be one line, not a traceback, and --out must stay unwritten."""
+    are spent the error must be one line, not a traceback, and --out must stay unwritten. ``--max-retries 0``: each
+    inspect retry waits 3-6 s and the build tries each persona four times, so one retry took the test 45 s; the bound
+    reaching inspect is what is tested (without it the build never ends)."""
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -584,7 +589,7 @@ def test_an_unreachable_base_url_is_one_error_and_nothing_written(tmp_path: Path
     args = build_args("openai-api/dead/m", shared_benchmarks / "mmlu" / "test.jsonl", out)
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "prefdisco", *args, "--max-retries", "1", "--timeout", "20"],
+            [sys.executable, "-m", "prefdisco", *args, "--max-retries", "0", "--timeout", "20"],
             capture_output=True,
             text=True,
             timeout=240,

@@ -21,6 +21,7 @@ import sys
 import time
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 import prefdisco.cli as cli
@@ -48,6 +49,7 @@ def cache_entries(folder) -> int:
     return count
 
 
+@pytest.mark.slow
 def test_kill_9_then_rerun_gives_the_uninterrupted_results(tmp_path, monkeypatch):
     cli._register()
     bench = write_scenarios(tmp_path / "scenarios.jsonl", tagged_scenarios(6))

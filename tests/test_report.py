@@ -24,6 +24,9 @@ from prefdisco.analysis.cli import register
 from prefdisco.analysis.report import make_report
 from prefdisco.errors import UserError
 
+# under xdist the module's tests stay on one worker, which builds its module fixture (the hand-made table's report) once
+pytestmark = pytest.mark.xdist_group("test_report")
+
 HEADER = [
     "model",
     "family",

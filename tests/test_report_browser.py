@@ -85,7 +85,7 @@ def test_the_rendered_report_shows_the_console_caveats_first_and_cuts_no_label(t
 
 
 @pytest.mark.browser
-def test_a_sessions_report_shows_its_transfer_section_and_cuts_no_label(tmp_path: Path, monkeypatch) -> None:
+def test_a_sessions_report_shows_its_transfer_section_and_cuts_no_label(tmp_path: Path, transfer_runs) -> None:
     """The planted sessions world (``tests/transfer_world.py``) under a long model name, through the real run and
     ``prefdisco report``: the Transfer section is there, linked from the page's top, with its readings, figures and
     tables; no element of the page and no text of its figures is cut, on a desktop and on a phone."""
@@ -95,13 +95,12 @@ def test_a_sessions_report_shows_its_transfer_section_and_cuts_no_label(tmp_path
     from prefdisco.analysis.report import build_report
     from prefdisco.results.table import load_results
     from test_report_caveats import drawn_texts
-    from transfer_world import LONG_SMART, planted_run
+    from transfer_world import SMART
 
     if not CHROMIUM.is_file():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
     prefdisco_cli._register()
-    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
-    run = planted_run(tmp_path, LONG_SMART)
+    run = transfer_runs(SMART, epochs=2)  # the run tests/test_transfer.py reads
     out = tmp_path / "report"
     cli = CliRunner().invoke(_app(), ["report", str(run), "--out", str(out), "--bootstrap", "100"])
     assert cli.exit_code == 0, cli.output
@@ -118,7 +117,7 @@ def test_a_sessions_report_shows_its_transfer_section_and_cuts_no_label(tmp_path
             inside = e.x0 >= box.x0 - 1 and e.x1 <= box.x1 + 1 and e.y0 >= box.y0 - 1 and e.y1 <= box.y1 + 1
             assert inside, f"{chart.name}: {text.get_text()!r} at {e} outside {box}"
         whole = {"".join(t.get_text().split()) for t in shown}  # a wrapped text without its line breaks
-        assert f"scripted/{LONG_SMART}·demo" in whole, chart.name  # the panel's title: the whole name
+        assert f"scripted/{SMART}·demo" in whole, chart.name  # the panel's title: the whole name
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -148,7 +147,7 @@ def test_a_sessions_report_shows_its_transfer_section_and_cuts_no_label(tmp_path
 
 
 @pytest.mark.browser
-def test_the_harms_section_renders_and_cuts_no_label(tmp_path: Path, monkeypatch) -> None:
+def test_the_harms_section_renders_and_cuts_no_label(tmp_path: Path, harms_runs) -> None:
     """The planted harms world (``tests/test_harms.py``: breakage, pushback, a stated belief, distractors) under a
     long model name, through the real run and ``prefdisco report``: the Harms section is there, linked from the
     page's top, with its five readings, its two figures and its table; no element of the page and no text of its
@@ -156,16 +155,15 @@ def test_the_harms_section_renders_and_cuts_no_label(tmp_path: Path, monkeypatch
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     import prefdisco.cli as prefdisco_cli
+    from harms_world import HARMFUL
     from prefdisco.analysis.report import build_report
     from prefdisco.results.table import load_results
-    from test_harms import LONG_HARMFUL, planted_run
     from test_report_caveats import drawn_texts
 
     if not CHROMIUM.is_file():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
     prefdisco_cli._register()
-    monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
-    run = planted_run(tmp_path, LONG_HARMFUL)
+    run = harms_runs(HARMFUL)  # the run tests/test_harms.py reads
     out = tmp_path / "report"
     cli = CliRunner().invoke(_app(), ["report", str(run), "--out", str(out), "--bootstrap", "100"])
     assert cli.exit_code == 0, cli.output
@@ -184,7 +182,7 @@ def test_the_harms_section_renders_and_cuts_no_label(tmp_path: Path, monkeypatch
             inside = e.x0 >= box.x0 - 1 and e.x1 <= box.x1 + 1 and e.y0 >= box.y0 - 1 and e.y1 <= box.y1 + 1
             assert inside, f"{chart.name}: {text.get_text()!r} at {e} outside {box}"
         whole = {"".join(t.get_text().split()) for t in shown}  # a wrapped text without its line breaks
-        assert f"scripted/{LONG_HARMFUL}·demo" in whole, chart.name  # the panel's title: the whole name
+        assert f"scripted/{HARMFUL}·demo" in whole, chart.name  # the panel's title: the whole name
         assert "oracle_distractor" in whole and "stated_belief" in whole, chart.name  # the conditions, whole
 
     with sync_playwright() as playwright:

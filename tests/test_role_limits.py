@@ -122,6 +122,7 @@ def test_caps_are_checked_split_over_workers_and_recorded_as_free_settings(tmp_p
     assert (saved["user_max_connections"], saved["judge_max_connections"]) == (4, None)
 
 
+@pytest.mark.slow
 def test_caps_hold_on_a_shared_endpoint_while_the_assistant_runs_several(app, tmp_path, monkeypatch):  # noqa: F811
     """Every role on one mock endpoint, 8 connections: with the caps at most 1 user call and 2 grader-role calls
     are in flight at any moment (the mock holds each request 50 ms); without them both go above their caps; a

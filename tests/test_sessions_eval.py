@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 from inspect_ai.solver import Generate, Solver, TaskState
 from inspect_ai.util import Store
@@ -127,6 +128,7 @@ def test_sessions_refuse_what_they_cannot_run(tmp_path):
     assert result.exit_code == 2 and "scenario c0000 is neither in the benchmark nor derived" in result.output
 
 
+@pytest.mark.slow
 def test_a_kill_in_the_middle_of_a_session_resumes_without_repeating_a_finished_call(tmp_path, monkeypatch):
     """Killed while position 2 runs (position 1 finished): the rerun makes only the calls no cache entry holds."""
     cli._register()
@@ -222,6 +224,7 @@ def test_an_own_solver_in_a_carry_arm_receives_its_own_session_so_far_beside_ano
     assert answers == expected
 
 
+@pytest.mark.slow
 def test_a_sessions_run_on_the_fault_mock_ends_whole(tmp_path, monkeypatch):
     """Rate limits and server errors on one call in ten: inspect retries them, every position ends scored."""
     cli._register()

@@ -38,6 +38,9 @@ from prefdisco.schema import Problem
 from scripted import make_scenario
 from transfer_world import PREFERRED, RESPONSE, SCRIPTS
 
+# under xdist the module's tests stay on one worker, which builds its module fixture (3 evals, simfidelity twice) once
+pytestmark = pytest.mark.xdist_group("test_simfidelity")
+
 D, A = "Explanation depth", "Use of analogies"
 VALUES = {D: "step by step", A: "machine analogies"}
 PERSON = {D: "I want step by step.", A: "Not sure."}

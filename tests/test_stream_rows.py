@@ -15,6 +15,9 @@ from prefdisco.results.logs import results_from_logs
 from prefdisco.results.stream import ROWS_FOLDER
 from test_reliability import app, mock_env, run_eval  # noqa: F401 (app: a fixture)
 
+# under xdist the module's tests stay on one worker, which builds its module fixture (an eval) once
+pytestmark = pytest.mark.xdist_group("test_stream_rows")
+
 N_SCENARIOS = 6
 MODES = 3
 

@@ -279,6 +279,7 @@ def test_the_instruments_measure_the_planted_effects(tmp_path: Path, monkeypatch
     assert scores.at[("discovery", "Explanation depth"), "mean_score"] == pytest.approx(4.75)
 
 
+@pytest.mark.slow
 def test_the_full_validity_run_on_the_mock_writes_every_instrument(tmp_path: Path, monkeypatch) -> None:
     """The issue's run: all four modes, the targeted user, two judges, on the fault mock; ``prefdisco report``
     writes the control gap, judge agreement, elicitation, simulator errors, the variance parts and the Validity

@@ -34,35 +34,30 @@ import pandas as pd
 import pytest
 
 from prefdisco.analysis.report import make_report
-from transfer_world import N_SESSIONS, planted_run
+from transfer_world import N_SESSIONS, SMART
 
 GAINS = {"carry_transcript": [0.0, 50.0, -10.0], "carry_notes": [0.0, 50.0, 30.0]}
 
 
 @pytest.fixture(scope="module")
-def planted(tmp_path_factory: pytest.TempPathFactory):
-    """The two assistants' runs (smart with two identical trials: the metrics average trials first) and reports."""
-    import os
+def planted(world, transfer_runs):
+    """The two assistants' runs of the session's transfer world (smart with two identical trials: the metrics
+    average trials first) and their reports (built once per test session, whichever worker asks first)."""
 
-    import prefdisco.cli as cli
+    def reported(kind: str, run: Path) -> Path:
+        def make(folder: Path) -> Path:
+            make_report(run, folder / "report", n_boot=200)
+            return folder / "report"
 
-    cli._register()
-    base = tmp_path_factory.mktemp("planted")
-    old = os.environ.get("INSPECT_CACHE_DIR")
-    os.environ["INSPECT_CACHE_DIR"] = str(base / "cache")
-    try:
-        runs = {"smart": planted_run(base, "smart", epochs=2), "forgetful": planted_run(base, "forgetful")}
-    finally:
-        if old is None:
-            os.environ.pop("INSPECT_CACHE_DIR")
-        else:
-            os.environ["INSPECT_CACHE_DIR"] = old
-    out = {}
+        return world.get(f"transfer-report-{kind}", make)
+
+    runs = {"smart": transfer_runs(SMART, epochs=2), "forgetful": transfer_runs("forgetful")}
+    out: dict = {"runs": runs}
     for kind, run in runs.items():
-        make_report(run, base / f"report-{kind}", n_boot=200)
-        summary = json.loads((base / f"report-{kind}" / "summary.json").read_text())
-        out[kind] = summary["transfer"][f"scripted/{kind}"]["demo"]
-    out["folder"] = base
+        report = reported(kind, run)
+        out[f"report-{kind}"] = report
+        model = f"scripted/{SMART if kind == 'smart' else kind}"
+        out[kind] = json.loads((report / "summary.json").read_text())["transfer"][model]["demo"]
     return out
 
 
@@ -123,9 +118,8 @@ def test_a_forgetful_assistant_gains_exactly_nothing(planted):
 
 
 def test_the_report_reads_the_plant_in_one_line_each_and_writes_its_tables(planted):
-    folder: Path = planted["folder"]
     readings = {
-        kind: json.loads((folder / f"report-{kind}" / "summary.json").read_text())["transfer_readings"]
+        kind: json.loads((planted[f"report-{kind}"] / "summary.json").read_text())["transfer_readings"]
         for kind in ("smart", "forgetful")
     }
     smart = {r["instrument"].split(" (")[0]: r for r in readings["smart"]}
@@ -139,7 +133,7 @@ def test_the_report_reads_the_plant_in_one_line_each_and_writes_its_tables(plant
     assert forgetful["Questions saved and re-ask rate"]["reading"].startswith("the carry arms ask again exactly as")
     assert "carry_transcript: -4.00" in smart["Stale application"]["finding"]
     assert forgetful["Stale application"]["reading"].startswith("zero")
-    report = folder / "report-smart"
+    report = planted["report-smart"]
     positions = pd.read_csv(report / "table_transfer_positions.csv")
     assert len(positions) == 3 * 3 and set(positions["arm"]) == {"discovery", "carry_transcript", "carry_notes"}
     assert {"table_transfer_gain.csv", "table_transfer_labels.csv", "table_transfer_stale.csv"} <= {
@@ -152,13 +146,12 @@ def test_the_report_reads_the_plant_in_one_line_each_and_writes_its_tables(plant
     assert 'id="transfer"' in html and '<a href="#transfer">Transfer</a>' in html
 
 
-def test_without_a_user_that_records_what_it_revealed_the_reask_rate_is_not_measured(planted, monkeypatch):
+def test_without_a_user_that_records_what_it_revealed_the_reask_rate_is_not_measured(transfer_runs, tmp_path):
     """The passive user does not say what it revealed: the re-ask rate is null at every position, never 0, and the
     reading says how to measure it."""
-    monkeypatch.setenv("INSPECT_CACHE_DIR", str(planted["folder"] / "cache"))
-    run = planted_run(planted["folder"], "smart", user_type="passive")
-    report, _ = make_report(run, planted["folder"] / "report-passive", n_boot=0)
-    t = report.summary["transfer"]["scripted/smart"]["demo"]
+    run = transfer_runs(SMART, user_type="passive")
+    report, _ = make_report(run, tmp_path / "report-passive", n_boot=0)
+    t = report.summary["transfer"][f"scripted/{SMART}"]["demo"]
     for arm in ("discovery", "carry_transcript", "carry_notes"):
         assert by_position(t[arm], "reask_rate") == [None, None, None]
         assert by_position(t[arm], "reask_n") == [0, 0, 0]
@@ -169,7 +162,7 @@ def test_without_a_user_that_records_what_it_revealed_the_reask_rate_is_not_meas
 def test_only_a_sessions_run_has_a_transfer_section(planted, tmp_path):
     """A run without sessions (the same rows without session_id / position) has no Transfer section, tables or
     key."""
-    run = planted["folder"] / "forgetful-targeted"
+    run = planted["runs"]["forgetful"]
     results = pd.read_csv(run / "results.csv")
     plain = results.loc[results["mode"].isin(["baseline", "discovery", "oracle"])].drop(
         columns=["session_id", "position"]
@@ -188,7 +181,7 @@ def test_only_a_sessions_run_has_a_transfer_section(planted, tmp_path):
 def test_a_sessions_run_without_a_carry_arm_says_what_it_cannot_measure(planted, tmp_path):
     """The forgetful run's cold and per-scenario rows only (as a run with --modes baseline,discovery,oracle): the
     cold arm's numbers by position stay, and the gain and stale readings name the arm that is missing."""
-    run = planted["folder"] / "forgetful-targeted"
+    run = planted["runs"]["forgetful"]
     for name in ("results.csv", "attributes.csv"):
         table = pd.read_csv(run / name)
         table.loc[table["mode"].isin(["baseline", "discovery", "oracle"])].to_csv(tmp_path / name, index=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.evaluation.workers import shards
@@ -20,6 +21,7 @@ def test_shards_are_round_robin_and_drop_empty_parts():
     assert len(shards(scenarios[:1], 4)) == 1
 
 
+@pytest.mark.slow
 def test_two_workers_give_the_single_process_table_and_resume_without_calls(app, tmp_path, monkeypatch):  # noqa: F811
     scenarios = tagged_scenarios(6)
     bench = write_scenarios(tmp_path / "scenarios.jsonl", scenarios)

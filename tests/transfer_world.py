@@ -40,8 +40,6 @@ from typing import Any
 
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, modelapi
 
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.run import run_conditions
 from prefdisco.schema import (
     PreferenceItem,
     PreferenceProfile,
@@ -118,7 +116,7 @@ def scenario(session: int, position: int) -> Scenario:
     )
 
 
-def world(folder: Path) -> tuple[list[Scenario], Path]:
+def sessions_world(folder: Path) -> tuple[list[Scenario], Path]:
     """The scenarios and the session file (written in ``folder``)."""
     scenarios, sessions = [], []
     for s in range(N_SESSIONS):
@@ -188,16 +186,20 @@ def user(messages: list[ChatMessage]) -> str:
     return " ".join(f"About {a}: I want {v}." for a, v in USER_ITEM.findall(system))
 
 
-LONG_SMART = "smart-assistant-with-a-name-long-enough-to-wrap-in-every-figure-2025-06-01"
-"""``smart`` under a long name (the report must wrap it, never cut it)."""
-SCRIPTS |= {"smart": assistant(True), LONG_SMART: assistant(True), "forgetful": assistant(False)}
+SMART = "smart-assistant-with-a-name-long-enough-to-wrap-in-every-figure-2025-06-01"
+"""The smart assistant's model name (``scripted/SMART``): long, so every report of the world must wrap it, never cut
+it (``tests/test_report_browser.py`` reads the same run as ``tests/test_transfer.py``)."""
+SCRIPTS |= {SMART: assistant(True), "forgetful": assistant(False)}
 SCRIPTS |= {"judge": judge, "user": user}
 
 
 def planted_run(folder: Path, kind: str, *, user_type: str = "targeted", epochs: int = 1) -> Path:
-    """The sessions run of the ``kind`` assistant (``smart`` or ``forgetful``) in ``folder / kind-user_type``: every
+    """The sessions run of the ``kind`` assistant (``SMART`` or ``forgetful``) in ``folder / kind-user_type``: every
     arm, no audit, no quality call. Returns the run folder."""
-    scenarios, sessions = world(folder)
+    from prefdisco.evaluation.config import RunConfig
+    from prefdisco.evaluation.run import run_conditions
+
+    scenarios, sessions = sessions_world(folder)
     config = RunConfig(
         models=[f"scripted/{kind}"],
         user_model="scripted/user",
@@ -214,3 +216,15 @@ def planted_run(folder: Path, kind: str, *, user_type: str = "targeted", epochs:
     config.validate()
     run_conditions(scenarios, config)
     return config.log_dir
+
+
+def shared_run(world: Any, kind: str, *, user_type: str = "targeted", epochs: int = 1) -> Path:
+    """``planted_run`` of the test session's planted worlds (``conftest.World``, the ``world`` fixture): built the
+    first time any test asks, then read by every test and worker that asks again. Read-only to its readers."""
+    import prefdisco.cli as cli
+
+    def make(folder: Path) -> Path:
+        cli._register()
+        return planted_run(folder, kind, user_type=user_type, epochs=epochs)
+
+    return world.get(f"transfer-{kind}-{user_type}-x{epochs}", make)
