@@ -174,18 +174,10 @@ def _protocols(board: Leaderboard) -> list[dict[str, Any]]:
 
 
 def render_page(board: Leaderboard) -> str:
-    import jinja2
+    from prefdisco.analysis.render import template_env
 
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("prefdisco.analysis", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
     rankings = [_ranking(board, name) for name in board.rankings()]
-    return env.get_template("leaderboard.html").render(
+    return template_env(True).get_template("leaderboard.html").render(
         rankings=rankings,
         protocols=_protocols(board),
         notes=board.notes,
