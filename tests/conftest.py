@@ -46,20 +46,24 @@ WORLD_GROUPS = {
     "play_runs": "play-world",
 }
 """World fixture → the xdist group of the tests that read it: the worker that builds a world runs its readers, so
-the other worker never waits on the world's lock (a browser test, in its own group, may)."""
+the other worker never waits on the world's lock (a browser test, in its own group, may). A test that reads a world
+is also ``slow`` (a world takes seconds to build): ``make test-fast`` builds none."""
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Each grouped marker's tests, then each world's readers, join their xdist group (``--dist loadgroup`` sends a
-    group to one worker, and hands out the largest groups first); a module's own ``xdist_group`` mark comes first."""
+    group to one worker, and hands out the largest groups first); a module's own ``xdist_group`` mark comes first.
+    A world's readers are marked ``slow``."""
     for item in items:
+        world = next((g for name, g in WORLD_GROUPS.items() if name in item.fixturenames), None)
+        if world:
+            item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("xdist_group"):
             continue
         group = next((g for marker, g in GROUPS.items() if item.get_closest_marker(marker)), None)
-        group = group or next((g for name, g in WORLD_GROUPS.items() if name in item.fixturenames), None)
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
+        if group or world:
+            item.add_marker(pytest.mark.xdist_group(group or world))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -363,6 +363,7 @@ def test_the_cli_runs_wrong_persona_on_the_mock_and_writes_the_decoy_column(app,
     assert run_json["modes"] == ["baseline", "oracle", "wrong_persona"]
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_wrong_persona_on_a_single_scenario_in_one_line(tmp_path):
     bench = write_scenarios(tmp_path / "one.jsonl", tagged_scenarios(1))
     args = ["eval", str(bench), "--model", "mockllm/model", "--log-dir", str(tmp_path / "run")]

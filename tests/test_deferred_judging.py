@@ -109,6 +109,7 @@ def runs(app, tmp_path_factory):  # noqa: F811
     monkeypatch.undo()
 
 
+@pytest.mark.slow
 def test_a_later_run_makes_no_grader_call_and_its_rows_are_pending_not_failed(runs):
     calls, pending, scenarios = runs["later_calls"], runs["pending"], runs["scenarios"]
     assert all(calls.get(role, 0) == 0 for role in GRADER_ROLES), calls
@@ -131,6 +132,7 @@ def test_a_later_run_makes_no_grader_call_and_its_rows_are_pending_not_failed(ru
     assert f"prefdisco judge {runs['tmp'] / 'later'}" in runs["later_output"]
 
 
+@pytest.mark.slow
 def test_the_report_says_how_many_rows_wait_for_their_judge(runs, app, tmp_path):  # noqa: F811
     from typer.testing import CliRunner
 
@@ -152,6 +154,7 @@ def test_the_report_says_how_many_rows_wait_for_their_judge(runs, app, tmp_path)
     assert "Not judged yet" not in (tmp_path / "r2" / "report.html").read_text()
 
 
+@pytest.mark.slow
 def test_deferred_judging_equals_inline_judging(runs):
     tmp, scenarios = runs["tmp"], runs["scenarios"]
     calls = runs["judge_calls"]
@@ -182,6 +185,7 @@ def test_deferred_judging_equals_inline_judging(runs):
     ]
 
 
+@pytest.mark.slow
 def test_rerunning_judge_makes_no_call_and_changes_nothing(runs, app):  # noqa: F811
     tmp, mock = runs["tmp"], runs["mock"]
     results, attributes = (tmp / "later" / "results.csv").read_text(), (tmp / "later" / "attributes.csv").read_text()
@@ -200,6 +204,7 @@ def test_rerunning_judge_makes_no_call_and_changes_nothing(runs, app):  # noqa: 
     assert (tmp / "later" / "results.csv").read_text() == results
 
 
+@pytest.mark.slow
 def test_a_judging_a_crash_lost_replays_from_the_cache(runs, app):  # noqa: F811
     """The judged logs are replaced by the pending ones (as if the judge had crashed before writing them): the
     rerun judges them again, every call from the run's cache, to the same scores."""
@@ -218,6 +223,7 @@ def test_a_judging_a_crash_lost_replays_from_the_cache(runs, app):  # noqa: F811
     pd.testing.assert_frame_equal(judged.drop(columns=tokens), replayed.drop(columns=tokens))
 
 
+@pytest.mark.slow
 def test_a_second_judge_adds_its_rows_without_rerunning_the_dialogues(runs, app):  # noqa: F811
     tmp, mock, scenarios = runs["tmp"], runs["mock"], runs["scenarios"]
     first_results, first_attributes = _results(tmp / "later"), _attributes(tmp / "later")
@@ -276,6 +282,7 @@ def test_a_second_judge_adds_its_rows_without_rerunning_the_dialogues(runs, app)
     assert again.exit_code == 0 and mock.stats()["completions"] == before
 
 
+@pytest.mark.slow
 def test_judging_an_inline_run_with_its_own_judge_makes_no_call(runs, app):  # noqa: F811
     tmp, mock = runs["tmp"], runs["mock"]
     before = mock.stats()["completions"]
@@ -290,6 +297,7 @@ def test_judging_an_inline_run_with_its_own_judge_makes_no_call(runs, app):  # n
     assert len(lines) == 1 and "already judged this log as" in lines[0], refused.stderr
 
 
+@pytest.mark.slow
 def test_bad_run_folders_are_refused_in_one_line(runs, app, tmp_path):  # noqa: F811
     (tmp_path / "empty").mkdir()
     (tmp_path / "nologs").mkdir()
@@ -308,6 +316,7 @@ def test_bad_run_folders_are_refused_in_one_line(runs, app, tmp_path):  # noqa: 
     assert bad_kind.exit_code == 2 and "--judge: unknown 'later'" in bad_kind.stderr
 
 
+@pytest.mark.slow
 def test_a_split_later_run_is_judged_per_worker_folder(runs, app):  # noqa: F811
     """A split run's layout (``--workers 2``: ``workers.json`` in the parent, a run folder per worker with its own
     ``run.json``, scenario set and cache scope), made here by two single-process runs of the two shards: judging

@@ -303,6 +303,7 @@ def test_a_table_without_epoch_is_one_trial_and_a_bad_epoch_is_named(tmp_path):
 # ---- end to end: `prefdisco eval --epochs` against the deterministic mock server ----------------------------
 
 
+@pytest.mark.slow
 def test_cli_epochs_give_one_trials_report_and_resume_without_calls(app, tmp_path, monkeypatch):  # noqa: F811
     bench = write_scenarios(tmp_path / "scenarios.jsonl", tagged_scenarios(3))
     with MockOpenAI() as mock:

@@ -12,6 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.dialogue.openings import oracle_preferences
 from prefdisco.evaluation.config import RunConfig
@@ -118,6 +120,7 @@ def test_tokens_come_from_the_rendered_prompts_and_prices_give_usd(tmp_path):
     assert "USD" in text.splitlines()[1] and "no price for m/g, m/u" in text
 
 
+@pytest.mark.slow
 def test_dry_run_makes_no_call_writes_nothing_and_plans_what_the_run_makes(app, tmp_path, monkeypatch):  # noqa: F811
     """On the fault mock, whose discovery assistant asks exactly the budget's 5 questions (so the dialogue length
     is deterministic), the dry run's total is within 25 % of the calls the same command then makes."""
@@ -192,6 +195,7 @@ def test_the_dry_run_refuses_what_the_run_refuses_with_the_same_line(app, tmp_pa
         assert mock.stats()["completions"] == calls
 
 
+@pytest.mark.slow
 def test_the_dry_run_of_a_sessions_run_plans_the_carry_arms_and_the_real_run_makes_those_calls(
     app,  # noqa: F811
     tmp_path,

@@ -441,6 +441,7 @@ def slow_mock(tmp_path: Path, monkeypatch):
         yield mock
 
 
+@pytest.mark.slow
 def test_eval_and_judge_into_a_file_print_progress_lines_and_eval_names_the_next_command(
     app, tmp_path: Path, slow_mock
 ) -> None:

@@ -153,6 +153,7 @@ def discovery(results: pd.DataFrame, column: str) -> dict[str, object]:
     return {f"f{i}": results.loc[(f"f{i}", "discovery"), column] for i in range(N)}
 
 
+@pytest.mark.slow
 def test_each_planted_fault_reaches_the_results_with_its_reason(runs):
     results = runs["faulty"]["results"]
     assert discovery(results, "user_flags") == {"f0": 1, "f1": 0, "f2": 2, "f3": 1}
@@ -168,6 +169,7 @@ def test_each_planted_fault_reaches_the_results_with_its_reason(runs):
     assert baseline["user_flags"].isna().all() and baseline["user_flag_reasons"].isna().all()
 
 
+@pytest.mark.slow
 def test_the_validity_section_gives_the_share_of_flagged_dialogues_per_cell(runs):
     summary = runs["faulty"]["summary"]
     assert summary["simulator_flags"] == {"scripted/asker": {"demo": {"discovery": 3 / 4}}}
@@ -179,6 +181,7 @@ def test_the_validity_section_gives_the_share_of_flagged_dialogues_per_cell(runs
     assert table[["condition", "n_dialogues", "n_flagged", "redrawn"]].values.tolist() == [["discovery", 4, 3, 0]]
 
 
+@pytest.mark.slow
 def test_user_retry_draws_a_flagged_reply_again_and_keeps_the_flagged_draw(runs):
     results = runs["retried"]["results"]
     assert discovery(results, "user_flags") == dict.fromkeys(["f0", "f1", "f2", "f3"], 0)
@@ -203,6 +206,7 @@ def test_the_redraw_seed_is_the_trials_user_seed_drawn_again():
     assert redraw_seed(seed, 1) != redraw_seed(seed, 2) and 0 <= redraw_seed(None, 1) < 2**31
 
 
+@pytest.mark.slow
 def test_a_clean_simulator_is_never_flagged(runs):
     results = runs["clean"]["results"]
     assert discovery(results, "user_flags") == dict.fromkeys(["f0", "f1", "f2", "f3"], 0)
@@ -213,6 +217,7 @@ def test_a_clean_simulator_is_never_flagged(runs):
     assert reading["reading"] == "every simulated reply passed the hygiene checks"
 
 
+@pytest.mark.slow
 def test_the_scout_scanner_finds_each_planted_fault_in_the_logs(runs, tmp_path):
     """``prefdisco/simulated_turns`` (the ``scout`` extra) over the faulty run's logs, read back from disk: one
     result per flagged reply, with its fault, its scenario and the reply — the four planted faults, nothing in

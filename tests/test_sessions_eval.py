@@ -65,6 +65,7 @@ def samples(folder: Path) -> dict[tuple[str, str], object]:
     return found
 
 
+@pytest.mark.slow
 def test_carry_arms_carry_the_earlier_positions_and_every_row_has_its_session(tmp_path, monkeypatch):
     cli._register()
     bench, sessions, scenarios = session_bench(tmp_path)

@@ -44,6 +44,7 @@ def _read_back(run, tmp_path):
     return results_from_logs(copy)
 
 
+@pytest.mark.slow
 def test_every_finished_sample_was_streamed_once(finished_run):
     lines = _lines(finished_run)
     assert len(lines) == N_SCENARIOS * MODES
@@ -52,6 +53,7 @@ def test_every_finished_sample_was_streamed_once(finished_run):
     assert len(keys) == N_SCENARIOS * MODES
 
 
+@pytest.mark.slow
 def test_streamed_tables_equal_read_back_tables(finished_run, tmp_path):
     streamed = results_from_logs(finished_run)
     read_back = _read_back(finished_run, tmp_path)
@@ -68,6 +70,7 @@ def test_streamed_tables_equal_read_back_tables(finished_run, tmp_path):
     assert sorted(written["scenario_id"]) == sorted(read_back.results["scenario_id"].astype(str))
 
 
+@pytest.mark.slow
 def test_a_finished_run_reads_no_sample_back(finished_run, monkeypatch):
     def no_read_back(info):
         raise AssertionError(f"read {info.name} back")
@@ -76,6 +79,7 @@ def test_a_finished_run_reads_no_sample_back(finished_run, monkeypatch):
     assert len(results_from_logs(finished_run).results) == N_SCENARIOS * MODES
 
 
+@pytest.mark.slow
 def test_missing_torn_or_stale_lines_are_read_from_the_logs(finished_run, tmp_path):
     expected = _read_back(finished_run, tmp_path / "expected")
     run = tmp_path / "run"
@@ -96,6 +100,7 @@ def test_missing_torn_or_stale_lines_are_read_from_the_logs(finished_run, tmp_pa
     assert (reconciled.results["pref_align"] != -1.0).all()
 
 
+@pytest.mark.slow
 def test_a_planted_streamed_value_is_what_the_table_shows(finished_run, tmp_path):
     """The table really comes from the streamed lines when they match the logs (not a read-back that ignores
     them): a line whose score values match but whose row was altered shows the altered row."""

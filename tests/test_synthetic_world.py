@@ -147,6 +147,7 @@ def judge_b(call: Call, i: int) -> str:
     return json.dumps({"score": judged(call.text)})
 
 
+@pytest.mark.slow
 def test_the_instruments_measure_the_planted_effects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "cache"))
     log_dir = tmp_path / "run"
