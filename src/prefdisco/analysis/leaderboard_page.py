@@ -177,16 +177,20 @@ def render_page(board: Leaderboard) -> str:
     from prefdisco.analysis.render import template_env
 
     rankings = [_ranking(board, name) for name in board.rankings()]
-    return template_env(True).get_template("leaderboard.html").render(
-        rankings=rankings,
-        protocols=_protocols(board),
-        notes=board.notes,
-        mixed=board.mixed(),
-        source=board.source,
-        seed=board.seed,
-        n_boot=board.n_boot,
-        alpha=ALPHA,
-        modes=CONDITIONS,
+    return (
+        template_env(True)
+        .get_template("leaderboard.html")
+        .render(
+            rankings=rankings,
+            protocols=_protocols(board),
+            notes=board.notes,
+            mixed=board.mixed(),
+            source=board.source,
+            seed=board.seed,
+            n_boot=board.n_boot,
+            alpha=ALPHA,
+            modes=CONDITIONS,
+        )
     )
 
 
