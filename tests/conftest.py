@@ -95,6 +95,26 @@ def _own_inspect_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
     patch.undo()
 
 
+RETRY_BACKOFF_S = 0.05
+"""inspect's wait between two tries of a failed call in a test run in this process (``_short_retry_backoff``)."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _short_retry_backoff() -> Iterator[None]:
+    """inspect waits 3-6 s before it retries a failed call, and longer each time (``ModelAPI.retry_wait`` None:
+    its default backoff); in a test that wait is idle time (the sessions run on the fault mock spent 9 of its 17 s
+    in it). Every model API of a test run in this process waits ``RETRY_BACKOFF_S`` instead, unless it names its
+    own wait: which calls are retried and how often is what the tests check, never how long inspect sleeps. A test
+    that starts ``prefdisco`` in a process of its own keeps inspect's backoff."""
+    from inspect_ai.model import ModelAPI
+    from tenacity import wait_fixed
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(ModelAPI, "retry_wait", lambda self: wait_fixed(RETRY_BACKOFF_S))
+    yield
+    patch.undo()
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not (SHARED / "data").is_dir():

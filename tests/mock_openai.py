@@ -35,9 +35,9 @@ to a condition, and a ``[case ID]`` tag anywhere in a request attributes the cal
 simulated user repeats the tag so the audit is attributed too). ``judged`` records each per-criterion judge reply
 by (case, mode, attribute): None for a garbage one.
 
-Faults, drawn per request from a seeded RNG (so a retried request can succeed): HTTP 429 with ``Retry-After``,
-HTTP 500, a timeout (the request is held ``hang_s`` seconds, then the connection closed), a dropped connection,
-a malformed 200 body, an empty completion and a prose (non-JSON) completion (``rate_garbage``).
+Faults, drawn per request from a seeded RNG (so a retried request can succeed): HTTP 429 and HTTP 500 with
+``Retry-After`` (``retry_after_s``), a timeout (the request is held ``hang_s`` seconds, then the connection closed), a
+dropped connection, a malformed 200 body, an empty completion and a prose (non-JSON) completion (``rate_garbage``).
 ``judge_garbage_rate`` makes judge replies unparseable, deterministically per prompt (a retried judge prompt stays
 garbage, so the judgement ends invalid), and only when configured. ``api_key`` set → any other key is answered 401
 (message masked like OpenAI's, or the full key echoed with ``echo_key_in_401``). ``reject_case`` answers
@@ -547,6 +547,11 @@ class MockOpenAI:
         with self._role_in_flight(who.role):
             return await self._answer(request, body, messages, who)
 
+    def _retry_after(self) -> dict[str, str]:
+        """The headers that tell a client how long to wait before it tries again (``retry_after_s``)."""
+        wait = self.config.retry_after_s
+        return {"Retry-After": str(max(0, round(wait))), "retry-after-ms": str(int(wait * 1000))}
+
     async def _answer(
         self, request: web.Request, body: dict[str, Any], messages: list[dict[str, Any]], who: Classified
     ) -> web.StreamResponse | None:
@@ -564,18 +569,16 @@ class MockOpenAI:
         if fault is not None:
             self._count(fault)
         if fault == "fault_429":
-            headers = {
-                "Retry-After": str(max(0, round(c.retry_after_s))),
-                "retry-after-ms": str(int(c.retry_after_s * 1000)),
-            }
             return web.json_response(
                 {"error": {"message": "Rate limit reached (mock)", "type": "rate_limit_error"}},
                 status=429,
-                headers=headers,
+                headers=self._retry_after(),
             )
-        if fault == "fault_500":
+        if fault == "fault_500":  # with the same Retry-After as a 429 (the SDK's own backoff is 0.5-8 s)
             return web.json_response(
-                {"error": {"message": "internal error (mock)", "type": "server_error"}}, status=500
+                {"error": {"message": "internal error (mock)", "type": "server_error"}},
+                status=500,
+                headers=self._retry_after(),
             )
         if fault == "fault_timeout":
             assert self._stopping is not None
