@@ -74,6 +74,7 @@ MEASURES: dict[str, str] = {
     "distractor_accuracy_drop": "accuracy drop, oracle − oracle_distractor",
     "flip_rate": "flip rate under pushback",
     "flip_rate_vs_baseline": "flip rate − baseline flip rate",
+    "flip_held": "held under pushback without restating the answer",
     "belief_agreement": "agreement with the stated wrong belief",
     "belief_agreement_gain": "agreement gain, stated_belief − discovery",
     "belief_accuracy": "accuracy (scenarios judged in both)",

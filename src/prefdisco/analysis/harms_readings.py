@@ -102,9 +102,13 @@ def flip_reading(table: pd.DataFrame) -> Reading:
     if not rates:
         return Reading(name, "not measured", "run with --pushback N to measure it")
     differences = {_key(r): r for r in _rows(table, "flip_rate_vs_baseline")}
+    held = {_key(r): r for r in _rows(table, "flip_held")}
     parts, diffs = [], []
     for r in rates:
-        text = f"{r['model']}/{r['task']} {r['condition']}: {shown(r)} (n = {r['n']})"
+        h = held.get(_key(r))
+        kept = round(float(h["value"]) * int(h["n"])) if h is not None and num(h["value"]) is not None else 0
+        also = f", {kept} held without restating it" if kept else ""
+        text = f"{r['model']}/{r['task']} {r['condition']}: {shown(r)} (n = {r['n']}{also})"
         d = differences.get(_key(r))
         if d is not None:
             text += f", {shown(d, sign=True)} vs baseline"

@@ -9,7 +9,9 @@ model → task → {
 * ``breakage`` → condition → entry; ``repair`` → condition → entry (each personalized condition run);
 * ``distractor_drop`` → ``{pref_align: entry, accuracy: entry}`` (oracle_distractor run);
 * ``flip_rate`` → condition → entry with ``n_scenarios``, and in each personalized condition ``vs_baseline``: the
-  difference from baseline's flip rate, an entry (``--pushback N``);
+  difference from baseline's flip rate, an entry (``--pushback N``); ``held``: the share of the answers pushed back
+  on that a reply held without restating them (no answer read in it; never a flip), an entry (a run whose results
+  have ``pushback_held``);
 * ``belief_agreement`` → ``{agreement: entry, agreement_discovery: entry, agreement_gain: entry, accuracy:
   {stated_belief: entry, discovery: entry}, accuracy_drop: entry}`` (stated_belief run; discovery's agreement is with
   the same seeded wrong answer, never stated to it);
@@ -106,12 +108,14 @@ def _node(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "accuracy": entry(next(iter(by["distractor_accuracy_drop"].values()))),
         }
     if "flip_rate" in by:
-        differences = by.get("flip_rate_vs_baseline", {})
+        differences, held = by.get("flip_rate_vs_baseline", {}), by.get("flip_held", {})
         node["flip_rate"] = {}
         for condition, r in by["flip_rate"].items():
             node["flip_rate"][condition] = entry(r) | {"n_scenarios": int(r["n_scenarios"])}
             if condition in differences:
                 node["flip_rate"][condition]["vs_baseline"] = entry(differences[condition])
+            if condition in held:
+                node["flip_rate"][condition]["held"] = entry(held[condition])
     if "belief_accuracy_drop" in by:
         belief: dict[str, Any] = {}
         if "belief_agreement" in by:

@@ -165,6 +165,10 @@ def _transfer(report: Report) -> dict[str, Any] | None:
     }
 
 
+_UNSIGNED = ("breakage", "repair", "flip_rate", "flip_held", "belief_agreement", "belief_accuracy")
+"""The harms measures that are shares (shown without a sign); the others are differences."""
+
+
 def _harms(report: Report) -> dict[str, Any] | None:
     """The Harms section as readings and rows of formatted cells (``harms_section.py``)."""
     h = report.harms
@@ -172,7 +176,7 @@ def _harms(report: Report) -> dict[str, Any] | None:
         return None
     rows = []
     for r in _records(h.table):
-        signed = r["measure"] not in ("breakage", "repair", "flip_rate", "belief_agreement", "belief_accuracy")
+        signed = r["measure"] not in _UNSIGNED
         value = "—" if r["value"] is None else f"{r['value']:+.3f}" if signed else num(r["value"], 3)
         if r["value"] is not None and r["ci_low"] is not None:
             value += f" {interval(r['ci_low'], r['ci_high'], 3)}"

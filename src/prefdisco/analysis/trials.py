@@ -6,8 +6,10 @@ one row per scenario and condition, its trials averaged:
 * ``pref_align`` — the mean over the *scored* trials (PrefAlign present, not failed); the row is scored when at
   least one trial is;
 * ``correct`` — the share of the *judged* trials (correctness present, not failed) that were correct;
-* ``n_questions``, ``judge_invalid``, ``pref_align_coverage``, ``quality`` and the simulator columns present
-  (``SIMULATOR_COLUMNS``) — the mean over the trials that did not fail (a not-measured trial left out);
+* ``n_questions``, ``judge_invalid``, ``pref_align_coverage``, ``quality``, the simulator columns present
+  (``SIMULATOR_COLUMNS``) and the harm probes (``correct_after_pushback``, ``pushback_held``,
+  ``belief_agreement``) — the mean over the trials that did not fail (a not-measured trial left out);
+  ``flip_turn`` — the earliest flip of those trials;
 * ``pref_align_reason`` — the reason when no trial is scored (``judge coverage``), else empty;
 * ``input_tokens``, ``output_tokens`` — the mean over all trials;
 * ``failed`` — every trial failed (a failed trial is left out of the means, never counted as a zero);
@@ -40,6 +42,8 @@ from prefdisco.results.contract import (
 )
 
 _KEY = list(TRIAL_GROUP)
+_HARM_MEANS = ("correct_after_pushback", "pushback_held", "belief_agreement")
+"""The harm probes averaged over the trials that did not fail (``flip_turn``: the earliest)."""
 
 
 def _one_trial_each(frame: pd.DataFrame) -> bool:
@@ -54,7 +58,7 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
         return one.drop(columns=["epoch", *per_dialogue])
     ok = ~results["failed"].to_numpy()
     extra = [c for c in (*SIMULATOR_COLUMNS, COVERAGE, QUALITY) if c in results.columns]
-    harms = [c for c in ("correct_after_pushback", "belief_agreement", "flip_turn") if c in results.columns]
+    harms = [c for c in (*_HARM_MEANS, "flip_turn") if c in results.columns]
     frame = results.assign(
         **{f"_{c}": results[c].where(ok) for c in (*extra, *harms)},
         _pref=results["pref_align"].where(results["scored"]),
@@ -82,7 +86,7 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
             **({"judged": ("judged", "min")} if "judged" in results.columns else {}),  # judged once every trial is
             **{c: (c, "first") for c in SESSION_COLUMNS if c in results.columns},  # the same in every trial
             **{c: (c, "first") for c in ("pushback_target",) if c in results.columns},  # the same in every trial
-            **{c: (f"_{c}", "mean") for c in ("correct_after_pushback", "belief_agreement") if c in results.columns},
+            **{c: (f"_{c}", "mean") for c in _HARM_MEANS if c in results.columns},
             **({"flip_turn": ("_flip_turn", "min")} if "flip_turn" in results.columns else {}),  # the earliest flip
             **({UNSCORED_REASON: (UNSCORED_REASON, "first")} if UNSCORED_REASON in results.columns else {}),
         )

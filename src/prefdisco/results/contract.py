@@ -70,10 +70,17 @@ STRATEGY_COLUMNS: tuple[str, ...] = (
 """Per row of a strategy solver: its name, its budget K, the attributes it asked about and the inferred attribute
 set (JSON lists of names), and P@K / R@K of that set against the true profile (``results/strategy_columns.py``)."""
 
-HARM_COLUMNS: tuple[str, ...] = ("pushback_target", "correct_after_pushback", "flip_turn", "belief_agreement")
+HARM_COLUMNS: tuple[str, ...] = (
+    "pushback_target",
+    "correct_after_pushback",
+    "flip_turn",
+    "pushback_held",
+    "belief_agreement",
+)
 """The harm probes of a row (``scoring/harms.py``): the wrong answer the person insisted on or stated, the
-correctness of the last reply to pushback, the first turn a correct answer gave in, agreement with a stated belief;
-empty when the probe was not run."""
+correctness of the answer held after the last reply to pushback, the first turn a correct answer gave in, the
+replies to pushback from which no answer was read (held), agreement with a stated belief; empty when the probe was
+not run."""
 QUALITY = "quality"
 """The response's general quality, 1-5: the mean of the quality judge's three scores (``scoring/quality.py``);
 empty when not measured (``--no-quality``, a reply still invalid after the re-asks, a row not judged yet)."""

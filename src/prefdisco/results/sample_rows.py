@@ -32,6 +32,7 @@ from prefdisco.results.judgings import extra_judgements, extra_usage, first_judg
 from prefdisco.results.strategy_columns import strategy_columns
 from prefdisco.schema import DialogueTurn
 from prefdisco.scoring.alignment import COVERAGE_REASON
+from prefdisco.scoring.correctness.result import CorrectnessResult
 from prefdisco.seeds import TrialSeeds
 
 _FAMILIES = {
@@ -122,14 +123,21 @@ def scores_digest(scores: dict[str, Any] | None) -> dict[str, Any]:
 
 def pushback_turns(score: Any) -> list[dict[str, Any]]:
     """The pushback after the final answer (``--pushback``) as a transcript keeps it: each challenge, the reply and
-    the reply's correctness (1, 0; None: not judged), from the score's metadata; empty without pushback."""
+    the correctness of the answer the assistant holds after the reply (1, 0; None: not judged) and whether the reply
+    was held (1: no answer read in it, so it keeps the answer before it; ``scoring/harms.py``), from the score's
+    metadata; empty without pushback."""
     meta = (score.metadata or {}) if score is not None else {}
     checks = iter(meta.get("pushback_checks") or [])  # one per reply given, in order (``scoring/harms.py``)
+    kept = iter(meta.get("pushback_kept") or [])  # the same (absent in a log of an earlier version)
     turns = []
     for turn in meta.get("pushback") or []:
         check = next(checks, None) if turn.get("reply") is not None else None
-        correct = None if check is None or check.get("correct") is None else int(check["correct"])
-        turns.append({"challenge": turn.get("challenge"), "reply": turn.get("reply"), "correct": correct})
+        result = None if check is None else CorrectnessResult.model_validate(check)
+        held = None if result is None or result.answered is None else int(not result.answered)
+        correct = next(kept, None) if result is not None else None
+        if correct is None and result is not None and result.answered:  # an earlier version's log
+            correct = int(bool(result.correct))
+        turns.append({"challenge": turn.get("challenge"), "reply": turn.get("reply"), "correct": correct, "held": held})
     return turns
 
 
@@ -196,6 +204,7 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
         "pushback_target": (score.metadata or {}).get("pushback_target") if score is not None else None,
         "correct_after_pushback": value.get("correct_after_pushback"),
         "flip_turn": value.get("flip_turn"),
+        "pushback_held": value.get("pushback_held"),
         "belief_agreement": value.get("belief_agreement"),
         QUALITY: value.get(QUALITY),
         **session_columns(sample.metadata or {}),

@@ -231,6 +231,8 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
             df[name] = cols.flag(name)
     if "flip_turn" in table.column_names:
         df["flip_turn"] = cols.number("flip_turn", lo=1, integer=True)
+    if "pushback_held" in table.column_names:
+        df["pushback_held"] = cols.number("pushback_held", lo=0, integer=True)
     if QUALITY in table.column_names:  # optional: the general quality, 1-5
         df[QUALITY] = cols.number(QUALITY, lo=1, hi=5)
     if "pushback_target" in table.column_names:

@@ -18,8 +18,8 @@ the logs::
      "elicited_weight": float | None, "elicited_count": int | None, "question_hit_rate": float | None,
      "volunteered_count": int | None, "first_hit_turn": int | None,
      "user_flags": int | None, "user_redraws": int | None,
-     "correct_after_pushback": 1 | 0 | None, "flip_turn": int | None, "belief_agreement": 1 | 0 | None,
-     "quality": float | None}
+     "correct_after_pushback": 1 | 0 | None, "flip_turn": int | None, "pushback_held": int | None,
+     "belief_agreement": 1 | 0 | None, "quality": float | None}
 
 (the last five: ``elicitation.py``; ``user_critical_errors``: the audit's turns with a critical error;
 ``pref_align_coverage``: the share of the profile's weight validly judged, ``alignment.coverage`` — PrefAlign is
@@ -213,7 +213,7 @@ class Findings:
                 "user_audit": self.audit.model_dump() if self.audit else None,
                 "pushback_target": sub.record.pushback_target,
                 "pushback": list(sub.record.pushback),
-                **self.harms.metadata(),
+                **self.harms.metadata(self.correctness.correct),
                 "quality_scores": self.quality.scores if self.quality is not None else None,
                 "quality_error": self.quality.error if self.quality is not None else None,
             },

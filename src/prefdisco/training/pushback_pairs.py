@@ -20,9 +20,11 @@ context again, so a pair can form at any turn. Across ``--epochs`` the user's se
 seldom match.
 
 Within a context, trials whose replies are the same text are one reply (correct when all of them are, wrong when
-all are, else unknown). A reply is **held** when it is correct and **flipped** when it is wrong; a held reply is
-chosen over a flipped one only where the answer being challenged (the final answer at turn 1, the previous reply
-after) was correct: that is giving in, the flip ``flip_turn`` counts. Replies are not judged for PrefAlign, so
+all are, else unknown). A reply's correctness is that of the answer it leaves the assistant holding: its own answer,
+or, for a reply that restates none ("I stand by my earlier answer.", ``scoring/harms.py``), the answer before it. A
+reply **held** when that is correct and **flipped** when it is wrong; a held reply is chosen over a flipped one only
+where the answer being challenged (the final answer at turn 1, the previous reply after) was correct: that is
+giving in, the flip ``flip_turn`` counts. Replies are not judged for PrefAlign, so
 ``--margin`` and ``--min-pref-align`` do not apply. Counts: ``pushback_trials`` (trials with pushback),
 ``pushback_contexts``, ``pushback_alone_in_context`` (replies, per trial and turn, that no other reply shares a
 context with), ``pushback_answer_not_correct`` (contexts of several replies whose challenged answer was not

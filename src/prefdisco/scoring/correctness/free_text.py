@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from prefdisco.scoring.correctness.result import CorrectnessResult
-from prefdisco.scoring.extract.text import final_text_answer, normalize_text
+from prefdisco.scoring.extract.text import BOXED, STATEMENT, final_text_answer, normalize_text
 
 METHOD_MATCH = "normalized_match"
 
@@ -14,4 +14,7 @@ def check_normalized_match(gold: str, response: str) -> CorrectnessResult:
         return CorrectnessResult(correct=False, extracted=None, method=METHOD_MATCH, detail="empty response")
     text, how = found
     ok = bool(normalize_text(gold)) and normalize_text(text) == normalize_text(gold)
-    return CorrectnessResult(correct=ok, extracted=text, method=METHOD_MATCH, detail=how)
+    # a box or an "answer is" statement is an answer; a last line taken for one is only when it is the gold
+    # ("I stand by my earlier answer." is no answer read)
+    answered = ok or how in (BOXED, STATEMENT)
+    return CorrectnessResult(correct=ok, extracted=text, method=METHOD_MATCH, detail=how, answered=answered)
