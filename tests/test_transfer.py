@@ -159,6 +159,36 @@ def test_without_a_user_that_records_what_it_revealed_the_reask_rate_is_not_meas
     assert "re-ask rate not measured (no reply records what it revealed)" in line["reading"]
 
 
+def test_the_gain_is_the_difference_of_the_normaligns_printed_beside_it_with_a_row_missing(transfer_runs, tmp_path):
+    """Issue 31, defect 3: the forgetful run's results with one cold row gone (session 1, position 2) and that
+    scenario's carry_transcript PrefAlign raised to 5 (NormAlign 100; every other scenario there is at 50). Each
+    arm's NormAlign at a position and the gain are over the same compared scenarios (the other three), so carry
+    NormAlign 50 − cold 50 = gain 0 exactly; before, carry_transcript's NormAlign kept the changed scenario (62.5)
+    beside cold 50 and a gain of 0."""
+    from prefdisco.analysis.transfer import gain_tables, position_table
+    from prefdisco.analysis.trials import average_trials
+    from prefdisco.results.table import read_table, validate_results
+
+    results = pd.read_csv(transfer_runs("forgetful") / "results.csv")
+    first = sorted(results["session_id"].dropna().unique())[0]
+    at = (results["session_id"] == first) & (results["position"] == 2)
+    assert set(results.loc[at, "pref_align"].round(9)) == {1.0, 3.0, 5.0}  # baseline, every arm (W .5), oracle
+    results = results.loc[~(at & (results["mode"] == "discovery"))]
+    results.loc[at & (results["mode"] == "carry_transcript"), "pref_align"] = 5.0
+    path = tmp_path / "results.csv"
+    results.to_csv(path, index=False)
+    rows = average_trials(validate_results(read_table(path), str(path)))
+
+    positions = position_table(rows, None, seed=0, n_boot=0).set_index(["arm", "position"])
+    gains = gain_tables(rows, seed=0, n_boot=0)[0].set_index(["arm", "position"])
+    assert positions.loc[("carry_transcript", 2), ["normalign", "normalign_n"]].tolist() == [50.0, N_SESSIONS - 1]
+    assert positions.loc[("discovery", 2), ["normalign", "normalign_n"]].tolist() == [50.0, N_SESSIONS - 1]
+    for (arm, position), gain in gains.iterrows():
+        carry, cold = positions.loc[(arm, position)], positions.loc[("discovery", position)]
+        assert gain["gain"] == pytest.approx(carry["normalign"] - cold["normalign"], abs=1e-9), (arm, position)
+        assert gain["gain_n"] == carry["normalign_n"] == cold["normalign_n"], (arm, position)
+
+
 def test_only_a_sessions_run_has_a_transfer_section(planted, tmp_path):
     """A run without sessions (the same rows without session_id / position) has no Transfer section, tables or
     key."""

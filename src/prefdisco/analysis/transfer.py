@@ -7,9 +7,10 @@ carry arms carry_transcript and carry_notes. Baseline and oracle are per scenari
 position), over the scenarios at that position:
 
 * ``pref_align`` — mean PrefAlign of the arm's scored rows (``n``), with a bootstrap interval of the mean;
-* ``normalign`` — ``normalign.norm_align`` of the mean PrefAlign of baseline, the arm and oracle over the scenarios
-  scored in all three (``normalign_n``): each scenario against its own baseline and oracle, the one NormAlign;
-  its interval is ``normalign.bootstrap_interval``'s;
+* ``normalign`` — ``normalign.norm_align`` of the mean PrefAlign of baseline, the arm and oracle over the position's
+  **compared scenarios** (``normalign_n``): those scored in baseline, oracle and every arm the run has (``compared``),
+  each against its own baseline and oracle, the one NormAlign; its interval is ``normalign.bootstrap_interval``'s.
+  Every arm's NormAlign at a position is over the same scenarios, so the gains below are their differences;
 * ``n_questions`` — mean questions asked over the arm's rows that did not fail;
 * ``questions_saved`` (carry arms) — mean over the scenarios where both did not fail of cold − carry questions,
   paired by scenario (``questions_saved_n``), with a bootstrap interval of the mean;
@@ -17,13 +18,15 @@ position), over the scenarios at that position:
 * ``reask_rate`` — ``transfer_reask.py``: the share of the questions asked about attributes the person had
   revealed at an earlier position of the same session and arm; null when no row measured it.
 
-**Transfer gain** of a carry arm at a position: carry NormAlign − cold NormAlign over the scenarios scored in
-baseline, oracle, cold and carry (``gain_n``), = 100 · (mean carry − mean cold) / (mean oracle − mean baseline),
-paired by scenario; its interval resamples those scenarios (``bootstrap_interval`` of carry − cold over
-oracle − baseline). ``mean_gain`` is the mean of the gains after the first position (at position 1 nothing is
-carried yet). Its **slope** is the least-squares slope of the gains over the positions that have one
-(at least 2); its interval resamples whole sessions (a session's positions together), recomputing every position's
-gain and the slope per resample, resamples with fewer than 2 positions of a gain dropped.
+**Transfer gain** of a carry arm at a position: carry NormAlign − cold NormAlign, the two ``normalign`` of the
+positions table, over the same compared scenarios (``gain_n`` = ``normalign_n``), = 100 · (mean carry − mean cold) /
+(mean oracle − mean baseline), paired by scenario (``docs/sessions.md``: a scenario missing in one arm is left out
+of every arm's NormAlign at its position, not only out of the gain); its interval resamples those scenarios
+(``bootstrap_interval`` of carry − cold over oracle − baseline). ``mean_gain`` is the mean of the gains after the
+first position (at position 1 nothing is carried yet). Its **slope** is the least-squares slope of the gains over
+the positions that have one (at least 2); its interval resamples whole sessions (a session's positions together),
+recomputing every position's gain and the slope per resample, resamples with fewer than 2 positions of a gain
+dropped.
 
 Every interval is a seeded percentile bootstrap of ``n_boot`` resamples (2.5th and 97.5th percentiles), drawn from
 ``numpy.random.default_rng([seed, crc32(model), crc32(task), crc32(statistic), crc32(arm), position])`` (position 0
@@ -34,6 +37,7 @@ and its reason then says so.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -147,16 +151,28 @@ def mean_ci(values: np.ndarray, rng: np.random.Generator, n_boot: int) -> tuple[
     return mean_interval(values, rng, n_boot)
 
 
-def _normalign(sub: pd.DataFrame, arm: str, rng: np.random.Generator, n_boot: int) -> dict[str, object]:
-    """NormAlign of ``arm`` over the scenarios of ``sub`` (a ``wide`` PrefAlign frame) scored in baseline, the arm
-    and oracle."""
-    both = sub.dropna(subset=[BASELINE, arm, ORACLE])
+def compared(sub: pd.DataFrame, arms: Sequence[str]) -> pd.DataFrame:
+    """The scenarios of ``sub`` (a ``wide`` PrefAlign frame) scored in baseline, oracle and every one of ``arms`` (the
+    arms the run has): the one set every arm's NormAlign and every transfer gain at a position is computed over."""
+    return sub.dropna(subset=[BASELINE, ORACLE, *arms])
+
+
+def _no_scenario(sub: pd.DataFrame, arms: Sequence[str]) -> str:
+    missing = [m for m in (BASELINE, *arms, ORACLE) if not sub[m].notna().any()]
+    if missing:
+        return f"no scored {'/'.join(missing)} row"
+    return f"no scenario scored in baseline, oracle and every arm ({', '.join(arms)})"
+
+
+def _normalign(
+    sub: pd.DataFrame, arm: str, arms: Sequence[str], rng: np.random.Generator, n_boot: int
+) -> dict[str, object]:
+    """NormAlign of ``arm`` over the compared scenarios of ``sub`` (a ``wide`` PrefAlign frame; ``compared``)."""
+    both = compared(sub, arms)
     n = len(both)
     row: dict[str, object] = {"normalign_n": n, "normalign_ci_low": None, "normalign_ci_high": None}
     if not n:
-        missing = [m for m in (BASELINE, arm, ORACLE) if not sub[m].notna().any()]
-        why = f"no scored {'/'.join(missing)} row" if missing else f"no scenario scored in baseline, {arm} and oracle"
-        return row | {"normalign": None, "normalign_reason": why}
+        return row | {"normalign": None, "normalign_reason": _no_scenario(sub, arms)}
     value, reason = norm_align(*(float(both[m].mean()) for m in (BASELINE, arm, ORACLE)))
     why = reason or interval_reason(n, n_boot)
     if value is not None and not why:
@@ -194,7 +210,8 @@ def position_table(results: pd.DataFrame, reask: pd.DataFrame | None, *, seed: i
             lo, hi = mean_ci(scored, rng, n_boot)
             row: dict[str, object] = {"model": model, "task": task, "arm": arm, "position": int(position)}
             row |= {"n": len(scored), "pref_align": _mean(scored), "pref_align_ci_low": lo, "pref_align_ci_high": hi}
-            row |= _normalign(sub, arm, transfer_rng(seed, model, task, "normalign", arm, int(position)), n_boot)
+            rng = transfer_rng(seed, model, task, "normalign", arm, int(position))
+            row |= _normalign(sub, arm, arms_run, rng, n_boot)
             row["n_questions"] = _mean(q[arm].to_numpy(dtype=float))
             saved = (q[COLD] - q[arm]).dropna().to_numpy(dtype=float) if arm != COLD else np.array([])
             rng = transfer_rng(seed, model, task, "questions_saved", arm, int(position))
@@ -216,10 +233,10 @@ def _arm_order(column: pd.Series) -> pd.Series:
     return column.map({a: i for i, a in enumerate(ARMS)}) if column.name == "arm" else column
 
 
-def _gain_frame(prefs: pd.DataFrame, arm: str) -> pd.DataFrame:
-    """The scenarios scored in baseline, oracle, cold and ``arm``, with num = arm − cold and den = oracle −
-    baseline."""
-    both = prefs.dropna(subset=[BASELINE, ORACLE, COLD, arm])
+def _gain_frame(prefs: pd.DataFrame, arm: str, arms: Sequence[str]) -> pd.DataFrame:
+    """The compared scenarios (``compared``: scored in baseline, oracle and every arm of the run, cold included),
+    with num = ``arm`` − cold and den = oracle − baseline."""
+    both = compared(prefs, [COLD, *arms])
     return both.assign(gain_num=both[arm] - both[COLD], gain_den=both[ORACLE] - both[BASELINE])
 
 
@@ -232,7 +249,7 @@ def gain_tables(results: pd.DataFrame, *, seed: int, n_boot: int) -> tuple[pd.Da
     arms = [a for a in CARRY_ARMS if (rows["mode"] == a).any()]
     for (model, task), cell in prefs.groupby(["model", "task"], sort=True):
         for arm in arms:
-            frame = _gain_frame(cell, arm)
+            frame = _gain_frame(cell, arm, arms)
             positions = sorted(cell["position"].unique())
             per = []
             for position in positions:
@@ -250,7 +267,7 @@ def _gain_row(
     row: dict[str, object] = {"model": model, "task": task, "arm": arm, "position": position, "gain_n": n}
     row |= {"gain": None, "ci_low": None, "ci_high": None}
     if not n:
-        return row | {"reason": f"no scenario scored in baseline, oracle, {COLD} and {arm}"}
+        return row | {"reason": "no scenario scored in baseline, oracle and every arm of the run"}
     den = float(sub["gain_den"].mean())
     if abs(den) <= ZERO:
         return row | {"reason": "oracle and baseline PrefAlign are equal (denominator 0)"}
