@@ -131,3 +131,31 @@ def test_a_bad_file_is_one_line_naming_the_file_and_the_key(app, tmp_path):  # n
     assert missing.exit_code == 2 and "no such file" in missing.output
     none = invoke(app, "config", str(tmp_path))
     assert none.exit_code == 2 and "no config.toml" in none.output
+
+
+def test_the_question_budget_is_a_flag_and_the_documented_key(app, tmp_path):  # noqa: F811
+    """Issue 31, defect 8: ``max-questions`` (the documented key) was refused as an unknown setting and ``eval`` had
+    no flag for the question budget, a protocol setting. The dry run plans a discovery dialogue as the budget's
+    questions and the answer; the paper preset fixes the budget at 5."""
+    bench = write_scenarios(tmp_path / "scenarios.jsonl", tagged_scenarios(1))
+
+    def discovery_turns(*args: str) -> int:
+        out = invoke(app, "eval", *args, "--dry-run")
+        assert out.exit_code == 0, out.output
+        lines = (ln.split() for ln in out.output.splitlines()[2:])
+        rows = {(c[0], c[1]): int(c[3]) for c in lines if len(c) > 3 and c[3].isdigit()}
+        return rows[("assistant", "discovery")]
+
+    flags = [str(bench), "--model", "mockllm/model", "--modes", "discovery", "--log-dir", str(tmp_path / "run")]
+    file = tmp_path / "run.toml"
+    file.write_text(f'bench = "{bench}"\nmodel = "mockllm/model"\nmodes = "discovery"\nmax-questions = 2\n')
+    assert discovery_turns(*flags) == 5 + 1
+    assert discovery_turns(*flags, "--max-questions", "2") == 2 + 1
+    assert discovery_turns("--config", str(file), "--log-dir", str(tmp_path / "run")) == 2 + 1
+    assert discovery_turns("--config", str(file), "--log-dir", str(tmp_path / "run"), "--max-questions", "0") == 1
+    paper = invoke(app, "eval", *flags, "--preset", "paper", "--max-questions", "3")
+    assert paper.exit_code == 2
+    assert "--max-questions 3 contradicts --preset paper, which fixes it to 5" in paper.output
+    over = invoke(app, "eval", *flags, "--max-questions", "6")
+    assert over.exit_code == 2 and "max-questions" in over.output
+    assert not (tmp_path / "run").exists()

@@ -86,6 +86,15 @@ def eval_command(
     ] = True,
     cache: Annotated[bool, typer.Option(help="Cache calls per scenario/condition/role/run (free resume).")] = True,
     temperature: Annotated[float | None, typer.Option(help="Temperature of the model under test (0.7).")] = None,
+    max_questions: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=5,  # dialogue.conditions.MAX_DISCOVERY_QUESTIONS (the command line loads no dialogue module)
+            help="The question budget of discovery, stated_belief and the carry arms (0..5; default and paper: 5); "
+            "part of the run's protocol.",
+        ),
+    ] = None,
     max_tokens: Annotated[int | None, typer.Option(help="Max tokens per assistant turn.")] = None,
     reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the model under test.")] = None,
     user_temperature: Annotated[
@@ -248,6 +257,7 @@ def eval_command(
                 "temperature": temperature,
                 "user_temperature": user_temperature,
                 "grader_temperature": judge_temperature,
+                "max_questions": max_questions,
             },
         ),
         audit=audit,

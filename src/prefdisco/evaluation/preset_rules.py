@@ -14,7 +14,15 @@ from prefdisco.dialogue.tool_protocol import PROTOCOLS
 from prefdisco.errors import UserError
 from prefdisco.scoring.deferred import JUDGE_LATER
 
-_PRESET_FLAGS = ("user_type", "temperature", "user_temperature", "judge", "logprobs", "grader_temperature")
+_PRESET_FLAGS = (
+    "user_type",
+    "temperature",
+    "user_temperature",
+    "judge",
+    "logprobs",
+    "grader_temperature",
+    "max_questions",
+)
 _FLAG_NAMES = {"grader_temperature": "--judge-temperature"}
 
 
