@@ -80,7 +80,7 @@ def test_a_malformed_line_names_its_real_column(app, tmp_path: Path) -> None:
 
 
 def test_version(app) -> None:
-    from prefdisco import __version__
+    from prefdisco.version import __version__
 
     result = invoke(app, "--version")
     assert result.exit_code == 0 and result.stdout.strip() == f"prefdisco {__version__}"

@@ -27,10 +27,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from prefdisco import __version__
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError, describe_validation_error
 from prefdisco.schema import Attribute, Persona, Scenario
+from prefdisco.version import __version__
 
 FORMAT_VERSION = "prefdisco-bench/1"
 SCENARIOS_FILE = "scenarios.jsonl"

@@ -77,7 +77,7 @@ def _register() -> None:
 
 def _print_version(value: bool) -> None:
     if value:
-        from prefdisco import __version__
+        from prefdisco.version import __version__
 
         print(f"prefdisco {__version__}")
         raise typer.Exit()

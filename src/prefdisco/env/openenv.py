@@ -305,7 +305,7 @@ class PrefDiscoOpenEnv(Environment):
         return self._state
 
     def get_metadata(self) -> EnvironmentMetadata:
-        from prefdisco import __version__
+        from prefdisco.version import __version__
 
         return EnvironmentMetadata(
             name="PrefDisco",

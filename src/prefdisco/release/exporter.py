@@ -24,7 +24,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from prefdisco import __version__
 from prefdisco.atomic import atomic_open
 from prefdisco.errors import UserError
 from prefdisco.release.format import (
@@ -41,6 +40,7 @@ from prefdisco.release.personas import persona_to_release
 from prefdisco.release.problems import original_problem_row
 from prefdisco.release.profiles_export import release_profile_parts
 from prefdisco.schema import Attribute, Scenario
+from prefdisco.version import __version__
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefdisco import __version__
 from prefdisco.atomic import atomic_write
 from prefdisco.env.split import ScenarioSplit, split_scenarios
 from prefdisco.errors import UserError
@@ -38,6 +37,7 @@ from prefdisco.training.dpo import DEFAULT_DPO_MODES, dpo_rows
 from prefdisco.training.rows import Export, dialogue, usable
 from prefdisco.training.runs import Trial, read_trials
 from prefdisco.training.verl_data import VERL_INTERACTION, side_rows, verl_rows, write_parquet
+from prefdisco.version import __version__
 
 __all__ = ["VERL_INTERACTION", "ExportOptions", "export_training", "meta_path", "verl_rows"]
 
