@@ -9,7 +9,13 @@ keeps every dialogue and judges it again.
   holds, and each may differ only in what is judged, never in what the dialogue was made of: its rubric (criteria,
   levels, preferred values), its profile's weights and its problem's gold answer. Anything else (the persona, the
   problem's text or choices, a profile attribute's value, meaning or reason, which the simulated user or the oracle
-  saw) is refused in one line naming the scenario and the field: that dialogue would need rerunning.
+  saw) is refused in one line naming the scenario and the field: that dialogue would need rerunning. Weights and
+  gold are judged-only where no dialogue of the run was made of them (``shown_changes``): the oracle and
+  oracle_distractor prompts print each attribute's importance (``dialogue/openings.py``), wrong_persona prints its
+  decoy's, and the wrong answer that stated_belief states and that ``--pushback`` insists on is derived from the
+  gold (``dialogue/wrong_answers.py``). A weight or gold change one of those dialogues was made of is refused in
+  one line naming the scenario, the field and the conditions it reached (NormAlign's denominator would be an
+  oracle response written for the old weights, scored against the new).
 * **How.** Every prefdisco log of RUN (a split run's shard logs too) is copied into RUN2 with each sample's
   scenario replaced by FIXED's, then judged as a first judging (``judge_log``: inspect's scoring of existing logs,
   the judges bound for scoring only — no assistant or user model is built, so no dialogue call can be made). The
@@ -101,6 +107,55 @@ def check_fixed(held: Scenario, fixed: Scenario | None, bench: Path) -> bool:
             "only rubrics, weights and gold answers (rerun prefdisco eval for the rest)"
         )
     return held.model_dump(mode="json") != fixed.model_dump(mode="json")
+
+
+WEIGHTS, GOLD = "profile weights", "gold answer"
+SHOWS_WEIGHTS = ("oracle", "oracle_distractor")
+"""The conditions whose opening prints the scenario's own weights (wrong_persona prints its decoy's)."""
+
+
+def weights_of(scenario: Scenario) -> dict[str, float]:
+    return {i.attribute: i.weight for i in scenario.profile.items}
+
+
+def gold_of(scenario: Scenario) -> tuple[Any, Any]:
+    return scenario.problem.answer, scenario.problem.answer_type
+
+
+def shown_changes(
+    samples: Sequence[tuple[str, Scenario, str | None]], fixed: dict[str, Scenario], pushback: dict[str, int]
+) -> dict[tuple[str, str], set[str]]:
+    """(scenario, field) → the conditions of the run whose dialogues were made of a weight or gold FIXED changes.
+    ``samples``: each held sample's condition, scenario and decoy (wrong_persona); ``pushback``: the turns of
+    pushback of each condition's run (0 or absent: none)."""
+    held = {s.id: s for _, s, _ in samples}
+    moved = {sid for sid, s in held.items() if sid in fixed and weights_of(s) != weights_of(fixed[sid])}
+    regold = {sid for sid, s in held.items() if sid in fixed and gold_of(s) != gold_of(fixed[sid])}
+    found: dict[tuple[str, str], set[str]] = {}
+    for mode, scenario, decoy in samples:
+        if mode in SHOWS_WEIGHTS and scenario.id in moved:
+            found.setdefault((scenario.id, WEIGHTS), set()).add(mode)
+        if mode == "wrong_persona" and decoy in moved:
+            found.setdefault((str(decoy), WEIGHTS), set()).add(f"{mode} (as {scenario.id!r}'s decoy)")
+        if scenario.id in regold and mode == "stated_belief":
+            found.setdefault((scenario.id, GOLD), set()).add(mode)
+        if scenario.id in regold and pushback.get(mode, 0) > 0:
+            found.setdefault((scenario.id, GOLD), set()).add(f"{mode} (--pushback)")
+    return found
+
+
+def refuse_shown(found: dict[tuple[str, str], set[str]], bench: Path) -> None:
+    """One line for the first (scenario, field) of ``shown_changes``, and how many more there are."""
+    if not found:
+        return
+    (sid, what), modes = sorted(found.items())[0]
+    why = "was shown" if what == WEIGHTS else "derived the wrong answer it states or insists on from"
+    more = f" (and {len(found) - 1} more scenario field(s))" if len(found) > 1 else ""
+    raise UserError(
+        f"--bench {bench}: scenario {sid!r} changes its {what}, which {', '.join(sorted(modes))} {why}{more}; "
+        "those dialogues were made of it: rerun prefdisco eval for those conditions (a regrade changes only what "
+        "is judged)"
+    )
 
 
 @dataclass(frozen=True)
@@ -210,13 +265,21 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
         if header.status != "success":
             raise UserError(f"{path}: the eval did not finish (status {header.status}); rerun prefdisco eval first")
         folders.setdefault(path.parent, read_run(path.parent))
-    for info, _ in chosen:  # every scenario held, checked before anything is written
+    samples: list[tuple[str, Scenario, str | None]] = []
+    pushback: dict[str, int] = {}
+    for info, header in chosen:  # every scenario held, checked before anything is written
         from inspect_ai.log import read_eval_log_samples
 
-        for sample in read_eval_log_samples(str(_local(info.name)), all_samples_required=False):
+        path = _local(info.name)
+        mode = str((header.eval.metadata or {}).get("prefdisco_mode", ""))
+        turns = int(folders[path.parent].settings.get("pushback") or 0)
+        pushback[mode] = max(pushback.get(mode, 0), turns)
+        for sample in read_eval_log_samples(str(path), all_samples_required=False):
             held = Scenario.model_validate((sample.metadata or {})[SCENARIO_KEY])
             if check_fixed(held, fixed.get(held.id), options.bench):
                 changed.add(held.id)
+            samples.append((mode, held, (sample.metadata or {}).get("decoy_scenario_id")))
+    refuse_shown(shown_changes(samples, fixed, pushback), options.bench)
 
     first = next(iter(folders.values()))
     judging = judge.judging(first)
