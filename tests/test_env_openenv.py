@@ -134,7 +134,11 @@ def test_a_seed_draws_the_same_scenarios_and_a_masked_episode_gets_masked_reward
         assert first == second
         client.step(hub().PrefDiscoAction(text="QUESTION: Depth?"))
         last = client.step(hub().PrefDiscoAction(text="QUESTION: More?"))  # past the budget: the answer
+        state = client.state()
     assert last.done and last.reward == -1.0 and last.observation.masked is True
+    # the step carries masked_reward; the episode's return is not measured, never that number (issue 31, defect 6:
+    # a session's return summed masked problems as masked_reward here, and verl's was None)
+    assert (state.reward, state.rewards, state.masked_positions, state.masked) == (None, [None], [1], True)
     assert last.observation.info["stop_reason"] == "budget"
     assert "PrefAlign was not measured" in last.observation.info["mask_reason"]
 

@@ -24,7 +24,9 @@ state on the library's base types, the environment on its ``Environment`` interf
   (``seed`` reseeds it, as gymnasium's ``reset(seed=...)``) or the one named; the k-th episode of a scenario is
   trial k of its seeds (counted across the server's sessions);
 * ``state``: ``episode_id``, ``step_count``, ``scenario_id``, ``trial``, ``split``, ``done``, ``n_questions``,
-  ``reward``, ``masked``.
+  ``reward`` (the finished episode's return by the one rule of every adapter, ``Unit.score``: its reward, None
+  when masked — never ``masked_reward``, which only the step carries), ``masked``, ``rewards`` (one per finished
+  problem, None where masked) and ``masked_positions`` (the 1-based positions of the masked problems).
 
 **Sessions** (``make_app(scenarios, ..., sessions=FILE, arm=ARM)``, ``prefdisco env serve BENCH --sessions FILE
 --arm ARM``): an episode is a session of the session file (``prefdisco sessions``) on the benchmark, K problems with
@@ -36,8 +38,10 @@ Each problem opens a new chat: that step's ``messages`` are the next problem's o
 problem) — or, in ``carry_notes``, the notes prompt alone, whose reply is the notes (``kind`` ``notes``) — and
 ``next`` says which (``opening`` after reset, then ``reply``, ``opening``, ``notes``; None at the end);
 ``scenario_id``, ``session_id``, ``position`` (1-based) and ``arm`` say where the step was played. ``state`` adds
-``session_id``, ``position``, ``arm`` and ``rewards`` (one per finished problem, as given; its ``scenario_id`` and
-``n_questions`` are the current problem's); its ``reward`` is their sum once the session is over.
+``session_id``, ``position`` and ``arm`` (its ``scenario_id`` and ``n_questions`` are the current problem's); its
+``reward`` is the session's return once it is over, as verl's ``calculate_score`` gives it (``Sessions.score``): the
+sum of the per-problem rewards, None when a problem was masked (named in ``masked_positions``), never a 0 in its
+place.
 
 Every session (one WebSocket connection of an ``EnvClient``) gets its own environment, all sharing one roster
 (``env/roster.py``: the scenarios, the split, the two fixed roles, the episode options) and the server's event
@@ -134,7 +138,8 @@ class PrefDiscoState(State):
     session_id: str | None = None
     position: int | None = None
     arm: str | None = None
-    rewards: list[float] = Field(default_factory=list)
+    rewards: list[float | None] = Field(default_factory=list)
+    masked_positions: list[int] = Field(default_factory=list)
 
 
 def _chat(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -242,10 +247,12 @@ class PrefDiscoOpenEnv(Environment):
         if info.get("n_questions") is not None:
             state.n_questions = int(info["n_questions"])
         if self.unit.ends_problem(result):  # a scenario's last step; a session's step that ends a problem
-            state.rewards.append(reward)
+            state.rewards.append(None if masked else reward)
+            if masked:
+                state.masked_positions.append(len(state.rewards))
             state.masked = state.masked or masked
         if result.done:
-            state.reward = sum(state.rewards)
+            state.reward = self.unit.score(episode)  # every adapter's return (verl's calculate_score too)
         if self.sessions:  # where the session is now (its next problem, once one ends)
             state.position, state.scenario_id = episode.position, self._scenario_id()
         observation = result.observation or ""

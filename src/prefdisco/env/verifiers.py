@@ -20,8 +20,9 @@ goes to PrefDisco's own ``Episode`` (``env/episode.py``), as the tau2-bench port
   so the next turn is the answer;
 * the rubric is PrefDisco's reward: ``prefdisco_reward`` (weight 1) is the episode's reward (``env/reward.py``), or
   ``masked_reward`` (default 0.0) when it is masked or the rollout stopped before the episode did (an error, a
-  prompt too long, verifiers' ``max_turns``); metrics (weight 0) ``prefdisco_masked``, ``pref_align`` (0.0 when
-  not measured) and ``n_questions``. ``state["prefdisco"]`` holds the episode's record (scenario, trial, every
+  prompt too long, verifiers' ``max_turns``); metrics (weight 0) ``prefdisco_masked``, ``pref_align`` (missing,
+  None, when not measured: vf-eval averages the values present, so an unmeasured rollout is never a 0 on a 1-5
+  scale) and ``n_questions``. ``state["prefdisco"]`` holds the episode's record (scenario, trial, every
   step's ``info``, the reward, ``masked`` and ``mask_reason``) as JSON: ask for it with
   ``state_columns=["prefdisco"]``.
 
@@ -130,6 +131,19 @@ def _record(state: Any) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
+def _measured_pref_align(state: Any) -> float | None:
+    value = (_record(state).get("reward_components") or {}).get("pref_align")
+    return None if value is None else float(value)
+
+
+def _unmeasured(states: list[Any]) -> None:
+    """A rollout whose PrefAlign was not measured has ``pref_align`` None in its metrics: missing, never 0."""
+    for state in states:
+        metrics = state.get("metrics")
+        if isinstance(metrics, dict) and "pref_align" in metrics and _measured_pref_align(state) is None:
+            metrics["pref_align"] = None
+
+
 class PrefDiscoRubric(vf.Rubric):
     """PrefDisco's reward as a verifiers rubric: the finished episode's reward, read from the rollout's state."""
 
@@ -150,9 +164,16 @@ class PrefDiscoRubric(vf.Rubric):
         return 0.0 if _record(state).get("reward") is not None else 1.0
 
     def pref_align(self, state: Any) -> float:
-        """The judge's PrefAlign (1-5); 0.0 when it was not measured."""
-        value = (_record(state).get("reward_components") or {}).get("pref_align")
-        return 0.0 if value is None else float(value)
+        """The judge's PrefAlign (1-5). verifiers weighs every metric into the reward (weight 0), so a function must
+        give a number: 0.0 when not measured, which ``cleanup`` then replaces with None in the rollout's metrics."""
+        value = _measured_pref_align(state)
+        return 0.0 if value is None else value
+
+    async def cleanup(self, state: Any) -> None:
+        """After the rollout is scored (verifiers calls every rubric's cleanup then, its rubric group summed):
+        an unmeasured PrefAlign is missing from what vf-eval averages."""
+        await super().cleanup(state)
+        _unmeasured([state])
 
     def n_questions(self, state: Any) -> float:
         """The questions the simulated user was asked."""
