@@ -113,13 +113,17 @@ def grader(messages: list[ChatMessage]) -> str:
     return json.dumps({"score": 5 if preferred in RESPONSE.search(text).group(1) else 1})
 
 
+SILENT = {D: "Not sure.", A: "Not sure."}
 SCRIPTS |= {
     "fid-asker": asker,
     "fid-person": user_of(PERSON),
     "sim_a": user_of(OVER),
     "sim_b": user_of(PERSON),
+    "sim_c": user_of(SILENT),
     "fid-grader": grader,
 }
+SIM_C = {"grader_temperature": 0.5, "user_max_tokens": 64, "user_retry": 1}
+"""sim_c's run: another judge temperature (a protocol difference beyond the user), and its user's own limits."""
 
 
 @pytest.fixture(scope="module")
@@ -133,11 +137,11 @@ def fidelity(tmp_path_factory):
     old = os.environ.get("INSPECT_CACHE_DIR")
     os.environ["INSPECT_CACHE_DIR"] = str(base / "cache")
     try:
-        for name, user in (("human", "fid-person"), ("sim_a", "sim_a"), ("sim_b", "sim_b")):
+        for name, user in (("human", "fid-person"), ("sim_a", "sim_a"), ("sim_b", "sim_b"), ("sim_c", "sim_c")):
             config = RunConfig(
                 models=["scripted/fid-asker"], user_model=f"scripted/{user}", grader_model="scripted/fid-grader",
                 log_dir=base / name, modes=["baseline", "discovery", "oracle"], audit=False, quality=False,
-                display="none",
+                display="none", **(SIM_C if name == "sim_c" else {}),
             )  # fmt: skip
             config.validate()
             run_conditions(scenarios(), config)
@@ -146,18 +150,26 @@ def fidelity(tmp_path_factory):
         out = CliRunner().invoke(cli.app, args)
         assert out.exit_code == 0, out.output
         made = len(CALLS)
-        again = CliRunner().invoke(cli.app, args)  # a rerun (after a crash, say) replays every call from the cache
+        refused = CliRunner().invoke(cli.app, args)  # its --out holds the result now
+        assert refused.exit_code == 2 and "holds a simulator fidelity result (summary.json" in refused.output
+        assert "give --overwrite" in refused.output and len(CALLS) == made
+        again = CliRunner().invoke(cli.app, [*args, "--overwrite"])  # a rerun replays every call from the cache
         assert again.exit_code == 0 and len(CALLS) == made, again.output
+        mixed = ["simfidelity", "--human", str(base / "human"), "--sim", str(base / "sim_a"), "--sim"]
+        mixed += [str(base / "sim_c"), "--bench", str(bench), "--out", str(base / "fid-c"), "--bootstrap", "200"]
+        other = CliRunner().invoke(cli.app, mixed)
+        allowed = CliRunner().invoke(cli.app, [*mixed, "--allow-mixed"])
+        assert allowed.exit_code == 0, allowed.output
     finally:
         if old is None:
             os.environ.pop("INSPECT_CACHE_DIR")
         else:
             os.environ["INSPECT_CACHE_DIR"] = old
-    return base / "fid", out.output
+    return base / "fid", out.output, other.output, (base / "fid-c", allowed.output)
 
 
 def test_the_replay_measures_are_the_hand_figures(fidelity):
-    folder, _ = fidelity
+    folder = fidelity[0]
     measures = pd.read_csv(folder / "replay_measures.csv").set_index("simulator")
     a, b = measures.loc["sim_a"], measures.loc["sim_b"]
     assert (a["n_turns"], a["n_audited"]) == (8, 8)
@@ -180,7 +192,7 @@ def test_the_replay_measures_are_the_hand_figures(fidelity):
 
 
 def test_the_outcome_differences_and_the_fidelity_ranking(fidelity):
-    folder, output = fidelity
+    folder, output = fidelity[:2]
     outcome = pd.read_csv(folder / "outcome.csv").set_index("simulator")
     a = outcome.loc["sim_a"]
     assert (a["pref_align_person"], a["pref_align_simulator"], a["pref_align_diff"]) == pytest.approx((3.4, 5.0, 1.6))
@@ -198,3 +210,32 @@ def test_the_outcome_differences_and_the_fidelity_ranking(fidelity):
     assert summary["rank_correlation"]["sim_a"]["spearman"] is None  # one model: no rank correlation
     assert "fewer than 3 models" in summary["rank_correlation"]["sim_a"]["reason"]
     assert "1. sim_b: fidelity 1.000" in output and "2. sim_a: fidelity 0.652" in output
+
+
+def test_a_simulator_of_another_protocol_is_refused_and_ranks_use_only_shared_components(fidelity):
+    """Issue 31, defect 7. sim_c's run differs from the person's beyond the user (its judge temperature): refused in
+    one line unless --allow-mixed. sim_c ("Not sure." to every question) reveals nothing the person revealed, so it
+    has no value agreement: both simulators are ranked on the five components they share. sim_c: reveal (0 + 1)/2 =
+    0.5, volunteering 1, length (2/5 + 2/2)/2 = 0.7, clean 1, outcome 1 − 60/100 (it learns nothing: NormAlign 0 vs
+    the person's 60) = 0.4 → 3.6/5 = 0.72; sim_a: (0.25 + 0.5 + 0.5625 + 1 + 0.6)/5 = 0.5825 (over its six it was
+    0.652, another mean than sim_c's)."""
+    _, _, refused, (folder, output) = fidelity
+    assert "another protocol than --human" in refused and "grader_temperature 0.0 vs 0.5" in refused
+    assert "--allow-mixed" in refused
+    table = pd.read_csv(folder / "fidelity.csv").set_index("simulator")
+    assert table["fidelity"].to_dict() == pytest.approx({"sim_c": 0.72, "sim_a": 0.5825})
+    assert table.loc["sim_c", "rank"] == 1 and pd.isna(table.loc["sim_c", "values"])
+    assert table.loc["sim_a", "values"] == pytest.approx(1.0)  # shown, not averaged
+    assert set(table["components"]) == {"reveal,volunteering,length,clean,outcome"}
+    assert set(table["n_components"]) == {5}
+
+    def no_constants(name: str) -> None:
+        raise AssertionError(f"summary.json holds {name}: not strict JSON")
+
+    summary = json.loads((folder / "summary.json").read_text(), parse_constant=no_constants)
+    assert summary["components_left_out"] == ["values"] and summary["allow_mixed"] is True
+    c = next(s for s in summary["simulators"] if s["label"] == "sim_c")
+    assert (c["max_tokens"], c["user_retry"], c["temperature"]) == (64, 1, 0.7)  # replayed as its run was
+    assert "left out values (not measured for every simulator)" in output
+    replay = pd.read_csv(folder / "replay_measures.csv").set_index("simulator")
+    assert replay["value_judgements_invalid"].to_dict() == {"sim_a": 0, "sim_c": 0}

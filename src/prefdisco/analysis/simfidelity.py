@@ -20,7 +20,8 @@ simulator, the difference (simulator − person) and a seeded paired bootstrap i
 resampled together); with three or more models, Spearman's rank correlation of the models' NormAlign.
 
 **Fidelity score** (1 = indistinguishable from the person on every measure), the unweighted mean of the components
-that are defined:
+that every simulator compared has (``shared_components``; the ``components`` column names them, and a component one
+simulator lacks is left out of every score, so all are ranked on one mean):
 
 * reveal = ``reveal_agreement``;
 * volunteering = 1 − min(1, mean |vol_sim − vol_person| per turn);
@@ -88,6 +89,8 @@ def turn_table(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
                 "flagged_simulator": int(bool(r.get("simulator_flags"))),
                 "values_same": sum(v == "same" for v in values.values()),
                 "values_different": sum(v == "different" for v in values.values()),
+                "values_unclear": sum(v == "unclear" for v in values.values()),
+                "values_invalid": int(r.get("values", {}) is None),  # the value reader's reply stayed invalid
             }
         )
     return pd.DataFrame(rows)
@@ -122,6 +125,8 @@ def replay_measures(turns: pd.DataFrame) -> pd.DataFrame:
                 "flagged_simulator": float(group["flagged_simulator"].mean()),
                 "value_agreement": float(group["values_same"].sum() / told) if told else None,
                 "value_pairs": told,
+                "value_pairs_unclear": int(group["values_unclear"].sum()),
+                "value_judgements_invalid": int(group["values_invalid"].sum()),
             }
         )
     return pd.DataFrame(out)
@@ -209,8 +214,19 @@ def outcome_table(
     return pd.DataFrame(rows), ranks
 
 
+def _defined(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def shared_components(table: pd.DataFrame) -> list[str]:
+    """The components every simulator of ``table`` has: the only ones a ranking may average."""
+    return [c for c in COMPONENTS if len(table) and all(_defined(v) for v in table[c].tolist())]
+
+
 def fidelity_table(measures: pd.DataFrame, outcome: pd.DataFrame) -> pd.DataFrame:
-    """Each simulator's components, fidelity score and rank (module docstring), best first."""
+    """Each simulator's components, fidelity score and rank (module docstring), best first. The score averages the
+    components every simulator has (``shared_components``, named in the ``components`` column): a simulator with
+    one component less would otherwise be ranked on another mean."""
     rows = []
     for m in measures.to_dict("records"):
         label = m["simulator"]
@@ -225,18 +241,15 @@ def fidelity_table(measures: pd.DataFrame, outcome: pd.DataFrame) -> pd.DataFram
             "values": m["value_agreement"],
             "outcome": 1 - min(1.0, float(np.mean(diffs)) / 100) if diffs else None,
         }
-        defined = [v for v in components.values() if v is not None]
-        rows.append(
-            {
-                "simulator": label,
-                "fidelity": float(np.mean(defined)) if defined else None,
-                "n_components": len(defined),
-                **components,
-            }
-        )
-    table = pd.DataFrame(rows)
+        rows.append({"simulator": label, **components})
+    table = pd.DataFrame(rows, columns=["simulator", *COMPONENTS])
     if table.empty:
         return table
+    shared = shared_components(table)
+    scores = [float(np.mean([r[c] for c in shared])) if shared else None for r in table.to_dict("records")]
+    table.insert(1, "fidelity", scores)
+    table.insert(2, "n_components", len(shared))
+    table.insert(3, "components", ",".join(shared))
     table = table.sort_values(["fidelity", "simulator"], ascending=[False, True], na_position="last")
     table.insert(0, "rank", range(1, len(table) + 1))
     return table.reset_index(drop=True)

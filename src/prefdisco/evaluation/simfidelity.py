@@ -34,6 +34,7 @@ from pydantic import BaseModel, create_model
 from prefdisco.cache import cache_policy
 from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.user import build_user
+from prefdisco.dialogue.user_reply import redraw
 from prefdisco.errors import UserError
 from prefdisco.prompts import render
 from prefdisco.schema import Scenario
@@ -49,12 +50,25 @@ Agreement = Literal["same", "different", "unclear"]
 
 @dataclass(frozen=True)
 class Simulator:
-    """A simulated user to replay the person's questions to: its label (the run), user type, model, temperature."""
+    """A simulated user to replay the person's questions to, as its run recorded it (``protocol.json``): its label
+    (the run), user type (a preset's user is its type: ``paper_passive``), model, temperature, token and reasoning
+    limits, and the redraws of a flagged reply (``--user-retry``)."""
 
     label: str
     user_type: str
     user_model: str
     temperature: float | None
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    user_retry: int = 0
+
+    def config(self) -> GenerateConfig:
+        """The user model's settings in its run."""
+        return GenerateConfig(
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            reasoning_effort=self.reasoning_effort,
+        )
 
 
 def exchanges(turns: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -145,6 +159,13 @@ async def replay_dialogue(
         for i, (question, _) in enumerate(pairs):
             user.history = history_of(pairs[:i])
             said = await user.reply(question)
+            for attempt in range(1, simulator.user_retry + 1):  # as its run drew a flagged reply again
+                if not screen.check(said).flagged:
+                    break
+                again = await redraw(user, question, attempt, history_of(pairs[:i]))
+                if again is None:
+                    break
+                said = again
             replies.append((said.text, list(screen.check(said).reasons)))
         sim_pairs = [(q, text) for (q, _), (text, _) in zip(pairs, replies, strict=True)]
         sim_cache = cache_policy(scope_of(out, "audit", simulator.label, dialogue), sid, CONDITION, "grader")
@@ -192,11 +213,8 @@ def load_model(name: str, config: GenerateConfig, where: str) -> Model:
 
 
 def simulator_models(simulators: Sequence[Simulator]) -> list[tuple[Simulator, Model]]:
-    """Each simulator's user model at its run's temperature."""
-    return [
-        (s, load_model(s.user_model, GenerateConfig(temperature=s.temperature), f"--sim {s.label}: user_model"))
-        for s in simulators
-    ]
+    """Each simulator's user model with its run's settings (``Simulator.config``)."""
+    return [(s, load_model(s.user_model, s.config(), f"--sim {s.label}: user_model")) for s in simulators]
 
 
 def replay(

@@ -4,6 +4,7 @@ user is from people (the replay in ``evaluation/simfidelity.py``, the measures i
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,6 +30,50 @@ def _transcripts(data: Any) -> list[dict[str, Any]]:
     return rows
 
 
+OUTPUTS = ("summary.json", "fidelity.csv", "replay_measures.csv", "replay_turns.csv", "outcome.csv", "replay.jsonl")
+"""What ``prefdisco simfidelity`` writes into ``--out``."""
+USER_SIDE = ("user_type", "user_temperature", "user_max_tokens", "user_reasoning_effort", "user_retry", "user_model")
+"""The protocol settings that make a simulated user: what the compared runs may differ in."""
+
+
+def beyond_the_user(human: Any, sim: Any) -> list[str]:
+    """What differs between two protocol records besides the simulated user (``differences``; the prompt hash is
+    compared only when the user types agree, since it holds the user's own templates)."""
+    from prefdisco.results.protocol_record import differences
+
+    same_user = human.settings.get("user_type") == sim.settings.get("user_type")
+    return [
+        d
+        for d in differences(human, sim)
+        if d.split(" ", 1)[0] not in USER_SIDE and (same_user or not d.startswith("prompts "))
+    ]
+
+
+def refuse_written(out: Path, overwrite: bool) -> None:
+    """An ``--out`` holding an earlier result is refused in one line unless ``--overwrite``."""
+    from prefdisco.errors import UserError
+
+    held = [name for name in OUTPUTS if (out / name).is_file()] if out.is_dir() else []
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a folder")
+    if held and not overwrite:
+        raise UserError(
+            f"--out {out}: holds a simulator fidelity result ({', '.join(held)}); give --overwrite to replace it "
+            "(its calls replay from the cache), or another --out"
+        )
+
+
+def strict(value: Any) -> Any:
+    """``value`` with every NaN or infinity as None: strict JSON (``summary.json`` is read by other tools)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict(v) for v in value]
+    return value
+
+
 def simfidelity_command(
     human: Annotated[Path, typer.Option(help="The run whose user was a person (or the reference run).")],
     sim: Annotated[list[Path], typer.Option(help="A simulated run (repeat): its user type and model are replayed.")],
@@ -39,10 +84,26 @@ def simfidelity_command(
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the replay's calls and of the bootstrap.")] = 0,
     bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples of each outcome difference.")] = 1000,
+    allow_mixed: Annotated[
+        bool,
+        typer.Option(
+            help="Compare runs whose protocols differ beyond the simulated user (another judge, preset, budget...)."
+        ),
+    ] = False,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace what --out holds (its calls replay from the cache).")
+    ] = False,
 ) -> None:
     """Replay every question a model asked a person to each simulator, compare the replies (revealed, volunteered,
     length, flags, values) and the outcomes (PrefAlign, NormAlign), and rank the simulators by fidelity."""
-    from prefdisco.analysis.simfidelity import fidelity_table, outcome_table, replay_measures, turn_table
+    from prefdisco.analysis.simfidelity import (
+        COMPONENTS,
+        fidelity_table,
+        outcome_table,
+        replay_measures,
+        shared_components,
+        turn_table,
+    )
     from prefdisco.analysis.trials import average_trials
     from prefdisco.atomic import atomic_write
     from prefdisco.errors import UserError
@@ -52,10 +113,16 @@ def simfidelity_command(
     from prefdisco.results.protocol_record import read_record
     from prefdisco.results.table import load_results
 
+    refuse_written(out, overwrite)
     scenarios = load_scenarios(bench)
     rubrics = rubrics_hash(scenarios)
     human_data = load_results(human)
     human_record = read_record(human) if human.is_dir() else None
+    if human_record is None and not allow_mixed:
+        raise UserError(
+            f"--human {human}: no protocol.json, so what its numbers were made under is not recorded; give its run "
+            "folder, or --allow-mixed to compare without checking"
+        )
     simulators, simulated = [], {}
     for run in sim:
         record = read_record(run) if run.is_dir() else None
@@ -66,12 +133,27 @@ def simfidelity_command(
                 raise UserError(
                     f"{name} {run if name == '--sim' else human}: ran another benchmark than --bench {bench}"
                 )
+        if human_record is not None and not allow_mixed:
+            apart = beyond_the_user(human_record, record)
+            if apart:
+                more = f" (and {len(apart) - 1} more)" if len(apart) > 1 else ""
+                raise UserError(
+                    f"--sim {run}: another protocol than --human {human} beyond the simulated user: {apart[0]}{more}; "
+                    "the outcome difference would measure that too (--allow-mixed to compare anyway)"
+                )
         label = run.name or str(run)
         if label in simulated:
             raise UserError(f"--sim {run}: two simulated runs named {label!r}; give folders of different names")
+        settings = record.settings
         simulators.append(
             Simulator(
-                label, str(record.settings["user_type"]), record.user_model, record.settings.get("user_temperature")
+                label,
+                str(settings["user_type"]),
+                record.user_model,
+                settings.get("user_temperature"),
+                settings.get("user_max_tokens"),
+                settings.get("user_reasoning_effort"),
+                int(settings.get("user_retry") or 0),
             )
         )
         simulated[label] = average_trials(load_results(run).results)
@@ -92,22 +174,42 @@ def simfidelity_command(
         ("outcome.csv", outcome),
     ):
         atomic_write(out / name, table.to_csv(index=False))
+    shared = shared_components(fidelity)
     summary = {
         "human": str(human),
         "bench": str(bench),
         "judge_model": grader,
         "seed": seed,
         "bootstrap": bootstrap,
-        "simulators": [s.__dict__ for s in simulators],
+        "allow_mixed": allow_mixed,
+        "simulators": [dict(s.__dict__) for s in simulators],
+        "fidelity_components": shared,
+        "components_left_out": [c for c in COMPONENTS if c not in shared],
         "fidelity": json.loads(fidelity.to_json(orient="records")),
         "replay": json.loads(measures.to_json(orient="records")),
         "outcome": json.loads(outcome.to_json(orient="records")),
         "rank_correlation": ranks,
     }
-    atomic_write(out / "summary.json", json.dumps(summary, indent=2))
+    atomic_write(out / "summary.json", json.dumps(strict(summary), indent=2, allow_nan=False))
     for row in fidelity.to_dict("records"):
         score = "—" if row["fidelity"] is None else f"{row['fidelity']:.3f}"
         console.print(f"{row['rank']}. {row['simulator']}: fidelity {score}", markup=False, highlight=False)
+    left = [c for c in COMPONENTS if c not in shared]
+    if left:
+        console.print(
+            f"ranked on {', '.join(shared) or 'no component'}: left out {', '.join(left)} (not measured for every "
+            "simulator)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    invalid = int(measures["value_judgements_invalid"].sum()) if len(measures) else 0
+    if invalid:
+        console.print(
+            f"{invalid} value judgement(s) stayed invalid and were left out of value agreement",
+            markup=False,
+            highlight=False,
+        )
     console.print(
         f"{len(records)} replayed replies; wrote fidelity.csv, replay_measures.csv, replay_turns.csv, outcome.csv, "
         f"replay.jsonl, summary.json to {out}",
