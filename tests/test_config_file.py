@@ -159,3 +159,48 @@ def test_the_question_budget_is_a_flag_and_the_documented_key(app, tmp_path):  #
     over = invoke(app, "eval", *flags, "--max-questions", "6")
     assert over.exit_code == 2 and "max-questions" in over.output
     assert not (tmp_path / "run").exists()
+
+
+def test_paths_in_a_config_file_are_relative_to_the_file_and_written_absolute(app, tmp_path, monkeypatch):  # noqa: F811
+    """Issue 31, defect 8: config.toml stored a path as given, relative to where the run was started, so the same
+    file rerun from another directory named another benchmark and another run folder. A relative path in a file is
+    relative to the file's folder; a written config.toml holds absolute paths; and every path setting of the
+    command is known as one."""
+    project = tmp_path / "project"
+    write_scenarios(project / "bench" / "scenarios.jsonl", tagged_scenarios(1))
+    (project / "run.toml").write_text(
+        'bench = "bench/scenarios.jsonl"\nmodel = "mockllm/model"\nlog-dir = "runs/a"\nmodes = "baseline"\n'
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with MockOpenAI() as mock:
+        mock_env(monkeypatch, mock, tmp_path)
+        monkeypatch.chdir(elsewhere)
+        dry = invoke(app, "eval", "--config", "../project/run.toml", "--dry-run")
+        assert dry.exit_code == 0, dry.output  # the benchmark was found beside the file, not under elsewhere/
+
+        monkeypatch.chdir(project)
+        model = f"openai-api/mock/m{mock.port}"
+        args = ["bench/scenarios.jsonl", "--model", model, "--log-dir", "runs/b", "--modes", "baseline"]
+        made = invoke(app, "eval", *args, "--display", "none")
+        assert made.exit_code == 0, made.output
+        written = tomllib.loads((project / "runs" / "b" / "config.toml").read_text())
+        assert (written["bench"], written["log-dir"]) == (
+            str(project / "bench" / "scenarios.jsonl"),
+            str(project / "runs" / "b"),
+        )
+        calls = mock.stats()["completions"]
+        monkeypatch.chdir(elsewhere)  # the written file resumes the same run from anywhere: no call, same run.json
+        run_json = (project / "runs" / "b" / "run.json").read_text()
+        again = invoke(app, "eval", "--config", str(project / "runs" / "b" / "config.toml"))
+        assert again.exit_code == 0, again.output
+        assert mock.stats()["completions"] == calls
+    assert (project / "runs" / "b" / "run.json").read_text() == run_json
+    assert not (elsewhere / "runs").exists()
+
+    import inspect
+
+    from prefdisco.evaluation.config_file import PATH_SETTINGS
+
+    names = {n for n, p in inspect.signature(eval_command).parameters.items() if "Path" in str(p.annotation)}
+    assert names - {"config_file"} == set(PATH_SETTINGS)

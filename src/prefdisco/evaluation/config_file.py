@@ -1,7 +1,9 @@
 """A run's whole configuration as one file: ``prefdisco eval --config FILE`` and the ``config.toml`` of every run.
 
 The file is TOML, one key per ``prefdisco eval`` setting, named as its flag without the dashes (``user-model``,
-``judge-model``, ``max-questions``; underscores are accepted too), and ``bench`` for the benchmark argument::
+``judge-model``, ``max-questions``; underscores are accepted too), and ``bench`` for the benchmark argument; a
+relative path (``bench``, ``log-dir``, ``prices``, ``sessions``) is relative to the file's own
+folder, not to where the command runs::
 
     bench = "bench/math500"
     model = ["openai/gpt-4.1"]
@@ -16,7 +18,7 @@ A value is what the flag takes: a list for a flag that repeats (``model``, ``jud
 are the command's defaults (click's ``default_map``, in the click typer carries): a flag given on the command
 line overrides it, and every value is checked as the flag's own would be, the error naming the file and the key.
 
-Every run writes the settings it ran with, resolved (the file's, the flags', the defaults), to
+Every run writes the settings it ran with, resolved (the file's, the flags', the defaults; paths absolute), to
 ``LOG_DIR/config.toml`` once the folder is checked (``evaluation/run.py``), so a published number is rerun from
 one file: ``prefdisco eval --config RUN/config.toml`` (in the same folder it resumes and makes no call; with
 ``--log-dir`` elsewhere it runs again). ``prefdisco config RUN`` prints it.
@@ -43,6 +45,9 @@ JOINED = ("modes", "fixed_k")
 """Settings the command takes comma-separated: a list in the file is joined."""
 PAIRS = ("model_arg", "solver_arg")
 """Settings the command takes as repeated ``key=value``: a table in the file is split into pairs."""
+PATH_SETTINGS = ("bench", "log_dir", "prices", "sessions")
+"""Settings that name a file or folder: relative in a file, they are relative to the file's own folder; written,
+they are absolute, so the same file reruns the same run from any directory."""
 
 
 def key_of(param: Any) -> str:
@@ -83,6 +88,8 @@ def read_config(path: Path, command: Any, ctx: typer.Context) -> dict[str, Any]:
             raise UserError(f"{path}: unknown setting {given!r}; expected one of {expected}")
         assert param.name is not None
         value = _as_flag_value(param.name, value)
+        if param.name in PATH_SETTINGS and isinstance(value, str):
+            value = str(Path(path).parent.absolute() / Path(value).expanduser())
         if getattr(param, "multiple", False) and not isinstance(value, list):
             value = [value]
         if isinstance(value, (dict, list)) and not getattr(param, "multiple", False):
@@ -119,6 +126,8 @@ def resolved(values: Mapping[str, Any]) -> dict[str, Any]:
     for name, value in values.items():
         if name in NOT_SETTINGS or value is None:
             continue
+        if name in PATH_SETTINGS:
+            value = Path(value).expanduser().absolute()
         out[name.replace("_", "-")] = _toml_value(value)
     return out
 
