@@ -69,6 +69,8 @@ def test_what_a_run_is_of_never_changes_its_protocol_and_what_changes_results_do
         RunConfig(pushback=1),
         RunConfig(user_retry=1),
         RunConfig(judge_repeats=2),
+        RunConfig(constrain_protocol=True),  # a grammar on the assistant's turns (issue 31, defect 8)
+        RunConfig(max_questions=3),
     ]
     ids = [protocol_id(c) for c in changed]
     assert all(i.startswith("custom-") and len(i) == len("custom-") + 8 for i in ids)
@@ -78,6 +80,21 @@ def test_what_a_run_is_of_never_changes_its_protocol_and_what_changes_results_do
     record = protocol_record(RunConfig(user_model="u", grader_model="j1", judge_panel=["j2"]))
     assert (record.user_model, record.judges, record.rubrics) == ("u", ["j1", "j2"], None)
     assert record.described() == "default-v1.0 (simulator u, judge j1, j2)"
+
+
+def test_settings_added_later_keep_older_records_comparable_and_strategy_prompts_are_hashed():
+    """Issue 31, defect 8: the protocol record left out constrain_protocol (a grammar on every assistant turn) and a
+    strategy solver's own prompts. A record written before constrain_protocol existed reads it at False, the value
+    every earlier run ran with; a strategy run's prompt hash holds its strategy's templates."""
+    from prefdisco.results.protocol_record import differences
+
+    new = protocol_record(RunConfig())
+    old = new.model_copy(update={"settings": {k: v for k, v in new.settings.items() if k != "constrain_protocol"}})
+    assert new.settings["constrain_protocol"] is False and differences(old, new) == []
+    grammar = protocol_record(RunConfig(constrain_protocol=True))
+    assert differences(old, grammar) == ["constrain_protocol false vs true"]
+    plain, strategy = (protocol_record(RunConfig(solver=s)) for s in (None, "prefdisco/checklist"))
+    assert strategy.prompts != plain.prompts
 
 
 def invoke(cli_app, *args: str):

@@ -48,7 +48,7 @@ from prefdisco.dialogue.dialogue_state import DialogueState
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.dialogue.user import USERS
 from prefdisco.errors import UserError
-from prefdisco.evaluation.protocols import DEFAULT_SETTINGS, protocol_templates, rubrics_hash
+from prefdisco.evaluation.protocols import DEFAULT_SETTINGS, protocol_templates, record_of, rubrics_hash
 from prefdisco.prices import missing
 from prefdisco.prices import prices as price_book
 from prefdisco.prompts import templates_hash
@@ -97,13 +97,13 @@ def play_protocol(settings: PlaySettings, judge_model: str, items: list[PlayItem
     user_templates = {getattr(passive, "template", None), *getattr(passive, "extra_templates", ())}
     prompts = templates_hash([t for t in protocol_templates(simulated) if t not in user_templates])
     digest = hashlib.sha256(json.dumps([values, prompts], sort_keys=True, default=str).encode()).hexdigest()
-    return ProtocolRecord(
-        id=f"human-{digest[:8]}",
-        settings=values,
+    return record_of(
+        SimpleNamespace(**values),
+        HUMAN,
+        [judge_model],
+        rubrics_hash([item.scenario for item in items]),
         prompts=prompts,
-        user_model=HUMAN,
-        judges=[judge_model],
-        rubrics=rubrics_hash([item.scenario for item in items]),
+        record_id=f"human-{digest[:8]}",
     )
 
 

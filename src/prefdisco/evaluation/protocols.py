@@ -33,6 +33,7 @@ from typing import Any
 
 from prefdisco.dialogue.carry import TEMPLATES as CARRY_TEMPLATES
 from prefdisco.dialogue.presets import preset_named
+from prefdisco.dialogue.strategies import STRATEGIES, STRATEGY_TEMPLATES
 from prefdisco.dialogue.tool_protocol import TOOL_TEMPLATES, tools_style
 from prefdisco.dialogue.user import USERS
 from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
@@ -63,6 +64,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "grader_temperature": 0.0,
     "grader_max_tokens": None,
     "grader_reasoning_effort": None,
+    "constrain_protocol": False,
 }
 """The protocol settings of a run with every default (``RunConfig``'s; ``tests/test_protocols.py`` checks they
 agree)."""
@@ -116,6 +118,8 @@ def protocol_templates(config: Any) -> list[str]:
     names += getattr(user, "extra_templates", ())
     names += JUDGE_TEMPLATES.get(config.judge, ())
     names += [*CARRY_TEMPLATES, *PUSHBACK_TEMPLATES, "user_stated_belief", *CORRECTNESS_TEMPLATES]
+    if getattr(config, "solver", None) in [f"prefdisco/{name}" for name in STRATEGIES]:  # its own prompts
+        names += STRATEGY_TEMPLATES
     if config.protocol == "tools":
         tools = tools_style(preset_named("default").style)
         names += [value for value in vars(tools).values() if isinstance(value, str)] + list(TOOL_TEMPLATES)
@@ -148,11 +152,32 @@ def rubrics_hash(scenarios: Sequence[Scenario]) -> str:
 
 
 def protocol_record(config: Any, scenarios: Sequence[Scenario] | None = None) -> ProtocolRecord:
+    """A run's protocol record, of its ``RunConfig`` (``record_of``)."""
+    return record_of(
+        config,
+        config.user_model,
+        [config.grader_model, *config.judge_panel],
+        rubrics_hash(scenarios) if scenarios is not None else None,
+    )
+
+
+def record_of(
+    config: Any,
+    user_model: str,
+    judges: Sequence[str],
+    rubrics: str | None,
+    *,
+    prompts: str | None = None,
+    record_id: str | None = None,
+) -> ProtocolRecord:
+    """The one maker of a protocol record: ``config``'s protocol settings (a ``RunConfig``, or any object with
+    them: a regrade's settings, a play study's), its prompt hash (``prompts``: given when the templates are not all
+    a run's, as a study with a person has no simulated user's) and id (``record_id``: given for such a study)."""
     return ProtocolRecord(
-        id=protocol_id(config),
+        id=record_id if record_id is not None else protocol_id(config),
         settings=protocol_settings(config),
-        prompts=templates_hash(protocol_templates(config)),
-        user_model=config.user_model,
-        judges=[config.grader_model, *config.judge_panel],
-        rubrics=rubrics_hash(scenarios) if scenarios is not None else None,
+        prompts=prompts if prompts is not None else templates_hash(protocol_templates(config)),
+        user_model=user_model,
+        judges=list(judges),
+        rubrics=rubrics,
     )

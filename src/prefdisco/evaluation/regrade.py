@@ -51,10 +51,9 @@ from prefdisco.evaluation.guard import RUN_FILE, SESSIONS_FILE, SPLIT_FILE
 from prefdisco.evaluation.judge_later import JudgeOptions, Judging, RunSettings, _local, read_run
 from prefdisco.evaluation.judge_log import judge_log
 from prefdisco.evaluation.limits import limit_roles
-from prefdisco.evaluation.protocols import DEFAULT_SETTINGS, protocol_id, protocol_templates, rubrics_hash
+from prefdisco.evaluation.protocols import DEFAULT_SETTINGS, record_of, rubrics_hash
 from prefdisco.evaluation.task import load_scenarios
 from prefdisco.progress import Tally, Ticker
-from prefdisco.prompts import templates_hash
 from prefdisco.results.judgings import recorded_judgings
 from prefdisco.results.logs import _select_logs, read_header, results_from_logs, write_tables
 from prefdisco.results.protocol_record import PROTOCOL_FILE, PROTOCOL_SETTINGS, ProtocolRecord, differences
@@ -183,16 +182,11 @@ def _settings_of(run: RunSettings) -> dict[str, Any]:
     return settings
 
 
-def record_of(settings: dict[str, Any], user_model: str, judges: Sequence[str], rubrics: str | None) -> ProtocolRecord:
-    config = SimpleNamespace(**settings)
-    return ProtocolRecord(
-        id=protocol_id(config),
-        settings=settings,
-        prompts=templates_hash(protocol_templates(config)),
-        user_model=user_model,
-        judges=list(judges),
-        rubrics=rubrics,
-    )
+def settings_record(
+    settings: dict[str, Any], user_model: str, judges: Sequence[str], rubrics: str | None
+) -> ProtocolRecord:
+    """The record of a run's protocol ``settings`` (``protocols.record_of``)."""
+    return record_of(SimpleNamespace(**settings), user_model, judges, rubrics)
 
 
 def _marker(run: Path, bench_hash: str, judging: Judging, temperature: float | None) -> dict[str, Any]:
@@ -293,7 +287,7 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
         "grader_temperature": old_settings["grader_temperature"] if judge.temperature is None else judge.temperature,
     }
     old = _old_record(run, first, old_settings)
-    new = record_of(new_settings, old.user_model, judging.models, rubrics_hash(scenarios))
+    new = settings_record(new_settings, old.user_model, judging.models, rubrics_hash(scenarios))
     new = new.model_copy(
         update={"regraded_from": {"run": str(run), "protocol": old.id, "changes": differences(old, new)}}
     )
@@ -373,4 +367,6 @@ def _old_record(run: Path, first: RunSettings, settings: dict[str, Any]) -> Prot
     if found is not None:
         return found
     s = first.settings
-    return record_of(settings, str(s.get("user_model", "")), [str(s["grader_model"]), *s.get("judge_panel", [])], None)
+    return settings_record(
+        settings, str(s.get("user_model", "")), [str(s["grader_model"]), *s.get("judge_panel", [])], None
+    )

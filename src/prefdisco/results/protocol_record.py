@@ -35,8 +35,17 @@ PROTOCOL_SETTINGS: tuple[str, ...] = (
     "grader_temperature",
     "grader_max_tokens",
     "grader_reasoning_effort",
+    "constrain_protocol",
 )
 """The ``RunConfig`` fields of a protocol (with the user and judge models and the prompt hash beside them)."""
+ADDED_SETTINGS: dict[str, Any] = {"constrain_protocol": False}
+"""Protocol settings added after records were first written, at the value every earlier run ran with: a record
+without one is read at it (``setting``), so an older run stays comparable with a new one."""
+
+
+def setting(record: ProtocolRecord, key: str) -> Any:
+    """A protocol setting of ``record`` (one it predates read at its ``ADDED_SETTINGS`` value)."""
+    return record.settings.get(key, ADDED_SETTINGS.get(key))
 
 
 class ProtocolRecord(BaseModel):
@@ -77,8 +86,8 @@ def differences(a: ProtocolRecord, b: ProtocolRecord) -> list[str]:
     """What differs between two records, one ``name a vs b`` each (empty: comparable)."""
     out = []
     for key in PROTOCOL_SETTINGS:
-        if a.settings.get(key) != b.settings.get(key):
-            out.append(f"{key} {json.dumps(a.settings.get(key))} vs {json.dumps(b.settings.get(key))}")
+        if setting(a, key) != setting(b, key):
+            out.append(f"{key} {json.dumps(setting(a, key))} vs {json.dumps(setting(b, key))}")
     for name in ("prompts", "user_model", "judges", "rubrics"):
         x, y = getattr(a, name), getattr(b, name)
         if x != y and not (name == "rubrics" and (x is None or y is None)):
