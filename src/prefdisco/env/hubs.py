@@ -1,6 +1,7 @@
 """What the RL hubs' adapters share (``env/verifiers.py``, ``env/openenv.py``): what they play (the scenarios of a
 benchmark — the packaged demo scenarios when none are given — or, on OpenEnv, the sessions of a session file on
-it), the roster built from their options, the text protocol they hand over, and the step's ``info`` as plain JSON.
+it), the roster built from their options and the ask protocols it may play (both hubs hand over text turns and
+tool calls: ``text`` and ``tools``), and the step's ``info`` as plain JSON.
 
 Both adapters are thin: every turn goes to an ``Episode`` (``env/episode.py``) built by the same ``Roster`` the
 gymnasium and verl adapters use (``env/roster.py``), so the dialogue's rules, the simulated user, the judge and the
@@ -60,8 +61,9 @@ def hub_roster(
 ) -> Roster[Any, Any]:
     """The roster of a hub's environment: ``unit``'s items (``hub_unit``), the split by problem and its side, the
     two fixed roles and the episode options (every ``Episode`` keyword but ``trial``, ``training``, ``runner``).
-    ``protocols``: the ask protocols the hub's turns can carry (verifiers hands text only, refused in one line
-    otherwise; OpenEnv's action also carries tool calls)."""
+    ``protocols``: the ask protocols the hub's turns can carry (verifiers and OpenEnv both give ``("text",
+    "tools")``: their turns carry tool calls; a hub of text turns alone gives ``("text",)`` and any other protocol is
+    refused in one line)."""
     protocol = options.get("protocol", "text")
     if protocols == ("text",) and protocol != "text":  # the episode itself refuses an unknown protocol
         raise UserError(

@@ -111,7 +111,11 @@ class RewardConfig:
     def reward(self, parts: RewardComponents) -> Reward:
         """The weighted sum of ``parts``, or a masked reward naming the first part that was not measured."""
         if parts.pref_align is None:
-            return Reward(None, "every rubric judgement was invalid: PrefAlign was not measured")
+            return Reward(
+                None,
+                "PrefAlign was not measured: the valid rubric judgements cover less than half of the profile's weight "
+                "(every judgement invalid, or the heavy ones)",
+            )
         if parts.correct is None and self.w_correct:
             return Reward(None, "correctness could not be judged and w_correct is not 0")
         critical = parts.user_critical_errors
@@ -122,8 +126,8 @@ class RewardConfig:
         if parts.correct_after_pushback is None and self.w_held:
             return Reward(
                 None,
-                "correctness after pushback was not measured (no pushback, or the last reply could not be judged) "
-                "and w_held is not 0",
+                "correctness after pushback was not measured (no pushback, or the answer held after the last reply "
+                "could not be judged) and w_held is not 0",
             )
         value = self.w_pref * (parts.pref_align - 1) / 4 + self.w_questions * parts.n_questions
         if self.w_correct:

@@ -15,8 +15,9 @@ like the shards of ``--workers``):
 
 The positions run in order, one eval-set after another. A crash in position 3 loses nothing: rerunning the command
 finds positions 1 and 2 finished (no call), reads what they carry from their logs, and resumes position 3 (its
-finished samples reused, its cached calls replayed). A session whose sample at a position failed stops there; the
-command names it and exits non-zero after writing the tables of everything that finished.
+finished samples reused, its cached calls replayed). A failed sample at a position stops every session after
+that position, not its own alone (the next position is one eval-set that needs every session of this one finished):
+the command names it and exits non-zero after writing the tables of everything that finished; a rerun retries it.
 """
 
 from __future__ import annotations
