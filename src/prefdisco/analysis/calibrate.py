@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from prefdisco.analysis.bootstrap import per_resample, percentile_interval, resampled
 from prefdisco.analysis.human_ratings import ITEM_KEY, criterion_scores, join_ratings, mode_label, read_ratings
 from prefdisco.analysis.normalign import ZERO, norm_align
 from prefdisco.results.contract import RESULT_KEY, TRIAL_GROUP
@@ -211,11 +212,8 @@ def _codes(frame: pd.DataFrame, columns: list[str]) -> tuple[np.ndarray, pd.Data
 
 
 def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
-    values = values[np.isfinite(values)]
-    if not len(values):
-        return None, None
-    lo, hi = np.percentile(values, [2.5, 97.5])
-    return float(lo), float(hi)
+    lo, hi, _ = percentile_interval(values)
+    return lo, hi
 
 
 def _normalign_of(means: np.ndarray) -> np.ndarray:
@@ -242,10 +240,7 @@ def calibrate(human: Path, run: Path, *, seed: int = 0, n_boot: int = DEFAULT_BO
     agg = aggregation(items)
     f = fit_map(judge, human_mean).predict(agg.u)
     rng = np.random.default_rng(seed)
-    boot = np.empty((n_boot, len(agg.u)))
-    for b in range(n_boot):
-        idx = rng.integers(0, len(judge), size=len(judge))
-        boot[b] = fit_map(judge[idx], human_mean[idx]).predict(agg.u)
+    boot = resampled([judge, human_mean], rng, n_boot, per_resample(lambda j, h: fit_map(j, h).predict(agg.u)))
     calibrated: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
     for i, (model, task, mode) in enumerate(agg.cell_keys):
         lo, hi = _interval(boot @ agg.cells[i]) if n_boot else (None, None)

@@ -26,6 +26,7 @@ import zlib
 import numpy as np
 import pandas as pd
 
+from prefdisco.analysis.bootstrap import percentile_interval, resampled
 from prefdisco.analysis.normalign import MIN_INTERVAL_SCENARIOS, too_few
 from prefdisco.schema import Mode
 
@@ -43,8 +44,6 @@ COLUMNS = [
     "flagged",
     "reading",
 ]
-_BLOCK = 2_000_000
-"""At most this many resampled indices are held at once."""
 
 
 def control_rng(seed: int, model: str, task: str) -> np.random.Generator:
@@ -56,15 +55,8 @@ def control_rng(seed: int, model: str, task: str) -> np.random.Generator:
 
 def mean_interval(values: np.ndarray, rng: np.random.Generator, n_boot: int) -> tuple[float | None, float | None]:
     """Percentile 95 % interval of the mean of ``values`` over ``n_boot`` resamples with replacement."""
-    n = len(values)
-    if n == 0 or n_boot <= 0:
-        return None, None
-    rows = max(1, _BLOCK // n)
-    means = [
-        values[rng.integers(0, n, size=(min(rows, n_boot - start), n))].mean(axis=1) for start in range(0, n_boot, rows)
-    ]
-    lo, hi = np.percentile(np.concatenate(means), [2.5, 97.5])
-    return float(lo), float(hi)
+    lo, hi, _ = percentile_interval(resampled([values], rng, n_boot, lambda v: v.mean(axis=1)))
+    return lo, hi
 
 
 def paired_gaps(results: pd.DataFrame) -> pd.DataFrame:

@@ -30,11 +30,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from prefdisco.analysis.bootstrap import percentile_interval, resampled
 from prefdisco.analysis.harms import BASELINE, COLUMNS, harms_rng, labelled, personalized
 from prefdisco.analysis.normalign import interval_reason
-
-_BLOCK = 2_000_000
-"""At most this many resampled indices are held at once."""
 
 
 def pushed(trial_rows: pd.DataFrame) -> bool:
@@ -59,20 +57,12 @@ def _counts(trial_rows: pd.DataFrame) -> pd.DataFrame:
 
 def _resampled(values: np.ndarray, rng: np.random.Generator, n_boot: int) -> np.ndarray:
     """Per resample of the rows of ``values`` (scenarios × columns) with replacement, the column sums."""
-    n = len(values)
-    rows = max(1, _BLOCK // n)
-    parts = [
-        values[rng.integers(0, n, size=(min(rows, n_boot - start), n))].sum(axis=1) for start in range(0, n_boot, rows)
-    ]
-    return np.concatenate(parts)
+    return resampled([values], rng, n_boot, lambda v: v.sum(axis=1))
 
 
 def _percentiles(values: np.ndarray) -> tuple[float | None, float | None, str]:
-    kept = values[~np.isnan(values)]
-    if not len(kept):
-        return None, None, "no resample has an eligible response"
-    lo, hi = np.percentile(kept, [2.5, 97.5])
-    return float(lo), float(hi), ""
+    lo, hi, kept = percentile_interval(values)
+    return lo, hi, "" if kept else "no resample has an eligible response"
 
 
 def _rate(counts: pd.DataFrame, column: str = "flipped") -> float | None:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from prefdisco.analysis.bootstrap import percentile_interval, resampled
 from prefdisco.analysis.normalign import interval_reason
 from prefdisco.results.contract import JUDGE, JUDGE_CALL, JUDGE_POSITION, REPEAT, RESULT_KEY
 
@@ -39,8 +40,6 @@ UNIT: tuple[str, ...] = ("model", "task", "scenario_id")
 """What the bootstrap resamples: a scenario of a model and task, with all its judgements."""
 POSITION_COLUMNS = ["judge", "position", "n", "mean", "ci_low", "ci_high", "reason"]
 SLOPE_COLUMNS = ["judge", "n_calls", "n_judgements", "n_scenarios", "slope", "ci_low", "ci_high", "reason"]
-_BLOCK = 2_000_000
-"""At most this many resampled values are held at once."""
 ONE_POSITION = "every structured call listed one criterion: no order to compare"
 
 
@@ -142,20 +141,12 @@ def _resampled_sums(per_unit: np.ndarray, seed: int, judge: str, n_boot: int) ->
     """The column sums of ``n_boot`` resamples (with replacement) of the rows of ``per_unit`` (units × sums), drawn
     as ``integers(0, units, size=(n_boot, units))`` in row blocks of the judge's one stream."""
     rng = np.random.default_rng([seed, zlib.crc32(judge.encode()), zlib.crc32(b"judge_position")])
-    n_units = len(per_unit)
-    rows = max(1, _BLOCK // (n_units * per_unit.shape[1]))
-    out = []
-    for start in range(0, n_boot, rows):
-        idx = rng.integers(0, n_units, size=(min(rows, n_boot - start), n_units))
-        out.append(per_unit[idx].sum(axis=1))
-    return np.concatenate(out)
+    return resampled([per_unit], rng, n_boot, lambda v: v.sum(axis=1))
 
 
 def _percentiles(values: np.ndarray) -> tuple[float | None, float | None]:
-    if not len(values):
-        return None, None
-    low, high = np.percentile(values, [2.5, 97.5])
-    return float(low), float(high)
+    low, high, _ = percentile_interval(values)
+    return low, high
 
 
 def _slope(x: np.ndarray, y: np.ndarray) -> float | None:

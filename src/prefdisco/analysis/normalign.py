@@ -24,12 +24,11 @@ import zlib
 import numpy as np
 import pandas as pd
 
+from prefdisco.analysis.bootstrap import percentile_interval, ratio_of_means, resampled
 from prefdisco.schema import CONDITIONS
 
 ZERO = 1e-12
 """A denominator this close to 0 counts as 0 (here and in ``norm_align``)."""
-_BLOCK = 2_000_000
-"""At most this many resampled indices are held at once."""
 MIN_INTERVAL_SCENARIOS = 4
 """The fewest scenarios a bootstrap interval is computed from (module docstring); also the control gap's."""
 
@@ -101,23 +100,10 @@ def cell_seed(seed: int, model: str, task: str) -> np.random.Generator:
 def bootstrap_interval(
     num: np.ndarray, den: np.ndarray, rng: np.random.Generator, n_boot: int
 ) -> tuple[float | None, float | None, int]:
-    """Percentile 95 % interval of 100·mean(num*)/mean(den*) over resamples; (lo, hi, resamples kept)."""
-    n = len(num)
-    if n == 0 or n_boot <= 0:
-        return None, None, 0
-    rows = max(1, _BLOCK // n)
-    values = []
-    for start in range(0, n_boot, rows):
-        idx = rng.integers(0, n, size=(min(rows, n_boot - start), n))
-        nums = num[idx].mean(axis=1)
-        dens = den[idx].mean(axis=1)
-        ok = np.abs(dens) > ZERO
-        values.append(100.0 * nums[ok] / dens[ok])
-    kept = np.concatenate(values)
-    if not len(kept):
-        return None, None, 0
-    lo, hi = np.percentile(kept, [2.5, 97.5])
-    return float(lo), float(hi), len(kept)
+    """Percentile 95 % interval of 100·mean(num*)/mean(den*) over resamples (``bootstrap.py``); (lo, hi, resamples
+    kept: those whose oracle − baseline is not 0)."""
+    draws = resampled([num, den], rng, n_boot, lambda a, b: ratio_of_means(a, b, ZERO))
+    return percentile_interval(draws)
 
 
 def normalign_cells(results: pd.DataFrame, scenarios: pd.DataFrame, *, seed: int, n_boot: int) -> pd.DataFrame:

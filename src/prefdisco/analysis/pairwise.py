@@ -34,7 +34,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.normalign import _BLOCK, ZERO, intersection_norm_align, interval_reason
+from prefdisco.analysis.bootstrap import percentile_interval, stratified
+from prefdisco.analysis.normalign import ZERO, intersection_norm_align, interval_reason
 
 ALPHA = 0.05
 """Family-wise error rate of each ranking's pairs (Holm)."""
@@ -109,18 +110,16 @@ def paired_bootstrap(shared: pd.DataFrame, rng: np.random.Generator, n_boot: int
         )
         for side in ("a", "b")
     }
-    rows = max(1, _BLOCK // n)
-    kept = []
-    for start in range(0, n_boot, rows):
-        size = min(rows, n_boot - start)
-        idx = [rng.integers(0, len(s), size=(size, len(s))) for s in strata]
-        d = _ratio_draws(*parts["a"], strata, idx) - _ratio_draws(*parts["b"], strata, idx)
-        kept.append(d[~np.isnan(d)])
-    diffs = np.concatenate(kept)
-    if not len(diffs):
+
+    def difference(idx: list[np.ndarray]) -> np.ndarray:
+        return _ratio_draws(*parts["a"], strata, idx) - _ratio_draws(*parts["b"], strata, idx)
+
+    draws = stratified([len(s) for s in strata], rng, n_boot, difference)
+    diffs = draws[~np.isnan(draws)]
+    lo, hi, kept = percentile_interval(diffs)
+    if not kept:
         return row | {"reason": "every resample has oracle = baseline (denominator 0) for one of the two"}
-    lo, hi = np.percentile(diffs, [2.5, 97.5])
-    row |= {"low": float(lo), "high": float(hi), "bootstrap_kept": len(diffs)}
+    row |= {"low": lo, "high": hi, "bootstrap_kept": kept}
     row["p"] = bootstrap_p(diffs)
     return row | {"reason": ""}
 

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
+from prefdisco.analysis.bootstrap import per_resample, percentile_interval, resampled
 from prefdisco.analysis.normalign import MIN_INTERVAL_SCENARIOS, intersection_norm_align, scenario_table, too_few
 from prefdisco.schema import CONDITIONS
 
@@ -135,19 +136,10 @@ def replay_measures(turns: pd.DataFrame) -> pd.DataFrame:
 def _paired_interval(
     diffs: Sequence[np.ndarray], rng: np.random.Generator, n_boot: int, stat: Any
 ) -> tuple[float | None, float | None]:
-    n = len(diffs[0])
-    if n < MIN_INTERVAL_SCENARIOS or n_boot <= 0:
+    if len(diffs[0]) < MIN_INTERVAL_SCENARIOS or n_boot <= 0:
         return None, None
-    values = []
-    for _ in range(n_boot):
-        idx = rng.integers(0, n, size=n)
-        value = stat(*(d[idx] for d in diffs))
-        if value is not None and not math.isnan(value):
-            values.append(value)
-    if not values:
-        return None, None
-    lo, hi = np.percentile(values, [2.5, 97.5])
-    return float(lo), float(hi)
+    lo, hi, _ = percentile_interval(resampled(diffs, rng, n_boot, per_resample(stat)))
+    return lo, hi
 
 
 def _norm_align(frame: pd.DataFrame) -> float | None:

@@ -42,6 +42,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from prefdisco.analysis.bootstrap import percentile_interval, resampled
 from prefdisco.analysis.control import mean_interval
 from prefdisco.analysis.normalign import ZERO, bootstrap_interval, interval_reason, norm_align
 from prefdisco.schema import Mode
@@ -332,16 +333,14 @@ def _slope_interval(
             num[i, j] += r.gain_num
             den[i, j] += r.gain_den
             has[i, j] += 1
+
+    def slopes(num_b: np.ndarray, den_b: np.ndarray, has_b: np.ndarray) -> np.ndarray:
+        counts, sum_den = has_b.sum(axis=1), den_b.sum(axis=1)
+        ok = (counts > 0) & (np.abs(sum_den) > ZERO * np.maximum(counts, 1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            gains = np.where(ok, 100.0 * num_b.sum(axis=1) / sum_den, np.nan)
+        return least_squares_slope(x, gains, ok)
+
     rng = transfer_rng(seed, model, task, "gain_slope", arm, 0)
-    idx = rng.integers(0, len(sessions), size=(n_boot, len(sessions)))
-    counts = has[idx].sum(axis=1)
-    sum_den = den[idx].sum(axis=1)
-    ok = (counts > 0) & (np.abs(sum_den) > ZERO * np.maximum(counts, 1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        gains = np.where(ok, 100.0 * num[idx].sum(axis=1) / sum_den, np.nan)
-    slopes = least_squares_slope(x, gains, ok)
-    kept = slopes[~np.isnan(slopes)]
-    if not len(kept):
-        return None, None, "no resample has a gain at 2 positions"
-    lo, hi = np.percentile(kept, [2.5, 97.5])
-    return float(lo), float(hi), ""
+    lo, hi, kept = percentile_interval(resampled([num, den, has], rng, n_boot, slopes))
+    return lo, hi, "" if kept else "no resample has a gain at 2 positions"
