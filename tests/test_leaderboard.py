@@ -133,7 +133,7 @@ def test_a_pair_with_too_few_shared_scenarios_is_not_tested():
     assert r["difference"] == pytest.approx(100 * 3 / 3 - 100 * 2 / 3)  # A: 100 on 3; B: 100, 100, 0
     assert r["p"] is None and r["p_holm"] is None and not r["distinguishable"]
     assert r["reason"] == "too few scenarios (n = 3)"
-    assert groups(["A", "B"], table) == {"A": 1, "B": 1}
+    assert groups(["A", "B"], table) == {"A": 1, "B": None}  # untested: in no group (it joined A's before)
 
 
 # --- three mock runs through the real CLI ---------------------------------------------------------------------
@@ -285,3 +285,45 @@ def test_a_sessions_runs_transfer_gain_is_the_reports_and_a_tie_is_one_group(tmp
     assert not pair["distinguishable"]
     html = (tmp_path / "board" / "leaderboard.html").read_text()
     assert "mean transfer gain · carry_notes" in html and "Harms and Transfer figures" in html
+
+
+def test_an_untested_pair_is_shown_as_untested_never_in_the_leaders_group():
+    """Issue 31, defect 5: D shares only 3 scenarios with A (fewer than 4: not tested), so the data say nothing of
+    the two; before, D joined A's group as if indistinguishable. Now D has no group and says why, and the next
+    model (C) is still compared with A, the leader."""
+    rows = {
+        "A": four([5, 5, 5, 1]),
+        "C": four([1, 1, 1, 1]),
+        "D": [("t", f"s{i}", 1.0, 4.0, 5.0) for i in (1, 2, 3)],
+    }
+    scenarios = frame(rows)
+    table = pairwise_table(scenarios, ["A", "D", "C"], "t", seed=3, n_boot=2000)
+    got = {(r["model_a"], r["model_b"]): r for r in table.to_dict("records")}
+    assert pd.isna(got[("A", "D")]["p"]) and got[("A", "D")]["reason"] == "too few scenarios (n = 3)"
+    from prefdisco.analysis.pairwise import grouping
+
+    group_of, why = grouping(["A", "D", "C"], table)
+    assert group_of == {"A": 1, "D": None, "C": 2}
+    assert why == {"D": "untested against A, the leader of group 1: too few scenarios (n = 3)"}
+
+
+def test_the_overall_interval_resamples_each_task_within_itself_as_the_pairwise_tests_do():
+    """The overall ranking's NormAlign interval draws each task's scenarios within that task (the pairwise tests'
+    strata), by hand: per resample, the tasks' draws in sorted task order from the cell's stream."""
+    import numpy as np
+
+    from prefdisco.analysis.normalign import bootstrap_interval, cell_seed
+
+    num = np.array([4.0, 4.0, 0.0, 4.0, 2.0, 0.0, 1.0])
+    den = np.array([4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0])
+    tasks = np.array(["b", "b", "b", "a", "a", "a", "a"])
+    strata = [np.flatnonzero(tasks == t) for t in ("a", "b")]
+    lo, hi, kept = bootstrap_interval(num, den, cell_seed(0, "m", "overall"), 3000, strata)
+    rng = cell_seed(0, "m", "overall")
+    draws = rng.integers(0, 4, size=(3000, 4)), rng.integers(0, 3, size=(3000, 3))
+    rows = np.concatenate([strata[0][draws[0]], strata[1][draws[1]]], axis=1)
+    hand = 100 * num[rows].mean(axis=1) / den[rows].mean(axis=1)
+    assert kept == 3000 and (lo, hi) == pytest.approx(tuple(np.percentile(hand, [2.5, 97.5])))
+    # every resample keeps 4 scenarios of a and 3 of b: an unstratified one would not, and its interval differs
+    unstratified = bootstrap_interval(num, den, cell_seed(0, "m", "overall"), 3000)
+    assert unstratified[:2] != (lo, hi)

@@ -91,6 +91,20 @@ def percentile_interval(draws: np.ndarray) -> tuple[float | None, float | None, 
     return float(lo), float(hi), len(kept)
 
 
+def ratio_of_stratified_means(
+    num: np.ndarray, den: np.ndarray, strata: Sequence[np.ndarray], idx: Sequence[np.ndarray], zero: float
+) -> np.ndarray:
+    """100 · mean(num*) / mean(den*) of each stratified resample (``stratified``'s index blocks, one per stratum of
+    ``strata``: the rows of each); NaN where |mean(den*)| ≤ ``zero``."""
+    total = sum(len(s) for s in strata)
+    nums = sum(num[s][i].sum(axis=1) for s, i in zip(strata, idx, strict=True)) / total
+    dens = sum(den[s][i].sum(axis=1) for s, i in zip(strata, idx, strict=True)) / total
+    out = np.full(len(nums), np.nan)
+    ok = np.abs(dens) > zero
+    out[ok] = 100.0 * nums[ok] / dens[ok]
+    return out
+
+
 def ratio_of_means(num: np.ndarray, den: np.ndarray, zero: float) -> np.ndarray:
     """100 · mean(num) / mean(den) of each resample (blocks of ``resampled``); NaN where |mean(den)| ≤ ``zero``."""
     nums, dens = num.mean(axis=1), den.mean(axis=1)

@@ -9,7 +9,8 @@ Every number is the report's, computed by the report's own functions from the sa
 gain ``build_transfer``'s (a sessions run only). The report has no number over all tasks but accuracy's and the
 questions', so the overall ranking's NormAlign is ``normalign_cells`` over the model's scenarios of every task pooled
 (the ratio of the three conditions' means over every (task, scenario) it scored in all three; the interval
-resamples the pooled scenarios with the seed of the task ``overall``); the oracle PrefAlign's interval is
+resamples each task's scenarios within that task, as the ranking's pairwise tests do, with the seed of the task
+``overall``); the oracle PrefAlign's interval is
 ``control.mean_interval`` over the same scenarios with the stream ``default_rng([seed, crc32(model), crc32(task),
 crc32("oracle_pref_align")])``. Harms and transfer are per task only (their overall row is empty), as in the report.
 
@@ -33,7 +34,7 @@ from prefdisco.analysis.accuracy import ALL, accuracy_table
 from prefdisco.analysis.control import mean_interval
 from prefdisco.analysis.harms_section import build_harms
 from prefdisco.analysis.normalign import interval_reason, normalign_cells, scenario_table
-from prefdisco.analysis.pairwise import ALPHA, PAIR_COLUMNS, groups, pairwise_table
+from prefdisco.analysis.pairwise import ALPHA, PAIR_COLUMNS, grouping, pairwise_table
 from prefdisco.analysis.questions import question_stats
 from prefdisco.analysis.transfer_section import build_transfer
 from prefdisco.analysis.trials import average_attribute_trials, average_trials
@@ -49,6 +50,7 @@ BASE_COLUMNS: tuple[str, ...] = (
     "rank",
     "group",
     "model",
+    "group_reason",
     "normalign",
     "normalign_low",
     "normalign_high",
@@ -190,8 +192,12 @@ def build_leaderboard(
         raise UserError(f"the results hold a task named {OVERALL!r}, the overall ranking's name: rename that task")
     scenarios = scenario_table(results)
     cells = normalign_cells(results, scenarios, seed=seed, n_boot=n_boot)
-    pooled = normalign_cells(
-        results.assign(task=OVERALL), scenarios.assign(task=OVERALL), seed=seed, n_boot=n_boot
+    pooled = normalign_cells(  # its interval resamples each task within itself, as its pairwise tests do
+        results.assign(task=OVERALL),
+        scenarios.assign(stratum=scenarios["task"].astype(str), task=OVERALL),
+        seed=seed,
+        n_boot=n_boot,
+        strata="stratum",
     ).assign(task=OVERALL)
     accuracy = accuracy_table(results)
     questions = question_stats(results, cells)
@@ -235,9 +241,10 @@ def build_leaderboard(
         ranked = _ranking(rows)
         order = [r["model"] for r in ranked if r["rank"] is not None]
         pairs = pairwise_table(in_ranking, order, name, seed=seed, n_boot=n_boot)
-        group_of = groups(order, pairs)
+        group_of, why = grouping(order, pairs)
         for r in ranked:
             r["group"] = group_of.get(r["model"])
+            r["group_reason"] = why.get(r["model"], "")
         table_rows += ranked
         pair_frames.append(pairs)
     table = pd.DataFrame(table_rows, columns=[*BASE_COLUMNS, *extra_cols]).astype(object)

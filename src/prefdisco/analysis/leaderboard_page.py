@@ -57,7 +57,10 @@ def _svg(rows: list[dict[str, Any]]) -> str:
         return ""
     values = [v for r in ranked for v in (r["normalign"], r["normalign_low"], r["normalign_high"]) if v is not None]
     lo, hi = min([*values, 0.0]), max([*values, 100.0])
-    labels = [f"{r['rank']}. {r['model']} (group {r['group']})" for r in ranked]
+    labels = [
+        f"{r['rank']}. {r['model']} ({'untested' if r['group'] is None else 'group ' + str(r['group'])})"
+        for r in ranked
+    ]
     left = int(min(420, 16 + 6.5 * max(len(t) for t in labels)))  # room for the longest label at 11px
     width, right, line = left + 480, 20, 22
     height = line * len(ranked) + 30
@@ -78,7 +81,7 @@ def _svg(rows: list[dict[str, Any]]) -> str:
 
     for i, (r, text) in enumerate(zip(ranked, labels, strict=True)):
         y = 14 + i * line
-        colour = palette[(int(r["group"]) - 1) % len(palette)]
+        colour = "#999999" if r["group"] is None else palette[(int(r["group"]) - 1) % len(palette)]
         label = escape(text)
         parts.append(f'<text x="{left - 8}" y="{y + 4}" font-size="11" text-anchor="end">{label}</text>')
         if r["normalign_low"] is not None:
@@ -110,6 +113,7 @@ def _ranking(board: Leaderboard, name: str) -> dict[str, Any]:
             {
                 "rank": r["rank"],
                 "group": r["group"],
+                "group_reason": r.get("group_reason") or "",
                 "model": r["model"],
                 "normalign": _value(r, "normalign", 1),
                 "reason": r["normalign_reason"] or "",

@@ -20,11 +20,18 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.bootstrap import percentile_interval, ratio_of_means, resampled
+from prefdisco.analysis.bootstrap import (
+    percentile_interval,
+    ratio_of_means,
+    ratio_of_stratified_means,
+    resampled,
+    stratified,
+)
 from prefdisco.schema import CONDITIONS
 
 ZERO = 1e-12
@@ -98,16 +105,29 @@ def cell_seed(seed: int, model: str, task: str) -> np.random.Generator:
 
 
 def bootstrap_interval(
-    num: np.ndarray, den: np.ndarray, rng: np.random.Generator, n_boot: int
+    num: np.ndarray,
+    den: np.ndarray,
+    rng: np.random.Generator,
+    n_boot: int,
+    strata: Sequence[np.ndarray] | None = None,
 ) -> tuple[float | None, float | None, int]:
     """Percentile 95 % interval of 100·mean(num*)/mean(den*) over resamples (``bootstrap.py``); (lo, hi, resamples
-    kept: those whose oracle − baseline is not 0)."""
-    draws = resampled([num, den], rng, n_boot, lambda a, b: ratio_of_means(a, b, ZERO))
+    kept: those whose oracle − baseline is not 0). With ``strata`` (the rows of each, two or more) each stratum is
+    resampled within itself, as the leaderboard's pairwise tests resample an overall ranking's tasks."""
+    if strata is not None and len(strata) > 1:
+        sizes = [len(s) for s in strata]
+        draws = stratified(sizes, rng, n_boot, lambda idx: ratio_of_stratified_means(num, den, strata, idx, ZERO))
+    else:
+        draws = resampled([num, den], rng, n_boot, lambda a, b: ratio_of_means(a, b, ZERO))
     return percentile_interval(draws)
 
 
-def normalign_cells(results: pd.DataFrame, scenarios: pd.DataFrame, *, seed: int, n_boot: int) -> pd.DataFrame:
-    """One row per (model, task) in the results: NormAlign, reason, interval and per-scenario summary."""
+def normalign_cells(
+    results: pd.DataFrame, scenarios: pd.DataFrame, *, seed: int, n_boot: int, strata: str | None = None
+) -> pd.DataFrame:
+    """One row per (model, task) in the results: NormAlign, reason, interval and per-scenario summary. ``strata``:
+    a column of ``scenarios`` whose values the interval resamples within (the leaderboard's overall ranking: each
+    scenario's own task), else every scenario of a cell together."""
     cells = results[["model", "task"]].astype(str).drop_duplicates().sort_values(["model", "task"])
     scored = results.loc[results["scored"].to_numpy()]
     modes_scored = (
@@ -142,7 +162,9 @@ def normalign_cells(results: pd.DataFrame, scenarios: pd.DataFrame, *, seed: int
         if value is not None and not why:
             num = (sub["discovery"] - sub["baseline"]).to_numpy()
             den = (sub["oracle"] - sub["baseline"]).to_numpy()
-            lo, hi, kept = bootstrap_interval(num, den, cell_seed(seed, model, task), n_boot)
+            labels = sub[strata].astype(str).to_numpy() if strata is not None else None
+            within = None if labels is None else [np.flatnonzero(labels == t) for t in sorted(set(labels))]
+            lo, hi, kept = bootstrap_interval(num, den, cell_seed(seed, model, task), n_boot, within)
             why = "" if kept else "every resample has oracle = baseline (denominator 0)"
         row |= {"ci_low": lo, "ci_high": hi, "bootstrap_kept": kept, "ci_reason": why}
         out.append(row)

@@ -23,18 +23,21 @@ p₍ᵢ₎ = max over j ≤ i of min(1, (m − j + 1) · p₍ⱼ₎). A pair is 
 model joins the current group unless it is significantly worse than the group's leader (their pair distinguishable
 and the leader's NormAlign above its own on their shared scenarios), in which case it opens the next group and leads
 it. Groups are numbered 1, 2, … in ranking order and never overlap; a model in group 1 is one the data cannot tell
-apart from the best.
+apart from the best. A model whose pair with the leader was not tested (fewer than ``MIN_INTERVAL_SCENARIOS``
+shared scenarios) has no group and says so (``grouping``): an untested pair is no evidence that the two are alike.
 """
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.bootstrap import percentile_interval, stratified
+from prefdisco.analysis.bootstrap import percentile_interval, ratio_of_stratified_means, stratified
 from prefdisco.analysis.normalign import ZERO, intersection_norm_align, interval_reason
 
 ALPHA = 0.05
@@ -75,13 +78,7 @@ def shared_scenarios(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 
 def _ratio_draws(num: np.ndarray, den: np.ndarray, strata: list[np.ndarray], idx: list[np.ndarray]) -> np.ndarray:
     """100 · mean(num*) / mean(den*) per resample (NaN when the denominator is 0), the resample given per stratum."""
-    total = sum(len(s) for s in strata)
-    nums = sum(num[s][i].sum(axis=1) for s, i in zip(strata, idx, strict=True)) / total
-    dens = sum(den[s][i].sum(axis=1) for s, i in zip(strata, idx, strict=True)) / total
-    out = np.full(len(nums), np.nan)
-    ok = np.abs(dens) > ZERO
-    out[ok] = 100.0 * nums[ok] / dens[ok]
-    return out
+    return ratio_of_stratified_means(num, den, strata, idx, ZERO)
 
 
 def paired_bootstrap(shared: pd.DataFrame, rng: np.random.Generator, n_boot: int) -> dict[str, object]:
@@ -143,21 +140,38 @@ def holm(p: Sequence[float | None]) -> list[float | None]:
     return out
 
 
-def groups(ranking: Sequence[str], pairs: pd.DataFrame) -> dict[str, int]:
-    """The group of each model of ``ranking`` (best first) under the walk of the module docstring; ``pairs``: the
-    ranking's rows of ``pairwise_table`` (``model_a`` ranked above ``model_b``)."""
-    worse = {
-        (r["model_a"], r["model_b"])
-        for r in pairs.to_dict("records")
-        if r["distinguishable"] and r["difference"] is not None and r["difference"] > 0
-    }
-    out: dict[str, int] = {}
+def _untested(r: dict[str, Any]) -> bool:
+    """A pair ``pairwise_table`` did not test (too few shared scenarios, ``--bootstrap 0``): its ``p`` is empty."""
+    p = r.get("p", 0.0)
+    return p is None or (isinstance(p, float) and math.isnan(p))
+
+
+def grouping(ranking: Sequence[str], pairs: pd.DataFrame) -> tuple[dict[str, int | None], dict[str, str]]:
+    """The group of each model of ``ranking`` (best first) under the walk of the module docstring, and why a model
+    has none; ``pairs``: the ranking's rows of ``pairwise_table`` (``model_a`` ranked above ``model_b``). A model
+    whose pair with the current group's leader was not tested has no group (None): the data neither put it with
+    the leader nor apart from it. It leads nothing; the next model is compared with the same leader."""
+    records = {(r["model_a"], r["model_b"]): r for r in pairs.to_dict("records")}
+    out: dict[str, int | None] = {}
+    why: dict[str, str] = {}
     group, leader = 0, None
     for model in ranking:
-        if leader is None or (leader, model) in worse:
+        r: dict[str, Any] = records.get((leader, model), {}) if leader is not None else {}
+        if leader is not None and _untested(r):
+            out[model] = None
+            reason = r.get("reason") or "not tested"
+            why[model] = f"untested against {leader}, the leader of group {group}: {reason}"
+            continue
+        worse = bool(r.get("distinguishable")) and r.get("difference") is not None and float(r["difference"]) > 0
+        if leader is None or worse:
             group, leader = group + 1, model
         out[model] = group
-    return out
+    return out, why
+
+
+def groups(ranking: Sequence[str], pairs: pd.DataFrame) -> dict[str, int | None]:
+    """The group of each model of ``ranking`` (``grouping``; None: untested against its group's leader)."""
+    return grouping(ranking, pairs)[0]
 
 
 def pairwise_table(
