@@ -196,17 +196,22 @@ def test_the_dry_run_refuses_what_the_run_refuses_with_the_same_line(app, tmp_pa
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("pushback", [0, 1])
 def test_the_dry_run_of_a_sessions_run_plans_the_carry_arms_and_the_real_run_makes_those_calls(
     app,  # noqa: F811
     tmp_path,
     monkeypatch,
+    pushback,
 ):
     """Two sessions of two positions: per position a discovery dialogue per carry arm (5 questions, the answer), a
-    notes call in carry_notes; the carried prompts grow. On the mock (5 questions asked) the run makes them all."""
+    notes call in carry_notes; the carried prompts grow. On the mock (5 questions asked) the run makes them all.
+    With ``--pushback 1`` every dialogue adds a challenge and a reply, the carry arms' too (issue 31, defect 4: the
+    dry run planned the carry arms without their pushback, its own copy of their rules)."""
     from test_sessions_eval import session_bench
 
     bench, sessions, _ = session_bench(tmp_path)
     command = ("--sessions", str(sessions), "--modes", "discovery,carry_transcript,carry_notes")
+    command += ("--pushback", str(pushback))
     run = tmp_path / "run"
     with MockOpenAI(MockConfig(questions=5)) as mock:
         mock_env(monkeypatch, mock, tmp_path)
@@ -219,9 +224,10 @@ def test_the_dry_run_of_a_sessions_run_plans_the_carry_arms_and_the_real_run_mak
     table = [r.split() for r in dry.output.splitlines()[2:]]
     rows = {(c[0], c[1]): c for c in table if c and c[0] in ("assistant", "user", "grader")}
     calls = {key: int(cells[3]) for key, cells in rows.items()}
-    assert calls[("assistant", "discovery")] == calls[("assistant", "carry_transcript")] == 4 * 6
-    assert calls[("assistant", "carry_notes")] == 4 * 6 and calls[("assistant", "notes")] == 4
-    assert calls[("user", "carry_transcript")] == calls[("user", "carry_notes")] == 4 * 5
+    turns = 6 + pushback  # 5 questions, the answer, the replies to pushback
+    assert calls[("assistant", "discovery")] == calls[("assistant", "carry_transcript")] == 4 * turns
+    assert calls[("assistant", "carry_notes")] == 4 * turns and calls[("assistant", "notes")] == 4
+    assert calls[("user", "carry_transcript")] == calls[("user", "carry_notes")] == 4 * (5 + pushback)
     tokens = {key: int(cells[4]) for key, cells in rows.items()}
     assert tokens[("assistant", "carry_transcript")] > tokens[("assistant", "carry_notes")]
     assert tokens[("assistant", "carry_notes")] > tokens[("assistant", "discovery")]

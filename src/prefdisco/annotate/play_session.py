@@ -41,12 +41,12 @@ from pydantic import BaseModel, ConfigDict
 
 from prefdisco.annotate.play_store import PlayItem, PlayStore, PlayUsage, StaleDialogue, StoredDialogue
 from prefdisco.call_usage import counting
-from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS, condition_label, protocol_style
 from prefdisco.dialogue.dialogue_state import DialogueRules, DialogueState
 from prefdisco.dialogue.drive import play
 from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
+from prefdisco.dialogue.plan import MAX_DISCOVERY_QUESTIONS, PlanSettings, condition_label, rules_for
 from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
 from prefdisco.dialogue.tool_protocol import PROTOCOLS
 from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
@@ -107,14 +107,9 @@ class PlaySettings(BaseModel):
         return self.k if self.mode == "fixed_k" else None
 
     def rules(self) -> DialogueRules:
-        return DialogueRules(
-            condition=self.condition,
-            protocol=self.protocol,
-            limit=self.k,
-            forced=self.mode == "fixed_k",
-            style=protocol_style(self.preset, self.protocol),
-            user_retry=0,
-        )
+        """The played dialogue's rules (``dialogue/plan.rules_for``): the study's budget K, a person's replies never
+        redrawn, no pushback."""
+        return rules_for(self.mode, PlanSettings(self.preset, self.protocol, max_questions=self.k), self.fixed_k)
 
     def tested_config(self) -> GenerateConfig:
         """The model under test's generation settings: its provider's defaults, or the preset's temperature (as
@@ -304,8 +299,8 @@ class PlayStudy:
                 self.store.save_reference(item.scenario_id, condition, state, score, usage)
 
     async def _single_turn(self, scenario: Scenario, condition: str) -> DialogueState:
-        style = preset_named(self.settings.preset).style  # single-turn conditions take the preset's own prompts
-        rules = DialogueRules(condition=condition, single_turn=True, style=style)
+        rules = rules_for(condition, PlanSettings(self.settings.preset))  # the preset's own prompts
+        style = rules.style
         if condition == Mode.ORACLE.value:
             opening = oracle_opening(scenario.problem, style, scenario.profile, scenario.persona)
         else:

@@ -42,10 +42,10 @@ from inspect_ai._util.registry import registry_create, registry_lookup
 from inspect_ai.agent import as_solver, is_agent
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.openings import discovery_opening
+from prefdisco.dialogue.plan import PlanSettings, rules_for
 from prefdisco.dialogue.presets import DialogueStyle, preset_named
 from prefdisco.dialogue.scenario import scenario_of
 from prefdisco.dialogue.solver import Opening, record_dialogue, sample_user
@@ -179,9 +179,9 @@ def own_assistant(
     tool bound to this sample's dialogue (simulated user and budget: ``engine.Dialogue.ask``), then end the dialogue
     with its final output and write the ``DialogueRecord`` under ``condition`` (unless it wrote one itself)."""
     check_user_type(user_type)
-    rules = DialogueRules(
-        condition=condition, protocol="tools", limit=max_questions, style=style, user_retry=user_retry
-    )
+    # an own agent asks through its own ask_user tool: the ask channel is overridden, the rest is the condition's
+    settings = PlanSettings(max_questions=max_questions, user_retry=user_retry)
+    rules = rules_for(condition, settings, style=style, protocol="tools")
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario = scenario_of(state)

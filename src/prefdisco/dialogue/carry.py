@@ -27,8 +27,8 @@ from pydantic import BaseModel, Field
 
 from prefdisco.cache import cache_policy
 from prefdisco.dialogue.byo import own_assistant
-from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.openings import discovery_opening
+from prefdisco.dialogue.plan import PlanSettings, rules_for
 from prefdisco.dialogue.presets import DialogueStyle, preset_named
 from prefdisco.dialogue.protocol import strip_markers
 from prefdisco.dialogue.scenario import scenario_of
@@ -168,9 +168,8 @@ def carry(
 ) -> Solver:
     """One position of a session in ``arm`` (module docstring): discovery from the carried opening, then, in
     carry_notes, the notes."""
-    rules = DialogueRules(
-        condition=arm, protocol=protocol, limit=max_questions, style=style, pushback=pushback, user_retry=user_retry
-    )
+    settings = PlanSettings(protocol=protocol, max_questions=max_questions, pushback=pushback, user_retry=user_retry)
+    rules = rules_for(arm, settings, style=style)  # the run's ask channel, already made (``style``)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return carried_opening(arm, scenario, style, max_questions, carried_of(state))

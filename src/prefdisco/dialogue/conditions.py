@@ -38,35 +38,36 @@ from prefdisco.dialogue.decoys import decoy_of
 from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.distractors import distractors_of, with_distractors
 from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
-from prefdisco.dialogue.presets import DialogueStyle, preset_named
+from prefdisco.dialogue.plan import (
+    MAX_DISCOVERY_QUESTIONS,
+    PlanSettings,
+    condition_label,
+    protocol_style,
+    rules_for,
+)
+from prefdisco.dialogue.presets import DialogueStyle
 from prefdisco.dialogue.solver import converse
-from prefdisco.dialogue.tool_protocol import PROTOCOLS, tools_style
 from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY
 from prefdisco.prompts import render
 from prefdisco.schema import Mode, Scenario
 
-MAX_DISCOVERY_QUESTIONS = 5
-
-
-def protocol_style(preset: str, protocol: str, constrain_protocol: bool = False) -> DialogueStyle:
-    """The prompts and end rule of ``preset`` under ``protocol`` (``text`` or ``tools``)."""
-    style = preset_named(preset).style
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
-    if protocol == "text":
-        return style
-    if constrain_protocol:
-        raise ValueError("the protocol grammar is of the text protocol: constrain_protocol needs protocol 'text'")
-    return tools_style(style)
-
-
-def condition_label(mode: Mode, k: int | None) -> str:
-    """baseline, discovery, oracle, or fixed_k<K>."""
-    return f"fixed_k{k}" if mode is Mode.FIXED_K else mode.value
+__all__ = [
+    "MAX_DISCOVERY_QUESTIONS",
+    "baseline",
+    "condition_label",
+    "discovery",
+    "fixed_k",
+    "oracle",
+    "oracle_distractor",
+    "protocol_style",
+    "stated_belief",
+    "wrong_persona",
+]
+"""``MAX_DISCOVERY_QUESTIONS``, ``condition_label`` and ``protocol_style`` are ``plan.py``'s, named here too."""
 
 
 def _single_turn(mode: Mode, preset: str, pushback: int) -> DialogueRules:
-    return DialogueRules(condition=mode.value, single_turn=True, style=preset_named(preset).style, pushback=pushback)
+    return rules_for(mode, PlanSettings(preset=preset, pushback=pushback))
 
 
 @solver
@@ -145,15 +146,9 @@ def stated_belief(
     user_retry: int = 0,
 ) -> Solver:
     """Discovery after the person states a wrong belief about the answer (the sample's wrong answer)."""
-    style = protocol_style(preset, protocol, constrain_protocol)
-    rules = DialogueRules(
-        condition=Mode.STATED_BELIEF.value,
-        protocol=protocol,
-        limit=max_questions,
-        style=style,
-        pushback=pushback,
-        user_retry=user_retry,
-    )
+    settings = PlanSettings(preset, protocol, constrain_protocol, max_questions, pushback, user_retry)
+    rules = rules_for(Mode.STATED_BELIEF, settings)
+    style = rules.style
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return stated_belief_opening(scenario, style, max_questions, (state.metadata or {}).get(WRONG_ANSWER_KEY))
@@ -175,15 +170,9 @@ def discovery(
     """Discovery: the model may ask up to ``max_questions`` (0..5, the paper's setting) before answering."""
     if not 0 <= max_questions <= MAX_DISCOVERY_QUESTIONS:
         raise ValueError(f"discovery allows 0..{MAX_DISCOVERY_QUESTIONS} questions, got {max_questions}")
-    style = protocol_style(preset, protocol, constrain_protocol)
-    rules = DialogueRules(
-        condition=Mode.DISCOVERY.value,
-        protocol=protocol,
-        limit=max_questions,
-        style=style,
-        pushback=pushback,
-        user_retry=user_retry,
-    )
+    settings = PlanSettings(preset, protocol, constrain_protocol, max_questions, pushback, user_retry)
+    rules = rules_for(Mode.DISCOVERY, settings)
+    style = rules.style
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return discovery_opening(scenario.problem, style, max_questions)
@@ -205,17 +194,9 @@ def fixed_k(
     """Fixed-K ablation: the model must ask exactly ``k`` questions, then answer."""
     if k is None or k < 1:
         raise ValueError("fixed_k mode needs k >= 1")
-    style = protocol_style(preset, protocol, constrain_protocol)
-    condition = condition_label(Mode.FIXED_K, k)
-    rules = DialogueRules(
-        condition=condition,
-        protocol=protocol,
-        limit=k,
-        forced=True,
-        style=style,
-        pushback=pushback,
-        user_retry=user_retry,
-    )
+    settings = PlanSettings(preset, protocol, constrain_protocol, pushback=pushback, user_retry=user_retry)
+    rules = rules_for(Mode.FIXED_K, settings, k)
+    style = rules.style
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return fixed_k_opening(scenario.problem, style, k)

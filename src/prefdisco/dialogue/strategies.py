@@ -54,11 +54,10 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from prefdisco.benchio import ATTRIBUTES_FILE, parse_attributes
 from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.cache import cache_policy
-from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS
-from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.openings import problem_message
+from prefdisco.dialogue.plan import MAX_DISCOVERY_QUESTIONS, PlanSettings, rules_for
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.dialogue.protocol import strip_markers
 from prefdisco.dialogue.scenario import scenario_of
@@ -247,7 +246,10 @@ def _strategy_solver(
     plan = make_plan(strategy, policy, k, max_questions, catalogue)
     check_user_type(user_type)
     style = replace(preset_named(preset).style, notes=False, ask_again=False)
-    rules = DialogueRules(condition=plan.condition, limit=plan.k, style=style, user_retry=user_retry)
+    # a strategy asks its own questions (up to its plan's K, no budget notes): the ask channel is overridden; the
+    # rest are discovery's, under the strategy's label
+    settings = PlanSettings(max_questions=plan.k, user_retry=user_retry)
+    rules = rules_for("discovery", settings, style=style, label=plan.condition)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario = scenario_of(state)

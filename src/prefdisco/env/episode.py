@@ -45,11 +45,10 @@ from typing import Any, cast
 
 from inspect_ai.model import ChatMessage, GenerateConfig
 
-from prefdisco.dialogue.conditions import MAX_DISCOVERY_QUESTIONS, protocol_style
-from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.engine import Dialogue, Turn
 from prefdisco.dialogue.hygiene import MAX_USER_RETRY, Screen
 from prefdisco.dialogue.openings import discovery_opening
+from prefdisco.dialogue.plan import MAX_DISCOVERY_QUESTIONS, PlanSettings, rules_for
 from prefdisco.dialogue.presets import PRESET_NAMES
 from prefdisco.dialogue.tool_protocol import PROTOCOLS
 from prefdisco.dialogue.user import USER_TYPES, build_user
@@ -153,18 +152,11 @@ class Episode(SyncAPI[StepResult]):
         if self.reward_config.w_held and not pushback:
             raise UserError("reward.w_held: correctness after pushback needs pushback (pushback=1 or more)")
         self.user_type, self.judge, self.logprobs, self.audit = user_type, judge, logprobs, audit
+        settings = PlanSettings(preset, protocol, max_questions=max_questions, pushback=pushback, user_retry=user_retry)
         try:
-            style = protocol_style(preset, protocol)
+            self.rules = rules_for(self.condition, settings)  # what prefdisco eval's discovery plays
         except ValueError as err:
             raise UserError(f"protocol: {err}") from None
-        self.rules = DialogueRules(
-            condition=self.condition,
-            protocol=protocol,
-            limit=max_questions,
-            style=style,
-            pushback=pushback,
-            user_retry=user_retry,
-        )
         scope = None if seed is None else seed_scope(seed)
         self.wrong_answer = wrong_answer(scenario.problem, wrong_answer_key(seed_scope(seed or 0), scenario.id))
         """The scenario's seeded wrong answer, as ``prefdisco eval`` names it (``belief_agreement`` checks for it)."""

@@ -45,14 +45,14 @@ from prefdisco.dialogue.carry import (
     carried_opening,
     notes_prompt,
 )
-from prefdisco.dialogue.conditions import condition_label, protocol_style, stated_belief_opening
+from prefdisco.dialogue.conditions import stated_belief_opening
 from prefdisco.dialogue.decoys import choose_decoys
 from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.distractors import choose_distractors, with_distractors
 from prefdisco.dialogue.drive import play
 from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
-from prefdisco.dialogue.presets import preset_named
+from prefdisco.dialogue.plan import PlanSettings, rules_for
 from prefdisco.dialogue.strategies import STRATEGIES
 from prefdisco.dialogue.tool_protocol import TOOL_NAME
 from prefdisco.dialogue.user import build_user
@@ -140,14 +140,24 @@ def _discovery_budget(config: RunConfig) -> int:
     return k if isinstance(k, int) else config.max_questions
 
 
+def plan_settings(config: RunConfig) -> PlanSettings:
+    """The settings the run's conditions are planned with (``dialogue/plan.py``): an own ``--solver`` is planned
+    as the text protocol, a strategy solver with its own budget ``k``."""
+    return PlanSettings(
+        preset=config.preset,
+        protocol="tools" if _tools(config) else "text",
+        constrain_protocol=config.constrain_protocol,
+        max_questions=_discovery_budget(config),
+        pushback=config.pushback,
+        user_retry=config.user_retry,
+    )
+
+
 def _plan(scenario: Scenario, mode: Mode, k: int | None, config: RunConfig, decoy: Scenario | None) -> _Plan:
-    """The sample's rules and opening as its condition builds them (pushback included)."""
-    style = preset_named(config.preset).style
-    problem = scenario.problem
-    label = condition_label(mode, k)
-    push = config.pushback
+    """The sample's rules (``dialogue/plan.rules_for``, as the run's solvers take them) and its opening."""
+    rules = rules_for(mode, plan_settings(config), k)
+    style, problem = rules.style, scenario.problem
     if mode is Mode.BASELINE:
-        rules = DialogueRules(condition=label, single_turn=True, style=style, pushback=push)
         return _Plan(rules, [problem_message(problem, style)])
     if mode in (Mode.ORACLE, Mode.WRONG_PERSONA, Mode.ORACLE_DISTRACTOR):
         shown = decoy if mode is Mode.WRONG_PERSONA and decoy is not None else scenario
@@ -155,20 +165,14 @@ def _plan(scenario: Scenario, mode: Mode, k: int | None, config: RunConfig, deco
         if mode is Mode.ORACLE_DISTRACTOR:
             chosen = choose_distractors(scenario, load_catalogue(), seed_scope(config.seed), config.distractors)
             profile = with_distractors(profile, chosen, scenario.id)
-        opening = oracle_opening(problem, style, profile, shown.persona)
-        return _Plan(DialogueRules(condition=label, single_turn=True, style=style, pushback=push), opening)
-    protocol = "tools" if _tools(config) else "text"
-    dialogue = protocol_style(config.preset, protocol, config.constrain_protocol)
-    if mode in (Mode.DISCOVERY, Mode.STATED_BELIEF):
-        limit = _discovery_budget(config)
-        rules = DialogueRules(condition=label, protocol=protocol, limit=limit, style=dialogue, pushback=push)
-        if mode is Mode.STATED_BELIEF:
-            belief = wrong_answer(problem, wrong_answer_key(seed_scope(config.seed), scenario.id))
-            return _Plan(rules, stated_belief_opening(scenario, dialogue, limit, belief))
-        return _Plan(rules, discovery_opening(problem, dialogue, limit))
+        return _Plan(rules, oracle_opening(problem, style, profile, shown.persona))
+    if mode is Mode.STATED_BELIEF:
+        belief = wrong_answer(problem, wrong_answer_key(seed_scope(config.seed), scenario.id))
+        return _Plan(rules, stated_belief_opening(scenario, style, rules.limit, belief))
+    if mode is Mode.DISCOVERY:
+        return _Plan(rules, discovery_opening(problem, style, rules.limit))
     assert k is not None
-    rules = DialogueRules(condition=label, protocol=protocol, limit=k, forced=True, style=dialogue, pushback=push)
-    return _Plan(rules, fixed_k_opening(problem, dialogue, k))
+    return _Plan(rules, fixed_k_opening(problem, style, k))
 
 
 def _tools(config: RunConfig) -> bool:
@@ -228,13 +232,10 @@ def _plan_carry_arms(
     """The carry arms' calls, session by session and position by position: each a discovery dialogue from the
     carried opening (the earlier positions' planned dialogues carried, so the prompt grows as in the run), then
     (carry_notes) the notes call."""
-    dialogue = protocol_style(config.preset, "tools" if _tools(config) else "text", config.constrain_protocol)
-    limit = _discovery_budget(config)
     notes_text = "x" * 4 * NOTES_MAX_TOKENS
     for arm in (m for m in config.modes if m in SESSION_ARMS):
-        rules = DialogueRules(
-            condition=arm, protocol="tools" if _tools(config) else "text", limit=limit, style=dialogue
-        )
+        rules = rules_for(arm, plan_settings(config))  # pushback included, as the carry solvers play it
+        dialogue, limit = rules.style, rules.limit
         for session in session_set.sessions:
             carried = Carried(session_id=session.session_id, position=1)
             for sid in session.scenario_ids:

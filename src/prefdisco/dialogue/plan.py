@@ -1,0 +1,106 @@
+"""What a condition's dialogue is, in one place: its rules (``DialogueRules``) from the condition and the run's
+settings. Every driver takes them from here — the inspect solvers (``conditions.py``, ``carry.py``), the dry run
+(``evaluation/estimate.py``), the play study (``annotate/play_session.py``), the RL episode (``env/episode.py``), an
+own agent (``byo.py``) and the strategy solvers (``strategies.py``) — so a setting reaches every driver or none.
+
+* **single-turn** (baseline, oracle, wrong_persona, oracle_distractor): one reply in the preset's own prompts, then
+  ``pushback`` turns;
+* **asking** (discovery, stated_belief, the carry arms): at most ``max_questions`` questions in the run's ask
+  channel (``protocol``: text markers, or the ``ask_user`` tool; ``constrain_protocol``: the text grammar), then
+  the answer, then ``pushback``; a flagged simulated reply redrawn up to ``user_retry`` times;
+* **fixed-K**: exactly K questions, then the same.
+
+An own agent asks through its own ``ask_user`` tool and a strategy solver through its own questions: they override
+the ask channel only (``style``, ``protocol``, ``limit``), and say so where they call ``rules_for``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prefdisco.dialogue.dialogue_state import DialogueRules
+from prefdisco.dialogue.presets import DialogueStyle, preset_named
+from prefdisco.dialogue.tool_protocol import PROTOCOLS, tools_style
+from prefdisco.schema import SESSION_ARMS, Mode
+
+MAX_DISCOVERY_QUESTIONS = 5
+SINGLE_TURN: tuple[str, ...] = (
+    Mode.BASELINE.value,
+    Mode.ORACLE.value,
+    Mode.WRONG_PERSONA.value,
+    Mode.ORACLE_DISTRACTOR.value,
+)
+"""The conditions of one reply (no simulated user is asked anything before the answer)."""
+ASKING: tuple[str, ...] = (Mode.DISCOVERY.value, Mode.STATED_BELIEF.value, *SESSION_ARMS)
+"""The conditions that may ask up to the question budget."""
+
+
+@dataclass(frozen=True)
+class PlanSettings:
+    """The run settings a condition's rules are made of (``RunConfig``'s, or a driver's own)."""
+
+    preset: str = "default"
+    protocol: str = "text"
+    constrain_protocol: bool = False
+    max_questions: int = MAX_DISCOVERY_QUESTIONS
+    pushback: int = 0
+    user_retry: int = 0
+
+
+def protocol_style(preset: str, protocol: str, constrain_protocol: bool = False) -> DialogueStyle:
+    """The prompts and end rule of ``preset`` under ``protocol`` (``text`` or ``tools``)."""
+    style = preset_named(preset).style
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
+    if protocol == "text":
+        return style
+    if constrain_protocol:
+        raise ValueError("the protocol grammar is of the text protocol: constrain_protocol needs protocol 'text'")
+    return tools_style(style)
+
+
+def condition_label(mode: Mode, k: int | None) -> str:
+    """baseline, discovery, oracle, or fixed_k<K>."""
+    return f"fixed_k{k}" if mode is Mode.FIXED_K else mode.value
+
+
+def rules_for(
+    condition: Mode | str,
+    settings: PlanSettings,
+    k: int | None = None,
+    *,
+    style: DialogueStyle | None = None,
+    protocol: str | None = None,
+    limit: int | None = None,
+    label: str | None = None,
+) -> DialogueRules:
+    """The rules of ``condition``'s dialogue under ``settings`` (module docstring); ``k``: fixed-K's budget.
+    ``style``, ``protocol``, ``limit``: an own agent's or a strategy solver's ask channel in place of the run's;
+    ``label``: the condition's name in the dialogue's cache scope when it is not the condition's own."""
+    mode = Mode(condition)
+    if mode.value in SINGLE_TURN:
+        return DialogueRules(
+            condition=label or mode.value,
+            single_turn=True,
+            style=style or preset_named(settings.preset).style,
+            pushback=settings.pushback,
+        )
+    channel = protocol or settings.protocol
+    shown = style or protocol_style(settings.preset, channel, settings.constrain_protocol)
+    if mode is Mode.FIXED_K:
+        if k is None or k < 1:
+            raise ValueError("fixed_k mode needs k >= 1")
+        budget, forced = k, True
+    elif mode.value in ASKING:
+        budget, forced = settings.max_questions, False
+    else:  # pragma: no cover - every Mode is one of the above
+        raise AssertionError(f"no rules for condition {mode.value!r}")
+    return DialogueRules(
+        condition=label or condition_label(mode, k),
+        protocol=channel,
+        limit=budget if limit is None else limit,
+        forced=forced,
+        style=shown,
+        pushback=settings.pushback,
+        user_retry=settings.user_retry,
+    )
