@@ -40,3 +40,14 @@ def test_each_condition_gets_its_rules_and_every_setting_reaches_it():
         rules_for("fixed_k", settings)
     with pytest.raises(ValueError, match="constrain_protocol needs protocol 'text'"):
         rules_for("discovery", PlanSettings(protocol="tools", constrain_protocol=True))
+
+
+def test_whether_a_dialogue_needs_a_user_is_one_rule():
+    """Asking conditions talk to the person; a single-turn one only when the person pushes back (the solvers, the
+    model loop and the dry run read ``DialogueRules.needs_user``, three copies of it before)."""
+    quiet, pushed = PlanSettings(), PlanSettings(pushback=1)
+    assert not rules_for("oracle", quiet).needs_user and rules_for("oracle", pushed).needs_user
+    assert rules_for("discovery", quiet).needs_user and rules_for("fixed_k", quiet, 1).needs_user
+    assert rules_for("discovery", PlanSettings(max_questions=0)).needs_user  # may not ask, still a dialogue
+    source = "\n".join(p.read_text() for p in SRC.rglob("*.py"))
+    assert "not rules.single_turn" not in source and "not plan.rules.single_turn or" not in source

@@ -42,6 +42,12 @@ class DialogueRules(BaseModel):
     def budget(self) -> QuestionBudget:
         return QuestionBudget(self.limit, self.forced, self.style)
 
+    @property
+    def needs_user(self) -> bool:
+        """Whether the dialogue talks to a (simulated) person: it may ask questions, or the person pushes back after
+        the answer. The one rule every driver reads (a single-turn condition without pushback needs none)."""
+        return not self.single_turn or self.pushback > 0
+
 
 class Pending(BaseModel):
     """A question waiting for the user's reply, and the tool calls its reply answers (tool protocol)."""

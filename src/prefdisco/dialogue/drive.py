@@ -16,7 +16,7 @@ async def play(
     dialogue: Dialogue, model: Model, *, cache: CachePolicy | bool = False, constrain_protocol: bool = False
 ) -> Dialogue:
     """Play ``dialogue`` to its end with ``model`` as the assistant (the dialogue's user answers its questions)."""
-    if dialogue.user is None and (not dialogue.rules.single_turn or dialogue.rules.pushback):
+    if dialogue.user is None and dialogue.rules.needs_user:
         raise ValueError("a dialogue with questions or pushback needs its simulated user to be played by a model")
     while not dialogue.done:
         hints = dialogue.hints(constrain_protocol)

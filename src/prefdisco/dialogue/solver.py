@@ -68,7 +68,7 @@ def converse(
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario = scenario_of(state)
-        talks = not rules.single_turn or rules.pushback > 0
+        talks = rules.needs_user
         user = sample_user(scenario, user_type, rules.condition, cache_scope) if talks else None
         named = rules.pushback > 0 or rules.condition == Mode.STATED_BELIEF.value  # the person insists or states it
         target = (state.metadata or {}).get(WRONG_ANSWER_KEY) if named else None

@@ -273,7 +273,7 @@ def _dialogue(scenario: Scenario, plan: _Plan, config: RunConfig, tally: _Tally,
     names = [item.attribute for item in scenario.profile.items]
     about = (json.dumps({"about": [names[i % len(names)]]}) for i in count())  # one attribute per question
     mapper = Probe(config.grader_model, config.role_config("grader"), about)
-    talks = not plan.rules.single_turn or plan.rules.pushback > 0
+    talks = plan.rules.needs_user
     user = build_user(config.user_type, user_model, scenario, False, mapper) if talks else None
     dialogue = Dialogue.start(scenario.id, plan.rules, plan.messages, user)
     drive(play(dialogue, assistant))
