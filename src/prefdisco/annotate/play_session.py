@@ -234,16 +234,19 @@ class PlayStudy:
             version, usage = stored.version, stored.usage
         condition = self.settings.condition
         model = seeded_model(self.model, self.settings.seed_of(scenario.id, condition, number, "assistant"))
+        base = usage
         try:
-            while not dialogue.done and dialogue.state.pending is None:
-                hints = dialogue.hints()
-                with counting() as spent:
-                    output = await model.generate(
-                        dialogue.messages, tools=hints.tools, tool_choice=hints.tool_choice, config=hints.config
-                    )
-                usage = usage.plus(spent)
-                await dialogue.step(output)
-                version = self.store.save(participant, item.position, dialogue.state, version, usage=usage)
+            with counting() as spent:
+
+                def save_step(played: Dialogue) -> None:  # after every step, with what its calls spent so far
+                    nonlocal version
+                    usage_now = base.plus(spent)
+                    version = self.store.save(participant, item.position, played.state, version, usage=usage_now)
+
+                try:  # the one model loop, stopping where the person must reply
+                    await play(dialogue, model, until_pending=True, after_step=save_step)
+                finally:  # a call that failed half-way has still spent what its finished calls did
+                    usage = base.plus(spent)
             if not dialogue.done:
                 return PlayView(item, dialogue.state, "running")
             with counting() as spent:
