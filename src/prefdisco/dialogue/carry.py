@@ -141,9 +141,12 @@ def notes_prompt(carried: Carried, scenario: Scenario, turns: list[DialogueTurn]
 
 @solver
 def write_notes(cache_scope: str | None = None) -> Solver:
-    """carry_notes, after the dialogue: the model under test rewrites its notes about the person (one call)."""
+    """carry_notes, after the dialogue: the model under test rewrites its notes about the person (one call); none
+    after a session's last position (``SESSION_KEY``'s ``last``: nothing follows to carry them into)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if ((state.metadata or {}).get(SESSION_KEY) or {}).get("last"):
+            return state
         scenario, carried = scenario_of(state), carried_of(state)
         prompt = notes_prompt(carried, scenario, list(state.store_as(DialogueRecord).turns))
         cache = cache_policy(cache_scope, scenario.id, Mode.CARRY_NOTES.value, "notes")

@@ -231,7 +231,7 @@ def _plan_carry_arms(
 ) -> None:
     """The carry arms' calls, session by session and position by position: each a discovery dialogue from the
     carried opening (the earlier positions' planned dialogues carried, so the prompt grows as in the run), then
-    (carry_notes) the notes call."""
+    (carry_notes) the notes call, but after a session's last position."""
     notes_text = "x" * 4 * NOTES_MAX_TOKENS
     for arm in (m for m in config.modes if m in SESSION_ARMS):
         rules = rules_for(arm, plan_settings(config))  # pushback included, as the carry solvers play it
@@ -248,7 +248,7 @@ def _plan_carry_arms(
                 if config.judge != JUDGE_LATER:
                     _grade(scenario, judged, [t.model_dump() for t in turns], config, grader, tally, times)
                 notes = None
-                if arm == Mode.CARRY_NOTES.value:
+                if arm == Mode.CARRY_NOTES.value and sid != session.scenario_ids[-1]:  # none after the last
                     writer = Probe("assistant", config.role_config("assistant"), cycle([notes_text]))
                     drive(writer.generate(notes_prompt(carried, scenario, turns), config=NOTES_CONFIG))
                     _add_assistant(tally, "notes", writer.sent, config)
@@ -351,7 +351,7 @@ def _notes(config: RunConfig) -> list[str]:
     if any(m in SESSION_ARMS for m in config.modes):
         notes.append(
             "carry arms: session by session, each position a discovery dialogue whose prompt carries the earlier "
-            "positions' planned dialogues (transcript) or notes; carry_notes adds a notes call a position (notes)"
+            "positions' planned dialogues (transcript) or notes; carry_notes adds a notes call a position but the last (notes)"
         )
     typical = ", ".join(f"{kind} {n}" for kind, n in TYPICAL_TOKENS.items())
     notes.append(f"tokens: {ESTIMATE_METHOD}")

@@ -191,7 +191,8 @@ def run_sessions(scenarios: Sequence[Scenario], config: RunConfig) -> Tables:
                 for s in session_set.sessions
             }
 
-        errors += _run_part(part, _metadata(part, carried, where, labels))
+        lengths = {s.session_id: s.length for s in session_set.sessions}
+        errors += _run_part(part, _metadata(part, carried, where, labels, lengths))
         if errors and part.position >= 1:
             break  # a later position needs every session of this one finished: rerun the command
     return merge_shards(config, len(parts), errors)
@@ -225,16 +226,22 @@ def carried_next(
 
 
 def _metadata(
-    part: Part, carried: Chains, where: Mapping[str, tuple[str, int]], part_labels: Mapping[str, dict[str, str]]
+    part: Part,
+    carried: Chains,
+    where: Mapping[str, tuple[str, int]],
+    part_labels: Mapping[str, dict[str, str]],
+    lengths: Mapping[str, int],
 ) -> SampleMetadata:
-    """The samples' session metadata in ``part``: the session, the position and its attributes' labels (attribute →
-    recurring / changed / new), and in a carry arm what each model under test carries, by trial (a task's samples
-    are the same for every model; the solver takes its own model's)."""
+    """The samples' session metadata in ``part``: the session, the position, whether it is the session's last
+    (``last``: carry_notes writes no notes after it, as the RL session environment asks none) and its attributes'
+    labels (attribute → recurring / changed / new), and in a carry arm what each model under test carries, by trial
+    (a task's samples are the same for every model; the solver takes its own model's)."""
 
     def metadata(mode: str, scenario: Scenario) -> dict[str, Any]:
         session_id, position = where[scenario.id]
         labels = part_labels[scenario.id]
-        located = {SESSION_KEY: {"session_id": session_id, "position": position, "labels": labels}}
+        last = position >= lengths[session_id]
+        located = {SESSION_KEY: {"session_id": session_id, "position": position, "last": last, "labels": labels}}
         if part.position == 0:
             return located
         chains = {
