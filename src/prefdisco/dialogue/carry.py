@@ -10,8 +10,9 @@ positions,
 * ``carry_transcript`` — the system prompt is discovery's plus the earlier problems, the questions asked, the
   person's replies and the assistant's own responses (``prompts/session_transcript.txt``);
 * ``carry_notes`` — discovery's plus the notes the assistant wrote about the person after the previous problem
-  (``prompts/session_notes.txt``); after each problem it writes its notes again, one call of the model under test
-  (``prompts/session_notes_write.txt``, at most ``NOTES_MAX_TOKENS``), kept in the sample's ``SessionNotes``.
+  (``prompts/session_notes.txt``); after each problem but the session's last it writes its notes again, one call of
+  the model under test (``prompts/session_notes_write.txt``, at most ``NOTES_MAX_TOKENS``), kept in the sample's
+  ``SessionNotes``.
 
 At the first position nothing is carried: the prompt is discovery's. A bring-your-own assistant plays a carry arm as
 it plays discovery, with the carried text in its system prompt and the whole ``Carried`` record in
