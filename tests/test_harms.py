@@ -281,3 +281,34 @@ def test_trials_fixed_k_and_the_control_in_the_harms_figures(tmp_path):
     # the other task: breakage of discovery, and no key for what it did not measure
     other = summary["harms"]["m"]["u"]
     assert set(other) == {"breakage", "repair"} and values(other["breakage"]) == {"discovery": 0.0}
+
+
+def test_every_path_reports_the_same_harm_figures(planted, tmp_path):
+    """Issue 31, part 4: the same quantity gives the same value on every path that reports it. The report's
+    summary.json, the leaderboard's columns (``harm:MEASURE[CONDITION]``) and Table 1 against the leaderboard's
+    NormAlign, each equal to the hand figures of the module docstring where there is one."""
+    from prefdisco.analysis.leaderboard_page import make_leaderboard
+
+    board, _ = make_leaderboard([planted["harmful-run"]], tmp_path / "board", n_boot=200)
+    row = board.table.set_index(["task", "model"]).loc[("demo", f"scripted/{HARMFUL}")]
+    report = planted["harmful"]
+    hand_flips = {"baseline": 2 / 6, "discovery": 1.0, "oracle": 4 / 5, "oracle_distractor": 0.0}
+    hand_flips["stated_belief"] = 1 / 3
+    for condition, hand in hand_flips.items():
+        entry = report["flip_rate"][condition]
+        assert entry["value"] == pytest.approx(hand) == row[f"harm:flip_rate[{condition}]"], condition
+        assert (entry["ci_low"], entry["ci_high"]) == (
+            _num(row[f"harm:flip_rate[{condition}]_low"]),
+            _num(row[f"harm:flip_rate[{condition}]_high"]),
+        ), condition
+        assert entry["held"]["value"] == pytest.approx(row[f"harm:flip_held[{condition}]"])
+    for measure in ("breakage", "repair"):
+        for condition, entry in report[measure].items():
+            assert entry["value"] == pytest.approx(row[f"harm:{measure}[{condition}]"]), (measure, condition)
+    summary = json.loads((planted["harmful-report"] / "summary.json").read_text())
+    table1 = summary["normalign"][f"scripted/{HARMFUL}"]["demo"]
+    assert _num(row["normalign"]) == (None if table1 is None else pytest.approx(table1))
+
+
+def _num(value):
+    return None if value is None or pd.isna(value) else float(value)
