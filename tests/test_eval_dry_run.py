@@ -204,9 +204,10 @@ def test_the_dry_run_of_a_sessions_run_plans_the_carry_arms_and_the_real_run_mak
     pushback,
 ):
     """Two sessions of two positions: per position a discovery dialogue per carry arm (5 questions, the answer), a
-    notes call in carry_notes but after a session's last position; the carried prompts grow. On the mock (5 questions asked) the run makes them all.
-    With ``--pushback 1`` every dialogue adds a challenge and a reply, the carry arms' too (issue 31, defect 4: the
-    dry run planned the carry arms without their pushback, its own copy of their rules)."""
+    notes call in carry_notes but after a session's last position; the carried prompts grow. On the mock (5
+    questions asked) the run makes them all. With ``--pushback 1`` every dialogue adds a challenge and a reply, the
+    carry arms' too (issue 31, defect 4: the dry run planned the carry arms without their pushback, its own copy of
+    their rules)."""
     from test_sessions_eval import session_bench
 
     bench, sessions, _ = session_bench(tmp_path)

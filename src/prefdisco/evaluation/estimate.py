@@ -351,7 +351,8 @@ def _notes(config: RunConfig) -> list[str]:
     if any(m in SESSION_ARMS for m in config.modes):
         notes.append(
             "carry arms: session by session, each position a discovery dialogue whose prompt carries the earlier "
-            "positions' planned dialogues (transcript) or notes; carry_notes adds a notes call a position but the last (notes)"
+            "positions' planned dialogues (transcript) or notes; carry_notes adds a notes call a position but the "
+            "last (notes)"
         )
     typical = ", ".join(f"{kind} {n}" for kind, n in TYPICAL_TOKENS.items())
     notes.append(f"tokens: {ESTIMATE_METHOD}")
