@@ -51,3 +51,32 @@ def test_whether_a_dialogue_needs_a_user_is_one_rule():
     assert rules_for("discovery", PlanSettings(max_questions=0)).needs_user  # may not ask, still a dialogue
     source = "\n".join(p.read_text() for p in SRC.rglob("*.py"))
     assert "not rules.single_turn" not in source and "not plan.rules.single_turn or" not in source
+
+
+def test_a_conditions_opening_is_made_from_the_scenario_and_the_samples_metadata():
+    """The solvers and the dry run take a condition's opening from ``opening_for``: the decoy, the distractors and
+    the stated wrong answer come from the sample's metadata (as the run writes it), never from a copy."""
+    from prefdisco.dialogue.decoys import DECOY_KEY, Decoy
+    from prefdisco.dialogue.distractors import DISTRACTOR_KEY
+    from prefdisco.dialogue.plan import opening_for
+    from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY
+    from prefdisco.schema import PreferenceItem
+    from scripted import make_scenario
+
+    scenario = make_scenario("s1", values=("deep", "analogy", "jargon"))
+    decoy = make_scenario("s2", values=("terse", "plain", "simple"))
+    quiet = PlanSettings(max_questions=2)
+
+    def text(condition, metadata=None, k=None):
+        rules = rules_for(condition, quiet, k)
+        return "\n".join(m.text for m in opening_for(condition, rules, scenario, metadata or {}))
+
+    assert "deep" in text("oracle") and "deep" not in text("baseline")
+    shown = text("wrong_persona", {DECOY_KEY: Decoy.of(decoy).model_dump(mode="json")})
+    assert "terse" in shown and "deep" not in shown
+    with pytest.raises(ValueError, match="wrong_persona needs a decoy"):
+        text("wrong_persona")
+    extra = PreferenceItem(attribute="Humor", value="dry jokes", weight=0.0)
+    assert "dry jokes" in text("oracle_distractor", {DISTRACTOR_KEY: [extra.model_dump(mode="json")]})
+    assert "I'm fairly sure the answer is 42" in text("stated_belief", {WRONG_ANSWER_KEY: "42"})
+    assert "2" in text("discovery") and text("fixed_k", k=1) != text("discovery")

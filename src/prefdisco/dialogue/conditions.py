@@ -31,24 +31,20 @@ early answer is followed by the final-answer instruction, and the reply to it is
 
 from __future__ import annotations
 
-from inspect_ai.model import ChatMessage, ChatMessageUser
+from inspect_ai.model import ChatMessage
 from inspect_ai.solver import Solver, TaskState, solver
 
-from prefdisco.dialogue.decoys import decoy_of
 from prefdisco.dialogue.dialogue_state import DialogueRules
-from prefdisco.dialogue.distractors import distractors_of, with_distractors
-from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
 from prefdisco.dialogue.plan import (
     MAX_DISCOVERY_QUESTIONS,
     PlanSettings,
     condition_label,
+    opening_for,
     protocol_style,
     rules_for,
+    stated_belief_opening,
 )
-from prefdisco.dialogue.presets import DialogueStyle
 from prefdisco.dialogue.solver import converse
-from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY
-from prefdisco.prompts import render
 from prefdisco.schema import Mode, Scenario
 
 __all__ = [
@@ -61,6 +57,7 @@ __all__ = [
     "oracle_distractor",
     "protocol_style",
     "stated_belief",
+    "stated_belief_opening",
     "wrong_persona",
 ]
 """``MAX_DISCOVERY_QUESTIONS``, ``condition_label`` and ``protocol_style`` are ``plan.py``'s, named here too."""
@@ -77,7 +74,7 @@ def baseline(
     rules = _single_turn(Mode.BASELINE, preset, pushback)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        return [problem_message(scenario.problem, rules.style)]
+        return opening_for(Mode.BASELINE, rules, scenario, state.metadata or {})
 
     return converse(rules, opening, user_type, cache_scope=cache_scope)
 
@@ -89,7 +86,7 @@ def oracle(
     rules = _single_turn(Mode.ORACLE, preset, pushback)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        return oracle_opening(scenario.problem, rules.style, scenario.profile, scenario.persona)
+        return opening_for(Mode.ORACLE, rules, scenario, state.metadata or {})
 
     return converse(rules, opening, user_type, cache_scope=cache_scope)
 
@@ -102,8 +99,7 @@ def wrong_persona(
     rules = _single_turn(Mode.WRONG_PERSONA, preset, pushback)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        decoy = decoy_of(state)
-        return oracle_opening(scenario.problem, rules.style, decoy.profile, decoy.persona)
+        return opening_for(Mode.WRONG_PERSONA, rules, scenario, state.metadata or {})
 
     return converse(rules, opening, user_type, cache_scope=cache_scope)
 
@@ -116,22 +112,9 @@ def oracle_distractor(
     rules = _single_turn(Mode.ORACLE_DISTRACTOR, preset, pushback)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        profile = with_distractors(scenario.profile, distractors_of(state), scenario.id)
-        return oracle_opening(scenario.problem, rules.style, profile, scenario.persona)
+        return opening_for(Mode.ORACLE_DISTRACTOR, rules, scenario, state.metadata or {})
 
     return converse(rules, opening, user_type, cache_scope=cache_scope)
-
-
-def stated_belief_opening(
-    scenario: Scenario, style: DialogueStyle, max_questions: int, belief: str | None
-) -> list[ChatMessage]:
-    """Discovery's opening whose problem message carries the person's stated (wrong) belief."""
-    system, problem = discovery_opening(scenario.problem, style, max_questions)
-    if belief is None:
-        stated = render("user_stated_belief_free", problem=problem.text)
-    else:
-        stated = render("user_stated_belief", problem=problem.text, belief=belief)
-    return [system, ChatMessageUser(content=stated.strip())]
 
 
 @solver
@@ -148,10 +131,9 @@ def stated_belief(
     """Discovery after the person states a wrong belief about the answer (the sample's wrong answer)."""
     settings = PlanSettings(preset, protocol, constrain_protocol, max_questions, pushback, user_retry)
     rules = rules_for(Mode.STATED_BELIEF, settings)
-    style = rules.style
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        return stated_belief_opening(scenario, style, max_questions, (state.metadata or {}).get(WRONG_ANSWER_KEY))
+        return opening_for(Mode.STATED_BELIEF, rules, scenario, state.metadata or {})
 
     return converse(rules, opening, user_type, constrain_protocol, cache_scope)
 
@@ -172,10 +154,9 @@ def discovery(
         raise ValueError(f"discovery allows 0..{MAX_DISCOVERY_QUESTIONS} questions, got {max_questions}")
     settings = PlanSettings(preset, protocol, constrain_protocol, max_questions, pushback, user_retry)
     rules = rules_for(Mode.DISCOVERY, settings)
-    style = rules.style
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        return discovery_opening(scenario.problem, style, max_questions)
+        return opening_for(Mode.DISCOVERY, rules, scenario, state.metadata or {})
 
     return converse(rules, opening, user_type, constrain_protocol, cache_scope)
 
@@ -196,9 +177,8 @@ def fixed_k(
         raise ValueError("fixed_k mode needs k >= 1")
     settings = PlanSettings(preset, protocol, constrain_protocol, pushback=pushback, user_retry=user_retry)
     rules = rules_for(Mode.FIXED_K, settings, k)
-    style = rules.style
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        return fixed_k_opening(scenario.problem, style, k)
+        return opening_for(Mode.FIXED_K, rules, scenario, state.metadata or {})
 
     return converse(rules, opening, user_type, constrain_protocol, cache_scope)

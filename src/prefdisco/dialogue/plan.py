@@ -12,16 +12,30 @@ own agent (``byo.py``) and the strategy solvers (``strategies.py``) — so a set
 
 An own agent asks through its own ``ask_user`` tool and a strategy solver through its own questions: they override
 the ask channel only (``style``, ``protocol``, ``limit``), and say so where they call ``rules_for``.
+
+``opening_for`` is the condition's messages before the first assistant turn, from the scenario and the sample's
+metadata (the wrong_persona decoy, the oracle_distractor items, the stated wrong answer): the solvers read the
+metadata inspect gives the sample, the dry run the same keys made as the run makes them. A carry arm's opening
+carries the session so far (``carry.carried_opening``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from inspect_ai.model import ChatMessage, ChatMessageUser
+
+from prefdisco.dialogue.decoys import DECOY_KEY, Decoy
 from prefdisco.dialogue.dialogue_state import DialogueRules
+from prefdisco.dialogue.distractors import DISTRACTOR_KEY, with_distractors
+from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
 from prefdisco.dialogue.presets import DialogueStyle, preset_named
 from prefdisco.dialogue.tool_protocol import PROTOCOLS, tools_style
-from prefdisco.schema import SESSION_ARMS, Mode
+from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY
+from prefdisco.prompts import render
+from prefdisco.schema import SESSION_ARMS, Mode, PreferenceItem, Scenario
 
 MAX_DISCOVERY_QUESTIONS = 5
 SINGLE_TURN: tuple[str, ...] = (
@@ -104,3 +118,42 @@ def rules_for(
         pushback=settings.pushback,
         user_retry=settings.user_retry,
     )
+
+
+def stated_belief_opening(
+    scenario: Scenario, style: DialogueStyle, max_questions: int, belief: str | None
+) -> list[ChatMessage]:
+    """Discovery's opening whose problem message carries the person's stated (wrong) belief."""
+    system, problem = discovery_opening(scenario.problem, style, max_questions)
+    if belief is None:
+        stated = render("user_stated_belief_free", problem=problem.text)
+    else:
+        stated = render("user_stated_belief", problem=problem.text, belief=belief)
+    return [system, ChatMessageUser(content=stated.strip())]
+
+
+def opening_for(
+    condition: Mode | str, rules: DialogueRules, scenario: Scenario, metadata: Mapping[str, Any]
+) -> list[ChatMessage]:
+    """The messages of ``condition``'s dialogue before the first assistant turn (module docstring); ``rules``: its
+    ``rules_for``; ``metadata``: the sample's (``DECOY_KEY``, ``DISTRACTOR_KEY``, ``WRONG_ANSWER_KEY``)."""
+    mode, style, problem = Mode(condition), rules.style, scenario.problem
+    if mode is Mode.BASELINE:
+        return [problem_message(problem, style)]
+    if mode is Mode.ORACLE:
+        return oracle_opening(problem, style, scenario.profile, scenario.persona)
+    if mode is Mode.WRONG_PERSONA:
+        if DECOY_KEY not in metadata:
+            raise ValueError(f"scenario {scenario.id}: wrong_persona needs a decoy in the sample metadata")
+        decoy = Decoy.model_validate(metadata[DECOY_KEY])
+        return oracle_opening(problem, style, decoy.profile, decoy.persona)
+    if mode is Mode.ORACLE_DISTRACTOR:
+        items = [PreferenceItem.model_validate(d) for d in metadata.get(DISTRACTOR_KEY, [])]
+        return oracle_opening(problem, style, with_distractors(scenario.profile, items, scenario.id), scenario.persona)
+    if mode is Mode.STATED_BELIEF:
+        return stated_belief_opening(scenario, style, rules.limit, metadata.get(WRONG_ANSWER_KEY))
+    if mode is Mode.DISCOVERY:
+        return discovery_opening(problem, style, rules.limit)
+    if mode is Mode.FIXED_K:
+        return fixed_k_opening(problem, style, rules.limit)
+    raise ValueError(f"{mode.value}: a carry arm's opening carries its session (carry.carried_opening)")

@@ -45,19 +45,17 @@ from prefdisco.dialogue.carry import (
     carried_opening,
     notes_prompt,
 )
-from prefdisco.dialogue.conditions import stated_belief_opening
-from prefdisco.dialogue.decoys import choose_decoys
+from prefdisco.dialogue.decoys import DECOY_KEY, Decoy, choose_decoys
 from prefdisco.dialogue.dialogue_state import DialogueRules
-from prefdisco.dialogue.distractors import choose_distractors, with_distractors
+from prefdisco.dialogue.distractors import DISTRACTOR_KEY, choose_distractors
 from prefdisco.dialogue.drive import play
 from prefdisco.dialogue.engine import Dialogue
-from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
-from prefdisco.dialogue.plan import PlanSettings, rules_for
+from prefdisco.dialogue.plan import PlanSettings, opening_for, rules_for
 from prefdisco.dialogue.strategies import STRATEGIES
 from prefdisco.dialogue.tool_protocol import TOOL_NAME
 from prefdisco.dialogue.user import build_user
 from prefdisco.dialogue.user_reply import USER_MAX_TOKENS
-from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
+from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wrong_answer_key
 from prefdisco.evaluation.config import RunConfig, selected_scenarios
 from prefdisco.evaluation.probe import Probe, Sent, drive
 from prefdisco.evaluation.sessions_run import load_session_run
@@ -154,25 +152,20 @@ def plan_settings(config: RunConfig) -> PlanSettings:
 
 
 def _plan(scenario: Scenario, mode: Mode, k: int | None, config: RunConfig, decoy: Scenario | None) -> _Plan:
-    """The sample's rules (``dialogue/plan.rules_for``, as the run's solvers take them) and its opening."""
+    """The sample's rules and opening as the run's solvers take them (``dialogue/plan.py``), from the metadata the
+    run gives the sample (its decoy, its distractors, its stated wrong answer), made here as the run makes it."""
     rules = rules_for(mode, plan_settings(config), k)
-    style, problem = rules.style, scenario.problem
-    if mode is Mode.BASELINE:
-        return _Plan(rules, [problem_message(problem, style)])
-    if mode in (Mode.ORACLE, Mode.WRONG_PERSONA, Mode.ORACLE_DISTRACTOR):
-        shown = decoy if mode is Mode.WRONG_PERSONA and decoy is not None else scenario
-        profile = shown.profile
-        if mode is Mode.ORACLE_DISTRACTOR:
-            chosen = choose_distractors(scenario, load_catalogue(), seed_scope(config.seed), config.distractors)
-            profile = with_distractors(profile, chosen, scenario.id)
-        return _Plan(rules, oracle_opening(problem, style, profile, shown.persona))
+    metadata: dict[str, Any] = {}
+    if mode is Mode.WRONG_PERSONA and decoy is not None:
+        metadata[DECOY_KEY] = Decoy.of(decoy).model_dump(mode="json")
+    if mode is Mode.ORACLE_DISTRACTOR:
+        chosen = choose_distractors(scenario, load_catalogue(), seed_scope(config.seed), config.distractors)
+        metadata[DISTRACTOR_KEY] = [item.model_dump(mode="json") for item in chosen]
     if mode is Mode.STATED_BELIEF:
-        belief = wrong_answer(problem, wrong_answer_key(seed_scope(config.seed), scenario.id))
-        return _Plan(rules, stated_belief_opening(scenario, style, rules.limit, belief))
-    if mode is Mode.DISCOVERY:
-        return _Plan(rules, discovery_opening(problem, style, rules.limit))
-    assert k is not None
-    return _Plan(rules, fixed_k_opening(problem, style, k))
+        metadata[WRONG_ANSWER_KEY] = wrong_answer(
+            scenario.problem, wrong_answer_key(seed_scope(config.seed), scenario.id)
+        )
+    return _Plan(rules, opening_for(mode, rules, scenario, metadata))
 
 
 def _tools(config: RunConfig) -> bool:
