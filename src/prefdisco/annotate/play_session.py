@@ -45,8 +45,7 @@ from prefdisco.dialogue.dialogue_state import DialogueRules, DialogueState
 from prefdisco.dialogue.drive import play
 from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.hygiene import Screen
-from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
-from prefdisco.dialogue.plan import MAX_DISCOVERY_QUESTIONS, PlanSettings, condition_label, rules_for
+from prefdisco.dialogue.plan import MAX_DISCOVERY_QUESTIONS, PlanSettings, condition_label, opening_for, rules_for
 from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
 from prefdisco.dialogue.tool_protocol import PROTOCOLS
 from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
@@ -122,10 +121,7 @@ class PlaySettings(BaseModel):
         return GenerateConfig(temperature=fixed.get("grader_temperature", DEFAULT_SETTINGS["grader_temperature"]))
 
     def opening(self, scenario: Scenario) -> list[ChatMessage]:
-        style = self.rules().style
-        if self.mode == "fixed_k":
-            return fixed_k_opening(scenario.problem, style, self.k)
-        return discovery_opening(scenario.problem, style, self.k)
+        return opening_for(self.mode, self.rules(), scenario, {})
 
     def meta(self) -> dict[str, str]:
         return {
@@ -303,11 +299,7 @@ class PlayStudy:
 
     async def _single_turn(self, scenario: Scenario, condition: str) -> DialogueState:
         rules = rules_for(condition, PlanSettings(self.settings.preset))  # the preset's own prompts
-        style = rules.style
-        if condition == Mode.ORACLE.value:
-            opening = oracle_opening(scenario.problem, style, scenario.profile, scenario.persona)
-        else:
-            opening = [problem_message(scenario.problem, style)]
+        opening = opening_for(condition, rules, scenario, {})
         dialogue = Dialogue.start(scenario.id, rules, opening, screen=Screen(scenario))
         model = seeded_model(self.model, self.settings.seed_of(scenario.id, condition, 1, "assistant"))
         await play(dialogue, model)

@@ -47,8 +47,7 @@ from inspect_ai.model import ChatMessage, GenerateConfig
 
 from prefdisco.dialogue.engine import Dialogue, Turn
 from prefdisco.dialogue.hygiene import MAX_USER_RETRY, Screen
-from prefdisco.dialogue.openings import discovery_opening
-from prefdisco.dialogue.plan import MAX_DISCOVERY_QUESTIONS, PlanSettings, rules_for
+from prefdisco.dialogue.plan import MAX_DISCOVERY_QUESTIONS, PlanSettings, opening_for, rules_for
 from prefdisco.dialogue.presets import PRESET_NAMES
 from prefdisco.dialogue.tool_protocol import PROTOCOLS
 from prefdisco.dialogue.user import USER_TYPES, build_user
@@ -178,7 +177,7 @@ class Episode(SyncAPI[StepResult]):
         return [as_dict(m) for m in self._opening()]
 
     def _opening(self) -> list[ChatMessage]:
-        return discovery_opening(self.scenario.problem, self.rules.style, self.rules.limit)
+        return opening_for(self.condition, self.rules, self.scenario, {})  # discovery's (a session's position: its own)
 
     async def areset(self) -> list[Message]:
         """Start (or restart) the dialogue with a fresh simulated user; the assistant's opening messages."""
