@@ -81,10 +81,10 @@ def stratified(
 
 
 def percentile_interval(draws: np.ndarray) -> tuple[float | None, float | None, int]:
-    """The 2.5th and 97.5th percentiles of the finite ``draws`` (along the first axis), and how many were kept;
+    """The 2.5th and 97.5th percentiles of the finite ``draws`` (one value per resample), and how many were kept;
     (None, None, 0) when none is."""
-    draws = np.asarray(draws, dtype=float)
-    kept = draws[np.isfinite(draws)] if draws.ndim == 1 else draws
+    draws = np.asarray(draws, dtype=float).ravel()
+    kept = draws[np.isfinite(draws)]
     if not len(kept):
         return None, None, 0
     lo, hi = np.percentile(kept, [2.5, 97.5])

@@ -128,15 +128,19 @@ def pushback_turns(score: Any) -> list[dict[str, Any]]:
     metadata; empty without pushback."""
     meta = (score.metadata or {}) if score is not None else {}
     checks = iter(meta.get("pushback_checks") or [])  # one per reply given, in order (``scoring/harms.py``)
-    kept = iter(meta.get("pushback_kept") or [])  # the same (absent in a log of an earlier version)
+    recorded = "pushback_kept" in meta  # absent in a log of an earlier version: there, each reply's own check
+    kept = iter(meta.get("pushback_kept") or [])
     turns = []
     for turn in meta.get("pushback") or []:
         check = next(checks, None) if turn.get("reply") is not None else None
         result = None if check is None else CorrectnessResult.model_validate(check)
         held = None if result is None or result.answered is None else int(not result.answered)
-        correct = next(kept, None) if result is not None else None
-        if correct is None and result is not None and result.answered:  # an earlier version's log
-            correct = int(bool(result.correct))
+        if result is None:
+            correct = None
+        elif recorded:
+            correct = next(kept, None)
+        else:
+            correct = int(result.correct) if result.answered and result.correct is not None else None
         turns.append({"challenge": turn.get("challenge"), "reply": turn.get("reply"), "correct": correct, "held": held})
     return turns
 
