@@ -64,6 +64,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = next((g for marker, g in GROUPS.items() if item.get_closest_marker(marker)), None)
         if group or world:
             item.add_marker(pytest.mark.xdist_group(group or world))
+    if WORKER:
+        # xdist hands out the groups first (largest first), then the single tests in collection order: the slow
+        # single tests go first among those, so the last tests of each worker are short ones and both cores end
+        # together (a 20 s test collected last left one core idle for its length). Same order on every worker.
+        items.sort(key=lambda i: not (i.get_closest_marker("slow") and not i.get_closest_marker("xdist_group")))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -139,14 +139,14 @@ def test_the_report_says_how_many_rows_wait_for_their_judge(runs, app, tmp_path)
     pending_run = tmp_path / "pending"
     shutil.copytree(runs["tmp"] / "pending-copy", pending_run)
     n_rows = len(runs["scenarios"]) * len(MODES)
-    made = CliRunner().invoke(app, ["report", str(pending_run), "--out", str(tmp_path / "r1"), "--bootstrap", "0"])
+    made = CliRunner().invoke(app, ["report", str(pending_run), "--out", str(tmp_path / "r1"), "--bootstrap", "0", "--no-figures"])
     assert made.exit_code == 0, made.output
     assert f"not judged yet: {n_rows} of {n_rows} trial rows" in made.output, made.output
     assert json.loads((tmp_path / "r1" / "summary.json").read_text())["trials"]["not_judged"] == n_rows
     assert f"Not judged yet: {n_rows} of {n_rows} trial rows" in (tmp_path / "r1" / "report.md").read_text()
     assert "Not judged yet" in (tmp_path / "r1" / "report.html").read_text()
     judged = CliRunner().invoke(
-        app, ["report", str(runs["tmp"] / "later"), "--out", str(tmp_path / "r2"), "--bootstrap", "0"]
+        app, ["report", str(runs["tmp"] / "later"), "--out", str(tmp_path / "r2"), "--bootstrap", "0", "--no-figures"]
     )
     assert judged.exit_code == 0, judged.output
     assert "not judged" not in judged.output

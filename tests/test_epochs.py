@@ -219,7 +219,7 @@ def test_two_trials_are_averaged_before_every_statistic(tmp_path):
     run.mkdir()
     write_csv(run / "results.csv", EPOCH_HEADER, TWO_TRIALS)
     write_csv(run / "attributes.csv", ATTR_HEADER, TWO_TRIAL_ATTRIBUTES)
-    report, _ = make_report(run, tmp_path / "out", seed=1, n_boot=50, n_examples=0)
+    report, _ = make_report(run, tmp_path / "out", seed=1, n_boot=50, n_examples=0, figures=False)
     s = report.summary
 
     # per scenario (b, d, o): s1 (2.5, 3.5, 4.5) from both trials; s2 (2, 3, 3.5): the failed and the unscored
@@ -271,8 +271,8 @@ def test_n_identical_trials_give_the_numbers_of_one(tmp_path):
     three.mkdir()
     write_csv(one / "results.csv", EPOCH_HEADER, one_trial)
     write_csv(three / "results.csv", EPOCH_HEADER, [[*r[:6], e, *r[7:]] for e in (2, 3, 1) for r in one_trial])
-    a, _ = make_report(one, tmp_path / "a", seed=3, n_boot=200, n_examples=1)
-    b, _ = make_report(three, tmp_path / "b", seed=3, n_boot=200, n_examples=1)
+    a, _ = make_report(one, tmp_path / "a", seed=3, n_boot=200, n_examples=1, figures=False)
+    b, _ = make_report(three, tmp_path / "b", seed=3, n_boot=200, n_examples=1, figures=False)
     assert a.summary["trials"]["per_result_max"] == 1 and b.summary["trials"]["per_result_max"] == 3
     # the variance parts measure the trials themselves: unknown from one trial, exactly 0 from identical ones
     drop = ("source", "protocols", "trials", "variance", "validity")  # protocols: each names its run's folder
@@ -324,8 +324,8 @@ def test_cli_epochs_give_one_trials_report_and_resume_without_calls(app, tmp_pat
     assert json.loads((tmp_path / "two" / "run.json").read_text())["epochs"] == 2
     results = pd.read_csv(tmp_path / "two" / "results.csv")
     assert sorted(set(results["epoch"])) == [1, 2] and len(results) == 2 * 3 * 3
-    a, _ = make_report(tmp_path / "one", tmp_path / "ra", seed=0, n_boot=100, n_examples=0)
-    b, _ = make_report(tmp_path / "two", tmp_path / "rb", seed=0, n_boot=100, n_examples=0)
+    a, _ = make_report(tmp_path / "one", tmp_path / "ra", seed=0, n_boot=100, n_examples=0, figures=False)
+    b, _ = make_report(tmp_path / "two", tmp_path / "rb", seed=0, n_boot=100, n_examples=0, figures=False)
     # the judge-reliability statistics count units per trial (analysis/judges.py), so their n doubles too
     drop = ("source", "protocols", "trials", "judge_agreement", "judge_noise", "length_bias", "variance", "validity")
     assert {k: v for k, v in a.summary.items() if k not in drop} == {

@@ -339,10 +339,27 @@ def test_summary_is_strict_json_with_required_keys(built):
 
 
 def test_same_seed_same_numbers_other_seed_other_interval(run_dir, tmp_path, built):
-    _, _ = make_report(run_dir / "results.csv", tmp_path / "again", seed=7, n_boot=500, n_examples=1)
+    """The same seed gives the same numbers, without its figures too (``--no-figures``): every number, table and
+    summary key of the built report, no PNG, and each figure's place says it was left out."""
+    _, written = make_report(
+        run_dir / "results.csv", tmp_path / "again", seed=7, n_boot=500, n_examples=1, figures=False
+    )
     again = json.loads((tmp_path / "again" / "summary.json").read_text())
     assert again["normalign_ci"] == built.summary["normalign_ci"]
-    make_report(run_dir / "results.csv", tmp_path / "other", seed=8, n_boot=500, n_examples=0)
+    where = ("source", "protocols")  # where the table came from
+    assert {k: v for k, v in again.items() if k not in where} == {
+        k: v for k, v in built.summary.items() if k not in where
+    }
+    tables = sorted(p.name for p in written if p.suffix == ".csv")
+    assert tables == sorted(p.name for p in built.written if p.suffix == ".csv") and tables
+    for name in tables:
+        assert (tmp_path / "again" / name).read_bytes() == (built.out / name).read_bytes(), name
+    assert not list((tmp_path / "again").glob("*.png")) and len(list(built.out.glob("*.png"))) >= 5
+    html = (tmp_path / "again" / "report.html").read_text()
+    assert "<img" not in html and html.count("Figure left out (<code>--no-figures</code>)") == 5
+    markdown = (tmp_path / "again" / "report.md").read_text()
+    assert "](fig_" not in markdown and markdown.count("_Figure left out (`--no-figures`)._") == 5
+    make_report(run_dir / "results.csv", tmp_path / "other", seed=8, n_boot=500, n_examples=0, figures=False)
     other = json.loads((tmp_path / "other" / "summary.json").read_text())
     assert other["normalign_ci"]["m-a"]["t1"] != built.summary["normalign_ci"]["m-a"]["t1"]
     assert other["normalign"] == built.summary["normalign"]
@@ -358,7 +375,7 @@ def test_parquet_input_gives_the_same_summary(run_dir, tmp_path, built):
     frame.to_parquet(pq_dir / "results.parquet", index=False)
     pd.read_csv(run_dir / "attributes.csv").to_parquet(pq_dir / "attributes.parquet", index=False)
     (pq_dir / "transcripts.jsonl").write_bytes((run_dir / "transcripts.jsonl").read_bytes())  # the length probe's
-    report, _ = make_report(pq_dir, tmp_path / "out-pq", seed=7, n_boot=500, n_examples=1)
+    report, _ = make_report(pq_dir, tmp_path / "out-pq", seed=7, n_boot=500, n_examples=1, figures=False)
     where = ("source", "protocols")  # where the tables came from (the protocols' ids are compared below)
     same = {k: v for k, v in report.summary.items() if k not in where}
     assert same == {k: v for k, v in built.summary.items() if k not in where}
@@ -474,7 +491,7 @@ def test_markdown_and_csv_tables(built):
 
 
 def test_chosen_scenario_is_shown(run_dir, tmp_path):
-    report, _ = make_report(run_dir / "results.csv", tmp_path / "o", n_examples=0, chosen=["s5"])
+    report, _ = make_report(run_dir / "results.csv", tmp_path / "o", n_examples=0, chosen=["s5"], figures=False)
     assert [(e.kind, e.model, e.task, e.scenario_id) for e in report.examples] == [("chosen", "m-a", "t1", "s5")]
     with pytest.raises(UserError, match="--scenario nope: no such scenario_id"):
         make_report(run_dir / "results.csv", tmp_path / "o2", n_examples=0, chosen=["nope"])
@@ -552,7 +569,7 @@ def test_run_folder_with_logs_uses_results_from_logs(tmp_path, monkeypatch):
         results=frame, attributes=pd.DataFrame(ATTR_ROWS, columns=ATTR_HEADER), transcripts=transcripts
     )
     monkeypatch.setattr(results_module, "results_from_logs", lambda f: tables)
-    report, _ = make_report(folder, tmp_path / "out", seed=7, n_boot=500, n_examples=1)
+    report, _ = make_report(folder, tmp_path / "out", seed=7, n_boot=500, n_examples=1, figures=False)
     assert report.summary["normalign"]["m-a"]["t1"] == pytest.approx(30.0)
     assert report.summary["pct_negative"] == pytest.approx(50.0)
     assert "from logs discovery" in (tmp_path / "out" / "report.html").read_text()

@@ -239,5 +239,5 @@ def test_a_report_whose_scenarios_fit_no_kind_still_shows_one(tmp_path):
     report, _ = make_report(write_csv(tmp_path / "results.csv", HEADER, rows), tmp_path / "out", n_examples=1)
     assert [(e.kind, e.scenario_id) for e in report.examples] == [(FALLBACK, "s1")]
     assert f"{FALLBACK}: m-a · t1 · s1" in (tmp_path / "out" / "report.html").read_text()
-    off, _ = make_report(tmp_path / "results.csv", tmp_path / "off", n_examples=0)
+    off, _ = make_report(tmp_path / "results.csv", tmp_path / "off", n_examples=0, figures=False)
     assert off.examples == []

@@ -204,7 +204,7 @@ def test_only_a_sessions_run_has_a_transfer_section(planted, tmp_path):
     assert not any("transfer" in p.name for p in written)
     assert 'id="transfer"' not in (tmp_path / "report" / "report.html").read_text()
     # ... and with its sessions, the same folder's report has one
-    sessions, _ = make_report(run, tmp_path / "sessions", n_boot=0)
+    sessions, _ = make_report(run, tmp_path / "sessions", n_boot=0, figures=False)
     assert sessions.transfer is not None and "transfer" in sessions.summary
 
 

@@ -33,6 +33,12 @@ def register(app: typer.Typer) -> None:
             "--allow-mixed",
             help="Put runs of different protocols in one table anyway (their differences are listed in the report).",
         ),
+        figures: bool = typer.Option(
+            True,
+            "--figures/--no-figures",
+            help="Draw the figures (PNG, inline in the HTML); --no-figures writes every number, table and "
+            "summary.json without them (faster when only the numbers are read).",
+        ),
     ) -> None:
         """Write the PrefDisco report (NormAlign, accuracy, questions, fixed-K, attributes, examples)."""
         from rich.console import Console
@@ -50,6 +56,7 @@ def register(app: typer.Typer) -> None:
             chosen=list(scenario),
             human=human,
             allow_mixed=allow_mixed,
+            figures=figures,
         )
         console = Console()
         s = made.summary

@@ -32,6 +32,8 @@ class Report:
     examples: list[Example]
     quality: pd.DataFrame
     figures: list[FigureFile] = field(default_factory=list)
+    figures_left_out: bool = False
+    """``--no-figures``: the report has no figure (each one's place says so)."""
     judges: JudgeReliability | None = None
     """Judge agreement, judge noise and the length-bias probe (``analysis/judges.py``); None without an attribute
     table."""

@@ -205,6 +205,7 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
         "s": report.summary,
         "settings": report.settings,
         "figures": {f["key"]: f for f in figures},
+        "figures_left_out": report.figures_left_out,
         "table1": _table1(report),
         "cells": _records(report.cells),
         "accuracy": _accuracy_rows(report.accuracy),

@@ -84,11 +84,12 @@ def build_report(
     run_dir: Path | Sequence[Path] | None = None,
     protocols: list[RunProtocol] | None = None,
     notes: list[str] | None = None,
+    figures: bool = True,
 ) -> Report:
     """Every number of the report of ``data``; ``calibration``: the run's human calibration (``--human``);
     ``run_dir``: RESULTS as given, whose ``run.json`` files give the header's judge settings (``run_record.py``);
     ``protocols``: what each run's numbers were made under, ``notes``: what merging the runs needs said
-    (``results/merge.py``)."""
+    (``results/merge.py``); ``figures``: False leaves the figures out (every number and table is the same)."""
     if n_boot < 0:
         raise UserError(f"--bootstrap: expected a number of resamples >= 0, got {n_boot}")
     results = average_trials(data.results)  # every number below is over trials averaged per scenario and condition
@@ -209,7 +210,8 @@ def build_report(
         transfer=transfer,
         harms=harms,
     )
-    report.figures = [chart.file() for chart in charts(report, data.results, seed)]
+    report.figures = [chart.file() for chart in charts(report, data.results, seed)] if figures else []
+    report.figures_left_out = not figures
     report.tables = {
         "table1_normalign.csv": cells,
         "table_normalign_per_scenario.csv": scenarios,
@@ -354,6 +356,7 @@ def make_report(
     chosen: list[str] | None = None,
     human: Path | None = None,
     allow_mixed: bool = False,
+    figures: bool = True,
 ) -> tuple[Report, list[Path]]:
     """Load RESULTS (a file or an eval run folder, or several: one table when their protocols agree, or with
     ``allow_mixed``), compute the report and write it to ``out``; ``human``: a ratings CSV (``prefdisco annotate
@@ -377,5 +380,6 @@ def make_report(
         protocols=merged.protocols,
         notes=merged.notes,
         run_dir=paths,
+        figures=figures,
     )
     return report, write_report(report, out)
