@@ -3,7 +3,7 @@ server, built once per test session (``conftest.leaderboard_runs``).
 
 Runs ``good``, ``fair`` and ``poor`` (one model each) on 8 scenarios of two tasks (alpha, beta: 4 each, the fewest a
 pairwise test takes) on the default protocol; ``late``: the model good again, with the simulated user at
-temperature 1.0 (another protocol), on the first 4 scenarios. The judge (``planted``): baseline 1 and oracle 5 on
+temperature 1.0 (another ask), on the first 4 scenarios. The judge (``planted``): baseline 1 and oracle 5 on
 every criterion for every model; in discovery ``good`` scores 5 (NormAlign 100 on every scenario), the others 1-3
 from the transcript's hash (NormAlign at most 50 per scenario, about 25 on average) — so good is better than fair and
 poor on every scenario and every resample, whatever the number of scenarios, and fair and poor score alike on every

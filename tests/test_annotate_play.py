@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -22,6 +23,7 @@ from prefdisco.annotate.play_export import export_play
 from prefdisco.annotate.play_service import prepare_play
 from prefdisco.annotate.play_session import PlaySettings, PlayStudy
 from prefdisco.annotate.play_store import PlayStore, StaleDialogue
+from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.run import run_conditions
 from scripted import Scripted, make_scenario
@@ -189,10 +191,10 @@ def test_the_tool_protocol_is_played_as_prefdisco_eval_plays_it(tmp_path):
     a simulated user with the same replies."""
     db = tmp_path / "play.sqlite"
     bench = write_bench(tmp_path / "bench", [play_scenario()])
-    prepare_play(bench, db, TOOL_MODEL, JUDGE, PlaySettings(protocol="tools"))
+    prepare_play(bench, db, TOOL_MODEL, JUDGE, PlaySettings(ask="tools"))
     store = PlayStore(db)
     play = PlayStudy(store, get_model(TOOL_MODEL), get_model(JUDGE), PlaySettings.from_meta(store.play_meta()))
-    assert play.settings.protocol == "tools" and play.settings.rules().protocol == "tools"
+    assert play.settings.ask == "tools" and play.settings.rules().ask == "tools"
 
     async def run():  # type: ignore[no-untyped-def]
         first = await play.view("alice", 1)
@@ -211,10 +213,10 @@ def test_the_tool_protocol_is_played_as_prefdisco_eval_plays_it(tmp_path):
     ]
     human = tmp_path / "human"
     export_play(db, human)
-    assert json.loads((human / "protocol.json").read_text())["settings"]["protocol"] == "tools"
+    assert json.loads((human / "protocol.json").read_text())["settings"]["ask"] == "tools"
 
     config = RunConfig(
-        models=[TOOL_MODEL], user_model=USER, grader_model=JUDGE, log_dir=tmp_path / "sim", protocol="tools",
+        models=[TOOL_MODEL], user_model=USER, grader_model=JUDGE, log_dir=tmp_path / "sim", ask="tools",
         modes=["baseline", "discovery", "oracle"], display="none",
     )  # fmt: skip
     config.validate()
@@ -428,11 +430,11 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     bad_k = runner.invoke(cli.app, [*common, "--k", "9"])
     assert bad_k.exit_code == 2 and "--k: expected 0..5" in bad_k.output
     bad_protocol = runner.invoke(cli.app, [*common, "--protocol", "xml"])
-    assert bad_protocol.exit_code == 2 and "--protocol: expected one of text, tools, got 'xml'" in bad_protocol.output
+    assert bad_protocol.exit_code == 2 and "--ask: expected one of text, tools, got 'xml'" in bad_protocol.output
     paper_k = runner.invoke(cli.app, [*common, "--preset", "paper", "--k", "3"])
     assert paper_k.exit_code == 2 and "--k 3 contradicts --preset paper" in paper_k.output
     paper_tools = runner.invoke(cli.app, [*common, "--preset", "paper", "--protocol", "tools"])
-    assert paper_tools.exit_code == 2 and "--preset paper runs its own text protocol" in paper_tools.output
+    assert paper_tools.exit_code == 2 and "--preset paper asks in its own text prompts" in paper_tools.output
     missing = runner.invoke(cli.app, ["annotate", "export-play", "--db", str(db), "--out", str(tmp_path / "o")])
     assert missing.exit_code == 2 and "not found" in missing.output
     prepare_play(bench, db, MODEL, JUDGE, PlaySettings())
@@ -445,8 +447,15 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert not (tmp_path / "o").exists()
     other = runner.invoke(cli.app, [*common, "--judge-model", "scripted/other", "--port", str(free_port())])
     assert other.exit_code == 2 and "--judge-model" in other.output and "use a new --db" in other.output
-    tools = runner.invoke(cli.app, [*common, "--protocol", "tools", "--port", str(free_port())])
-    assert tools.exit_code == 2 and "started with --protocol text, not tools; use a new --db" in tools.output
+    tools = runner.invoke(cli.app, [*common, "--protocol", "tools", "--port", str(free_port())])  # --ask's older name
+    assert tools.exit_code == 2 and "started with --ask text, not tools; use a new --db" in tools.output
+    # a study stored before the ask channel had its own name: its "protocol" is read as the ask channel
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE meta SET key = 'play_protocol', value = 'tools' WHERE key = 'play_ask'")
+    assert "ask" not in PlayStore(db).play_meta() and PlaySettings.from_meta(PlayStore(db).play_meta()).ask == "tools"
+    prepare_play(bench, db, MODEL, JUDGE, PlaySettings(ask="tools"))  # the same settings: it goes on
+    with pytest.raises(UserError, match=r"started with --ask tools, not text; use a new --db"):
+        prepare_play(bench, db, MODEL, JUDGE, PlaySettings())
 
 
 def test_two_server_processes_on_one_database_continue_one_dialogue(tmp_path):

@@ -32,7 +32,7 @@ def test_demo_with_another_model_writes_the_report_and_prints_its_path(tmp_path,
     assert summary["models"] == {"assistant": model, "user": model, "grader": model}
     assert summary["note"] is None and summary["report"] == str(report) and summary["n_scenarios"] == 2
     run = json.loads((out / "logs" / "run.json").read_text())
-    assert run["constrain_protocol"] is False  # the grammar is the embedded model's only
+    assert run["constrain_ask"] is False  # the grammar is the embedded model's only
     assert "prefdisco demo --model" in PLUMBING_NOTE
 
 

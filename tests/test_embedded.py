@@ -192,7 +192,7 @@ def test_eval_on_a_benchmark_folder_writes_results_and_resumes_without_calls(tmp
         judge="structured",
         max_tokens=120,
         user_max_tokens=40,
-        constrain_protocol=True,
+        constrain_ask=True,
         display="none",
     )
     before = embedded_calls()

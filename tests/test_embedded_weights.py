@@ -42,7 +42,7 @@ PROMPTS = [
 @pytest.mark.parametrize(
     "grammar_text",
     [schema_to_gbnf(JUDGE_LIKE, 80), schema_to_gbnf(CriterionScore.model_json_schema(), 120), PROTOCOL_GBNF],
-    ids=["judge-like", "criterion-score", "protocol"],
+    ids=["judge-like", "criterion-score", "ask"],
 )
 def test_greedy_grammar_chooses_what_the_whole_vocabulary_check_chooses(grammar_text):
     llama = load_model(resolve_gguf("smollm2"), 4096, default_threads(), 0, 0).llama

@@ -204,7 +204,7 @@ def solver_task(case: Case, protocol: str, script: list[Any], solver: str | None
         max_questions=case.limit if case.mode == "discovery" else 5,
         audit=False,
         preset=case.preset,
-        protocol=protocol,
+        ask=protocol,
         **extra,
     )
     task = build_task([make_scenario()], config, case.mode, case.limit if case.mode == "fixed_k" else None)
@@ -253,7 +253,7 @@ def via_episode(case: Case, protocol: str, script: list[Any]) -> Played:
         grader.model,
         max_questions=case.limit,
         preset=case.preset,
-        protocol=protocol,
+        ask=protocol,
         audit=False,
     )
     episode.reset()
@@ -334,7 +334,7 @@ def via_engine(case: Case, protocol: str, script: list[Any]) -> Played:
     style = preset_named(case.preset).style
     style = tools_style(style) if protocol == "tools" else style
     rules = DialogueRules(
-        condition=case.mode, protocol=protocol, limit=case.limit, forced=case.mode == "fixed_k", style=style
+        condition=case.mode, ask=protocol, limit=case.limit, forced=case.mode == "fixed_k", style=style
     )
     scenario = make_scenario()
     dialogue = Dialogue.start(
@@ -386,7 +386,7 @@ def test_the_protocols_score_one_dialogue_alike(by_solver):
 
 def discovery_rules(protocol: str = "text", limit: int = 3) -> DialogueRules:
     style = tools_style(DialogueStyle()) if protocol == "tools" else DialogueStyle()
-    return DialogueRules(condition="discovery", protocol=protocol, limit=limit, style=style)
+    return DialogueRules(condition="discovery", ask=protocol, limit=limit, style=style)
 
 
 def test_a_saved_dialogue_restored_goes_on_as_if_it_had_never_stopped():

@@ -146,8 +146,9 @@ def test_a_seed_draws_the_same_scenarios_and_a_masked_episode_gets_masked_reward
 def test_bad_options_fail_before_anything_is_served():
     user, grader = roles()
     base = {"scenarios": [make_scenario()], "user_model": user.model, "judge_model": grader.model}
-    with pytest.raises(UserError, match=r"^protocol: expected one of text, tools, got 'xml'"):
-        hub().make_app(**base, protocol="xml")
+    for name in ("ask", "protocol"):  # the ask channel, and its older name read as it
+        with pytest.raises(UserError, match=r"^ask: expected one of text, tools, got 'xml'"):
+            hub().make_app(**base, **{name: "xml"})
     with pytest.raises(UserError, match=r"^max_sessions: expected a number of sessions"):
         hub().make_app(**base, max_sessions=0)
     with pytest.raises(UserError, match=r"^split: 'train' needs train_fraction"):
@@ -325,7 +326,7 @@ def test_the_tool_protocol_carries_ask_user_calls_and_returns_tool_results():
         hub().PrefDiscoAction(text="The answer is B: 3 trips."),
     ]
     user, grader = roles()
-    app = hub().make_app([scenario], user.model, grader.model, reward=WEIGHTS, protocol="tools", max_questions=2)
+    app = hub().make_app([scenario], user.model, grader.model, reward=WEIGHTS, ask="tools", max_questions=2)
     with running(app) as url, hub().PrefDiscoEnvClient(base_url=url) as client:
         first = client.reset(scenario_id=scenario.id)
         steps = [client.step(action) for action in actions]
@@ -354,7 +355,7 @@ def test_the_tool_protocol_carries_ask_user_calls_and_returns_tool_results():
         else a.text
         for a in actions
     )
-    result, _, grader2 = episode_result(scenario, turns, protocol="tools", max_questions=2)  # type: ignore[arg-type]
+    result, _, grader2 = episode_result(scenario, turns, ask="tools", max_questions=2)  # type: ignore[arg-type]
     assert steps[-1].reward == pytest.approx(result.reward)
     assert end.info["score"] == json.loads(json.dumps(result.info["score"], default=str))
     assert [c.text for c in grader.calls] == [c.text for c in grader2.calls]

@@ -143,7 +143,7 @@ def test_the_tool_protocol_asks_through_ask_user_and_withdraws_it_after_the_budg
     scenario = make_scenario()
     user, grader = roles()
     env = load_environment(
-        scenarios=[scenario], user_model=user.model, judge_model=grader.model, reward=WEIGHTS, protocol="tools",
+        scenarios=[scenario], user_model=user.model, judge_model=grader.model, reward=WEIGHTS, ask="tools",
         max_questions=2,
     )  # fmt: skip
     turns = (
@@ -177,7 +177,7 @@ def test_the_tool_protocol_asks_through_ask_user_and_withdraws_it_after_the_budg
         return ChatMessageAssistant(content="", tool_calls=calls)
 
     as_turns = tuple(as_turn(t) for t in turns)
-    result, _, grader2 = episode_result(scenario, as_turns, protocol="tools", max_questions=2)  # type: ignore[arg-type]
+    result, _, grader2 = episode_result(scenario, as_turns, ask="tools", max_questions=2)  # type: ignore[arg-type]
     assert output["reward"] == pytest.approx(result.reward)
     assert record["score"] == json.loads(json.dumps(result.info["score"], default=str))
     assert [c.text for c in grader.calls] == [c.text for c in grader2.calls]
@@ -224,8 +224,9 @@ def test_a_split_gives_verifiers_a_train_and_an_eval_dataset():
 def test_options_are_refused_in_one_line():
     user, grader = roles()
     base = {"scenarios": [make_scenario()], "user_model": user.model, "judge_model": grader.model}
-    with pytest.raises(UserError, match=r"^protocol: expected one of text, tools, got 'xml'"):
-        load_environment(**base, protocol="xml")
+    for name in ("ask", "protocol"):  # the ask channel, and its older name read as it
+        with pytest.raises(UserError, match=r"^ask: expected one of text, tools, got 'xml'"):
+            load_environment(**base, **{name: "xml"})
     with pytest.raises(UserError, match=r"^trial: set by the environment"):
         load_environment(**base, trial=2)
     with pytest.raises(UserError, match=r"^masked_reward: expected a finite number"):

@@ -94,7 +94,7 @@ def test_a_model_graded_answer_adds_the_correctness_grader_and_tools_plan_the_sa
     graded = first.model_copy(update={"problem": Problem.model_validate(data)})
     estimate = plan(tmp_path, scenarios=[graded, *SCENARIOS[1:]])
     assert line(estimate, "grader", "correctness").calls == 3  # its 3 conditions
-    text, tools = plan(tmp_path), plan(tmp_path, protocol="tools")
+    text, tools = plan(tmp_path), plan(tmp_path, ask="tools")
     assert [(ln.part, ln.calls) for ln in tools.lines] == [(ln.part, ln.calls) for ln in text.lines]
     assert line(tools, "assistant", "discovery").input_tokens != line(text, "assistant", "discovery").input_tokens
 

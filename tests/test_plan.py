@@ -23,7 +23,7 @@ def test_rules_are_made_in_the_plan_only():
 
 
 def test_each_condition_gets_its_rules_and_every_setting_reaches_it():
-    settings = PlanSettings(preset="paper", protocol="text", max_questions=3, pushback=2, user_retry=1)
+    settings = PlanSettings(preset="paper", ask="text", max_questions=3, pushback=2, user_retry=1)
     got = {m: rules_for(m, settings, 2 if m == "fixed_k" else None) for m in MODES}
     for m in ("baseline", "oracle", "wrong_persona", "oracle_distractor"):
         r = got[m]
@@ -34,12 +34,12 @@ def test_each_condition_gets_its_rules_and_every_setting_reaches_it():
         assert (r.single_turn, r.limit, r.forced, r.pushback, r.user_retry) == (False, 3, False, 2, 1), m
     k = got["fixed_k"]
     assert (k.condition, k.limit, k.forced, k.pushback, k.user_retry) == ("fixed_k2", 2, True, 2, 1)
-    tools = rules_for("discovery", PlanSettings(protocol="tools"))
-    assert tools.protocol == "tools" and tools.style != preset_named("default").style
+    tools = rules_for("discovery", PlanSettings(ask="tools"))
+    assert tools.ask == "tools" and tools.style != preset_named("default").style
     with pytest.raises(ValueError, match="fixed_k mode needs k >= 1"):
         rules_for("fixed_k", settings)
-    with pytest.raises(ValueError, match="constrain_protocol needs protocol 'text'"):
-        rules_for("discovery", PlanSettings(protocol="tools", constrain_protocol=True))
+    with pytest.raises(ValueError, match="constrain_ask needs ask 'text'"):
+        rules_for("discovery", PlanSettings(ask="tools", constrain_ask=True))
 
 
 def test_whether_a_dialogue_needs_a_user_is_one_rule():

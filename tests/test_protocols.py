@@ -65,11 +65,11 @@ def test_what_a_run_is_of_never_changes_its_protocol_and_what_changes_results_do
         RunConfig(grader_temperature=0.3),
         RunConfig(judge="structured"),
         RunConfig(user_type="cooperative"),
-        RunConfig(protocol="tools"),
+        RunConfig(ask="tools"),
         RunConfig(pushback=1),
         RunConfig(user_retry=1),
         RunConfig(judge_repeats=2),
-        RunConfig(constrain_protocol=True),  # a grammar on the assistant's turns (issue 31, defect 8)
+        RunConfig(constrain_ask=True),  # a grammar on the assistant's turns (issue 31, defect 8)
         RunConfig(max_questions=3),
     ]
     ids = [protocol_id(c) for c in changed]
@@ -83,16 +83,16 @@ def test_what_a_run_is_of_never_changes_its_protocol_and_what_changes_results_do
 
 
 def test_settings_added_later_keep_older_records_comparable_and_strategy_prompts_are_hashed():
-    """Issue 31, defect 8: the protocol record left out constrain_protocol (a grammar on every assistant turn) and a
-    strategy solver's own prompts. A record written before constrain_protocol existed reads it at False, the value
+    """Issue 31, defect 8: the protocol record left out constrain_ask (a grammar on every assistant turn) and a
+    strategy solver's own prompts. A record written before constrain_ask existed reads it at False, the value
     every earlier run ran with; a strategy run's prompt hash holds its strategy's templates."""
     from prefdisco.results.protocol_record import differences
 
     new = protocol_record(RunConfig())
-    old = new.model_copy(update={"settings": {k: v for k, v in new.settings.items() if k != "constrain_protocol"}})
-    assert new.settings["constrain_protocol"] is False and differences(old, new) == []
-    grammar = protocol_record(RunConfig(constrain_protocol=True))
-    assert differences(old, grammar) == ["constrain_protocol false vs true"]
+    old = new.model_copy(update={"settings": {k: v for k, v in new.settings.items() if k != "constrain_ask"}})
+    assert new.settings["constrain_ask"] is False and differences(old, new) == []
+    grammar = protocol_record(RunConfig(constrain_ask=True))
+    assert differences(old, grammar) == ["constrain_ask false vs true"]
     plain, strategy = (protocol_record(RunConfig(solver=s)) for s in (None, "prefdisco/checklist"))
     assert strategy.prompts != plain.prompts
 
@@ -103,7 +103,7 @@ def invoke(cli_app, *args: str):
 
 RUNS = {"a": "good", "b": "fair", "c": "late", "d": "late"}
 """The leaderboard world's runs (``tests/leaderboard_world.py``) each test reads: A (model good) and B (model fair) on
-the default protocol, C and D: model good again with the simulated user at temperature 1.0 (another protocol)."""
+the default protocol, C and D: model good again with the simulated user at temperature 1.0 (another ask)."""
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ def test_every_result_setting_is_recorded(tmp_path: Path) -> None:
     recorded = fingerprint(tmp_path)
     for key in ("models", "user_model", "grader_model", "temperature", "user_temperature", "judge", "user_type"):
         assert key in recorded
-    for key in ("max_questions", "constrain_protocol", "model_args", "prompt_templates", "logprobs", "audit"):
+    for key in ("max_questions", "constrain_ask", "model_args", "prompt_templates", "logprobs", "audit"):
         assert key in recorded
 
 
@@ -35,7 +35,7 @@ def test_every_result_setting_is_recorded(tmp_path: Path) -> None:
         ("judge", "structured"),
         ("user_type", "cooperative"),
         ("max_questions", 3),
-        ("constrain_protocol", True),
+        ("constrain_ask", True),
         ("model_args", {"n_ctx": "4096"}),
         ("grader_model", "m/other"),
         ("fixed_k", [2]),

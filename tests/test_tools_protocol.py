@@ -32,6 +32,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState
 from inspect_ai.tool import ToolCall
 from inspect_ai.util import Store
+from typer.testing import CliRunner
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.dialogue.byo import parse_solver_args, resolve_solver
@@ -44,10 +45,12 @@ from prefdisco.dialogue.tool_protocol import tools_style
 from prefdisco.dialogue.user_reply import UserReply
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig
+from prefdisco.evaluation.protocols import protocol_id
 from prefdisco.evaluation.task import build_task
 from prefdisco.policies.fit import fit_policy
 from prefdisco.policies.model import write_policy
 from prefdisco.prompts import render
+from prefdisco.results.protocol_record import differences, read_record
 from scripted import Scripted, constant, make_scenario
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
 
@@ -105,7 +108,7 @@ def dialogue(protocol: str, script: list[Reply], limit: int = 5, forced: bool = 
     messages)."""
     assistant, user = Tooled(script), FakeUser()
     style = tools_style(DialogueStyle()) if protocol == "tools" else DialogueStyle()
-    rules = DialogueRules(condition="discovery", protocol=protocol, limit=limit, forced=forced, style=style)
+    rules = DialogueRules(condition="discovery", ask=protocol, limit=limit, forced=forced, style=style)
     messages: list[ChatMessage] = [ChatMessageSystem(content="rules"), ChatMessageUser(content="the problem")]
     played = asyncio.run(play(Dialogue.start("s1", rules, messages, user), assistant.model))
     return played.state.record(), assistant, user, played.messages
@@ -254,7 +257,7 @@ def run_task(assistant, tmp_path: Path, user=None, mode: str = "baseline", **set
 
 def test_discovery_under_tools_is_scored_like_the_text_protocol(tmp_path):
     assistant = Tooled([ask("Do you like analogies?"), "The answer is B: 3 trips."])
-    sample, record = run_task(assistant, tmp_path, mode="discovery", protocol="tools")
+    sample, record = run_task(assistant, tmp_path, mode="discovery", ask="tools")
     score = sample.scores["prefdisco_scorer"]
     assert score.value["n_questions"] == 1 and score.value["correct"] == 1
     assert score.answer == "The answer is B: 3 trips."
@@ -265,12 +268,12 @@ def test_discovery_under_tools_is_scored_like_the_text_protocol(tmp_path):
 
 
 def test_tools_refuses_what_it_cannot_follow():
-    with pytest.raises(UserError, match="--protocol: unknown 'json'"):
-        build_task([make_scenario()], RunConfig(protocol="json"), "discovery")
-    with pytest.raises(UserError, match="--preset paper runs its own text protocol"):
-        build_task([make_scenario()], RunConfig(protocol="tools", preset="paper"), "discovery")
-    with pytest.raises(UserError, match="--constrain-protocol"):
-        build_task([make_scenario()], RunConfig(protocol="tools", constrain_protocol=True), "discovery")
+    with pytest.raises(UserError, match="--ask: unknown 'json'"):
+        build_task([make_scenario()], RunConfig(ask="json"), "discovery")
+    with pytest.raises(UserError, match="--preset paper asks in its own text prompts"):
+        build_task([make_scenario()], RunConfig(ask="tools", preset="paper"), "discovery")
+    with pytest.raises(UserError, match="--constrain-ask"):
+        build_task([make_scenario()], RunConfig(ask="tools", constrain_ask=True), "discovery")
 
 
 # --- bring your own assistant ----------------------------------------------------------------------------
@@ -428,19 +431,26 @@ def config(tmp_path: Path, **settings: Any) -> RunConfig:
 
 def test_run_json_records_protocol_and_solver_only_when_given(tmp_path):
     plain = config(tmp_path).fingerprint("set", 1)
-    assert not {"protocol", "solver", "solver_args"} & set(plain)
-    tools = config(tmp_path, protocol="tools").fingerprint("set", 1)
-    assert tools["protocol"] == "tools" and "solver" not in tools
+    assert not {"ask", "protocol", "solver", "solver_args"} & set(plain)
+    tools = config(tmp_path, ask="tools").fingerprint("set", 1)
+    assert tools["ask"] == "tools" and "solver" not in tools
     assert tools["prompt_templates"] != plain["prompt_templates"]  # the tool prompts are hashed too
     own = config(tmp_path, solver="test_tools_protocol:looping_agent", solver_args={"rounds": 3})
     own.validate()
     recorded = own.fingerprint("set", 1)
     assert recorded["solver"] == "test_tools_protocol:looping_agent" and recorded["solver_args"] == {"rounds": 3}
-    assert "protocol" not in recorded
+    assert "ask" not in recorded
     with pytest.raises(UserError, match="plays discovery: add discovery to --modes"):
         config(tmp_path, solver="react", modes=["baseline"]).validate()
     with pytest.raises(UserError, match="-S: solver args without --solver"):
         config(tmp_path, solver_args={"k": 1}).validate()
+
+
+def test_a_custom_protocol_keeps_its_id_under_the_ask_channels_new_name(tmp_path):
+    """The ids the version before the rename gave these settings (``protocol="tools"``, ``constrain_protocol=True``,
+    each with user temperature 0.5): renaming a setting changes no protocol's id."""
+    assert protocol_id(config(tmp_path, ask="tools", user_temperature=0.5)) == "custom-5a3d2f56"
+    assert protocol_id(config(tmp_path, constrain_ask=True, user_temperature=0.5)) == "custom-0bab4703"
 
 
 # --- CLI runs on the fault mock --------------------------------------------------------------------------
@@ -453,11 +463,32 @@ def test_cli_tools_protocol_on_the_mock(app, tmp_path, monkeypatch):  # noqa: F8
         mock_env(monkeypatch, mock, tmp_path)
         result = run_eval(app, mock, bench, run, "--modes", "discovery", "--fixed-k", "3", "--protocol", "tools")
         assert result.exit_code == 0, result.output
-        # the same folder without --protocol tools is another run
+        # the same folder without --protocol tools (the older name of --ask) is another run
         again = run_eval(app, mock, bench, run, "--modes", "discovery", "--fixed-k", "3")
-    assert again.exit_code != 0 and 'protocol = "tools", not "text"' in again.output
+        assert again.exit_code != 0 and 'ask = "tools", not "text"' in again.output
+        record = json.loads((run / "protocol.json").read_text())
+        assert record["settings"]["ask"] == "tools" and "protocol" not in record["settings"]
+
+        # the folder as a version before the ask channel had its own name wrote it (run.json, protocol.json and
+        # config.toml under "protocol" / "constrain_protocol") resumes from its config file without a call
+        renames = [('"ask"', '"protocol"'), ("constrain_ask", "constrain_protocol"), ("\nask = ", "\nprotocol = ")]
+        for name in ("run.json", "protocol.json", "config.toml"):
+            text = (run / name).read_text()
+            for new, old in [*renames, ("constrain-ask", "constrain-protocol")]:
+                text = text.replace(new, old)
+            (run / name).write_text(text)
+        assert '"protocol": "tools"' in (run / "run.json").read_text()
+        assert '"constrain_protocol": false' in (run / "protocol.json").read_text()
+        assert '\nprotocol = "tools"' in (run / "config.toml").read_text()
+        older = read_record(run)
+        calls = mock.stats()["completions"]
+        resumed = CliRunner().invoke(app, ["eval", "--config", str(run / "config.toml")])
+        assert resumed.exit_code == 0, resumed.output
+        assert mock.stats()["completions"] == calls
+    assert older is not None and older.settings["ask"] == "tools" and "protocol" not in older.settings
+    assert differences(older, read_record(run)) == [] and read_record(run).id == record["id"]
     recorded = json.loads((run / "run.json").read_text())
-    assert recorded["protocol"] == "tools" and "solver" not in recorded
+    assert recorded["ask"] == "tools" and "solver" not in recorded
     results = pd.read_csv(run / "results.csv")
     # the mock asks 2 questions through the tool and then answers: discovery stops after 2 of its 5; fixed-K 3
     # gets a third turn without a call, which is asked all the same

@@ -135,7 +135,7 @@ def run_demo(
         grader_model=model,
         log_dir=out / "logs",
         limit=limit,
-        constrain_protocol=embedded,  # a llama.cpp grammar: the embedded model only
+        constrain_ask=embedded,  # a llama.cpp grammar: the embedded model only
         max_tokens=DEMO_MAX_TOKENS if embedded else None,
         user_max_tokens=DEMO_USER_MAX_TOKENS if embedded else None,
         judge=DEMO_JUDGE if embedded else "per_criterion",

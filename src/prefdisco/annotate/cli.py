@@ -91,9 +91,14 @@ References = Annotated[
         "--references/--no-references", help="play: play baseline and oracle once per scenario (default: yes)"
     ),
 ]
-Protocol = Annotated[
+Ask = Annotated[
     str | None,
-    typer.Option("--protocol", help="play: how the model asks, text (QUESTION:) or tools (ask_user) (default: text)"),
+    typer.Option(
+        "--ask",
+        "--protocol",
+        help="play: the ask channel, text (QUESTION:) or tools (ask_user) (default: text); --protocol is its older "
+        "name",
+    ),
 ]
 Preset = Annotated[
     str | None,
@@ -131,7 +136,7 @@ def register(app: typer.Typer) -> None:
         k: K = None,
         judge: Judge = None,
         references: References = None,
-        protocol: Protocol = None,
+        ask: Ask = None,
         preset: Preset = None,
         token: TokenSpecs = None,
         tokens_file: TokensFile = None,
@@ -141,7 +146,7 @@ def register(app: typer.Typer) -> None:
 
         options = ServeOptions(
             bench=bench_dir, run=run, per_task=per_task, seed=seed, items=items, model=model,
-            judge_model=judge_model, mode=mode, k=k, judge=judge, references=references, protocol=protocol,
+            judge_model=judge_model, mode=mode, k=k, judge=judge, references=references, ask=ask,
             preset=preset,
         )  # fmt: skip
         serve_studies(study or [DEFAULT_STUDY], db, options, host, port, token, tokens_file)
@@ -185,8 +190,13 @@ def register(app: typer.Typer) -> None:
         references: Annotated[
             bool, typer.Option("--references/--no-references", help="play baseline and oracle once per scenario")
         ] = True,
-        protocol: Annotated[
-            str, typer.Option("--protocol", help="how the model asks: text (QUESTION:) or tools (ask_user)")
+        ask: Annotated[
+            str,
+            typer.Option(
+                "--ask",
+                "--protocol",
+                help="the ask channel, text (QUESTION:) or tools (ask_user); --protocol is its older name",
+            ),
         ] = "text",
         preset: Annotated[
             str, typer.Option("--preset", help="the prompts and fixed settings: default or paper (prefdisco eval's)")
@@ -199,7 +209,7 @@ def register(app: typer.Typer) -> None:
 
         options = ServeOptions(
             bench=bench_dir, model=model, judge_model=judge_model, mode=mode, k=k, per_task=per_task, seed=seed,
-            judge=judge, references=references, protocol=protocol, preset=preset,
+            judge=judge, references=references, ask=ask, preset=preset,
         )  # fmt: skip
         serve_studies(["play"], db, options, host, port, token, tokens_file)
 

@@ -86,7 +86,7 @@ def play_protocol(settings: PlaySettings, judge_model: str, items: list[PlayItem
         | {
             "preset": settings.preset,
             "max_questions": settings.k,
-            "protocol": settings.protocol,
+            "ask": settings.ask,
             "user_type": HUMAN,
             "user_temperature": None,
             "judge": settings.judge,

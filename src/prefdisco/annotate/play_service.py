@@ -24,6 +24,7 @@ from prefdisco.annotate.sampling import sample_scenarios
 from prefdisco.annotate.study import ServeOptions, Started, Study
 from prefdisco.annotate.task_app import TaskApp
 from prefdisco.errors import UserError
+from prefdisco.results.protocol_record import renamed
 
 
 @dataclass
@@ -62,7 +63,7 @@ def prepare_play(
             **wanted,
         }
         created = store.initialize_play(list(scenarios), meta)
-    meta = store.play_meta()
+    meta = renamed(store.play_meta())  # a study stored before the ask channel had its own name
     if meta.get("bench_content_hash") != bench_hash:
         raise UserError(
             f"{db}: this database holds a play study of a different benchmark ({meta.get('bench_dir')}); "
@@ -104,7 +105,7 @@ class PlayUserStudy(Study):
     summary = "play the user: a person answers the model under test's questions, live"
     pages = PAGES
     options = (
-        "bench", "model", "judge_model", "mode", "k", "per_task", "seed", "judge", "references", "protocol", "preset",
+        "bench", "model", "judge_model", "mode", "k", "per_task", "seed", "judge", "references", "ask", "preset",
     )  # fmt: skip
     required = ("bench", "model", "judge_model")
     store = PlayStore
@@ -121,7 +122,7 @@ class PlayUserStudy(Study):
             "k": options.k,
             "seed": options.seed,
             "references": options.references,
-            "protocol": options.protocol,
+            "ask": options.ask,
             "preset": options.preset,
         }
         self.settings = PlaySettings(judge=judge, **{k: v for k, v in given.items() if v is not None})
@@ -142,7 +143,7 @@ class PlayUserStudy(Study):
             [
                 f"{len(prepared.items)} scenarios {state}",
                 f"model {prepared.model}, judge {prepared.judge_model}, {settings.condition} (K {settings.k}), "
-                f"preset {settings.preset}, protocol {settings.protocol}, seed {settings.seed}",
+                f"preset {settings.preset}, ask {settings.ask}, seed {settings.seed}",
             ]
         )
 

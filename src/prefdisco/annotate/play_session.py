@@ -3,7 +3,7 @@
 Each (participant, scenario) is one ``Dialogue`` (``dialogue/engine.py``) of the study's condition — discovery
 (at most K questions, the run's default 5) or fixed-K (exactly K), under the study's ask protocol (``text``
 markers, or ``tools``: the model asks through ``ask_user`` calls, offered and withdrawn as ``prefdisco eval
---protocol tools`` does, and the person's reply is the call's result) — started from the condition's own opening
+--ask tools`` does, and the person's reply is the call's result) — started from the condition's own opening
 (``dialogue/openings.py``) and with no simulated user: the engine hands every question back as pending and the
 participant's text is given to it as the user's reply (``Dialogue.reply``). The engine decides everything else:
 what a turn is, the budget, the end. Every reply is screened (``dialogue/hygiene.py``: its faults recorded as a
@@ -47,11 +47,12 @@ from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.plan import MAX_DISCOVERY_QUESTIONS, PlanSettings, condition_label, opening_for, rules_for
 from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
-from prefdisco.dialogue.tool_protocol import PROTOCOLS
+from prefdisco.dialogue.tool_protocol import ASK_CHANNELS
 from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
 from prefdisco.errors import UserError
-from prefdisco.evaluation.preset_rules import check_protocol, contradiction
+from prefdisco.evaluation.preset_rules import check_ask, contradiction
 from prefdisco.evaluation.protocols import DEFAULT_SETTINGS
+from prefdisco.results.protocol_record import renamed
 from prefdisco.results.sample_rows import error_cause
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.finished import score_finished
@@ -73,17 +74,17 @@ class PlaySettings(BaseModel):
     seed: int = 0
     judge: str = "per_criterion"
     references: bool = True
-    protocol: str = "text"
+    ask: str = "text"
     preset: str = "default"
 
     def model_post_init(self, context: Any, /) -> None:
         if self.mode not in PLAY_MODES:
             raise UserError(f"--mode: expected one of {', '.join(PLAY_MODES)}, got {self.mode!r}")
-        if self.protocol not in PROTOCOLS:
-            raise UserError(f"--protocol: expected one of {', '.join(PROTOCOLS)}, got {self.protocol!r}")
+        if self.ask not in ASK_CHANNELS:
+            raise UserError(f"--ask: expected one of {', '.join(ASK_CHANNELS)}, got {self.ask!r}")
         if self.preset not in PRESET_NAMES:
             raise UserError(f"--preset: expected one of {', '.join(PRESET_NAMES)}, got {self.preset!r}")
-        check_protocol(self.protocol, self.preset, False, None)
+        check_ask(self.ask, self.preset, False, None)
         fixed = preset_named(self.preset).settings
         if fixed.get("judge", self.judge) != self.judge:
             raise UserError(contradiction(self.preset, "judge", self.judge, fixed["judge"]))
@@ -108,7 +109,7 @@ class PlaySettings(BaseModel):
     def rules(self) -> DialogueRules:
         """The played dialogue's rules (``dialogue/plan.rules_for``): the study's budget K, a person's replies never
         redrawn, no pushback."""
-        return rules_for(self.mode, PlanSettings(self.preset, self.protocol, max_questions=self.k), self.fixed_k)
+        return rules_for(self.mode, PlanSettings(self.preset, self.ask, max_questions=self.k), self.fixed_k)
 
     def tested_config(self) -> GenerateConfig:
         """The model under test's generation settings: its provider's defaults, or the preset's temperature (as
@@ -130,19 +131,20 @@ class PlaySettings(BaseModel):
             "seed": str(self.seed),
             "judge": self.judge,
             "references": "1" if self.references else "0",
-            "protocol": self.protocol,
+            "ask": self.ask,
             "preset": self.preset,
         }
 
     @classmethod
     def from_meta(cls, meta: dict[str, str]) -> PlaySettings:
+        meta = renamed(meta)  # a study stored before the ask channel had its own name
         return cls(
             mode=meta["mode"],
             k=int(meta["k"]),
             seed=int(meta["seed"]),
             judge=meta["judge"],
             references=meta.get("references", "1") == "1",
-            protocol=meta.get("protocol", "text"),
+            ask=meta.get("ask", "text"),
             preset=meta.get("preset", "default"),
         )
 

@@ -49,7 +49,7 @@ class ServeOptions:
     k: int | None = None  # play: the question budget
     judge: str | None = None  # play: per_criterion or structured
     references: bool | None = None  # play: baseline and oracle once per scenario
-    protocol: str | None = None  # play: how the model asks, text or tools
+    ask: str | None = None  # play: how the model asks, text or tools
     preset: str | None = None  # play: the prompts and fixed settings, default or paper
 
     def given(self) -> list[str]:

@@ -181,7 +181,7 @@ def own_assistant(
     check_user_type(user_type)
     # an own agent asks through its own ask_user tool: the ask channel is overridden, the rest is the condition's
     settings = PlanSettings(max_questions=max_questions, user_retry=user_retry)
-    rules = rules_for(condition, settings, style=style, protocol="tools")
+    rules = rules_for(condition, settings, style=style, ask="tools")
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         scenario = scenario_of(state)

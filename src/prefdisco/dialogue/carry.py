@@ -164,21 +164,21 @@ def carry(
     max_questions: int,
     style: DialogueStyle,
     user_type: str = "passive",
-    constrain_protocol: bool = False,
+    constrain_ask: bool = False,
     cache_scope: str | None = None,
-    protocol: str = "text",
+    ask: str = "text",
     pushback: int = 0,
     user_retry: int = 0,
 ) -> Solver:
     """One position of a session in ``arm`` (module docstring): discovery from the carried opening, then, in
     carry_notes, the notes."""
-    settings = PlanSettings(protocol=protocol, max_questions=max_questions, pushback=pushback, user_retry=user_retry)
+    settings = PlanSettings(ask=ask, max_questions=max_questions, pushback=pushback, user_retry=user_retry)
     rules = rules_for(arm, settings, style=style)  # the run's ask channel, already made (``style``)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return carried_opening(arm, scenario, style, max_questions, carried_of(state))
 
-    dialogue = converse(rules, opening, user_type, constrain_protocol, cache_scope)
+    dialogue = converse(rules, opening, user_type, constrain_ask, cache_scope)
     return chain(dialogue, write_notes(cache_scope)) if arm == Mode.CARRY_NOTES.value else dialogue
 
 

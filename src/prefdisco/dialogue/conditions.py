@@ -38,9 +38,9 @@ from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.plan import (
     MAX_DISCOVERY_QUESTIONS,
     PlanSettings,
+    ask_style,
     condition_label,
     opening_for,
-    protocol_style,
     rules_for,
     stated_belief_opening,
 )
@@ -49,18 +49,18 @@ from prefdisco.schema import Mode, Scenario
 
 __all__ = [
     "MAX_DISCOVERY_QUESTIONS",
+    "ask_style",
     "baseline",
     "condition_label",
     "discovery",
     "fixed_k",
     "oracle",
     "oracle_distractor",
-    "protocol_style",
     "stated_belief",
     "stated_belief_opening",
     "wrong_persona",
 ]
-"""``MAX_DISCOVERY_QUESTIONS``, ``condition_label`` and ``protocol_style`` are ``plan.py``'s, named here too."""
+"""``MAX_DISCOVERY_QUESTIONS``, ``condition_label`` and ``ask_style`` are ``plan.py``'s, named here too."""
 
 
 def _single_turn(mode: Mode, preset: str, pushback: int) -> DialogueRules:
@@ -121,64 +121,64 @@ def oracle_distractor(
 def stated_belief(
     max_questions: int = MAX_DISCOVERY_QUESTIONS,
     user_type: str = "passive",
-    constrain_protocol: bool = False,
+    constrain_ask: bool = False,
     cache_scope: str | None = None,
     preset: str = "default",
-    protocol: str = "text",
+    ask: str = "text",
     pushback: int = 0,
     user_retry: int = 0,
 ) -> Solver:
     """Discovery after the person states a wrong belief about the answer (the sample's wrong answer)."""
-    settings = PlanSettings(preset, protocol, constrain_protocol, max_questions, pushback, user_retry)
+    settings = PlanSettings(preset, ask, constrain_ask, max_questions, pushback, user_retry)
     rules = rules_for(Mode.STATED_BELIEF, settings)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return opening_for(Mode.STATED_BELIEF, rules, scenario, state.metadata or {})
 
-    return converse(rules, opening, user_type, constrain_protocol, cache_scope)
+    return converse(rules, opening, user_type, constrain_ask, cache_scope)
 
 
 @solver
 def discovery(
     max_questions: int = MAX_DISCOVERY_QUESTIONS,
     user_type: str = "passive",
-    constrain_protocol: bool = False,
+    constrain_ask: bool = False,
     cache_scope: str | None = None,
     preset: str = "default",
-    protocol: str = "text",
+    ask: str = "text",
     pushback: int = 0,
     user_retry: int = 0,
 ) -> Solver:
     """Discovery: the model may ask up to ``max_questions`` (0..5, the paper's setting) before answering."""
     if not 0 <= max_questions <= MAX_DISCOVERY_QUESTIONS:
         raise ValueError(f"discovery allows 0..{MAX_DISCOVERY_QUESTIONS} questions, got {max_questions}")
-    settings = PlanSettings(preset, protocol, constrain_protocol, max_questions, pushback, user_retry)
+    settings = PlanSettings(preset, ask, constrain_ask, max_questions, pushback, user_retry)
     rules = rules_for(Mode.DISCOVERY, settings)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return opening_for(Mode.DISCOVERY, rules, scenario, state.metadata or {})
 
-    return converse(rules, opening, user_type, constrain_protocol, cache_scope)
+    return converse(rules, opening, user_type, constrain_ask, cache_scope)
 
 
 @solver
 def fixed_k(
     k: int | None = None,
     user_type: str = "passive",
-    constrain_protocol: bool = False,
+    constrain_ask: bool = False,
     cache_scope: str | None = None,
     preset: str = "default",
-    protocol: str = "text",
+    ask: str = "text",
     pushback: int = 0,
     user_retry: int = 0,
 ) -> Solver:
     """Fixed-K ablation: the model must ask exactly ``k`` questions, then answer."""
     if k is None or k < 1:
         raise ValueError("fixed_k mode needs k >= 1")
-    settings = PlanSettings(preset, protocol, constrain_protocol, pushback=pushback, user_retry=user_retry)
+    settings = PlanSettings(preset, ask, constrain_ask, pushback=pushback, user_retry=user_retry)
     rules = rules_for(Mode.FIXED_K, settings, k)
 
     def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
         return opening_for(Mode.FIXED_K, rules, scenario, state.metadata or {})
 
-    return converse(rules, opening, user_type, constrain_protocol, cache_scope)
+    return converse(rules, opening, user_type, constrain_ask, cache_scope)

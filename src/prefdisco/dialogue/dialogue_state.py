@@ -23,7 +23,7 @@ class DialogueRules(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     condition: str
-    protocol: str = "text"
+    ask: str = "text"
     """``text`` (markers) or ``tools`` (the ``ask_user`` tool)."""
     limit: int = 0
     """The question budget K."""
@@ -50,7 +50,7 @@ class DialogueRules(BaseModel):
 
 
 class Pending(BaseModel):
-    """A question waiting for the user's reply, and the tool calls its reply answers (tool protocol)."""
+    """A question waiting for the user's reply, and the tool calls its reply answers (tool ask)."""
 
     question: str
     call: ToolCall | None = None

@@ -20,7 +20,7 @@ async def play(
     model: Model,
     *,
     cache: CachePolicy | bool = False,
-    constrain_protocol: bool = False,
+    constrain_ask: bool = False,
     until_pending: bool = False,
     after_step: Callable[[Dialogue], None] | None = None,
 ) -> Dialogue:
@@ -30,7 +30,7 @@ async def play(
     if dialogue.user is None and dialogue.rules.needs_user and not until_pending:
         raise ValueError("a dialogue with questions or pushback needs its simulated user to be played by a model")
     while not dialogue.done and not (until_pending and dialogue.state.pending is not None):
-        hints = dialogue.hints(constrain_protocol)
+        hints = dialogue.hints(constrain_ask)
         output = await model.generate(
             dialogue.messages, tools=hints.tools, tool_choice=hints.tool_choice, config=hints.config, cache=cache
         )

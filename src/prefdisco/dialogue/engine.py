@@ -115,8 +115,8 @@ class Dialogue:
     ) -> Dialogue:
         """A new dialogue whose assistant sees ``opening`` (``openings.py``) first; ``pushback_target``: the wrong
         answer the person insists on if the rules push back; ``screen``: the hygiene checks of every reply."""
-        if rules.protocol not in tool_protocol.PROTOCOLS:
-            raise ValueError(f"unknown protocol {rules.protocol!r}: expected one of {tool_protocol.PROTOCOLS}")
+        if rules.ask not in tool_protocol.ASK_CHANNELS:
+            raise ValueError(f"unknown ask channel {rules.ask!r}: expected one of {tool_protocol.ASK_CHANNELS}")
         state = DialogueState(scenario_id=scenario_id, rules=rules, messages=list(opening))
         state.pushback_target = pushback_target
         return cls(state, user, screen)
@@ -156,14 +156,14 @@ class Dialogue:
             return "answer"
         return "question" if self.rules.budget.must_ask(self.state.asked) else "free"
 
-    def hints(self, constrain_protocol: bool = False) -> TurnHints:
-        """What to send with the call that makes the next turn (``constrain_protocol``: the text protocol's
+    def hints(self, constrain_ask: bool = False) -> TurnHints:
+        """What to send with the call that makes the next turn (``constrain_ask``: the text protocol's
         grammar, for llama.cpp models)."""
-        if self.rules.protocol == "tools":
+        if self.rules.ask == "tools":
             return tool_protocol.hints(self.expect)
         grammar = self.rules.budget.grammar(self.state.asked, self.state.closing)
         free = self.rules.single_turn or self.state.pushing_back
-        return text_protocol.hints(grammar if constrain_protocol and not free else None)
+        return text_protocol.hints(grammar if constrain_ask and not free else None)
 
     # -- the assistant's side ---------------------------------------------------------------------------------
 
@@ -178,7 +178,7 @@ class Dialogue:
         if self.state.pushing_back:  # the reply to a challenge: read whole, as a single turn is
             self.state.pushback[-1].reply = strip_markers(said)
             return await self._push_back() if not self.state.done else Observation(done=True, kind="reply")
-        if self.rules.protocol == "tools":
+        if self.rules.ask == "tools":
             action = tool_protocol.read(message, said, expect)
         else:
             action = text_protocol.read(said, expect)
@@ -237,7 +237,7 @@ class Dialogue:
             )
         )
         note = self.rules.budget.note(reply.text, self.state.asked)
-        if self.rules.protocol == "tools":
+        if self.rules.ask == "tools":
             sent = tool_protocol.reply_messages(note, pending.call, tuple(pending.extra_calls))
         else:
             sent = text_protocol.reply_messages(note)

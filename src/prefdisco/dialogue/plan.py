@@ -6,12 +6,12 @@ own agent (``byo.py``) and the strategy solvers (``strategies.py``) — so a set
 * **single-turn** (baseline, oracle, wrong_persona, oracle_distractor): one reply in the preset's own prompts, then
   ``pushback`` turns;
 * **asking** (discovery, stated_belief, the carry arms): at most ``max_questions`` questions in the run's ask
-  channel (``protocol``: text markers, or the ``ask_user`` tool; ``constrain_protocol``: the text grammar), then
+  channel (``ask``: text markers, or the ``ask_user`` tool; ``constrain_ask``: the text grammar), then
   the answer, then ``pushback``; a flagged simulated reply redrawn up to ``user_retry`` times;
 * **fixed-K**: exactly K questions, then the same.
 
 An own agent asks through its own ``ask_user`` tool and a strategy solver through its own questions: they override
-the ask channel only (``style``, ``protocol``, ``limit``), and say so where they call ``rules_for``.
+the ask channel only (``style``, ``ask``, ``limit``), and say so where they call ``rules_for``.
 
 ``opening_for`` is the condition's messages before the first assistant turn, from the scenario and the sample's
 metadata (the wrong_persona decoy, the oracle_distractor items, the stated wrong answer): the solvers read the
@@ -32,7 +32,7 @@ from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.distractors import DISTRACTOR_KEY, with_distractors
 from prefdisco.dialogue.openings import discovery_opening, fixed_k_opening, oracle_opening, problem_message
 from prefdisco.dialogue.presets import DialogueStyle, preset_named
-from prefdisco.dialogue.tool_protocol import PROTOCOLS, tools_style
+from prefdisco.dialogue.tool_protocol import ASK_CHANNELS, tools_style
 from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY
 from prefdisco.prompts import render
 from prefdisco.schema import SESSION_ARMS, Mode, PreferenceItem, Scenario
@@ -54,22 +54,22 @@ class PlanSettings:
     """The run settings a condition's rules are made of (``RunConfig``'s, or a driver's own)."""
 
     preset: str = "default"
-    protocol: str = "text"
-    constrain_protocol: bool = False
+    ask: str = "text"
+    constrain_ask: bool = False
     max_questions: int = MAX_DISCOVERY_QUESTIONS
     pushback: int = 0
     user_retry: int = 0
 
 
-def protocol_style(preset: str, protocol: str, constrain_protocol: bool = False) -> DialogueStyle:
-    """The prompts and end rule of ``preset`` under ``protocol`` (``text`` or ``tools``)."""
+def ask_style(preset: str, ask: str, constrain_ask: bool = False) -> DialogueStyle:
+    """The prompts and end rule of ``preset`` under the ask channel ``ask`` (``text`` or ``tools``)."""
     style = preset_named(preset).style
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"unknown protocol {protocol!r}: expected one of {', '.join(PROTOCOLS)}")
-    if protocol == "text":
+    if ask not in ASK_CHANNELS:
+        raise ValueError(f"unknown ask channel {ask!r}: expected one of {', '.join(ASK_CHANNELS)}")
+    if ask == "text":
         return style
-    if constrain_protocol:
-        raise ValueError("the protocol grammar is of the text protocol: constrain_protocol needs protocol 'text'")
+    if constrain_ask:
+        raise ValueError("the grammar is of the text ask channel: constrain_ask needs ask 'text'")
     return tools_style(style)
 
 
@@ -84,12 +84,12 @@ def rules_for(
     k: int | None = None,
     *,
     style: DialogueStyle | None = None,
-    protocol: str | None = None,
+    ask: str | None = None,
     limit: int | None = None,
     label: str | None = None,
 ) -> DialogueRules:
     """The rules of ``condition``'s dialogue under ``settings`` (module docstring); ``k``: fixed-K's budget.
-    ``style``, ``protocol``, ``limit``: an own agent's or a strategy solver's ask channel in place of the run's;
+    ``style``, ``ask``, ``limit``: an own agent's or a strategy solver's ask channel in place of the run's;
     ``label``: the condition's name in the dialogue's cache scope when it is not the condition's own."""
     mode = Mode(condition)
     if mode.value in SINGLE_TURN:
@@ -99,8 +99,8 @@ def rules_for(
             style=style or preset_named(settings.preset).style,
             pushback=settings.pushback,
         )
-    channel = protocol or settings.protocol
-    shown = style or protocol_style(settings.preset, channel, settings.constrain_protocol)
+    channel = ask or settings.ask
+    shown = style or ask_style(settings.preset, channel, settings.constrain_ask)
     if mode is Mode.FIXED_K:
         if k is None or k < 1:
             raise ValueError("fixed_k mode needs k >= 1")
@@ -111,7 +111,7 @@ def rules_for(
         raise AssertionError(f"no rules for condition {mode.value!r}")
     return DialogueRules(
         condition=label or condition_label(mode, k),
-        protocol=channel,
+        ask=channel,
         limit=budget if limit is None else limit,
         forced=forced,
         style=shown,

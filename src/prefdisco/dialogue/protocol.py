@@ -1,4 +1,4 @@
-"""The text protocol (the default ``--protocol text``): how an assistant turn is read as a question or a final answer.
+"""The text ask channel (the default ``--ask text``): how an assistant turn is read as a question or a final answer.
 
 This module is the protocol's codec for the dialogue engine (``engine.py``): ``read`` gives a turn's ``Action``
 given what the budget expects of it, ``reply_messages`` and ``hints`` what the assistant is sent; the rules that

@@ -58,11 +58,11 @@ def converse(
     rules: DialogueRules,
     opening: Opening,
     user_type: str = "passive",
-    constrain_protocol: bool = False,
+    constrain_ask: bool = False,
     cache_scope: str | None = None,
 ) -> Solver:
     """Play the sample's dialogue under ``rules`` from ``opening`` with the task's model and the simulated user
-    ``user_type``. ``constrain_protocol`` sends a GBNF grammar of the text protocol in ``extra_body["grammar"]``
+    ``user_type``. ``constrain_ask`` sends a GBNF grammar of the text protocol in ``extra_body["grammar"]``
     (llama.cpp-based models only)."""
     check_user_type(user_type)
 
@@ -76,7 +76,7 @@ def converse(
             scenario.id, rules, opening(state, scenario), user, pushback_target=target, screen=Screen(scenario)
         )
         cache = cache_policy(cache_scope, scenario.id, rules.condition, "assistant")
-        await play(dialogue, get_model(), cache=cache, constrain_protocol=constrain_protocol)
+        await play(dialogue, get_model(), cache=cache, constrain_ask=constrain_ask)
         return record_dialogue(state, dialogue)
 
     return solve

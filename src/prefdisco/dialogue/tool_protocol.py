@@ -1,4 +1,4 @@
-"""The tool-call protocol (``--protocol tools``): the assistant asks through an ``ask_user`` tool.
+"""The tool-call ask channel (``--ask tools``): the assistant asks through an ``ask_user`` tool.
 
 The same dialogue as the text protocol (``protocol.py``), read from the provider's native tool calls instead of
 ``QUESTION:`` / ``ANSWER:`` markers, so it works with every provider inspect supports. This module is its codec
@@ -39,7 +39,8 @@ from prefdisco.dialogue.presets import DialogueStyle
 from prefdisco.dialogue.protocol import as_question, strip_markers
 from prefdisco.prompts import render
 
-PROTOCOLS: tuple[str, ...] = ("text", "tools")
+ASK_CHANNELS: tuple[str, ...] = ("text", "tools")
+"""How a dialogue's assistant asks (``--ask``): the text markers (``protocol.py``) or the ``ask_user`` tool."""
 TOOL_NAME = "ask_user"
 NO_MORE_QUESTIONS = "protocol_no_more_questions_tools"
 ONE_QUESTION = "protocol_one_question_tools"

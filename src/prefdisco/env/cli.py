@@ -58,8 +58,14 @@ def serve_command(
     port: Annotated[int, typer.Option(min=1, max=65535)] = 8000,
     max_questions: Annotated[int, typer.Option(help="the question budget (0..5)")] = 5,
     user_type: Annotated[str, typer.Option(help="the simulated user (prefdisco eval --user-type)")] = "passive",
-    protocol: Annotated[
-        str, typer.Option(help="how the policy asks: text (QUESTION: / ANSWER:) or tools (an ask_user call)")
+    ask: Annotated[
+        str,
+        typer.Option(
+            "--ask",
+            "--protocol",
+            help="the ask channel: text (QUESTION: / ANSWER:) or tools (an ask_user call); --protocol is its older "
+            "name",
+        ),
     ] = "text",
     judge: Annotated[str, typer.Option(help="per_criterion or structured")] = "per_criterion",
     preset: Annotated[str, typer.Option(help="the prompt preset (default, paper)")] = "default",
@@ -102,7 +108,7 @@ def serve_command(
         max_sessions=max_sessions,
         max_questions=max_questions,
         user_type=user_type,
-        protocol=protocol,
+        ask=ask,
         judge=judge,
         preset=preset,
         pushback=pushback,

@@ -49,7 +49,7 @@ from prefdisco.dialogue.engine import Dialogue, Turn
 from prefdisco.dialogue.hygiene import MAX_USER_RETRY, Screen
 from prefdisco.dialogue.plan import MAX_DISCOVERY_QUESTIONS, PlanSettings, opening_for, rules_for
 from prefdisco.dialogue.presets import PRESET_NAMES
-from prefdisco.dialogue.tool_protocol import PROTOCOLS
+from prefdisco.dialogue.tool_protocol import ASK_CHANNELS
 from prefdisco.dialogue.user import USER_TYPES, build_user
 from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
 from prefdisco.env.reward import RewardComponents, RewardConfig
@@ -103,7 +103,7 @@ class Episode(SyncAPI[StepResult]):
         *,
         max_questions: int = MAX_DISCOVERY_QUESTIONS,
         user_type: str = "passive",
-        protocol: str = "text",
+        ask: str = "text",
         reward: RewardConfig | dict[str, Any] | None = None,
         seed: int | None = None,
         trial: int = 1,
@@ -123,7 +123,7 @@ class Episode(SyncAPI[StepResult]):
             raise UserError(f"max_questions: expected 0..{MAX_DISCOVERY_QUESTIONS} (discovery), got {max_questions!r}")
         for name, value, known in (
             ("user_type", user_type, USER_TYPES),
-            ("protocol", protocol, PROTOCOLS),
+            ("ask", ask, ASK_CHANNELS),
             ("judge", judge, tuple(JUDGES)),
             ("preset", preset, PRESET_NAMES),
         ):
@@ -151,11 +151,11 @@ class Episode(SyncAPI[StepResult]):
         if self.reward_config.w_held and not pushback:
             raise UserError("reward.w_held: correctness after pushback needs pushback (pushback=1 or more)")
         self.user_type, self.judge, self.logprobs, self.audit = user_type, judge, logprobs, audit
-        settings = PlanSettings(preset, protocol, max_questions=max_questions, pushback=pushback, user_retry=user_retry)
+        settings = PlanSettings(preset, ask, max_questions=max_questions, pushback=pushback, user_retry=user_retry)
         try:
             self.rules = rules_for(self.condition, settings)  # what prefdisco eval's discovery plays
         except ValueError as err:
-            raise UserError(f"protocol: {err}") from None
+            raise UserError(f"ask: {err}") from None
         scope = None if seed is None else seed_scope(seed)
         self.wrong_answer = wrong_answer(scenario.problem, wrong_answer_key(seed_scope(seed or 0), scenario.id))
         """The scenario's seeded wrong answer, as ``prefdisco eval`` names it (``belief_agreement`` checks for it)."""

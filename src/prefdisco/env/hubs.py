@@ -21,6 +21,7 @@ from prefdisco.env.runner import LoopRunner
 from prefdisco.env.sources import ScenarioSource, SessionSource
 from prefdisco.env.units import Scenarios, Sessions, Unit
 from prefdisco.errors import UserError
+from prefdisco.results.protocol_record import renamed
 
 
 def scenario_source(scenarios: ScenarioSource | None) -> ScenarioSource:
@@ -57,18 +58,19 @@ def hub_roster(
     split_seed: int,
     split: str | None,
     runner: LoopRunner | None = None,
-    protocols: tuple[str, ...] = ("text",),
+    channels: tuple[str, ...] = ("text",),
 ) -> Roster[Any, Any]:
     """The roster of a hub's environment: ``unit``'s items (``hub_unit``), the split by problem and its side, the
     two fixed roles and the episode options (every ``Episode`` keyword but ``trial``, ``training``, ``runner``).
-    ``protocols``: the ask protocols the hub's turns can carry (verifiers and OpenEnv both give ``("text",
-    "tools")``: their turns carry tool calls; a hub of text turns alone gives ``("text",)`` and any other protocol is
-    refused in one line)."""
-    protocol = options.get("protocol", "text")
-    if protocols == ("text",) and protocol != "text":  # the episode itself refuses an unknown protocol
+    ``channels``: the ask channels the hub's turns can carry (verifiers and OpenEnv both give ``("text",
+    "tools")``: their turns carry tool calls; a hub of text turns alone gives ``("text",)`` and any other channel is
+    refused in one line). ``ask`` is the option's name (``protocol``, its older name, is read as it)."""
+    options = renamed(options)
+    ask = options.get("ask", "text")
+    if channels == ("text",) and ask != "text":  # the episode itself refuses an unknown channel
         raise UserError(
-            f"protocol: {hub} hands each assistant turn over as text (QUESTION: / ANSWER:), so only protocol "
-            f"'text' is played here, got {protocol!r}"
+            f"ask: {hub} hands each assistant turn over as text (QUESTION: / ANSWER:), so only ask "
+            f"'text' is played here, got {ask!r}"
         )
     return Roster(
         unit, user_model, judge_model, options, train_fraction=train_fraction, split_seed=split_seed, split=split,

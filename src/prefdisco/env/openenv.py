@@ -4,7 +4,7 @@ state on the library's base types, the environment on its ``Environment`` interf
 
 * ``PrefDiscoAction(text=..., tool_calls=[...])``: one assistant turn, as text (``QUESTION: ...`` / ``ANSWER:
   ...``; the text protocol, read by ``Episode.astep``: visible text, protocol markers, the budget) or, under
-  ``protocol="tools"``, with its tool calls (``PrefDiscoToolCall``: ``id``, ``name`` ``ask_user``, ``arguments``
+  ``ask="tools"``, with its tool calls (``PrefDiscoToolCall``: ``id``, ``name`` ``ask_user``, ``arguments``
   ``{"question": ...}``; read by the tool protocol's codec, ``dialogue/tool_protocol.py``: a turn without a call is
   the answer, a second call in one turn a violation);
 * ``PrefDiscoObservation``: ``text`` (after reset the opening as one text — the system prompt, a blank line, the
@@ -209,7 +209,7 @@ class PrefDiscoOpenEnv(Environment):
     def _offered(self) -> dict[str, Any]:
         """Protocol ``tools``: the tools the next turn may call and the tool choice (``none`` once the budget is
         spent: the next turn is the answer), as the engine sends them to a model under ``prefdisco eval``."""
-        if self.roster.options.get("protocol", "text") != "tools" or self._episode.done:
+        if self.roster.options.get("ask", "text") != "tools" or self._episode.done:
             return {}
         episode = self._episode.episode if self.sessions else self._episode
         if episode.done:  # a session between problems: the notes turn is text
@@ -353,7 +353,7 @@ def make_app(
         raise UserError(f"max_sessions: expected a number of sessions, 1 or more, got {max_sessions!r}")
     roster = hub_roster(
         "OpenEnv", hub_unit(scenarios, sessions, arm), user_model, judge_model, episode_options,
-        train_fraction=train_fraction, split_seed=split_seed, split=split, protocols=("text", "tools"),
+        train_fraction=train_fraction, split_seed=split_seed, split=split, channels=("text", "tools"),
     )  # fmt: skip
 
     def factory() -> PrefDiscoOpenEnv:

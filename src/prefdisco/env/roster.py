@@ -17,6 +17,7 @@ from prefdisco.env.runner import LoopRunner
 from prefdisco.env.split import ScenarioSplit, check_side, split_scenarios
 from prefdisco.env.units import EpisodeT, ItemT, Unit
 from prefdisco.errors import UserError
+from prefdisco.results.protocol_record import renamed
 
 OWN_OPTIONS = frozenset({"trial", "training", "runner"})
 """Episode options the roster sets itself."""
@@ -55,7 +56,7 @@ class Roster(Generic[ItemT, EpisodeT]):
         """The items this adapter plays, in the source's order."""
         if not self.pool:
             raise UserError(f"split: {unit.empty(self.side)} (train_fraction {train_fraction})")
-        self.options = dict(options)
+        self.options = renamed(options)  # an option under its older name (``protocol``) read as its new one
         self.user_model = resolve_model(user_model, "user", self.options.pop("user_config", None))
         self.judge_model = resolve_model(judge_model, "grader", self.options.pop("judge_config", None))
         self.trials: Counter[str] = Counter()

@@ -12,7 +12,7 @@ goes to PrefDisco's own ``Episode`` (``env/episode.py``), as the tau2-bench port
   pushback) and a question's observation, the simulated user's reply with the budget's note, is the next user
   message; the step that ends the episode scores it (PrefDisco's judge, correctness, the audit) and ends the
   rollout (verifiers' ``final_env_response``);
-* with ``protocol="tools"`` the policy asks through an ``ask_user`` tool (verifiers' ``tool_defs``, the tool
+* with ``ask="tools"`` the policy asks through an ``ask_user`` tool (verifiers' ``tool_defs``, the tool
   protocol's system prompt in ``prompt``): a turn's tool calls reach the engine with the turn (read by the tool
   protocol's codec, ``dialogue/tool_protocol.py``: a turn without a call is the answer, a second call a
   violation), the replies come back as tool messages with their call ids, and once the budget is spent the tool is
@@ -55,6 +55,7 @@ from prefdisco.env.gym import finite_reward
 from prefdisco.env.hubs import added_after_turn, hub_roster, hub_unit, jsonable, tool_json
 from prefdisco.env.sources import ScenarioSource
 from prefdisco.errors import UserError
+from prefdisco.results.protocol_record import renamed
 from prefdisco.schema import Scenario
 
 ENV_ID = "prefdisco"
@@ -205,9 +206,9 @@ class PrefDiscoVerifiersEnv(vf.MultiTurnEnv):
                 )
         self._roster = hub_roster(
             "verifiers", hub_unit(scenarios), user_model, judge_model, episode_options,
-            train_fraction=train_fraction, split_seed=split_seed, split=split, protocols=("text", "tools"),
+            train_fraction=train_fraction, split_seed=split_seed, split=split, channels=("text", "tools"),
         )  # fmt: skip
-        self.tools_protocol = episode_options.get("protocol", "text") == "tools"
+        self.tools_protocol = renamed(episode_options).get("ask", "text") == "tools"
         roster = self._roster
         sides: dict[str | None, list[Scenario]] = {}
         for scenario in roster.pool:

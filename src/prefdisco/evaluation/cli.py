@@ -57,7 +57,7 @@ def eval_command(
     ] = "baseline,discovery,oracle",
     fixed_k: Annotated[str, typer.Option(help="Comma-separated K values for the fixed-K ablation.")] = "",
     preset: Annotated[
-        str, typer.Option(help="Evaluator protocol: default, or paper (the paper's; its settings are fixed).")
+        str, typer.Option(help="Evaluator preset: default, or paper (the paper's prompts; its settings are fixed).")
     ] = "default",
     user_type: Annotated[
         str | None,
@@ -149,12 +149,24 @@ def eval_command(
     timeout: Annotated[int | None, typer.Option(min=1, help="Seconds per model call, retries included.")] = None,
     attempt_timeout: Annotated[int | None, typer.Option(min=1, help="Seconds per model call attempt.")] = None,
     retry_attempts: Annotated[int, typer.Option(min=0, help="Eval-set retries of tasks with failed samples.")] = 1,
-    constrain_protocol: Annotated[
-        bool, typer.Option(help="Send the protocol grammar (llama.cpp-based models only).")
+    constrain_ask: Annotated[
+        bool,
+        typer.Option(
+            "--constrain-ask/--no-constrain-ask",
+            "--constrain-protocol/--no-constrain-protocol",
+            help="Send the text ask channel's grammar (llama.cpp-based models only); --constrain-protocol is its "
+            "older name.",
+        ),
     ] = False,
     model_arg: Annotated[list[str], typer.Option("-M", help="Model arg key=value for the models under test.")] = [],  # noqa: B006
-    protocol: Annotated[
-        str, typer.Option(help="How discovery/fixed-K turns ask: text (QUESTION:/ANSWER: markers) or tools (ask_user).")
+    ask: Annotated[
+        str,
+        typer.Option(
+            "--ask",
+            "--protocol",
+            help="The ask channel: how discovery/fixed-K turns ask, text (QUESTION:/ANSWER: markers) or tools "
+            "(ask_user); --protocol is its older name.",
+        ),
     ] = "text",
     solver: Annotated[
         str | None,
@@ -263,7 +275,7 @@ def eval_command(
         audit=audit,
         quality=quality,
         cache=cache,
-        constrain_protocol=constrain_protocol,
+        constrain_ask=constrain_ask,
         limit=limit,
         max_tokens=max_tokens,
         reasoning_effort=reasoning_effort,
@@ -287,7 +299,7 @@ def eval_command(
         retry_attempts=retry_attempts,
         display=display,
         model_args=parse_model_args(model_arg),
-        protocol=protocol,
+        ask=ask,
         solver=solver,
         solver_args=with_strict_policy(parse_solver_args(solver_arg), strict_policy),
         sessions=sessions,

@@ -20,7 +20,7 @@ from prefdisco.dialogue.tool_protocol import TOOL_TEMPLATES, tools_style
 from prefdisco.dialogue.user import USER_TYPES, USERS
 from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
 from prefdisco.errors import UserError
-from prefdisco.evaluation.preset_rules import check_protocol, contradiction, defers
+from prefdisco.evaluation.preset_rules import check_ask, contradiction, defers
 from prefdisco.evaluation.protocols import protocol_id
 from prefdisco.prompts import templates_hash
 from prefdisco.schema import CONDITIONS, CONTROLS, PROBES, SESSION_ARMS, Scenario
@@ -37,7 +37,7 @@ records them only when they differ (so a single-judge run's fingerprint is what 
 compares a missing one as this default."""
 """Recorded in ``run.json`` but free to change on a rerun: they do not change what a sample's result is."""
 PROTOCOL_DEFAULTS: dict[str, Any] = {
-    "protocol": "text",
+    "ask": "text",
     "solver": None,
     "solver_args": {},
     "sessions": None,
@@ -71,7 +71,7 @@ class RunConfig:
     it only when off, and its template is in the run's templates hash: an older folder resumes with it off."""
     cache: bool = True
     logprobs: bool = False
-    constrain_protocol: bool = False
+    constrain_ask: bool = False
     max_questions: int = 5
     limit: int | None = None
     temperature: float | None = 0.7
@@ -125,7 +125,7 @@ class RunConfig:
     judge_max_criteria: int = DEFAULT_MAX_CRITERIA
     """The structured judge lists at most this many criteria in one call; a longer rubric is split over
     ``ceil(k / N)`` calls (``scoring/criterion_order.py``). ``run.json`` records it only when not the default."""
-    protocol: str = "text"
+    ask: str = "text"
     """How discovery and fixed-K turns are read: ``text`` (``QUESTION:`` / ``ANSWER:`` markers) or ``tools`` (an
     ``ask_user`` tool through native tool calling; ``dialogue/tool_protocol.py``)."""
     solver: str | None = None
@@ -214,7 +214,7 @@ class RunConfig:
                 raise UserError(f"{flag}: unknown {value!r}; expected one of {', '.join(REASONING_EFFORTS)}")
         if self.display is not None and self.display not in DISPLAYS:
             raise UserError(f"--display: unknown {self.display!r}; expected one of {', '.join(DISPLAYS)}")
-        check_protocol(self.protocol, self.preset, self.constrain_protocol, self.solver)
+        check_ask(self.ask, self.preset, self.constrain_ask, self.solver)
         if self.solver_args and not self.solver:
             raise UserError("-S: solver args without --solver; give --solver NAME or drop -S")
         if self.solver_args.get("strict_policy") and self.solver not in [f"prefdisco/{n}" for n in STRATEGIES]:
@@ -287,7 +287,7 @@ class RunConfig:
             "max_questions": self.max_questions,
             "epochs": self.epochs,
             "seed": self.seed,
-            "constrain_protocol": self.constrain_protocol,
+            "constrain_ask": self.constrain_ask,
             "model_args": self.model_args,
             "preset": self.preset,  # before the templates it chooses: a changed preset is named as such
             **({} if self.quality else {"quality": False}),  # its template is hashed only when on
@@ -307,7 +307,7 @@ class RunConfig:
 
     def protocol_settings(self) -> dict[str, Any]:
         """The assistant-protocol settings (``PROTOCOL_DEFAULTS``'s keys)."""
-        return {"protocol": self.protocol, "solver": self.solver, "solver_args": dict(self.solver_args)}
+        return {"ask": self.ask, "solver": self.solver, "solver_args": dict(self.solver_args)}
 
     def judge_models(self) -> list[str]:
         """Every judge of the panel, the first (``grader_model``) first."""
@@ -336,7 +336,7 @@ class RunConfig:
         if self.quality:
             names.append(QUALITY_TEMPLATE)
         names.append("simpleqa_grader")
-        if self.protocol == "tools" or self.solver:  # the tool protocol's prompts (default preset only)
+        if self.ask == "tools" or self.solver:  # the tool protocol's prompts (default preset only)
             tools = tools_style(preset_named("default").style)
             names += [value for value in vars(tools).values() if isinstance(value, str)] + list(TOOL_TEMPLATES)
         if self.solver in [f"prefdisco/{name}" for name in STRATEGIES]:  # a strategy solver's own prompts

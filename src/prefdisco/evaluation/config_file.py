@@ -37,6 +37,7 @@ import typer
 
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
+from prefdisco.results.protocol_record import RENAMED_SETTINGS
 
 CONFIG_FILE = "config.toml"
 NOT_SETTINGS = ("config_file", "dry_run")
@@ -48,6 +49,10 @@ PAIRS = ("model_arg", "solver_arg")
 PATH_SETTINGS = ("bench", "log_dir", "prices", "sessions")
 """Settings that name a file or folder: relative in a file, they are relative to the file's own folder; written,
 they are absolute, so the same file reruns the same run from any directory."""
+
+
+OLDER_KEYS = {old.replace("_", "-"): new.replace("_", "-") for old, new in RENAMED_SETTINGS.items()}
+"""A setting's older key (``protocol``, ``constrain-protocol``) read as its new one (``ask``, ``constrain-ask``)."""
 
 
 def key_of(param: Any) -> str:
@@ -82,6 +87,7 @@ def read_config(path: Path, command: Any, ctx: typer.Context) -> dict[str, Any]:
     defaults: dict[str, Any] = {}
     for given, value in raw.items():
         key = given.strip().lstrip("-").replace("_", "-")
+        key = OLDER_KEYS.get(key, key)
         param = params.get(key)
         if param is None:
             expected = ", ".join(sorted(params))

@@ -143,8 +143,8 @@ def plan_settings(config: RunConfig) -> PlanSettings:
     as the text protocol, a strategy solver with its own budget ``k``."""
     return PlanSettings(
         preset=config.preset,
-        protocol="tools" if _tools(config) else "text",
-        constrain_protocol=config.constrain_protocol,
+        ask="tools" if _tools(config) else "text",
+        constrain_ask=config.constrain_ask,
         max_questions=_discovery_budget(config),
         pushback=config.pushback,
         user_retry=config.user_retry,
@@ -170,7 +170,7 @@ def _plan(scenario: Scenario, mode: Mode, k: int | None, config: RunConfig, deco
 
 def _tools(config: RunConfig) -> bool:
     """Whether dialogues are planned under the tool protocol (an own ``--solver`` is planned as the text one)."""
-    return config.protocol == "tools" and not config.solver
+    return config.ask == "tools" and not config.solver
 
 
 def _assistant_replies(config: RunConfig, questions: int) -> Iterator[str | ModelOutput]:

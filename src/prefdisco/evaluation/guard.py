@@ -17,6 +17,7 @@ from typing import Any
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
 from prefdisco.results.logs import read_header
+from prefdisco.results.protocol_record import renamed
 
 RUN_FILE = "run.json"
 SPLIT_FILE = "workers.json"
@@ -73,6 +74,7 @@ def guard_run(
             raise UserError(f"{run_file}: not valid JSON ({e.msg}); delete it or use a new --log-dir") from e
         if not isinstance(previous, dict):
             raise UserError(f"{run_file}: expected a JSON object; delete it or use a new --log-dir")
+        previous = renamed(previous)  # a run recorded before the ask channel had its own name
         if previous.get("scenario_set") != wanted["scenario_set"]:
             raise UserError(
                 f"{log_dir} holds a run of a different scenario set; use a new --log-dir to start another run"

@@ -2,7 +2,7 @@
 
 ``preset_settings`` makes ``RunConfig``'s keyword arguments of a preset and the given flags, refusing a flag that
 contradicts a setting the preset fixes; ``RunConfig.validate`` applies the same rule (``contradiction``) to a
-configuration built any other way. ``check_protocol`` refuses an ask protocol a preset cannot follow.
+configuration built any other way. ``check_ask`` refuses an ask channel a preset cannot follow.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
-from prefdisco.dialogue.tool_protocol import PROTOCOLS
+from prefdisco.dialogue.tool_protocol import ASK_CHANNELS
 from prefdisco.errors import UserError
 from prefdisco.scoring.deferred import JUDGE_LATER
 
@@ -54,16 +54,16 @@ def contradiction(preset: str, name: str, value: Any, fixed: Any) -> str:
     )
 
 
-def check_protocol(protocol: str, preset: str, constrain_protocol: bool, solver: str | None) -> None:
-    """Refuse a protocol this run cannot follow: an unknown one, the tool protocol (or a ``--solver``, which asks
-    through its tool) under a preset with its own text prompts, or the text grammar with the tool protocol."""
-    if protocol not in PROTOCOLS:
-        raise UserError(f"--protocol: unknown {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
-    uses_tools = "--protocol tools" if protocol == "tools" else f"--solver {solver}" if solver else None
+def check_ask(ask: str, preset: str, constrain_ask: bool, solver: str | None) -> None:
+    """Refuse an ask channel this run cannot follow: an unknown one, the ``ask_user`` tool (or a ``--solver``,
+    which asks through its tool) under a preset with its own text prompts, or the text grammar with the tool."""
+    if ask not in ASK_CHANNELS:
+        raise UserError(f"--ask: unknown {ask!r}; expected one of {', '.join(ASK_CHANNELS)}")
+    uses_tools = "--ask tools" if ask == "tools" else f"--solver {solver}" if solver else None
     if uses_tools and preset != "default":
         raise UserError(
             f"{uses_tools} asks through the ask_user tool, whose prompts are --preset default's; "
-            f"--preset {preset} runs its own text protocol"
+            f"--preset {preset} asks in its own text prompts"
         )
-    if protocol == "tools" and constrain_protocol:
-        raise UserError("--constrain-protocol sends the text protocol's grammar; drop it with --protocol tools")
+    if ask == "tools" and constrain_ask:
+        raise UserError("--constrain-ask sends the text ask channel's grammar; drop it with --ask tools")

@@ -38,7 +38,7 @@ from prefdisco.dialogue.tool_protocol import TOOL_TEMPLATES, tools_style
 from prefdisco.dialogue.user import USERS
 from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
 from prefdisco.prompts import templates_hash
-from prefdisco.results.protocol_record import PROTOCOL_SETTINGS, ProtocolRecord
+from prefdisco.results.protocol_record import PROTOCOL_SETTINGS, RENAMED_SETTINGS, ProtocolRecord
 from prefdisco.schema import Scenario
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.judging import JUDGE_TEMPLATES
@@ -48,7 +48,7 @@ CORRECTNESS_TEMPLATES: tuple[str, ...] = ("simpleqa_grader",)
 
 DEFAULT_SETTINGS: dict[str, Any] = {
     "preset": "default",
-    "protocol": "text",
+    "ask": "text",
     "max_questions": 5,
     "user_type": "passive",
     "user_temperature": 0.7,
@@ -64,7 +64,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "grader_temperature": 0.0,
     "grader_max_tokens": None,
     "grader_reasoning_effort": None,
-    "constrain_protocol": False,
+    "constrain_ask": False,
 }
 """The protocol settings of a run with every default (``RunConfig``'s; ``tests/test_protocols.py`` checks they
 agree)."""
@@ -120,7 +120,7 @@ def protocol_templates(config: Any) -> list[str]:
     names += [*CARRY_TEMPLATES, *PUSHBACK_TEMPLATES, "user_stated_belief", *CORRECTNESS_TEMPLATES]
     if getattr(config, "solver", None) in [f"prefdisco/{name}" for name in STRATEGIES]:  # its own prompts
         names += STRATEGY_TEMPLATES
-    if config.protocol == "tools":
+    if config.ask == "tools":
         tools = tools_style(preset_named("default").style)
         names += [value for value in vars(tools).values() if isinstance(value, str)] + list(TOOL_TEMPLATES)
     return sorted(set(names))
@@ -140,7 +140,9 @@ def protocol_id(config: Any) -> str:
     for shipped in SHIPPED:
         if shipped.settings == settings and shipped.prompts == prompts:
             return shipped.id
-    return "custom-" + _digest([settings, prompts])[:8]
+    # the digest names each renamed setting by its older name: the same settings keep the id they had before
+    older = {new: old for old, new in RENAMED_SETTINGS.items()}
+    return "custom-" + _digest([{older.get(k, k): v for k, v in settings.items()}, prompts])[:8]
 
 
 def rubrics_hash(scenarios: Sequence[Scenario]) -> str:

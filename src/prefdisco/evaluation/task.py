@@ -35,13 +35,13 @@ from prefdisco.dialogue.byo import own_discovery, resolve_solver, solver_task_me
 from prefdisco.dialogue.carry import carry, own_carry
 from prefdisco.dialogue.conditions import (
     MAX_DISCOVERY_QUESTIONS,
+    ask_style,
     baseline,
     condition_label,
     discovery,
     fixed_k,
     oracle,
     oracle_distractor,
-    protocol_style,
     stated_belief,
     wrong_persona,
 )
@@ -55,7 +55,7 @@ from prefdisco.evaluation.config import (
     check_max_criteria,
     with_strict_policy,
 )
-from prefdisco.evaluation.preset_rules import check_protocol, preset_settings
+from prefdisco.evaluation.preset_rules import check_ask, preset_settings
 from prefdisco.evaluation.protocols import protocol_id
 from prefdisco.evaluation.view import viewer_config
 from prefdisco.release.convert import load_scenarios as load_scenarios_from
@@ -121,15 +121,15 @@ def condition_solver(condition: Mode, k: int | None, config: RunConfig, cache_sc
         if condition is Mode.DISCOVERY:
             return own_discovery(assistant, config.max_questions, user, cache_scope, config.preset, retry)
         return own_carry(condition.value, assistant, config.max_questions, user, cache_scope, config.preset, retry)
-    constrain, preset, protocol = config.constrain_protocol, config.preset, config.protocol
+    constrain, preset, ask = config.constrain_ask, config.preset, config.ask
     if condition is Mode.DISCOVERY:
-        return discovery(config.max_questions, user, constrain, cache_scope, preset, protocol, push, retry)
+        return discovery(config.max_questions, user, constrain, cache_scope, preset, ask, push, retry)
     if condition is Mode.STATED_BELIEF:
-        return stated_belief(config.max_questions, user, constrain, cache_scope, preset, protocol, push, retry)
+        return stated_belief(config.max_questions, user, constrain, cache_scope, preset, ask, push, retry)
     if condition.value in SESSION_ARMS:
-        style = protocol_style(preset, protocol, constrain)
-        return carry(condition.value, config.max_questions, style, user, constrain, cache_scope, protocol, push, retry)
-    return fixed_k(k, user, constrain, cache_scope, preset, protocol, push, retry)
+        style = ask_style(preset, ask, constrain)
+        return carry(condition.value, config.max_questions, style, user, constrain, cache_scope, ask, push, retry)
+    return fixed_k(k, user, constrain, cache_scope, preset, ask, push, retry)
 
 
 def harm_metadata(scenario: Scenario, condition: Mode, config: RunConfig, scope: str) -> dict[str, Any]:
@@ -166,7 +166,7 @@ def build_task(
     sessions run's position, and the carried session of a carry arm: ``dialogue/carry.py``)."""
     config = config or RunConfig()
     condition = Mode(mode)
-    check_protocol(config.protocol, config.preset, config.constrain_protocol, config.solver)
+    check_ask(config.ask, config.preset, config.constrain_ask, config.solver)
     if not scenarios:
         raise UserError("no scenarios to evaluate")
     if config.epochs < 1:
@@ -215,7 +215,7 @@ def build_task(
             "prefdisco_user_type": config.user_type,
             "prefdisco_judge": config.judge,
             "prefdisco_preset": config.preset,
-            "prefdisco_protocol": config.protocol,
+            "prefdisco_ask": config.ask,
             "prefdisco_protocol_id": protocol_id(config),  # evaluation/protocols.py
             "prefdisco_solver": own,
             **(solver_task_metadata(own, config.solver_args, scenarios, config.max_questions) if own else {}),
@@ -232,7 +232,7 @@ def prefdisco(
     user_type: str | None = None,
     judge: str | None = None,
     logprobs: bool | None = None,
-    constrain_protocol: bool = False,
+    constrain_ask: bool = False,
     audit: bool = True,
     quality: bool = True,
     epochs: int = 1,
@@ -242,7 +242,7 @@ def prefdisco(
     judge_repeats: int = 1,
     judge_max_criteria: int = DEFAULT_MAX_CRITERIA,
     skip_invalid: bool = False,
-    protocol: str = "text",
+    ask: str = "text",
     solver: str | None = None,
     solver_args: dict[str, Any] | None = None,
     strict_policy: bool = False,
@@ -260,7 +260,7 @@ def prefdisco(
     config = RunConfig(
         **preset_settings(preset, given),
         max_questions=max_questions,
-        constrain_protocol=constrain_protocol,
+        constrain_ask=constrain_ask,
         audit=audit,
         quality=quality,
         epochs=epochs,
@@ -268,7 +268,7 @@ def prefdisco(
         judge_panel=list(judge_panel or []),
         judge_repeats=judge_repeats,
         judge_max_criteria=judge_max_criteria,
-        protocol=protocol,
+        ask=ask,
         solver=solver,
         solver_args=with_strict_policy(dict(solver_args or {}), strict_policy),
         pushback=pushback,

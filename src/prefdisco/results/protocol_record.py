@@ -8,10 +8,11 @@ different records in one table (``results/merge.py``) and name what differs (``d
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
@@ -19,7 +20,7 @@ from prefdisco.errors import UserError
 PROTOCOL_FILE = "protocol.json"
 PROTOCOL_SETTINGS: tuple[str, ...] = (
     "preset",
-    "protocol",
+    "ask",
     "max_questions",
     "user_type",
     "user_temperature",
@@ -35,12 +36,24 @@ PROTOCOL_SETTINGS: tuple[str, ...] = (
     "grader_temperature",
     "grader_max_tokens",
     "grader_reasoning_effort",
-    "constrain_protocol",
+    "constrain_ask",
 )
 """The ``RunConfig`` fields of a protocol (with the user and judge models and the prompt hash beside them)."""
-ADDED_SETTINGS: dict[str, Any] = {"constrain_protocol": False}
+ADDED_SETTINGS: dict[str, Any] = {"constrain_ask": False}
 """Protocol settings added after records were first written, at the value every earlier run ran with: a record
 without one is read at it (``setting``), so an older run stays comparable with a new one."""
+
+
+RENAMED_SETTINGS: dict[str, str] = {"protocol": "ask", "constrain_protocol": "constrain_ask"}
+"""Settings with an older name (before 2026-12): "protocol" means the versioned, result-changing settings alone,
+so the ask channel (text or tools) is ``ask`` and its grammar ``constrain_ask``. A record, ``run.json``, config file
+or stored study written under the older name is read under the new one (``renamed``)."""
+
+
+def renamed(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``settings`` with each older name of ``RENAMED_SETTINGS`` read as its new one (the new one wins)."""
+    out = {RENAMED_SETTINGS.get(key, key): value for key, value in settings.items() if key in RENAMED_SETTINGS}
+    return out | {key: value for key, value in settings.items() if key not in RENAMED_SETTINGS}
 
 
 def setting(record: ProtocolRecord, key: str) -> Any:
@@ -61,6 +74,11 @@ class ProtocolRecord(BaseModel):
     """``rubrics_hash`` of the benchmark the run was given (None: not known, e.g. a record made from a task)."""
     regraded_from: dict[str, Any] | None = None
     """A regrade's origin (``prefdisco regrade``): the run, its protocol id and what changed."""
+
+    @field_validator("settings", mode="before")
+    @classmethod
+    def _renamed(cls, value: Any) -> Any:
+        return renamed(value) if isinstance(value, Mapping) else value
 
     def described(self) -> str:
         judges = ", ".join(self.judges)
