@@ -63,3 +63,24 @@ def test_the_draws_live_in_the_kernel_only():
         if p.name != "bootstrap.py" and re.search(r"\.integers\(|np\.percentile\(", p.read_text())
     ]
     assert drawn == []
+
+
+def test_normalign_is_one_formula_and_a_resamples_ratio_of_means_is_it():
+    """``normalign.norm_align_of`` is NormAlign everywhere: the scalar of three means, a scenario's, and each
+    bootstrap resample's ``ratio_of_means`` of (arm − baseline, oracle − baseline), which equals it of the resample's
+    three means (a denominator of 0 undefined in both)."""
+    from prefdisco.analysis.normalign import norm_align, norm_align_of
+
+    assert norm_align(2.5, 2.875, 3.75) == (pytest.approx(30.0), "")  # 100 · 0.375 / 1.25
+    assert norm_align(3.0, 4.0, 3.0)[0] is None and np.isnan(norm_align_of(3.0, 4.0, 3.0))
+    assert np.isnan(norm_align_of(np.nan, 4.0, 5.0)) and norm_align_of([1.0, 2.0], [2.0, 2.0], [3.0, 4.0]).tolist() == [
+        50.0,
+        0.0,
+    ]
+    rng = np.random.default_rng(3)
+    base, arm, oracle = (rng.uniform(1, 5, size=(200, 6)) for _ in range(3))
+    oracle[7] = base[7]  # one resample whose every oracle − baseline is 0
+    ratio = ratio_of_means(arm - base, oracle - base, 1e-12)
+    direct = norm_align_of(base.mean(axis=1), arm.mean(axis=1), oracle.mean(axis=1))
+    assert np.isnan(ratio[7]) and np.isnan(direct[7])
+    np.testing.assert_allclose(ratio, direct, rtol=1e-12, equal_nan=True)

@@ -226,7 +226,7 @@ def test_bad_options_are_refused_in_one_line(tmp_path):
     chain = [FERRY, CRATES]
     with pytest.raises(UserError, match=r"^arm: expected one of cold, carry_transcript, carry_notes, got 'warm'$"):
         SessionEpisode(session(), chain, user.model, grader.model, arm="warm")
-    with pytest.raises(UserError, match=r"^session options: unknown turns; expected one of audit, judge, "):
+    with pytest.raises(UserError, match=r"^session options: unknown turns; expected one of ask, audit, judge, "):
         SessionEpisode(session(), chain, user.model, grader.model, arm="cold", turns=3)
     with pytest.raises(UserError, match=r"^max_questions: expected 0..5"):
         SessionEpisode(session(), chain, user.model, grader.model, arm="cold", max_questions=9)

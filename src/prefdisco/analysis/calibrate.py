@@ -60,7 +60,7 @@ import pandas as pd
 
 from prefdisco.analysis.bootstrap import per_resample, percentile_interval, resampled
 from prefdisco.analysis.human_ratings import ITEM_KEY, criterion_scores, join_ratings, mode_label, read_ratings
-from prefdisco.analysis.normalign import ZERO, norm_align
+from prefdisco.analysis.normalign import norm_align, norm_align_of
 from prefdisco.results.contract import RESULT_KEY, TRIAL_GROUP
 from prefdisco.results.table import load_results
 from prefdisco.schema import CONDITIONS
@@ -216,15 +216,6 @@ def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
     return lo, hi
 
 
-def _normalign_of(means: np.ndarray) -> np.ndarray:
-    """NormAlign of (..., 3) condition means; NaN where the denominator is 0 or a mean is missing."""
-    den = means[..., 2] - means[..., 0]
-    out = np.full(den.shape, np.nan)
-    ok = np.isfinite(den) & (np.abs(den) > ZERO)
-    np.divide(100.0 * (means[..., 1] - means[..., 0]), den, out=out, where=ok)
-    return out
-
-
 def calibrate(human: Path, run: Path, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP) -> Calibration:
     """The ``prefdisco calibrate`` result (see the module docstring)."""
     items = criterion_scores(load_results(run), str(run))
@@ -261,7 +252,7 @@ def calibrate(human: Path, run: Path, *, seed: int = 0, n_boot: int = DEFAULT_BO
             cell["mean"], cell["reason"] = norm_align(*(float(v) for v in block @ f))
             cell["raw"] = norm_align(*(float(v) for v in block @ agg.u))[0]
             if n_boot and cell["mean"] is not None:
-                cell["ci_low"], cell["ci_high"] = _interval(_normalign_of(boot @ block.T))
+                cell["ci_low"], cell["ci_high"] = _interval(norm_align_of(*(boot @ block.T).transpose(1, 0)))
         normalign.setdefault(model, {})[task] = cell
     return Calibration(
         human=str(human),

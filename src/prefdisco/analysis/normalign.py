@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -54,17 +55,27 @@ def interval_reason(n: int, n_boot: int) -> str:
     return ""
 
 
+def norm_align_of(baseline: Any, arm: Any, oracle: Any) -> np.ndarray:
+    """NormAlign = 100 · (arm − baseline) / (oracle − baseline) of PrefAlign means, element by element (numbers or
+    arrays of one shape: a scenario's, a cell's, a resample's): the one formula every instrument computes NormAlign
+    with; NaN where a mean is missing or |oracle − baseline| ≤ ``ZERO``. The bootstrap's ``ratio_of_means`` of
+    (arm − baseline, oracle − baseline) is the same number of a resample's means (``tests/test_bootstrap.py``)."""
+    b, a, o = (np.asarray(x, dtype=float) for x in (baseline, arm, oracle))
+    den = o - b
+    out = np.full(np.broadcast(b, a, o).shape, np.nan)
+    np.divide(100.0 * (a - b), den, out=out, where=np.isfinite(a) & np.isfinite(den) & (np.abs(den) > ZERO))
+    return out
+
+
 def norm_align(baseline: float | None, discovery: float | None, oracle: float | None) -> tuple[float | None, str]:
-    """NormAlign = 100 · (discovery − baseline) / (oracle − baseline) of three PrefAlign means; returns
-    (value, reason), the reason empty when the value is defined, the value None when a term is missing or the
-    denominator is 0."""
+    """``norm_align_of`` three PrefAlign means; returns (value, reason), the reason empty when the value is defined,
+    the value None when a term is missing or the denominator is 0."""
     if baseline is None or discovery is None or oracle is None:
         missing = [n for n, v in (("baseline", baseline), ("discovery", discovery), ("oracle", oracle)) if v is None]
         return None, f"no scored {'/'.join(missing)} results"
-    denominator = oracle - baseline
-    if math.isclose(denominator, 0.0, abs_tol=ZERO):
+    if math.isclose(oracle - baseline, 0.0, abs_tol=ZERO):
         return None, "oracle and baseline PrefAlign are equal (denominator 0)"
-    return 100.0 * (discovery - baseline) / denominator, ""
+    return float(norm_align_of(baseline, discovery, oracle)), ""
 
 
 def scenario_table(results: pd.DataFrame) -> pd.DataFrame:
@@ -81,12 +92,7 @@ def scenario_table(results: pd.DataFrame) -> pd.DataFrame:
     wide = wide[list(CONDITIONS)].dropna().reset_index().sort_values(["model", "task", "scenario_id"])
     wide = wide.reset_index(drop=True)
     wide.columns.name = None
-    den = wide["oracle"].to_numpy() - wide["baseline"].to_numpy()
-    num = wide["discovery"].to_numpy() - wide["baseline"].to_numpy()
-    defined = np.abs(den) > ZERO
-    per = np.full(len(wide), np.nan)
-    np.divide(100.0 * num, den, out=per, where=defined)
-    wide["normalign"] = per
+    wide["normalign"] = norm_align_of(*(wide[m].to_numpy() for m in CONDITIONS))
     return wide
 
 

@@ -45,7 +45,13 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from prefdisco.analysis.bootstrap import per_resample, percentile_interval, resampled
-from prefdisco.analysis.normalign import MIN_INTERVAL_SCENARIOS, intersection_norm_align, scenario_table, too_few
+from prefdisco.analysis.normalign import (
+    MIN_INTERVAL_SCENARIOS,
+    intersection_norm_align,
+    norm_align_of,
+    scenario_table,
+    too_few,
+)
 from prefdisco.schema import CONDITIONS
 
 COMPONENTS: tuple[str, ...] = ("reveal", "volunteering", "length", "clean", "values", "outcome")
@@ -166,11 +172,9 @@ def outcome_table(
             na_p, na_s = _norm_align(person), _norm_align(simulator)
             cols = [person[m].to_numpy() for m in CONDITIONS] + [simulator[m].to_numpy() for m in CONDITIONS]
 
-            def na_diff(bp, dp, op, bs, ds, os_):
-                denominator_p, denominator_s = (op - bp).mean(), (os_ - bs).mean()
-                if abs(denominator_p) < 1e-12 or abs(denominator_s) < 1e-12:
-                    return None
-                return 100 * (ds - bs).mean() / denominator_s - 100 * (dp - bp).mean() / denominator_p
+            def na_diff(bp, dp, op, bs, ds, os_):  # the simulator's NormAlign − the person's, of a resample
+                means = [float(c.mean()) for c in (bp, dp, op, bs, ds, os_)]
+                return float(norm_align_of(*means[3:]) - norm_align_of(*means[:3]))
 
             rng = np.random.default_rng([seed, zlib.crc32(label.encode()), zlib.crc32(str(model).encode())])
             pa_lo, pa_hi = _paired_interval(

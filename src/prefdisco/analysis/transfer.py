@@ -42,9 +42,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.bootstrap import percentile_interval, resampled
+from prefdisco.analysis.bootstrap import percentile_interval, ratio_of_means, resampled
 from prefdisco.analysis.control import mean_interval
-from prefdisco.analysis.normalign import ZERO, bootstrap_interval, interval_reason, norm_align
+from prefdisco.analysis.normalign import ZERO, bootstrap_interval, interval_reason, norm_align, norm_align_of
 from prefdisco.schema import Mode
 
 COLD = Mode.DISCOVERY.value
@@ -272,7 +272,11 @@ def _gain_row(
     den = float(sub["gain_den"].mean())
     if abs(den) <= ZERO:
         return row | {"reason": "oracle and baseline PrefAlign are equal (denominator 0)"}
-    row["gain"] = 100.0 * float(sub["gain_num"].mean()) / den
+    means = {c: float(sub[c].mean()) for c in (BASELINE, COLD, arm, ORACLE)}
+    row["gain"] = float(
+        norm_align_of(means[BASELINE], means[arm], means[ORACLE])
+        - norm_align_of(means[BASELINE], means[COLD], means[ORACLE])
+    )  # carry NormAlign − cold NormAlign on the one scenario set (= 100 · mean(num) / mean(den))
     why = interval_reason(n, n_boot)
     if not why:
         rng = transfer_rng(seed, model, task, "gain", arm, position)
@@ -335,11 +339,11 @@ def _slope_interval(
             has[i, j] += 1
 
     def slopes(num_b: np.ndarray, den_b: np.ndarray, has_b: np.ndarray) -> np.ndarray:
-        counts, sum_den = has_b.sum(axis=1), den_b.sum(axis=1)
-        ok = (counts > 0) & (np.abs(sum_den) > ZERO * np.maximum(counts, 1))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            gains = np.where(ok, 100.0 * num_b.sum(axis=1) / sum_den, np.nan)
-        return least_squares_slope(x, gains, ok)
+        # each position's gain of the resample: the kernel's ratio of means (a session without the position adds
+        # 0 to both); NaN where no resampled session has it or its oracle − baseline is 0
+        gains = np.stack([ratio_of_means(num_b[:, :, j], den_b[:, :, j], ZERO) for j in range(len(x))], axis=1)
+        gains[has_b.sum(axis=1) == 0] = np.nan
+        return least_squares_slope(x, gains, np.isfinite(gains))
 
     rng = transfer_rng(seed, model, task, "gain_slope", arm, 0)
     lo, hi, kept = percentile_interval(resampled([num, den, has], rng, n_boot, slopes))
