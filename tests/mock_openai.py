@@ -340,6 +340,7 @@ class MockOpenAI:
         with self._lock:
             self.counts: Counter[str] = Counter()
             self.by_role: Counter[str] = Counter()
+            self.by_model: Counter[str] = Counter()  # the request's model name → completions
             self.by_case: Counter[tuple[str, str]] = Counter()  # (case, mode) → completions
             self.by_case_role: Counter[tuple[str, str, str]] = Counter()  # (case, mode, role) → completions
             self.garbage_prompts: set[int] = set()
@@ -364,6 +365,7 @@ class MockOpenAI:
                 "answered": self.counts["answered"],
                 "completions": self.counts["completions"],
                 "by_role": dict(self.by_role),
+                "by_model": dict(self.by_model),
                 "by_case": {f"{c}|{m}": n for (c, m), n in self.by_case.items()},
                 "by_case_role": {f"{c}|{m}|{r}": n for (c, m, r), n in self.by_case_role.items()},
                 "garbage_judge_prompts": len(self.garbage_prompts),
@@ -608,6 +610,7 @@ class MockOpenAI:
             n = self._n
             self.counts["completions"] += 1
             self.by_role[who.role] += 1
+            self.by_model[str(body.get("model"))] += 1
             if who.case is not None:
                 self.by_case[(who.case, who.mode or "?")] += 1
                 self.by_case_role[(who.case, who.mode or "?", who.role)] += 1

@@ -139,7 +139,9 @@ def test_the_report_says_how_many_rows_wait_for_their_judge(runs, app, tmp_path)
     pending_run = tmp_path / "pending"
     shutil.copytree(runs["tmp"] / "pending-copy", pending_run)
     n_rows = len(runs["scenarios"]) * len(MODES)
-    made = CliRunner().invoke(app, ["report", str(pending_run), "--out", str(tmp_path / "r1"), "--bootstrap", "0", "--no-figures"])
+    made = CliRunner().invoke(
+        app, ["report", str(pending_run), "--out", str(tmp_path / "r1"), "--bootstrap", "0", "--no-figures"]
+    )
     assert made.exit_code == 0, made.output
     assert f"not judged yet: {n_rows} of {n_rows} trial rows" in made.output, made.output
     assert json.loads((tmp_path / "r1" / "summary.json").read_text())["trials"]["not_judged"] == n_rows

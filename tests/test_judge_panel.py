@@ -460,7 +460,9 @@ def test_cli_panel_run_writes_rows_per_judge_and_the_report_writes_judge_agreeme
         expected = (panel["weight"] * panel["score"]).sum() / panel["weight"].sum()
         assert row.pref_align == pytest.approx(expected), row
 
-    report = CliRunner().invoke(cli.app, ["report", str(tmp_path / "run"), "--out", str(tmp_path / "rep"), "--no-figures"])
+    report = CliRunner().invoke(
+        cli.app, ["report", str(tmp_path / "run"), "--out", str(tmp_path / "rep"), "--no-figures"]
+    )
     assert report.exit_code == 0, report.output
     summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
     [task] = {s.problem.benchmark for s in scenarios}

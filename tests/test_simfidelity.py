@@ -212,6 +212,18 @@ def test_the_outcome_differences_and_the_fidelity_ranking(fidelity):
     assert "1. sim_b: fidelity 1.000" in output and "2. sim_a: fidelity 0.652" in output
 
 
+def test_the_outcome_normaligns_are_the_reports(fidelity, tmp_path):
+    """Every path agrees (issue 31): the report of the person's run and of sim_a's run gives the NormAligns that
+    simulator fidelity compares (60 and 100, the hand figures above), from the same scenarios."""
+    from prefdisco.analysis.report import make_report
+
+    outcome = pd.read_csv(fidelity[0] / "outcome.csv").set_index("simulator").loc["sim_a"]
+    for run, column in (("human", "normalign_person"), ("sim_a", "normalign_simulator")):
+        report, _ = make_report(fidelity[0].parent / run, tmp_path / run, n_boot=0, figures=False)
+        [value] = [v for tasks in report.summary["normalign"].values() for v in tasks.values()]
+        assert value == pytest.approx(outcome[column]), run
+
+
 def test_a_simulator_of_another_protocol_is_refused_and_ranks_use_only_shared_components(fidelity):
     """Issue 31, defect 7. sim_c's run differs from the person's beyond the user (its judge temperature): refused in
     one line unless --allow-mixed. sim_c ("Not sure." to every question) reveals nothing the person revealed, so it
