@@ -75,12 +75,49 @@ def strict(value: Any) -> Any:
 
 
 def simfidelity_command(
-    human: Annotated[Path, typer.Option(help="The run whose user was a person (or the reference run).")],
-    sim: Annotated[list[Path], typer.Option(help="A simulated run (repeat): its user type and model are replayed.")],
-    bench: Annotated[Path, typer.Option(help="The benchmark the runs used (personas, profiles, problems).")],
     out: Annotated[Path, typer.Option(help="Folder for fidelity.csv, the replay and outcome tables, summary.json.")],
+    human: Annotated[Path | None, typer.Option(help="The run whose user was a person (or the reference run).")] = None,
+    sim: Annotated[
+        list[Path] | None, typer.Option(help="A simulated run (repeat): its user type and model are replayed.")
+    ] = None,
+    bench: Annotated[
+        Path | None, typer.Option(help="The benchmark the runs used (personas, profiles, problems).")
+    ] = None,
+    reference: Annotated[
+        tuple[str, Path] | None,
+        typer.Option(
+            metavar="KIND PATH",
+            help="Measure simulated users against real people's answers instead of a run: qulac PATH (Qulac's "
+            "qulac.json) or clariq PATH (a TSV with question, answer and facet_desc columns).",
+        ),
+    ] = None,
+    user_type: Annotated[
+        list[str] | None,
+        typer.Option(help="--reference: a simulated user type to measure (repeat; paired with --user-model)."),
+    ] = None,
+    user_model: Annotated[
+        list[str] | None,
+        typer.Option(help="--reference: its user model (repeat, one per --user-type, or one for all)."),
+    ] = None,
+    user_temperature: Annotated[
+        float | None, typer.Option(help="--reference: the simulated users' temperature (eval's default 0.7).")
+    ] = None,
+    user_max_tokens: Annotated[int | None, typer.Option(help="--reference: max tokens per reply.")] = None,
+    user_reasoning_effort: Annotated[str | None, typer.Option(help="--reference: the users' reasoning effort.")] = None,
+    user_retry: Annotated[
+        int, typer.Option(min=0, max=3, help="--reference: redraws of a flagged reply (eval's --user-retry).")
+    ] = 0,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="--reference: N rows, a seeded sample stratified by topic.")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option(help="--reference: print the calls and their cost, make none.")] = False,
+    prices: Annotated[Path | None, typer.Option(help="--reference --dry-run: a prices file (eval's --prices).")] = None,
     judge_model: Annotated[
-        str | None, typer.Option(help="The grader of the replay's audits (default: the human run's first judge).")
+        str | None,
+        typer.Option(
+            help="The grader of the replay's audits (default: the human run's first judge); with --reference, the "
+            "targeted user's question mapper."
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the replay's calls and of the bootstrap.")] = 0,
     bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples of each outcome difference.")] = 1000,
@@ -95,7 +132,30 @@ def simfidelity_command(
     ] = False,
 ) -> None:
     """Replay every question a model asked a person to each simulator, compare the replies (revealed, volunteered,
-    length, flags, values) and the outcomes (PrefAlign, NormAlign), and rank the simulators by fidelity."""
+    length, flags, values) and the outcomes (PrefAlign, NormAlign), and rank the simulators by fidelity; or, with
+    --reference, ask each simulated user the questions real people answered and compare how they answer."""
+    from prefdisco.errors import UserError
+
+    if reference is not None and reference[0] is not None:
+        if human is not None or sim or bench is not None:
+            raise UserError(
+                "--reference: measures simulated users against people's answers: drop --human, --sim, --bench"
+            )
+        from prefdisco.evaluation.reference_cli import reference_fidelity
+
+        reference_fidelity(
+            reference[0], Path(reference[1]), out, user_type or ["passive"], user_model or [], seed=seed,
+            temperature=user_temperature, max_tokens=user_max_tokens, reasoning_effort=user_reasoning_effort,
+            user_retry=user_retry, limit=limit, judge_model=judge_model, bootstrap=bootstrap,
+            overwrite=overwrite, dry_run=dry_run, prices=prices,
+        )  # fmt: skip
+        return
+    given = [f for f, v in (("--user-type", user_type), ("--user-model", user_model), ("--limit", limit)) if v]
+    if given or dry_run:
+        raise UserError(f"{(given or ['--dry-run'])[0]}: only with --reference (a run's simulator is its own)")
+    if human is None or not sim or bench is None:
+        missing = [f for f, v in (("--human", human), ("--sim", sim), ("--bench", bench)) if not v]
+        raise UserError(f"{missing[0]}: needed (or --reference KIND PATH to measure against people's answers)")
     from prefdisco.analysis.simfidelity import (
         COMPONENTS,
         fidelity_table,
@@ -106,7 +166,6 @@ def simfidelity_command(
     )
     from prefdisco.analysis.trials import average_trials
     from prefdisco.atomic import atomic_write
-    from prefdisco.errors import UserError
     from prefdisco.evaluation.protocols import rubrics_hash
     from prefdisco.evaluation.simfidelity import Simulator, replay
     from prefdisco.evaluation.task import load_scenarios

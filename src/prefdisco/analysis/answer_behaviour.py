@@ -1,0 +1,285 @@
+"""How people answer a clarifying question, and how a simulated user does: per-answer measures, their statistics and
+a fidelity score (``prefdisco simfidelity --reference``; defined in docs/evaluation.md, "Simulated users against
+real people"). The people's answers and each simulator's are measured by this one code.
+
+Per answer (``measure``), with words the lower-case runs of letters, digits and apostrophes:
+
+* ``words`` — the number of words;
+* ``starts_no`` / ``starts_yes`` — the first word is a no-word (``NO_WORDS``) / a yes-word (``YES_WORDS``);
+* ``bare_yes_no`` — a bare yes or no: at most two words, the first a yes- or no-word ("no", "yes please");
+* ``dont_know`` — says they do not know or are unsure (``DONT_KNOW``);
+* ``disclosure`` — the share of the need's content words not in the question that the answer contains (content
+  words: words of three letters or more outside ``STOP_WORDS``, a final "s" dropped from words of four letters or
+  more); undefined when the need has no such word;
+* ``discloses_any`` — disclosure above 0 (undefined where disclosure is);
+* ``polarity`` — ``yes``, ``no`` or none: how the answer starts.
+
+Per party (the people, or one simulator, on the same rows): ``n``, ``mean_words``, ``median_words``, the share of
+answers with each yes/no/don't-know measure, the mean ``disclosure`` and ``discloses_any`` over the answers where
+they are defined, and for a simulator ``polarity_agreement``: over the rows where the person's answer starts with
+a yes- or no-word, the share where the simulator's starts with one of the same polarity.
+
+A simulator's **fidelity** is the mean of eight closenesses to the people, each 1 when equal and 0 at the farthest:
+``min/max`` of the mean words, 1 − |difference| of the six shares (starts no, starts yes, bare yes/no, don't know,
+mean disclosure, discloses any), and the polarity agreement itself. 1 = indistinguishable from the people on these
+statistics. Its interval is a seeded percentile bootstrap of the rows (the people's and the simulator's answers of
+a row resampled together; ``bootstrap.py``).
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from prefdisco.analysis.bootstrap import per_resample, percentile_interval, resampled
+
+NO_WORDS = frozenset({"no", "nope", "nah", "not", "never", "neither"})
+YES_WORDS = frozenset({"yes", "yeah", "yep", "yup", "yea", "sure", "correct", "exactly", "absolutely", "definitely"})
+DONT_KNOW = re.compile(
+    r"\b(?:(?:i\s+)?(?:don'?t|do\s+not|dont)\s+know|not\s+sure|unsure|no\s+idea|not\s+certain|can'?t\s+say)\b"
+)
+STOP_WORDS = frozenset(
+    (
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "are",
+        "was",
+        "were",
+        "been",
+        "being",
+        "have",
+        "has",
+        "had",
+        "does",
+        "did",
+        "doing",
+        "about",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "than",
+        "then",
+        "them",
+        "they",
+        "their",
+        "there",
+        "these",
+        "those",
+        "some",
+        "any",
+        "all",
+        "each",
+        "other",
+        "such",
+        "only",
+        "own",
+        "same",
+        "very",
+        "can",
+        "will",
+        "just",
+        "should",
+        "would",
+        "could",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "your",
+        "you",
+        "yours",
+        "our",
+        "ours",
+        "his",
+        "her",
+        "hers",
+        "its",
+        "it's",
+        "i'm",
+        "i'd",
+        "i've",
+        "find",
+        "information",
+        "give",
+        "want",
+        "looking",
+        "know",
+        "like",
+        "also",
+        "more",
+        "most",
+        "much",
+        "many",
+        "get",
+        "out",
+        "use",
+        "used",
+        "using",
+    )
+)
+WORD = re.compile(r"[a-z0-9']+")
+SHARES = ("starts_no", "starts_yes", "bare_yes_no", "dont_know")
+STATISTICS = (
+    "n",
+    "mean_words",
+    "median_words",
+    *SHARES,
+    "disclosure",
+    "discloses_any",
+    "polarity_agreement",
+    "fidelity",
+)
+"""The columns of ``reference.csv`` (one row for the people, one per simulator)."""
+CLOSENESS = ("mean_words", *SHARES, "disclosure", "discloses_any", "polarity_agreement")
+"""The eight closenesses a fidelity is the mean of."""
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(str(text).lower())
+
+
+def content_words(text: str) -> set[str]:
+    """The content words of ``text`` (module docstring), each with a final "s" dropped from four letters on."""
+    out = set()
+    for w in words(text):
+        w = w.removesuffix("'s").strip("'")
+        if len(w) >= 3 and w not in STOP_WORDS:
+            out.add(w[:-1] if len(w) >= 4 and w.endswith("s") else w)
+    return out
+
+
+def polarity(text: str) -> str | None:
+    said = words(text)
+    if not said:
+        return None
+    return "no" if said[0] in NO_WORDS else "yes" if said[0] in YES_WORDS else None
+
+
+def measure(answer: str, need: str, question: str) -> dict[str, Any]:
+    """The per-answer measures of ``answer`` to ``question`` by a person holding ``need`` (module docstring)."""
+    said = words(answer)
+    first = polarity(answer)
+    hidden = content_words(need) - content_words(question)
+    told = content_words(answer)
+    disclosure = len(hidden & told) / len(hidden) if hidden else None
+    return {
+        "words": len(said),
+        "starts_no": first == "no",
+        "starts_yes": first == "yes",
+        "bare_yes_no": first is not None and len(said) <= 2,
+        "dont_know": bool(DONT_KNOW.search(" ".join(said))),
+        "disclosure": disclosure,
+        "discloses_any": None if disclosure is None else disclosure > 0,
+        "polarity": first,
+    }
+
+
+def measured(answers: Sequence[str], needs: Sequence[str], questions: Sequence[str]) -> pd.DataFrame:
+    """One row of ``measure`` per answer, in order."""
+    rows = [measure(a, n, q) for a, n, q in zip(answers, needs, questions, strict=True)]
+    return pd.DataFrame(rows, columns=["words", *SHARES, "disclosure", "discloses_any", "polarity"])
+
+
+def _mean(values: pd.Series) -> float | None:
+    kept = values.dropna()
+    return float(kept.astype(float).mean()) if len(kept) else None
+
+
+def party_statistics(measures: pd.DataFrame, person: pd.DataFrame | None = None) -> dict[str, Any]:
+    """The statistics of one party's answers (module docstring); ``person``: the people's measures of the same
+    rows, for a simulator's polarity agreement."""
+    out: dict[str, Any] = {"n": len(measures)}
+    out["mean_words"] = float(measures["words"].mean()) if len(measures) else None
+    out["median_words"] = float(measures["words"].median()) if len(measures) else None
+    for share in SHARES:
+        out[share] = _mean(measures[share])
+    out["disclosure"] = _mean(measures["disclosure"])
+    out["discloses_any"] = _mean(measures["discloses_any"])
+    out["polarity_agreement"] = None
+    if person is not None:
+        held = person["polarity"].notna().to_numpy()
+        if held.any():
+            out["polarity_agreement"] = float(
+                (measures["polarity"].to_numpy()[held] == person["polarity"][held]).mean()
+            )
+    return out
+
+
+def closeness(simulator: dict[str, Any], people: dict[str, Any]) -> dict[str, float | None]:
+    """Each of the eight closenesses of a simulator's statistics to the people's (1: equal), None where either side
+    is undefined."""
+    out: dict[str, float | None] = {}
+    a, b = simulator["mean_words"], people["mean_words"]
+    out["mean_words"] = None if a is None or b is None else (1.0 if max(a, b) == 0 else min(a, b) / max(a, b))
+    for name in (*SHARES, "disclosure", "discloses_any"):
+        a, b = simulator[name], people[name]
+        out[name] = None if a is None or b is None else 1.0 - abs(a - b)
+    out["polarity_agreement"] = simulator["polarity_agreement"]
+    return out
+
+
+def fidelity(simulator: dict[str, Any], people: dict[str, Any]) -> float | None:
+    """The mean of the defined closenesses (module docstring); None when none is defined."""
+    defined = [v for v in closeness(simulator, people).values() if v is not None]
+    return float(np.mean(defined)) if defined else None
+
+
+def fidelity_interval(
+    person: pd.DataFrame, simulator: pd.DataFrame, *, seed: int, label: str, n_boot: int
+) -> tuple[float | None, float | None]:
+    """The percentile interval of the fidelity over resamples of the rows (each row's two answers together), with
+    ``numpy.random.default_rng([seed, crc32(label)])``; (None, None) under 4 rows or without resamples."""
+    if len(person) < 4 or n_boot <= 0:
+        return None, None
+    index = np.arange(len(person))
+
+    def of(rows: np.ndarray) -> float | None:
+        p, s = person.iloc[rows].reset_index(drop=True), simulator.iloc[rows].reset_index(drop=True)
+        return fidelity(party_statistics(s, p), party_statistics(p))
+
+    rng = np.random.default_rng([seed, zlib.crc32(label.encode())])
+    lo, hi, _ = percentile_interval(resampled([index], rng, n_boot, per_resample(of)))
+    return lo, hi
+
+
+def reference_table(
+    person: pd.DataFrame, simulators: dict[str, pd.DataFrame], *, seed: int, n_boot: int
+) -> pd.DataFrame:
+    """``reference.csv``: the people's statistics, then each simulator's with its fidelity, its interval and rank
+    (1 = closest to the people)."""
+    people = party_statistics(person)
+    rows = [{"simulator": "people", **people, "fidelity": None, "fidelity_low": None, "fidelity_high": None}]
+    for label, measures in simulators.items():
+        stats = party_statistics(measures, person)
+        lo, hi = fidelity_interval(person, measures, seed=seed, label=label, n_boot=n_boot)
+        rows.append(
+            {"simulator": label, **stats, "fidelity": fidelity(stats, people)}
+            | {
+                "fidelity_low": lo,
+                "fidelity_high": hi,
+            }
+        )
+    table = pd.DataFrame(rows, columns=["simulator", *STATISTICS, "fidelity_low", "fidelity_high"])
+    ranked = table["fidelity"].iloc[1:].rank(ascending=False, method="min")
+    table["rank"] = pd.concat([pd.Series([None]), ranked]).to_numpy()
+    return table

@@ -1,0 +1,207 @@
+"""``prefdisco simfidelity --reference KIND PATH --user-type T --user-model M [...] --out DIR``: how each simulated
+user answers the questions real people answered (``reference_replay.py``), against how they did
+(``analysis/answer_behaviour.py``). Writes ``answers.csv``, ``reference.csv``, ``reference_by_facet.csv`` and
+``summary.json`` to ``--out``; ``--dry-run`` prints the calls and their cost and makes none."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+
+from prefdisco.analysis.answer_behaviour import measured, reference_table
+from prefdisco.atomic import atomic_write
+from prefdisco.dialogue.user import USER_TYPES
+from prefdisco.dialogue.user_reply import USER_MAX_TOKENS
+from prefdisco.errors import UserError
+from prefdisco.evaluation.reference_replay import (
+    ANSWERS_FILE,
+    check_out,
+    draw_rows,
+    reference_scenario,
+    replay_reference,
+    run_settings,
+)
+from prefdisco.evaluation.simfidelity import Simulator
+from prefdisco.reference.rows import ReferenceRow, read_reference
+
+console = Console()
+DEFAULT_TEMPERATURE = 0.7
+"""``prefdisco eval``'s user temperature."""
+MEASURES = ("words", "starts_no", "starts_yes", "bare_yes_no", "dont_know", "disclosure", "discloses_any", "polarity")
+
+
+def simulators_of(
+    user_types: list[str],
+    user_models: list[str],
+    temperature: float | None,
+    max_tokens: int | None,
+    reasoning_effort: str | None,
+    user_retry: int,
+) -> list[Simulator]:
+    """One simulator per ``--user-type``, paired with ``--user-model`` by position (one model: every type's)."""
+    if not user_models:
+        raise UserError("--user-model: name the simulated users' model (one, or one per --user-type)")
+    if len(user_models) not in (1, len(user_types)):
+        raise UserError(
+            f"--user-model: {len(user_models)} given for {len(user_types)} --user-type; give one, or one per type"
+        )
+    models = user_models * len(user_types) if len(user_models) == 1 else user_models
+    out: list[Simulator] = []
+    for user_type, model in zip(user_types, models, strict=True):
+        if user_type not in USER_TYPES:
+            raise UserError(f"--user-type: unknown {user_type!r}; expected one of {', '.join(USER_TYPES)}")
+        label = f"{user_type}@{model}"
+        if label in [s.label for s in out]:
+            raise UserError(f"--user-type {user_type} with --user-model {model}: given twice")
+        t = DEFAULT_TEMPERATURE if temperature is None else temperature
+        out.append(Simulator(label, user_type, model, t, max_tokens, reasoning_effort, user_retry))
+    return out
+
+
+def print_dry_run(rows: list[ReferenceRow], simulators: list[Simulator], layout: str, prices: Path | None) -> None:
+    """The calls each simulator would make, their input tokens (about 4 characters a token), the output bound and
+    its price; no call is made."""
+    from prefdisco.dialogue.user import USERS
+    from prefdisco.prices import prices as price_book
+
+    book = price_book(prices)
+    total = 0
+    lines = ["simulator  calls  input tokens  output tokens bound  USD bound"]
+    for s in simulators:
+        per_reply = 2 if s.user_type == "targeted" else 1  # the targeted user maps each question with a grader call
+        user = USERS[s.user_type]
+        chars = 0
+        for row in rows:
+            scenario = reference_scenario(row, layout)
+            try:  # a prompted user's system prompt (the trained user has its own format: its question only)
+                system = str(getattr(user(None, scenario, False), "system", ""))  # type: ignore[arg-type]
+            except Exception:
+                system = ""
+            chars += len(system) + len(row.question)
+        calls, tokens_in = per_reply * len(rows), chars // 4 + len(rows)
+        tokens_out = len(rows) * (s.max_tokens or USER_MAX_TOKENS)
+        price = book.get(s.user_model)
+        usd = "—" if price is None else f"{(tokens_in * price['input'] + tokens_out * price['output']) / 1e6:.4f}"
+        lines.append(f"{s.label}  {calls}  {tokens_in}  {tokens_out}  {usd}")
+        total += calls
+    console.print(f"{total} model calls", markup=False, highlight=False)
+    for line in lines:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def answers_table(rows: list[ReferenceRow], records: list[dict[str, Any]], simulators: list[Simulator]) -> pd.DataFrame:
+    """``answers.csv``: one row per reference row and simulator, the person's and the simulator's measures."""
+    by_row = {r.row: r for r in rows}
+    people = measured([r.answer for r in rows], [r.need for r in rows], [r.question for r in rows])
+    people.index = [r.row for r in rows]
+    frames = []
+    for s in simulators:
+        mine = [rec for rec in records if rec["simulator"] == s.label]
+        ids = [rec["reference_row"] for rec in mine]
+        simulated = measured(
+            [rec["simulated_answer"] for rec in mine], [by_row[i].need for i in ids], [by_row[i].question for i in ids]
+        )
+        frame = pd.DataFrame(
+            {
+                "reference_row": ids,
+                "topic": [by_row[i].topic for i in ids],
+                "facet_type": [by_row[i].facet_type for i in ids],
+                "need": [by_row[i].need for i in ids],
+                "question": [by_row[i].question for i in ids],
+                "human_answer": [by_row[i].answer for i in ids],
+                "simulator": s.label,
+                "simulated_answer": [rec["simulated_answer"] for rec in mine],
+                "simulated_flags": [";".join(rec["flags"]) for rec in mine],
+            }
+        )
+        for m in MEASURES:
+            frame[f"human_{m}"] = people.loc[ids, m].to_numpy()
+            frame[f"simulated_{m}"] = simulated[m].to_numpy()
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _party(answers: pd.DataFrame, side: str) -> pd.DataFrame:
+    return answers[[f"{side}_{m}" for m in MEASURES]].set_axis(list(MEASURES), axis=1).reset_index(drop=True)
+
+
+def tables(answers: pd.DataFrame, simulators: list[Simulator], *, seed: int, n_boot: int) -> pd.DataFrame:
+    """The reference table of ``answers`` (every simulator on the same rows)."""
+    first = answers[answers["simulator"] == simulators[0].label]
+    person = _party(first, "human")
+    sims = {s.label: _party(answers[answers["simulator"] == s.label], "simulated") for s in simulators}
+    return reference_table(person, sims, seed=seed, n_boot=n_boot)
+
+
+def reference_fidelity(
+    layout: str,
+    path: Path,
+    out: Path,
+    user_types: list[str],
+    user_models: list[str],
+    *,
+    seed: int,
+    temperature: float | None,
+    max_tokens: int | None,
+    reasoning_effort: str | None,
+    user_retry: int,
+    limit: int | None,
+    judge_model: str | None,
+    bootstrap: int,
+    overwrite: bool,
+    dry_run: bool,
+    prices: Path | None,
+) -> None:
+    simulators = simulators_of(user_types, user_models, temperature, max_tokens, reasoning_effort, user_retry)
+    if any(s.user_type == "targeted" for s in simulators) and not judge_model:
+        raise UserError("--user-type targeted maps each question with a grader call: give --judge-model")
+    read = read_reference(layout, path)
+    rows = draw_rows(read.rows, limit, seed)
+    if dry_run:
+        print_dry_run(rows, simulators, layout, prices)
+        return
+    settings = run_settings(layout, path, rows, simulators, seed=seed, judge_model=judge_model)
+    done = check_out(out, settings, overwrite)
+    before = len(done)
+    records = replay_reference(rows, simulators, judge_model, out, done, benchmark=layout, seed=seed)
+    answers = answers_table(rows, records, simulators)
+    table = tables(answers, simulators, seed=seed, n_boot=bootstrap)
+    by_facet = [
+        tables(group, simulators, seed=seed, n_boot=0).assign(facet_type=facet)
+        for facet, group in answers.groupby("facet_type", sort=True)
+        if facet
+    ]
+    atomic_write(out / "answers.csv", answers.to_csv(index=False))
+    atomic_write(out / "reference.csv", table.to_csv(index=False))
+    if by_facet:
+        atomic_write(out / "reference_by_facet.csv", pd.concat(by_facet, ignore_index=True).to_csv(index=False))
+    summary = {
+        "reference": layout,
+        "path": str(path),
+        "rows": len(rows),
+        "file_rows": read.total,
+        "facet_records_left_out": read.facet_records,
+        "seed": seed,
+        "bootstrap": bootstrap,
+        "simulators": [dict(vars(s)) for s in simulators],
+        "answered_now": len(records) - before,
+        "answered_before": before,
+        "table": json.loads(table.to_json(orient="records")),
+    }
+    atomic_write(out / "summary.json", json.dumps(summary, indent=2, allow_nan=False))
+    for row in table.iloc[1:].sort_values("rank").to_dict("records"):
+        defined = row["fidelity"] is not None and not pd.isna(row["fidelity"])
+        rank = f"{int(row['rank'])}." if defined else "-"
+        score = f"{row['fidelity']:.3f}" if defined else "— (no statistic defined)"
+        console.print(f"{rank} {row['simulator']}: fidelity {score}", markup=False, highlight=False)
+    console.print(
+        f"{len(rows)} reference rows x {len(simulators)} simulator(s): {len(records) - before} answered now, "
+        f"{before} from {out / ANSWERS_FILE}; wrote answers.csv, reference.csv, summary.json to {out}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )

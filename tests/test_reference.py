@@ -1,0 +1,225 @@
+"""Simulated users against real people (issue 33): the reference reader on the real Qulac file, and ``prefdisco
+simfidelity --reference`` on a planted reference whose every figure is worked out here by hand.
+
+The planted reference: four answers in Qulac's layout (and one facet record, no question and no answer, which is
+left out), each need, question and person's answer below. Content words (answer_behaviour.py): three letters or
+more, outside the stop words, a final "s" dropped from four letters on.
+
+| row | need (content not in the question) | person's answer | words | starts | bare | don't know | disclosure |
+|---|---|---|---|---|---|---|---|
+| 0 | time, photo, essay, family, tree | "yes i want the time photo essay" | 7 | yes | no | no | 3/5 |
+| 1 | office, hold | "no i want to know what offices he held" | 9 | no | no | no | 1/2 ("held" ≠ "hold") |
+| 2 | buy | "no" | 1 | no | yes | no | 0/1 |
+| 3 | vegan | "i don't know" | 3 | — | no | yes | 0/1 |
+
+The people: mean words 5, median 5; starts no 2/4, yes 1/4; bare 1/4; don't know 1/4; disclosure
+(0.6 + 0.5 + 0 + 0) / 4 = 0.275; discloses any 2/4.
+
+Simulator A (``scripted/ref-a``) answers "No, I want the photo essay." (6 words, no, 2/5), "No." (1, no, bare, 0/2),
+"I don't know." (3, —, don't know, 0/1), "Yes, vegan cookies please." (4, yes, 1/1): mean words 3.5, starts no 2/4,
+yes 1/4, bare 1/4, don't know 1/4, disclosure (0.4 + 0 + 0 + 1) / 4 = 0.35, discloses any 2/4; polarity agreement
+over the rows where the person starts yes/no (0, 1, 2): row 1 only, 1/3. Fidelity = the mean of 3.5/5 = 0.7, 1, 1,
+1, 1, 1 − 0.075 = 0.925, 1 and 1/3 = 6.958333/8 = 0.869792.
+Simulator B (``scripted/ref-b``) answers as the people did: every closeness 1, polarity agreement 3/3, fidelity 1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from inspect_ai.model import ChatMessage
+from typer.testing import CliRunner
+
+from prefdisco.analysis.answer_behaviour import measured, party_statistics
+from prefdisco.errors import UserError
+from prefdisco.evaluation.reference_replay import draw_rows
+from prefdisco.reference.rows import read_reference
+from transfer_world import SCRIPTS
+
+ROWS = [
+    ("t1", "obama family tree", "inf", "Find the TIME photo essay about Obama's family tree",
+     "are you interested in obama's ancestors", "yes i want the time photo essay"),
+    ("t2", "ralph brewster", "inf", "What offices did Ralph Brewster hold?", "how old is ralph brewster",
+     "no i want to know what offices he held"),
+    ("t3", "piano", "nav", "Where can I buy a used piano?", "do you want to learn piano", "no"),
+    ("t4", "vegan cookies", "inf", "Find recipes for vegan cookies", "are you looking for cookie recipes",
+     "i don't know"),
+]  # fmt: skip
+SIM_A = {
+    ROWS[0][4]: "No, I want the photo essay.",
+    ROWS[1][4]: "No.",
+    ROWS[2][4]: "I don't know.",
+    ROWS[3][4]: "Yes, vegan cookies please.",
+}
+CALLS: list[str] = []
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "evaluation.md"
+
+
+def answering(replies: dict[str, str], name: str):
+    def reply(messages: list[ChatMessage]) -> str:
+        CALLS.append(name)
+        return replies[messages[-1].text]
+
+    return reply
+
+
+SCRIPTS |= {"ref-a": answering(SIM_A, "a"), "ref-b": answering({r[4]: r[5] for r in ROWS}, "b")}
+
+
+def write_qulac(path: Path, rows=ROWS, facet_record: bool = True) -> Path:
+    """``rows`` in Qulac's layout (one JSON object of columns), with one facet record (no question, no answer)."""
+    records = [
+        {"topic_id": t, "facet_id": f"{t}-1", "topic": topic, "facet_type": kind, "facet_desc": need}
+        | {"question": question, "answer": answer}
+        for t, topic, kind, need, question, answer in rows
+    ]
+    if facet_record:
+        records.append(records[0] | {"question": "", "answer": ""})
+    columns = {name: {str(i): r[name] for i, r in enumerate(records)} for name in records[0]}
+    path.write_text(json.dumps(columns))
+    return path
+
+
+def simfidelity(tmp_path: Path, *more: str):
+    import prefdisco.cli as cli
+
+    cli._register()
+    args = ["simfidelity", "--reference", "qulac", str(tmp_path / "qulac.json"), "--out", str(tmp_path / "out")]
+    args += ["--user-type", "passive", "--user-model", "scripted/ref-a", "--user-type", "passive"]
+    args += ["--user-model", "scripted/ref-b", "--bootstrap", "200", *more]
+    return CliRunner().invoke(cli.app, args)
+
+
+def test_the_real_qulac_file_reads_every_answer_through_the_reader(shared_dir):
+    reference = read_reference("qulac", shared_dir / "data/human/qulac/qulac.json")
+    assert (reference.total, reference.facet_records, len(reference.rows)) == (11_039, 762, 10_277)
+    assert all(r.need and r.question and r.answer for r in reference.rows)
+    assert len({r.topic_id for r in reference.rows}) == 198
+    assert {r.facet_type for r in reference.rows} == {"inf", "nav", "inv"}
+    first = reference.rows[0]
+    assert (first.topic, first.answer) == ("obama family tree", "yes am interested in obamas family")
+    # the people's statistics docs/evaluation.md records ("The people of Qulac, measured"), row "all"
+    rows = reference.rows
+    people = party_statistics(measured([r.answer for r in rows], [r.need for r in rows], [r.question for r in rows]))
+    documented = {"mean_words": 8.21, "median_words": 8, "starts_no": 0.547, "starts_yes": 0.196}
+    documented |= {"bare_yes_no": 0.123, "dont_know": 0.043, "disclosure": 0.445, "discloses_any": 0.682}
+    assert {k: round(people[k], 2 if k == "mean_words" else 3) for k in documented} == documented
+    assert "| all | 10,277 | 8.21 | 8 | 0.547 | 0.196 | 0.123 | 0.043 | 0.445 | 0.682 |" in DOCS.read_text()
+
+
+def test_the_planted_reference_gives_the_hand_figures_and_a_rerun_makes_no_call(tmp_path):
+    write_qulac(tmp_path / "qulac.json")
+    CALLS.clear()
+    dry = simfidelity(tmp_path, "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert dry.output.splitlines()[0] == "8 model calls" and CALLS == [] and not (tmp_path / "out").exists()
+
+    made = simfidelity(tmp_path)
+    assert made.exit_code == 0, made.output
+    assert sorted(CALLS) == ["a"] * 4 + ["b"] * 4
+    table = pd.read_csv(tmp_path / "out" / "reference.csv").set_index("simulator")
+    people, a, b = (table.loc[k] for k in ("people", "passive@scripted/ref-a", "passive@scripted/ref-b"))
+    assert people[["n", "mean_words", "median_words"]].tolist() == [4, 5.0, 5.0]
+    assert people[["starts_no", "starts_yes", "bare_yes_no", "dont_know"]].tolist() == [0.5, 0.25, 0.25, 0.25]
+    assert people[["disclosure", "discloses_any"]].tolist() == pytest.approx([0.275, 0.5])
+    assert pd.isna(people["polarity_agreement"]) and pd.isna(people["fidelity"])
+    assert a[["mean_words", "median_words", "starts_no", "starts_yes"]].tolist() == [3.5, 3.5, 0.5, 0.25]
+    assert a[["bare_yes_no", "dont_know", "discloses_any"]].tolist() == [0.25, 0.25, 0.5]
+    assert a["disclosure"] == pytest.approx(0.35) and a["polarity_agreement"] == pytest.approx(1 / 3)
+    assert a["fidelity"] == pytest.approx((0.7 + 1 + 1 + 1 + 1 + 0.925 + 1 + 1 / 3) / 8)
+    assert b["fidelity"] == pytest.approx(1.0) and b["polarity_agreement"] == 1.0
+    assert (b["fidelity_low"], b["fidelity_high"]) == (1.0, 1.0)  # every resample: the same answers
+    assert a["fidelity_low"] <= a["fidelity"] <= a["fidelity_high"] < 1
+    assert (b["rank"], a["rank"]) == (1, 2)
+    assert "1. passive@scripted/ref-b: fidelity 1.000" in made.output
+    assert "2. passive@scripted/ref-a: fidelity 0.870" in made.output
+
+    answers = pd.read_csv(tmp_path / "out" / "answers.csv")
+    assert len(answers) == 8 and set(answers["simulator"]) == {"passive@scripted/ref-a", "passive@scripted/ref-b"}
+    row0 = answers[(answers["simulator"] == "passive@scripted/ref-a") & (answers["reference_row"] == 0)].iloc[0]
+    assert (row0["human_answer"], row0["simulated_answer"]) == (ROWS[0][5], SIM_A[ROWS[0][4]])
+    assert (row0["human_words"], row0["simulated_words"]) == (7, 6)
+    assert (row0["human_disclosure"], row0["simulated_disclosure"]) == pytest.approx((0.6, 0.4))
+    by_facet = pd.read_csv(tmp_path / "out" / "reference_by_facet.csv")
+    assert set(by_facet["facet_type"]) == {"inf", "nav"}
+    nav = by_facet[(by_facet["facet_type"] == "nav") & (by_facet["simulator"] == "people")].iloc[0]
+    assert (nav["n"], nav["mean_words"], nav["bare_yes_no"]) == (1, 1.0, 1.0)  # row 2 alone
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert (summary["file_rows"], summary["facet_records_left_out"], summary["rows"]) == (5, 1, 4)
+
+    CALLS.clear()
+    again = simfidelity(tmp_path)
+    assert again.exit_code == 0, again.output
+    assert CALLS == [] and "0 answered now, 8 from" in " ".join(again.output.split())
+    assert pd.read_csv(tmp_path / "out" / "reference.csv").equals(pd.read_csv(tmp_path / "out" / "reference.csv"))
+
+    other = simfidelity(tmp_path, "--limit", "2")
+    assert other.exit_code == 2 and "holds another reference run" in other.output and CALLS == []
+    replaced = simfidelity(tmp_path, "--limit", "2", "--overwrite")
+    assert replaced.exit_code == 0, replaced.output
+    assert len(CALLS) == 4 and len(pd.read_csv(tmp_path / "out" / "answers.csv")) == 4
+
+
+def test_a_limit_draws_a_seeded_sample_stratified_by_topic(tmp_path):
+    rows = [*ROWS, *(("t1", "obama family tree", "inf", ROWS[0][3], f"question {i}", f"answer {i}") for i in range(5))]
+    reference = read_reference("qulac", write_qulac(tmp_path / "q.json", rows, facet_record=False))
+    drawn = draw_rows(reference.rows, 4, seed=3)
+    assert sorted(r.topic_id for r in drawn) == ["t1", "t2", "t3", "t4"]  # one per topic before a second of any
+    assert [r.row for r in drawn] == sorted((r.row for r in drawn), key=int)  # in file order
+    assert draw_rows(reference.rows, 4, seed=3) == drawn
+    assert len(draw_rows(reference.rows, 6, seed=3)) == 6 and draw_rows(reference.rows, None, seed=3) == reference.rows
+
+
+def test_the_clariq_layout_reads_its_columns(tmp_path):
+    tsv = tmp_path / "clariq.tsv"
+    tsv.write_text(
+        "topic_id\tinitial_request\tfacet_desc\tquestion\tanswer\n"
+        "8\tdinosaur\tinformation about dinosaur fossils\tare you a student\tno i want to see fossils\n"
+    )
+    [row] = read_reference("clariq", tsv).rows
+    assert (row.row, row.topic, row.topic_id, row.need, row.answer) == (
+        "1",
+        "dinosaur",
+        "8",
+        "information about dinosaur fossils",
+        "no i want to see fossils",
+    )
+
+
+def test_bad_input_is_one_line(tmp_path):
+    with pytest.raises(UserError, match=r"^--reference qulac .*nope.json: no such file$"):
+        read_reference("qulac", tmp_path / "nope.json")
+    with pytest.raises(UserError, match=r"^--reference: unknown layout 'trec'; expected one of qulac, clariq$"):
+        read_reference("trec", tmp_path / "nope.json")
+    (tmp_path / "bad.tsv").write_text("question\tfacet_desc\nwhy\tneed\n")
+    with pytest.raises(UserError, match=r"the header has no answer column"):
+        read_reference("clariq", tmp_path / "bad.tsv")
+    unanswered = [*ROWS[:1], (*ROWS[1][:5], "")]
+    with pytest.raises(
+        UserError, match=r"q.json: row 1 has no answer \(every row needs facet_desc, question, answer\)"
+    ):
+        read_reference("qulac", write_qulac(tmp_path / "q.json", unanswered, facet_record=False))
+    (tmp_path / "clariq.json").write_text("[1, 2]")
+    with pytest.raises(UserError, match=r"expected one JSON object of columns"):
+        read_reference("qulac", tmp_path / "clariq.json")
+    import prefdisco.cli as cli
+
+    cli._register()
+    write_qulac(tmp_path / "qulac.json")
+    base = ["simfidelity", "--reference", "qulac", str(tmp_path / "qulac.json"), "--out", str(tmp_path / "out")]
+    for extra, said in (
+        (("--user-type", "psychic", "--user-model", "scripted/ref-a"), "--user-type: unknown 'psychic'"),
+        (("--user-type", "passive"), "--user-model: name the simulated users' model"),
+        (("--user-type", "passive", "--user-type", "cooperative", "--user-type", "targeted", "--user-model", "m/a",
+          "--user-model", "m/b"), "--user-model: 2 given for 3 --user-type"),
+        (("--user-type", "targeted", "--user-model", "scripted/ref-a"), "--user-type targeted maps each question"),
+        (("--user-model", "scripted/ref-a", "--human", str(tmp_path)), "--reference: measures simulated users"),
+    ):  # fmt: skip
+        result = CliRunner().invoke(cli.app, [*base, *extra])
+        assert result.exit_code == 2 and said in result.output, result.output
+        assert not (tmp_path / "out").exists()  # refused before anything is written
+    alone = CliRunner().invoke(cli.app, ["simfidelity", "--out", str(tmp_path / "o"), "--limit", "3"])
+    assert alone.exit_code == 2 and "--limit: only with --reference" in alone.output
