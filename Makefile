@@ -11,7 +11,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: demo test test-fast install lint clean
+.PHONY: demo test test-fast install lint clean check-shared
 
 install: $(STAMP)
 
@@ -37,10 +37,17 @@ demo: install
 XDIST := -n 2 --dist loadgroup
 FAST := not embedded and not browser and not ray and not slow
 
-test: install
+# The tests read real benchmark files, personas and people's answers from the shared data folder beside the
+# repository (or PREFDISCO_SHARED): without it `make test` stops here, in one line, before installing anything.
+SHARED ?= $(if $(PREFDISCO_SHARED),$(PREFDISCO_SHARED),../shared)
+
+check-shared:
+	@test -d "$(SHARED)/data" || { echo "make test: the tests need the shared data folder, not found at $(SHARED)/data: put the shared folder beside the repository or set PREFDISCO_SHARED" >&2; exit 2; }
+
+test: check-shared install
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(XDIST) --durations=25
 
-test-fast: install
+test-fast: check-shared install
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(XDIST) -m "$(FAST)"
 
 # ruff (lint + format) and mypy (types, with the pydantic plugin) over src/; CI runs it beside the tests

@@ -120,10 +120,29 @@ def _short_retry_backoff() -> Iterator[None]:
     patch.undo()
 
 
+def shared_missing() -> str | None:
+    """The one line that stops the suite when the shared data folder is not there (None when it is)."""
+    if (SHARED / "data").is_dir():
+        return None
+    return (
+        f"the tests need the shared data folder, not found at {SHARED / 'data'}: put the shared folder beside the "
+        "repository or set PREFDISCO_SHARED"
+    )
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Stop before collecting anything when the shared data is missing (every loader and metric test reads it): one
+    line and exit 2, not a hundred failures."""
+    missing = shared_missing()
+    if missing and not WORKER:
+        pytest.exit(missing, returncode=2)
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
-    if not (SHARED / "data").is_dir():
-        raise RuntimeError(f"tests need the shared data folder at {SHARED} (set PREFDISCO_SHARED)")
+    missing = shared_missing()
+    if missing:
+        raise RuntimeError(missing)
     return SHARED
 
 

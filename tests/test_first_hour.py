@@ -634,3 +634,35 @@ def test_the_build_dry_run_refuses_what_the_build_refuses(
     dry, real = invoke(app, *other, "--dry-run"), invoke(app, *other)
     assert one_error(dry) == one_error(real) and "holds a benchmark of 4 scenarios" in one_error(dry)
     assert invoke(app, *build_args(shared_benchmarks, "math500", out), "--dry-run").exit_code == 0
+
+
+def test_without_the_shared_data_the_suite_stops_in_one_line_before_anything_runs(tmp_path):
+    """``make test`` (its ``check-shared`` step, before the install) and pytest itself (a session start hook) name
+    the missing folder and how to give it, exit 2, and run no test."""
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PREFDISCO_SHARED": str(tmp_path / "nowhere")}
+    made = subprocess.run(["make", "-s", "check-shared"], cwd=repo, env=env, capture_output=True, text=True)
+    said = f"the tests need the shared data folder, not found at {tmp_path / 'nowhere' / 'data'}"
+    assert made.returncode == 2 and made.stdout == ""
+    assert made.stderr.splitlines()[0] == f"make test: {said}: put the shared folder beside the repository or set " + (
+        "PREFDISCO_SHARED"
+    )
+    tests = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:xdist",
+        "tests/test_bootstrap.py",
+    ]
+    ran = subprocess.run(tests, cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 2 and said in ran.stdout + ran.stderr
+    assert "passed" not in ran.stdout and "failed" not in ran.stdout
+    present = subprocess.run(["make", "-s", "check-shared"], cwd=repo, capture_output=True, text=True)
+    assert present.returncode == 0 and present.stderr == ""  # the real shared folder beside the repository
