@@ -239,3 +239,23 @@ def test_a_weight_or_gold_a_dialogue_was_made_of_is_refused_naming_the_condition
             cli.app, ["regrade", str(tmp_path / "run-pushback"), "--bench", str(fixed), "--out", str(tmp_path / "w")]
         )
         assert out.exit_code == 0, out.output
+
+
+def test_a_relative_run_folder_regrades_as_its_absolute_path_does(regraded, tmp_path, monkeypatch):
+    """The README's own form, ``prefdisco regrade runs/m --out runs/m2``, from the run's parent folder: the same
+    regraded scores as the absolute paths give (it crashed on the logs' absolute names and left --out empty). A
+    judge of this test's own mock (inspect keeps a model by its name, and the run's judge named a closed port)."""
+    base = regraded["base"]
+    monkeypatch.chdir(base)
+    with MockOpenAI() as mock:
+        mock_env(monkeypatch, mock, tmp_path)
+        judge = ["--bench", "fixed.jsonl", "--judge-model", f"openai-api/mock/m{mock.port}"]
+        relative = CliRunner().invoke(regraded["app"], ["regrade", "run", *judge, "--out", "run-relative"])
+        absolute = CliRunner().invoke(
+            regraded["app"], ["regrade", str(base / "run"), *judge, "--out", str(base / "run-absolute")]
+        )
+    assert relative.exit_code == 0, relative.output
+    assert absolute.exit_code == 0, absolute.output
+    assert "result rows → run-relative/results.csv" in " ".join(relative.output.split())
+    assert attributes(base / "run-relative").equals(attributes(base / "run-absolute"))
+    assert len(attributes(base / "run-relative")) == len(attributes(base / "run2"))

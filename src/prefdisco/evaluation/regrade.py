@@ -245,6 +245,7 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
 
     judge = options.judging
     judge.validate()
+    run, out = Path(run).absolute(), Path(out).absolute()  # the logs inspect lists are absolute (a relative RUN_DIR)
     if not run.is_dir() or not ((run / RUN_FILE).exists() or (run / SPLIT_FILE).exists()):
         raise UserError(f"{run}: not a run folder prefdisco eval wrote (no {RUN_FILE} or {SPLIT_FILE})")
     scenarios = load_scenarios(options.bench)
