@@ -172,6 +172,37 @@ CASES = [
     Case("eval-unknown-user-type", lambda ws: eval_args(good_jsonl(ws), ws, "--user-type", "chatty"), "chatty"),
     Case("eval-unknown-judge", lambda ws: eval_args(good_jsonl(ws), ws, "--judge", "vibes"), "vibes"),
     Case("eval-limit-zero", lambda ws: eval_args(good_jsonl(ws), ws, "--limit", "0"), "--limit", kind="usage"),
+    # ---- eval: settings no provider or condition can use (issue 35, class 4) --------------------------------------
+    Case(
+        "eval-max-tokens-zero",
+        lambda ws: eval_args(good_jsonl(ws), ws, "--max-tokens", "0"),
+        "--max-tokens: expected at least 1",
+    ),
+    Case(
+        "eval-judge-max-tokens-zero",
+        lambda ws: eval_args(good_jsonl(ws), ws, "--judge-max-tokens", "0"),
+        "--judge-max-tokens: expected at least 1",
+    ),
+    Case(
+        "eval-negative-temperature",
+        lambda ws: eval_args(good_jsonl(ws), ws, "--temperature", "-1"),
+        "--temperature: expected 0 to 2",
+    ),
+    Case(
+        "eval-user-temperature-above-2",
+        lambda ws: eval_args(good_jsonl(ws), ws, "--user-temperature", "2.5"),
+        "--user-temperature: expected 0 to 2",
+    ),
+    Case(
+        "eval-model-twice",
+        lambda ws: eval_args(good_jsonl(ws), ws, "--model", MOCK),
+        "given more than once; each model is evaluated once",
+    ),
+    Case(
+        "eval-distractors-without-their-condition",
+        lambda ws: eval_args(good_jsonl(ws), ws, "--distractors", "2"),
+        "only oracle_distractor reads it",
+    ),
     Case("eval-no-model", lambda ws: ["eval", str(good_jsonl(ws)), "--log-dir", str(ws / "out")], "--model", "usage"),
     Case("eval-unknown-provider", lambda ws: eval_args(good_jsonl(ws), ws, model="nosuch/model"), "nosuch/model"),
     Case(

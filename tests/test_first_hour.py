@@ -643,7 +643,8 @@ def test_without_the_shared_data_the_suite_stops_in_one_line_before_anything_run
     import sys
 
     repo = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PREFDISCO_SHARED": str(tmp_path / "nowhere")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}  # a session of its own, not a worker
+    env["PREFDISCO_SHARED"] = str(tmp_path / "nowhere")
     made = subprocess.run(["make", "-s", "check-shared"], cwd=repo, env=env, capture_output=True, text=True)
     said = f"the tests need the shared data folder, not found at {tmp_path / 'nowhere' / 'data'}"
     assert made.returncode == 2 and made.stdout == ""
