@@ -667,3 +667,27 @@ def test_without_the_shared_data_the_suite_stops_in_one_line_before_anything_run
     assert "passed" not in ran.stdout and "failed" not in ran.stdout
     present = subprocess.run(["make", "-s", "check-shared"], cwd=repo, capture_output=True, text=True)
     assert present.returncode == 0 and present.stderr == ""  # the real shared folder beside the repository
+
+
+def test_each_demo_size_and_model_has_its_own_default_folder(app, tmp_path: Path, monkeypatch) -> None:
+    """``prefdisco demo --limit 2`` after ``make demo`` (the whole demo in ``prefdisco-demo``) runs in a folder of
+    its own instead of being refused; an explicit ``--out`` is still checked."""
+    from prefdisco import demo
+
+    ran: list[Path] = []
+
+    def fake(out, limit, display, model):
+        ran.append(out)
+        raise SystemExit(0)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(demo, "run_demo", fake)
+    for args, folder in (
+        ((), "prefdisco-demo"),
+        (("--limit", "2"), "prefdisco-demo-2"),
+        (("--model", "openai/gpt-4.1"), "prefdisco-demo-openai-gpt-4.1"),
+        (("--model", "openai/gpt-4.1", "--limit", "3"), "prefdisco-demo-openai-gpt-4.1-3"),
+        (("--limit", "2", "--out", "mine"), "mine"),
+    ):
+        invoke(app, "demo", *args)
+        assert ran[-1] == Path(folder), args

@@ -93,9 +93,13 @@ def _main(
 
 
 def demo(
-    out: Annotated[Path, typer.Option(help="Output folder (logs, results tables, summary.json).")] = Path(
-        "prefdisco-demo"
-    ),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Output folder (logs, results tables, summary.json); default: prefdisco-demo, one per --limit and "
+            "--model (prefdisco-demo-2, prefdisco-demo-openai-gpt-4.1)."
+        ),
+    ] = None,
     limit: Annotated[int | None, typer.Option(min=1, help="Run only the first N demo scenarios.")] = None,
     display: Annotated[str, typer.Option(help="inspect display: full, rich, plain, log, none.")] = "plain",
     model: Annotated[
@@ -104,8 +108,9 @@ def demo(
 ) -> None:
     """Run baseline, discovery and oracle on the packaged demo scenarios (the embedded model, offline, by default)
     and write the HTML report."""
-    from prefdisco.demo import format_number, run_demo
+    from prefdisco.demo import default_out, format_number, run_demo
 
+    out = out or default_out(limit, model)
     summary = run_demo(out=out, limit=limit, display=display, model=model)
     title = f"PrefDisco demo — {counted(summary['n_scenarios'], 'scenario')}, model {summary['models']['assistant']}"
     table = Table(title=title)

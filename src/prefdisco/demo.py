@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,18 @@ from prefdisco.wording import counted
 
 DEMO_MODEL = "prefdisco/smollm2"
 DEFAULT_OUT = Path("prefdisco-demo")
+
+
+def default_out(limit: int | None, model: str) -> Path:
+    """The demo's folder when ``--out`` is not given: one per demo size and model, so ``prefdisco demo --limit 2``
+    after ``make demo`` runs beside it instead of being refused: ``prefdisco-demo`` (the whole demo, the embedded
+    model), ``prefdisco-demo-2`` (``--limit 2``), ``prefdisco-demo-openai-gpt-4.1`` (another ``--model``)."""
+    name = DEFAULT_OUT.name
+    if model != DEMO_MODEL:
+        name += "-" + re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
+    return Path(name + (f"-{limit}" if limit else ""))
+
+
 # The embedded model is tiny and slow on 2 cores (~50 tokens/s written, ~220 read): keep its turns short. Each
 # assistant turn is written once and read again by the judge; at 96 tokens the demo's 78 calls take under 3 minutes.
 DEMO_MAX_TOKENS = 96
