@@ -16,6 +16,7 @@ import prefdisco.cli as cli
 from prefdisco.atomic import atomic_open, atomic_write
 from prefdisco.benchio import write_bench
 from prefdisco.demo import demo_scenarios
+from prefdisco.errors import UserError
 
 
 @pytest.fixture(scope="module")
@@ -691,3 +692,37 @@ def test_each_demo_size_and_model_has_its_own_default_folder(app, tmp_path: Path
     ):
         invoke(app, "demo", *args)
         assert ran[-1] == Path(folder), args
+
+
+def test_without_the_network_a_hub_benchmark_fails_at_once_naming_source(monkeypatch) -> None:
+    """``build --benchmark math500`` offline spent 27 s on the Hub's retries and never named ``--source``: a probe
+    of the Hub's host (refused at once here) ends it in one line naming ``--source``, the row format's columns and
+    the docs; with ``HF_HUB_OFFLINE`` set and the split not cached, the same hint."""
+    import socket
+
+    from prefdisco.benchmarks.loader import load_problems
+    from prefdisco.benchmarks.sources import hub_reachable
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    with socket.socket() as closed:  # a port nothing listens on: the connection is refused at once
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    assert not hub_reachable()
+    with pytest.raises(UserError) as refused:
+        load_problems("math500", n=1)
+    said = str(refused.value)
+    assert said.startswith("Hugging Face dataset HuggingFaceH4/MATH-500 (default config, test split): the Hugging ")
+    assert "pass --source PATH" in said and "(problem, solution, answer, subject, level, unique_id)" in said
+    assert 'docs/building.md, "Without the Hub"' in said and "\n" not in said
+    assert "## Without the Hub" in (Path(__file__).resolve().parents[1] / "docs" / "building.md").read_text()
+    with socket.socket() as listening:  # and a host that accepts is reachable
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{listening.getsockname()[1]}")
+        assert hub_reachable()
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UserError, match=r"HF_HUB_OFFLINE is set and it is not in the Hugging Face cache; pass --so"):
+        load_problems("math500", n=1)

@@ -47,7 +47,7 @@ def load_problems(
     if source is None:
         if spec.hub_id is None:
             raise UserError(f"{spec.name}: no source given; {spec.source_hint}")
-        rows = load_hub(spec.hub_id, spec.config, split_name)
+        rows = load_hub(spec.hub_id, spec.config, split_name, spec.source_fields)
     else:
         files = resolve_local(Path(source), split_name, explicit_split=split is not None)
         rows = load_local(files)

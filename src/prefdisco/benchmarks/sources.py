@@ -10,15 +10,21 @@ is used. Anything else is a ``UserError`` listing what the folder holds.
 
 from __future__ import annotations
 
+import os
+import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlparse
 
 from prefdisco.errors import UserError
 
 if TYPE_CHECKING:
     import datasets
 
+HUB_PROBE_S = 3.0
+"""Seconds the Hub's host has to accept a connection before a load is refused as offline."""
 BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}
 """Data file suffix -> ``datasets`` builder; earlier suffixes are preferred when a folder holds several."""
 
@@ -96,18 +102,54 @@ def load_local(files: list[Path]) -> Rows:
     return Rows(ds, where)
 
 
-def load_hub(hub_id: str, config: str | None, split: str) -> Rows:
-    """Load one split of a Hub dataset (network or local HF cache)."""
+def source_hint(columns: Sequence[str] = ()) -> str:
+    """How to give a benchmark's rows without the Hub: ``--source`` and the row format (docs/building.md)."""
+    named = f" with its columns ({', '.join(columns)})" if columns else " with the Hub's columns"
+    return (
+        f"pass --source PATH, a local copy of the split: a .jsonl, .json, .csv or .parquet file, or a folder of "
+        f'them{named}; docs/building.md, "Without the Hub"'
+    )
+
+
+def hub_offline() -> bool:
+    """``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) is set: the Hugging Face cache only."""
+    value = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
+    return value.strip().lower() in ("1", "on", "yes", "true")
+
+
+def hub_reachable(timeout_s: float = HUB_PROBE_S) -> bool:
+    """Whether a connection to the Hub's host opens within ``timeout_s`` (``HF_ENDPOINT`` honoured): a probe
+    before ``datasets`` spends its retries (27 s) on a machine without the network."""
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    port = endpoint.port or (80 if endpoint.scheme == "http" else 443)
+    try:
+        socket.create_connection((endpoint.hostname or "huggingface.co", port), timeout=timeout_s).close()
+    except OSError:
+        return False
+    return True
+
+
+def load_hub(hub_id: str, config: str | None, split: str, columns: Sequence[str] = ()) -> Rows:
+    """Load one split of a Hub dataset (network or local HF cache); without the network, at once one line saying
+    so and how to give the rows instead (``columns``: the ones the benchmark reads)."""
     import datasets
 
     name = None if config in (None, "", "default") else config
     where = f"Hugging Face dataset {hub_id} ({name or 'default'} config, {split} split)"
+    offline = hub_offline()
+    if not offline and not hub_reachable():
+        raise UserError(
+            f"{where}: the Hugging Face Hub cannot be reached from here; {source_hint(columns)} (a copy already in "
+            "the Hugging Face cache is read with HF_HUB_OFFLINE=1)"
+        )
     try:
         ds = datasets.load_dataset(hub_id, name, split=split)
     except Exception as err:  # network, auth, unknown id/config/split, script datasets: all user-fixable
         hint = ""
         if "scripts are no longer supported" in str(err):
             hint = " (it needs a loading script, which datasets>=4 cannot run; pass a local copy as source)"
+        elif offline:
+            hint = f" (HF_HUB_OFFLINE is set and it is not in the Hugging Face cache; {source_hint(columns)})"
         raise UserError(f"{where}: could not be loaded: {_first_line(err)}{hint}") from None
     if not isinstance(ds, datasets.Dataset):
         raise UserError(f"{where}: expected one split, got {type(ds).__name__}")
