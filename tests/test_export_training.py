@@ -706,3 +706,34 @@ def test_a_transcript_whose_pushback_is_not_at_the_end_of_its_messages_is_a_one_
     (run / "transcripts.jsonl").write_text(json.dumps(line) + "\n")
     with pytest.raises(UserError, match=r"field pushback: expected a list of \{challenge, reply, correct\} objects"):
         export_training(run, tmp_path / "x.jsonl", ExportOptions(format="sft"))
+
+
+def test_an_out_that_holds_something_else_is_refused_and_a_misnamed_one_named_right(app, tmp_path):
+    """Issue 35: ``export-training --out`` onto a persona library replaced it with an empty file. What --out holds
+    is refused in one line unless it is this run's own earlier export of this format (a rerun) or --overwrite is
+    given; a file named for another kind (Parquet under .jsonl) is refused naming the right name; nothing written."""
+    run = write_run(tmp_path / "run")
+    library = tmp_path / "personas.jsonl"
+    library.write_text(json.dumps({"name": "Ada", "occupation": "pilot", "big_five": {}}) + "\n")
+    kept = library.read_bytes()
+    refused = CliRunner().invoke(app, ["export-training", str(run), "--format", "sft", "--out", str(library)])
+    assert refused.exit_code == 2 and len(refused.output.strip().splitlines()) == 1
+    assert f"--out {library}: holds a persona library of 1 persona; give --overwrite" in refused.output
+    assert library.read_bytes() == kept and not (tmp_path / "personas.jsonl.meta.json").exists()
+
+    misnamed = CliRunner().invoke(
+        app, ["export-training", str(run), "--format", "dpo", "--out", str(tmp_path / "p.parquet")]
+    )
+    assert misnamed.exit_code == 2 and "--format dpo writes JSON lines; name the file p.jsonl" in misnamed.output
+    out = tmp_path / "sft.jsonl"
+    first = CliRunner().invoke(app, ["export-training", str(run), "--format", "sft", "--out", str(out)])
+    again = CliRunner().invoke(app, ["export-training", str(run), "--format", "sft", "--out", str(out)])
+    assert first.exit_code == 0 and again.exit_code == 0, again.output  # its own earlier export: a rerun
+    other = write_run(tmp_path / "other")
+    theirs = CliRunner().invoke(app, ["export-training", str(other), "--format", "sft", "--out", str(out)])
+    assert theirs.exit_code == 2 and "(it is not this run's earlier export)" in theirs.output
+    forced = CliRunner().invoke(
+        app, ["export-training", str(other), "--format", "sft", "--out", str(out), "--overwrite"]
+    )
+    assert forced.exit_code == 0, forced.output
+    assert json.loads((tmp_path / "sft.jsonl.meta.json").read_text())["run"] == str(other)

@@ -726,3 +726,45 @@ def test_without_the_network_a_hub_benchmark_fails_at_once_naming_source(monkeyp
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(UserError, match=r"HF_HUB_OFFLINE is set and it is not in the Hugging Face cache; pass --so"):
         load_problems("math500", n=1)
+
+
+def test_a_report_folder_is_neither_replaced_by_another_report_nor_mixed_into_a_run(app, tmp_path: Path) -> None:
+    """Issue 35, class 2: ``report --out`` onto another report's folder overwrote it and left its figures behind,
+    and ``eval --log-dir`` pointed at a report folder ran and mixed its files in. The report of the same results
+    is replaced (a rerun); of other results it is refused without --overwrite, and with it the old report's
+    figures go; eval refuses the folder before anything is written."""
+    import shutil
+
+    from test_report import make_run_dir
+
+    first = make_run_dir(tmp_path / "a")
+    second = tmp_path / "b"
+    shutil.copytree(first, second)
+    out = tmp_path / "report"
+    made = invoke(app, "report", str(first), "--out", str(out), "--bootstrap", "0")
+    assert made.exit_code == 0, made.output
+    figures = sorted(p.name for p in out.glob("fig_*.png"))
+    assert figures and invoke(app, "report", str(first), "--out", str(out), "--bootstrap", "0").exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    other = invoke(app, "report", str(second), "--out", str(out), "--bootstrap", "0")
+    assert one_error(other) == (
+        f"error: --out {out}: holds the report of {first / 'results.csv'}; give --overwrite to replace it, or "
+        "another --out"
+    )
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    replaced = invoke(app, "report", str(second), "--out", str(out), "--bootstrap", "0", "--overwrite", "--no-figures")
+    assert replaced.exit_code == 0, replaced.output
+    assert not list(out.glob("fig_*.png"))  # the first report's figures are not left as this one's
+    assert json.loads((out / "summary.json").read_text())["source"] == str(second / "results.csv")
+
+    run = invoke(app, "eval", str(tmp_path / "nope.jsonl"), "--model", "openai-api/mock/m", "--log-dir", str(out))
+    assert "holds the report of" not in run.output  # the missing benchmark is named first
+    bench = tmp_path / "bench"
+    write_bench(bench, demo_scenarios()[:1], [demo_scenarios()[0].persona], [])
+    listing = sorted(p.name for p in out.iterdir())
+    mixed = invoke(app, "eval", str(bench), "--model", "openai-api/mock/m", "--log-dir", str(out), "--dry-run")
+    assert one_error(mixed) == (
+        f"error: --log-dir {out}: holds the report of {second / 'results.csv'}, not a run; use a new --log-dir"
+    )
+    assert sorted(p.name for p in out.iterdir()) == listing

@@ -61,6 +61,22 @@ def bench_scenarios(folder: Path) -> int:
         return len(_records(folder / SCENARIOS_FILE))
 
 
+REPORT_MARKERS = ("report.html", "summary.json")
+"""The files that make a folder a ``prefdisco report`` folder."""
+
+
+def report_of(folder: Path) -> str | None:
+    """The results ``folder``'s report is of (its ``summary.json``'s ``source``); None when it holds no report."""
+    folder = Path(folder)
+    if not all((folder / name).is_file() for name in REPORT_MARKERS):
+        return None
+    try:
+        source = json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("source")
+    except (OSError, ValueError, AttributeError):
+        source = None
+    return str(source or "unknown results")
+
+
 def holds(path: Path) -> str | None:
     """What ``path`` holds that writing there would replace, in words; None when nothing would be lost."""
     path = Path(path)
@@ -70,6 +86,9 @@ def holds(path: Path) -> str | None:
         n = len(_records(path / SCENARIOS_FILE)) if (path / SCENARIOS_FILE).is_file() else 0
         if n:
             return f"{SCENARIOS_FILE} with {counted(n, 'scenario')}"
+        source = report_of(path)
+        if source is not None:
+            return f"the report of {source}"
         return None
     if not path.is_file() or path.stat().st_size == 0:
         return None

@@ -33,6 +33,12 @@ def register(app: typer.Typer) -> None:
             "--allow-mixed",
             help="Put runs of different protocols in one table anyway (their differences are listed in the report).",
         ),
+        overwrite: bool = typer.Option(
+            False,
+            "--overwrite",
+            help="Replace what --out holds (the report of other results, a benchmark); the report of the same "
+            "results is always replaced.",
+        ),
         figures: bool = typer.Option(
             True,
             "--figures/--no-figures",
@@ -57,6 +63,7 @@ def register(app: typer.Typer) -> None:
             human=human,
             allow_mixed=allow_mixed,
             figures=figures,
+            overwrite=overwrite,
         )
         console = Console()
         s = made.summary

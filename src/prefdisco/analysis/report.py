@@ -48,6 +48,7 @@ from prefdisco.analysis.validity import (
 from prefdisco.analysis.variance import detectable_difference, variance_parts
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
+from prefdisco.overwrite import refuse_overwrite, report_of
 from prefdisco.results.contract import TRIAL_GROUP
 from prefdisco.results.merge import RunProtocol, load_runs
 from prefdisco.results.table import ResultsData
@@ -319,12 +320,24 @@ def charts(report: Report, trial_rows: pd.DataFrame, seed: int) -> list[figs.Cha
     return out
 
 
+def check_report_out(out: Path, source: str, overwrite: bool) -> None:
+    """Refuse, before the report is computed, an ``--out`` that is a file, or holds a benchmark, or the report of
+    other results, unless ``--overwrite``; the report of the same results is replaced (a rerun)."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a folder")
+    if report_of(out) == source:
+        return
+    refuse_overwrite(out, overwrite)
+
+
 def write_report(report: Report, out: Path) -> list[Path]:
-    """Render and write every file of the report folder; returns the paths written."""
+    """Render and write every file of the report folder, and remove what an earlier report there wrote that this
+    one does not (a figure or table of its own, which would be read as this one's); returns the paths written."""
 
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: exists and is not a folder")
+    earlier = report_of(out) is not None
     files: dict[str, bytes] = {
         "report.html": render_html(report).encode("utf-8"),
         "report.md": render_markdown(report).encode("utf-8"),
@@ -337,6 +350,10 @@ def write_report(report: Report, out: Path) -> list[Path]:
     for name, data in files.items():
         atomic_write(out / name, data)
         written.append(out / name)
+    if earlier:
+        for stale in [*out.glob("fig_*.png"), *out.glob("table_*.csv")]:
+            if stale.name not in files:
+                stale.unlink()
     return written
 
 
@@ -357,6 +374,7 @@ def make_report(
     human: Path | None = None,
     allow_mixed: bool = False,
     figures: bool = True,
+    overwrite: bool = False,
 ) -> tuple[Report, list[Path]]:
     """Load RESULTS (a file or an eval run folder, or several: one table when their protocols agree, or with
     ``allow_mixed``), compute the report and write it to ``out``; ``human``: a ratings CSV (``prefdisco annotate
@@ -365,6 +383,7 @@ def make_report(
     if not paths:
         raise UserError("RESULTS: give a results table or a run folder")
     merged = load_runs(paths, allow_mixed=allow_mixed)
+    check_report_out(Path(out), merged.data.source, overwrite)
     calibration = None
     if human is not None:
         if len(paths) != 1 or not paths[0].is_dir():

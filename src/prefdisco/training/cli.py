@@ -7,6 +7,38 @@ from typing import Annotated
 
 import typer
 
+SUFFIXES = {"sft": ".jsonl", "dpo": ".jsonl", "verl": ".parquet"}
+"""The file each format writes: JSON lines, or Parquet."""
+
+
+def check_out(run_dir: Path, out: Path, format_: str, overwrite: bool) -> None:
+    """Refuse, before reading the run, an ``--out`` named for another kind of file (Parquet under a ``.jsonl``
+    name), or one that holds something other than this run's own earlier export of this format (a persona
+    library, another run's export) unless ``--overwrite``."""
+    import json
+
+    from prefdisco.errors import UserError
+    from prefdisco.overwrite import refuse_overwrite
+    from prefdisco.training.export import meta_path
+
+    wanted = SUFFIXES.get(format_)
+    if wanted is not None and out.suffix.lower() != wanted:
+        kind = "JSON lines" if wanted == ".jsonl" else "Parquet"
+        raise UserError(f"--out {out}: --format {format_} writes {kind}; name the file {out.with_suffix(wanted).name}")
+    if overwrite or not out.exists():
+        return
+    try:
+        earlier = json.loads(meta_path(out).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        earlier = None
+    own = (
+        isinstance(earlier, dict)
+        and earlier.get("export") == format_
+        and Path(str(earlier.get("run"))).absolute() == Path(run_dir).absolute()
+    )
+    if not own:
+        refuse_overwrite(out, overwrite, note=" (it is not this run's earlier export)")
+
 
 def export_training_command(
     run_dir: Annotated[Path, typer.Argument(help="An eval run folder (results table and transcripts.jsonl).")],
@@ -52,6 +84,9 @@ def export_training_command(
             "(same context: the dialogue up to the challenge).",
         ),
     ] = False,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace what --out holds (a file that is not this run's own earlier export).")
+    ] = False,
 ) -> None:
     """Export a run's dialogues and scores as training data (SFT, DPO pairs, or a verl RL dataset)."""
     from prefdisco.training.export import ExportOptions, export_training, meta_path
@@ -70,6 +105,8 @@ def export_training_command(
         eval_out=eval_out,
         pushback_pairs=pushback_pairs,
     )
+    options.check()  # the options' own errors first, then what --out holds
+    check_out(run_dir, out, format_, overwrite)
     meta = export_training(run_dir, out, options)
     counts = ", ".join(f"{k} {v}" for k, v in meta["counts"].items())
     also = ""
