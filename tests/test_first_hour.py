@@ -768,3 +768,17 @@ def test_a_report_folder_is_neither_replaced_by_another_report_nor_mixed_into_a_
         f"error: --log-dir {out}: holds the report of {second / 'results.csv'}, not a run; use a new --log-dir"
     )
     assert sorted(p.name for p in out.iterdir()) == listing
+
+
+def test_the_same_run_given_twice_is_one_line_naming_it(app, tmp_path: Path) -> None:
+    """Issue 35, class 3: ``report a a`` and ``leaderboard a a`` blamed two protocols for one run (and with
+    --allow-mixed counted its every row twice): now one line naming the run, nothing written."""
+    from test_report import make_run_dir
+
+    run = make_run_dir(tmp_path / "a")
+    for command in ("report", "leaderboard"):
+        result = invoke(app, command, str(run), str(tmp_path / "." / "a"), "--out", str(tmp_path / command))
+        assert one_error(result) == f"error: RESULTS: {run} given twice (the same run); give each run once"
+        mixed = invoke(app, command, str(run), str(run), "--out", str(tmp_path / command), "--allow-mixed")
+        assert one_error(mixed).endswith("given twice (the same run); give each run once")
+        assert not (tmp_path / command).exists()

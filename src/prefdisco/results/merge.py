@@ -111,6 +111,12 @@ def _concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
 def load_runs(paths: Sequence[Path], allow_mixed: bool = False) -> Merged:
     """The runs at ``paths`` as one ``ResultsData`` (one path: that run as it is, its protocol checked for rows of
     several protocols), refusing incomparable protocols unless ``allow_mixed``."""
+    seen: dict[Path, Path] = {}
+    for path in map(Path, paths):  # a run given twice would count its every row twice
+        same = seen.setdefault(path.resolve(), path)
+        if same is not path:
+            twice = str(path) if str(path) == str(same) else f"{same} and {path}"
+            raise UserError(f"RESULTS: {twice} given twice (the same run); give each run once")
     loaded = [(Path(p), load_results(Path(p))) for p in paths]
     protocols = [run_protocol(p, d) for p, d in loaded]
     notes: list[str] = []
