@@ -354,6 +354,22 @@ CASES = [
         lambda ws: ["build", "--benchmark", "math500", "--out", str(ws / "out" / "b"), "--source", str(ws / "in")],
         "model",
     ),
+    Case(  # issue 35, class 4: the dry run passed without --model, the build then refused
+        "build-dry-run-no-model",
+        lambda ws: [
+            "build",
+            "--benchmark",
+            "mmlu",
+            "--out",
+            str(ws / "out" / "b"),
+            "--source",
+            str(SHARED / "data" / "benchmarks" / "mmlu" / "test.jsonl"),
+            "--problems",
+            "1",
+            "--dry-run",
+        ],
+        "--model: give at least one model",
+    ),
     Case(
         "build-missing-source",
         lambda ws: [

@@ -67,10 +67,15 @@ def check_existing_build(config: BuildConfig, overwrite: bool = False) -> None:
             )
 
 
+NO_MODEL = "--model: give at least one model (e.g. --model openai/gpt-4o)"
+
+
 def check_build(config: BuildConfig, overwrite: bool = False) -> None:
     """Everything a build checks before its first model call, the same for ``build`` and ``build --dry-run``: the
-    output folder, a benchmark already there, and a given persona library (readable, at least
+    output folder, a benchmark already there, a builder model named, and a given persona library (readable, at least
     ``--personas-per-problem`` personas)."""
+    if not config.models:
+        raise UserError(NO_MODEL)
     check_out_folder(config.out)
     check_existing_build(config, overwrite)
     if config.persona_library is not None:
@@ -112,7 +117,7 @@ def load_build_problems(config: BuildConfig) -> list[Problem]:
 
 def resolve_models(names: Sequence[str], config: BuildConfig) -> list[Model]:
     if not names:
-        raise UserError("--model: give at least one model (e.g. --model openai/gpt-4o)")
+        raise UserError(NO_MODEL)
     try:
         model_args: dict[str, Any] = dict(config.model_args)
         return [
