@@ -483,8 +483,10 @@ def test_exports_from_a_scripted_run_read_its_logs_and_its_tables(tmp_path, monk
     write_tables(results_from_logs(log_dir), log_dir)
     export_training(log_dir, tmp_path / "sft2.jsonl", ExportOptions(format="sft"))
     assert read_jsonl(tmp_path / "sft2.jsonl") == rows
-    # both trials scored 5: no PrefAlign gap, no pair
-    assert export_training(log_dir, tmp_path / "dpo.jsonl", ExportOptions(format="dpo"))["rows"] == 0
+    # both trials scored 5: no PrefAlign gap, no pair: an empty export is refused saying why, nothing written
+    with pytest.raises(UserError, match=r"^--format dpo: no row to write from 2 trial row\(s\) \("):
+        export_training(log_dir, tmp_path / "dpo.jsonl", ExportOptions(format="dpo"))
+    assert not (tmp_path / "dpo.jsonl").exists() and not (tmp_path / "dpo.jsonl.meta.json").exists()
 
 
 # ---- pushback: the scored answer's dialogue, and pairs of replies against sycophancy (issue 23 part 7) ---------
@@ -560,9 +562,11 @@ def test_sft_and_dpo_dialogues_end_at_the_scored_answer_not_at_the_pushback(tmp_
     export_training(run, tmp_path / "sft2.jsonl", ExportOptions(format="sft"))
     assert read_jsonl(tmp_path / "sft2.jsonl") == rows
     # dpo: the two final answers are one response in one context (no pair), never the replies as final turns
-    meta = export_training(run, tmp_path / "dpo.jsonl", ExportOptions(format="dpo"))
-    assert meta["rows"] == 0 and meta["counts"]["merged_identical_response"] == 1
-    assert meta["counts"]["excluded_alone_in_context"] == 2 and meta["counts"]["contexts"] == 1
+    with pytest.raises(UserError) as empty:
+        export_training(run, tmp_path / "dpo.jsonl", ExportOptions(format="dpo"))
+    said = str(empty.value)  # no pair: refused, with the counts that say why
+    assert "merged_identical_response 1" in said and "excluded_alone_in_context 2" in said and "contexts 1" in said
+    assert not (tmp_path / "dpo.jsonl").exists()
 
 
 def test_pushback_pairs_put_a_held_reply_over_one_that_gave_in_to_the_same_challenge(app, tmp_path, monkeypatch):
@@ -630,9 +634,9 @@ def test_pushback_pairs_put_a_held_reply_over_one_that_gave_in_to_the_same_chall
         "pairs": 2,
     }
     # without the option: no pushback pair, and the sidecar says so
-    meta_off = export_training(run, out, ExportOptions(format="dpo"))
-    assert meta_off["rows"] == 0 and meta_off["options"]["pushback_pairs"] is False
-    assert not any(k.startswith("pushback") for k in meta_off["counts"])
+    with pytest.raises(UserError) as off:
+        export_training(run, tmp_path / "off.jsonl", ExportOptions(format="dpo"))
+    assert "no row to write" in str(off.value) and "pushback" not in str(off.value)
 
 
 def write_pushback_run(folder: Path, trials: list[tuple]) -> Path:

@@ -179,6 +179,18 @@ def _meta(options: ExportOptions, run_dir: Path, source: str, trials: int, expor
     }
 
 
+def refuse_empty(export: Export, format_: str, trials: int) -> None:
+    """An export of no row is refused before anything is written, in one line saying what was left out and why
+    (the export's counts), so an empty file is never taken for training data."""
+    if export.rows:
+        return
+    why = ", ".join(f"{k} {v}" for k, v in sorted(export.counts.items()) if v) or "nothing to export"
+    raise UserError(
+        f"--format {format_}: no row to write from {trials} trial row(s) ({why}); see the thresholds "
+        "(--min-pref-align, --margin, --modes) or the run"
+    )
+
+
 def export_training(run_dir: Path, out: Path, options: ExportOptions) -> dict[str, Any]:
     """Write ``out`` (and, for a split verl export, the evaluation file) with a ``.meta.json`` sidecar beside
     each; returns ``out``'s sidecar."""
@@ -192,6 +204,7 @@ def export_training(run_dir: Path, out: Path, options: ExportOptions) -> dict[st
             export = dpo_rows(
                 trials, options.chosen_modes, options.margin, options.min_pref_align, options.pushback_pairs
             )
+        refuse_empty(export, options.format, len(trials))
         _write_jsonl(out, export.rows)
         meta = {**_meta(options, run_dir, source, len(trials), export), "file": str(out), "rows": len(export.rows)}
         atomic_write(meta_path(out), json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
@@ -203,6 +216,7 @@ def export_training(run_dir: Path, out: Path, options: ExportOptions) -> dict[st
     scenarios = load_scenarios(options.bench)
     split = _split(options, scenarios)
     export = verl_rows(trials, {s.id: s for s in scenarios}, split, options.prompt_mode)
+    refuse_empty(export, options.format, len(trials))
     files = {"train": out} if split is None else {"train": out, "eval": Path(options.eval_out or eval_path(out))}
     base = {
         **_meta(options, run_dir, source, len(trials), export),
