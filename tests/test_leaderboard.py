@@ -327,3 +327,32 @@ def test_the_overall_interval_resamples_each_task_within_itself_as_the_pairwise_
     # every resample keeps 4 scenarios of a and 3 of b: an unstratified one would not, and its interval differs
     unstratified = bootstrap_interval(num, den, cell_seed(0, "m", "overall"), 3000)
     assert unstratified[:2] != (lo, hi)
+
+
+def test_the_leaderboard_says_the_reports_caveats_at_its_top_and_on_its_console(tmp_path):
+    """Issue 35, class 5: the leaderboard ranked the embedded model first with NormAlign 100.0 and no word that its
+    numbers prove only the plumbing. Now its page's top and its console carry every caveat the report of the same
+    results shows (``analysis/caveats.py``), the embedded model's first."""
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    import prefdisco.cli as cli
+    from prefdisco.analysis.caveats import PLUMBING_NOTE
+    from prefdisco.analysis.report import make_report
+    from test_report import make_run_dir
+
+    run = make_run_dir(tmp_path / "run")
+    for name in ("results.csv", "attributes.csv"):
+        table = pd.read_csv(run / name, dtype=str, keep_default_na=False)
+        table["model"] = table["model"].replace({"m-a": "prefdisco/smollm2"})
+        table.to_csv(run / name, index=False)
+    report, _ = make_report(run, tmp_path / "report", n_boot=0, figures=False)
+    assert report.caveats[0] == PLUMBING_NOTE
+    cli._register()
+    made = CliRunner().invoke(cli.app, ["leaderboard", str(run), "--out", str(tmp_path / "lb"), "--bootstrap", "0"])
+    assert made.exit_code == 0, made.output
+    page = (tmp_path / "lb" / "leaderboard.html").read_text()
+    top = page[: page.index('id="protocol"')]
+    console = " ".join(made.output.split())
+    for line in report.caveats:
+        assert f"<li>{line}</li>" in top and " ".join(line.split()) in console, line

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.accuracy import ALL, accuracy_table
+from prefdisco.analysis.caveats import caveats
 from prefdisco.analysis.control import mean_interval
 from prefdisco.analysis.harms_section import build_harms
 from prefdisco.analysis.normalign import interval_reason, normalign_cells, scenario_table
@@ -79,6 +80,10 @@ class Leaderboard:
     source: str = ""
     seed: int = 0
     n_boot: int = 1000
+    caveats: list[str] = field(default_factory=list)
+    """What a reader must know before any number (``caveats.py``: the embedded model, a discovery that asked
+    nothing, NormAlign over a tiny gap, a one-family judge panel), as the report says them: the page's top and the
+    console."""
 
     def rankings(self) -> list[str]:
         return list(dict.fromkeys(self.table["task"]))
@@ -258,6 +263,7 @@ def build_leaderboard(
         source=data.source,
         seed=seed,
         n_boot=n_boot,
+        caveats=caveats(results, cells, data.attributes),
     )
 
 

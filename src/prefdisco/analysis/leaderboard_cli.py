@@ -58,6 +58,8 @@ def register(app: typer.Typer) -> None:
                 )
                 line = f"{r['rank']}. {r['model']} (group {r['group']}): NormAlign {value}"
             console.print(line, highlight=False, soft_wrap=True, markup=False)
+        for line in board.caveats:  # the page's top says the same lines
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
         console.print(f"leaderboard: {out / 'leaderboard.html'}", highlight=False, soft_wrap=True)
         names = ", ".join(p.name for p in written)
         console.print(f"wrote {len(written)} files to {out}: {names}", highlight=False, soft_wrap=True)

@@ -188,6 +188,7 @@ def render_page(board: Leaderboard) -> str:
             rankings=rankings,
             protocols=_protocols(board),
             notes=board.notes,
+            caveats=board.caveats,
             mixed=board.mixed(),
             source=board.source,
             seed=board.seed,
