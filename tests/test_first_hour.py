@@ -358,7 +358,11 @@ def test_validate_warns_about_attribute_names_that_are_not_words(app, tmp_path: 
 
 # ---- item 3: never silent --------------------------------------------------------------------------------------
 
-TICK = re.compile(r"^(\w+): (?:(\w+) (\d+)/(\d+) done, (\d+) failed|starting); (\d+) s elapsed$")
+TICK = re.compile(
+    r"^(\w+): (?:(\w+) (\d+)/(\d+) done, (\d+) failed(?:; (\d+) model calls made(?:, (\d+) from the cache)?)?"
+    r"(?:; latest: ([\w ]+))?|starting); (\d+) s elapsed$"
+)
+CALLS_TICK = re.compile(r"; (\d+) model calls made(?:, (\d+) from the cache)?")
 
 
 def ticks(output: str, label: str) -> list[tuple[str, int, int, int]]:
@@ -458,6 +462,10 @@ def test_eval_and_judge_into_a_file_print_progress_lines_and_eval_names_the_next
     assert seen and {(what, total, failed) for what, _, total, failed in seen} == {("samples", 4, 0)}
     assert [done for _, done, _, _ in seen] == sorted(done for _, done, _, _ in seen)
     assert seen[-1][1] >= 3 or len(seen) > 3, result.stdout  # it counted samples as they finished
+    # the model calls are counted as each one finishes (issue 35, class 6), more often than samples finish
+    calls = [int(m.group(1)) for m in map(CALLS_TICK.search, result.stdout.splitlines()) if m]
+    assert calls and calls == sorted(calls) and len(set(calls)) > len({done for _, done, _, _ in seen}), result.stdout
+    assert any("; latest: discovery" in line or "; latest: baseline" in line for line in result.stdout.splitlines())
     report = f"prefdisco report {run} --out {run / 'report'}"
     assert result.stdout.strip().splitlines()[-1] == f"next: prefdisco judge {run}, then {report}"
 

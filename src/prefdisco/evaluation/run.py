@@ -44,7 +44,8 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig, label: str 
     if config.sessions is not None:
         selected = load_session_run(scenarios, config)[1]
     trials = len(selected) * (len(config.modes) + len(config.fixed_k)) * len(config.models) * config.epochs
-    with Ticker(label, RunProgress(config.log_dir, trials).text, quiet=config.display == "none"):
+    progress = RunProgress(config.log_dir, trials)
+    with progress, Ticker(label, progress.text, quiet=config.display == "none"):
         if config.sessions is not None:  # the per-scenario conditions, then the carry arms position by position
             return run_sessions(scenarios, config)
         if config.ray:  # the Ray shards (evaluation/ray_shards.py), which record their own split
