@@ -146,6 +146,11 @@ CASES = [
         lambda ws: eval_args(write(ws / "in" / "s.jsonl", scenario_json(lambda d: d.pop("persona")) + "\n"), ws),
         "s.jsonl:1: persona",
     ),
+    Case(  # issue 35, class 4: a benchmark folder's manifest was read as scenarios ("id: Field required")
+        "eval-a-benchmark-folders-manifest",
+        lambda ws: eval_args(bench_folder(ws) / "manifest.json", ws),
+        "a file of the benchmark folder",
+    ),
     Case("eval-empty-jsonl", lambda ws: eval_args(write(ws / "in" / "s.jsonl", "\n"), ws), "no scenarios"),
     Case(
         "eval-duplicate-ids",

@@ -244,6 +244,14 @@ def first_json_line(path: Path) -> Any:
     return None
 
 
+def check_not_bench_file(path: Path) -> None:
+    """Refuse one of a benchmark folder's own files other than its scenarios (its ``manifest.json``, personas,
+    attributes) given where scenarios are read, naming the folder to give instead."""
+    path = Path(path)
+    if path.is_file() and path.name != SCENARIOS_FILE and (path.parent / MANIFEST_FILE).is_file():
+        raise UserError(f"{path}: a file of the benchmark folder {path.parent}, not scenarios; give the folder")
+
+
 def is_release_file(path: Path) -> bool:
     """True when a JSONL file's first line is a prefq-bench line (``type`` metadata/personalized_problem)."""
     first = first_json_line(path)
@@ -288,6 +296,7 @@ def read_scenarios(path: Path | str) -> list[Scenario]:
         raise UserError(f"{path}: not found (expected a benchmark folder, scenarios.jsonl or a release JSONL)")
     if is_release_file(path):
         raise UserError(f"{path}: a prefq-bench release file; import it with prefdisco import-release first")
+    check_not_bench_file(path)
     scenarios = read_jsonl_models(path, Scenario)
     if not scenarios:
         raise UserError(f"{path}: no scenarios")

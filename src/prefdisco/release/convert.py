@@ -28,7 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prefdisco.benchio import MANIFEST_FILE, is_release_file, read_bench, read_scenarios, write_bench
+from prefdisco.benchio import (
+    MANIFEST_FILE,
+    check_not_bench_file,
+    is_release_file,
+    read_bench,
+    read_scenarios,
+    write_bench,
+)
 from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.errors import UserError
 from prefdisco.release.exporter import export_release
@@ -187,6 +194,7 @@ def load_scenarios(
     """Scenarios from a benchmark folder, a ``scenarios.jsonl`` file, or a prefq-bench release JSONL. A release
     file's warnings (and, with ``skip_invalid``, the lines it skipped) go to ``warn``."""
     path = Path(path)
+    check_not_bench_file(path)
     if path.is_file() and is_release_file(path):
         read = import_release(path, skip_invalid=skip_invalid)
         warn(read.issues)
