@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from prefdisco.atomic import atomic_write
+from prefdisco.benchio import MANIFEST_FILE
 from prefdisco.errors import UserError
-from prefdisco.overwrite import holds
+from prefdisco.overwrite import holds, report_of
 from prefdisco.results.logs import read_header
 from prefdisco.results.protocol_record import renamed
 
@@ -36,10 +37,10 @@ def check_log_dir(log_dir: Path) -> None:
     existing = log_dir if log_dir.exists() else next((p for p in log_dir.absolute().parents if p.exists()), None)
     if existing is None or not os.access(existing, os.W_OK | os.X_OK):
         raise UserError(f"--log-dir {log_dir}: cannot write there (no write permission on {existing})")
-    if log_dir.is_dir() and not any((log_dir / name).exists() for name in (RUN_FILE, SPLIT_FILE)):
-        held = holds(log_dir)  # not a run folder: a report's, a benchmark's would be mixed with the run's files
-        if held is not None:
-            raise UserError(f"--log-dir {log_dir}: holds {held}, not a run; use a new --log-dir")
+    run_folder = any((log_dir / name).exists() for name in (RUN_FILE, SPLIT_FILE))
+    if log_dir.is_dir() and not run_folder and (report_of(log_dir) or (log_dir / MANIFEST_FILE).is_file()):
+        # a report's or a benchmark's folder, not a run's: the run's files would be mixed with theirs
+        raise UserError(f"--log-dir {log_dir}: holds {holds(log_dir)}, not a run; use a new --log-dir")
     if log_dir.is_dir():
         for info in list_eval_logs(str(log_dir), recursive=True):
             read_header(info)
