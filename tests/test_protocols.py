@@ -131,17 +131,8 @@ def test_the_id_is_in_run_json_every_row_and_protocol_json(runs):
 
 def test_a_report_merges_runs_of_one_protocol(runs, tmp_path):
     cli_app, base = runs
-    out = invoke(
-        cli_app,
-        "report",
-        str(base["a"]),
-        str(base["b"]),
-        "--out",
-        str(tmp_path / "ab"),
-        "--bootstrap",
-        "20",
-        "--no-figures",
-    )
+    flags = ["--out", str(tmp_path / "ab"), "--bootstrap", "20", "--no-figures"]
+    out = invoke(cli_app, "report", str(base["a"]), str(base["b"]), *flags)
     assert out.exit_code == 0, out.output
     summary = json.loads((tmp_path / "ab" / "summary.json").read_text())
     assert len(summary["models"]) == 2 and summary["protocol_id"] == "default-v1.0"
@@ -157,16 +148,8 @@ def test_runs_of_different_protocols_are_refused_unless_allowed_and_the_differen
     assert refused.exit_code == 2
     assert "ran different protocols (user_temperature 0.7 vs 1.0)" in refused.output
     assert "--allow-mixed" in refused.output and not (tmp_path / "ac").exists()
-    mixed = invoke(
-        cli_app,
-        "report",
-        str(base["a"]),
-        str(base["c"]),
-        "--out",
-        str(tmp_path / "ac"),
-        "--allow-mixed",
-        "--no-figures",
-    )
+    flags = ["--out", str(tmp_path / "ac"), "--allow-mixed", "--no-figures"]
+    mixed = invoke(cli_app, "report", str(base["a"]), str(base["c"]), *flags)
     assert mixed.exit_code == 0, mixed.output
     summary = json.loads((tmp_path / "ac" / "summary.json").read_text())
     assert summary["protocol_id"] == "mixed"
