@@ -31,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from inspect_ai.model import ChatMessage
+from markupsafe import escape
 from typer.testing import CliRunner
 
 from prefdisco.analysis.answer_behaviour import measured, party_statistics
@@ -149,6 +150,12 @@ def test_the_planted_reference_gives_the_hand_figures_and_a_rerun_makes_no_call(
     assert (nav["n"], nav["mean_words"], nav["bare_yes_no"]) == (1, 1.0, 1.0)  # row 2 alone
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert (summary["file_rows"], summary["facet_records_left_out"], summary["rows"]) == (5, 1, 4)
+    page = (tmp_path / "out" / "reference.html").read_text()  # self-contained: the figure inline, no file beside
+    assert page.count("data:image/png;base64,") == 1 and "<script" not in page and 'src="http' not in page
+    assert "<td>0.870</td>" in page and "<td>0.275</td>" in page  # simulator A's fidelity, the people's disclosure
+    for *_, need, question, answer in ROWS:  # the rows side by side (the first ten: here all four)
+        assert all(str(escape(text)) in page for text in (need, question, answer, SIM_A[question]))
+    assert "proves the plumbing" not in page  # no embedded model here (its note is the caveats test's)
 
     CALLS.clear()
     again = simfidelity(tmp_path)

@@ -1,7 +1,8 @@
 """``prefdisco simfidelity --reference KIND PATH --user-type T --user-model M [...] --out DIR``: how each simulated
 user answers the questions real people answered (``reference_replay.py``), against how they did
-(``analysis/answer_behaviour.py``). Writes ``answers.csv``, ``reference.csv``, ``reference_by_facet.csv`` and
-``summary.json`` to ``--out``; ``--dry-run`` prints the calls and their cost and makes none."""
+(``analysis/answer_behaviour.py``). Writes ``answers.csv``, ``reference.csv``, ``reference_by_facet.csv``,
+``summary.json`` and the page ``reference.html`` (``analysis/reference_page.py``) to ``--out``; ``--dry-run``
+prints the calls and their cost and makes none."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pandas as pd
 from rich.console import Console
 
 from prefdisco.analysis.answer_behaviour import measured, reference_table
+from prefdisco.analysis.reference_page import render_reference_page
 from prefdisco.atomic import atomic_write
 from prefdisco.dialogue.user import USER_TYPES
 from prefdisco.dialogue.user_reply import USER_MAX_TOKENS
@@ -193,6 +195,7 @@ def reference_fidelity(
         "table": json.loads(table.to_json(orient="records")),
     }
     atomic_write(out / "summary.json", json.dumps(summary, indent=2, allow_nan=False))
+    atomic_write(out / "reference.html", render_reference_page(table, answers, simulators, summary).encode("utf-8"))
     for row in table.iloc[1:].sort_values("rank").to_dict("records"):
         defined = row["fidelity"] is not None and not pd.isna(row["fidelity"])
         rank = f"{int(row['rank'])}." if defined else "-"
@@ -200,7 +203,7 @@ def reference_fidelity(
         console.print(f"{rank} {row['simulator']}: fidelity {score}", markup=False, highlight=False)
     console.print(
         f"{len(rows)} reference rows x {len(simulators)} simulator(s): {len(records) - before} answered now, "
-        f"{before} from {out / ANSWERS_FILE}; wrote answers.csv, reference.csv, summary.json to {out}",
+        f"{before} from {out / ANSWERS_FILE}; wrote answers.csv, reference.csv, summary.json, reference.html to {out}",
         markup=False,
         highlight=False,
         soft_wrap=True,
