@@ -230,3 +230,42 @@ def test_bad_input_is_one_line(tmp_path):
         assert not (tmp_path / "out").exists()  # refused before anything is written
     alone = CliRunner().invoke(cli.app, ["simfidelity", "--out", str(tmp_path / "o"), "--limit", "3"])
     assert alone.exit_code == 2 and "--limit: only with --reference" in alone.output
+
+
+def test_a_report_shows_its_simulators_fidelity_against_the_people(tmp_path):
+    """``prefdisco report RUN --reference-table DIR``: the reference run's table in the Validity section (this run's
+    simulator in bold) and one reading with its fidelity, found by the label its protocol record gives
+    (``passive@scripted/ref-a``: 0.870 by hand, above); a run whose simulator DIR did not measure says so."""
+    import prefdisco.cli as cli
+    from prefdisco.evaluation.protocols import DEFAULT_SETTINGS
+    from prefdisco.results.protocol_record import ProtocolRecord, write_record
+    from test_report import make_run_dir
+
+    write_qulac(tmp_path / "qulac.json")
+    assert simfidelity(tmp_path).exit_code == 0
+    run = make_run_dir(tmp_path / "run")
+    record = ProtocolRecord(
+        id="default-v1.0", settings=DEFAULT_SETTINGS, prompts="x", user_model="scripted/ref-a", judges=["j"]
+    )
+    write_record(run, record)
+    args = ["report", str(run), "--out", str(tmp_path / "report"), "--bootstrap", "0", "--no-figures"]
+    made = CliRunner().invoke(cli.app, [*args, "--reference-table", str(tmp_path / "out")])
+    assert made.exit_code == 0, made.output
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    [reading] = [r for r in summary["validity"] if r["instrument"] == "Simulator against people"]
+    assert reading["finding"].startswith("fidelity 0.870 [")
+    assert "passive@scripted/ref-a: fidelity 0.870" in reading["reading"] and "rank 2 of 2" in reading["reading"]
+    assert "people answer in 5.0 words, 50% start with no" in reading["reading"]
+    assert summary["reference"]["matched"] == ["passive@scripted/ref-a"]
+    page = (tmp_path / "report" / "report.html").read_text()
+    assert "Simulated users against real people" in page
+    assert '<tr style="font-weight: bold"><td class="l">passive@scripted/ref-a</td>' in page
+
+    write_record(run, record.model_copy(update={"user_model": "scripted/other"}))
+    other = CliRunner().invoke(cli.app, [*args, "--reference-table", str(tmp_path / "out"), "--overwrite"])
+    assert other.exit_code == 0, other.output
+    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+    [reading] = [r for r in summary["validity"] if r["instrument"] == "Simulator against people"]
+    assert reading["finding"] == "not measured" and "passive@scripted/other not in it" in reading["reading"]
+    missing = CliRunner().invoke(cli.app, [*args, "--reference-table", str(tmp_path / "nope"), "--overwrite"])
+    assert missing.exit_code == 2 and "give the --out of prefdisco simfidelity --reference" in missing.output

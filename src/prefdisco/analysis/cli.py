@@ -33,6 +33,12 @@ def register(app: typer.Typer) -> None:
             "--allow-mixed",
             help="Put runs of different protocols in one table anyway (their differences are listed in the report).",
         ),
+        reference_table: Path | None = typer.Option(
+            None,
+            "--reference-table",
+            help="The --out of a prefdisco simfidelity --reference run: its table in the Validity section, and this "
+            "run's simulator's fidelity against the people where it was measured.",
+        ),
         overwrite: bool = typer.Option(
             False,
             "--overwrite",
@@ -64,6 +70,7 @@ def register(app: typer.Typer) -> None:
             allow_mixed=allow_mixed,
             figures=figures,
             overwrite=overwrite,
+            reference_table=reference_table,
         )
         console = Console()
         s = made.summary

@@ -56,3 +56,6 @@ class Report:
     harms: Harms | None = None
     """The Harms section (``analysis/harms_section.py``): what personalization cost; every report built by
     ``report.build_report`` has it."""
+    reference: Any = None
+    """The table of a ``simfidelity --reference`` run (``reference_reading.ReferenceTable``, ``--reference-table``),
+    shown in the Validity section; None without one."""

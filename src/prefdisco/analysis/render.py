@@ -194,6 +194,20 @@ def _harms(report: Report) -> dict[str, Any] | None:
     return {"readings": [r.__dict__ for r in h.readings], "rows": rows}
 
 
+def _reference(report: Report) -> dict[str, Any] | None:
+    """The Validity section's table of a reference run (``--reference-table``), its shown columns only."""
+    from prefdisco.analysis.reference_reading import SHOWN
+
+    table = report.reference
+    if table is None:
+        return None
+    rows = [
+        {"who": r["simulator"], "ours": r["simulator"] in table.matched, **{k: r.get(k) for k in SHOWN}}
+        for r in table.rows
+    ]
+    return {"about": table.reference, "file": str(table.folder / "reference.csv"), "columns": SHOWN, "rows": rows}
+
+
 def context(report: Report, *, inline: bool) -> dict[str, Any]:
     figures = []
     for f in report.figures:
@@ -206,6 +220,7 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
         "settings": report.settings,
         "figures": {f["key"]: f for f in figures},
         "figures_left_out": report.figures_left_out,
+        "reference": _reference(report),
         "table1": _table1(report),
         "cells": _records(report.cells),
         "accuracy": _accuracy_rows(report.accuracy),

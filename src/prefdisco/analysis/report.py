@@ -28,6 +28,7 @@ from prefdisco.analysis.judge_position import position_effect
 from prefdisco.analysis.judges import judge_reliability, usable
 from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario_table
 from prefdisco.analysis.questions import question_stats
+from prefdisco.analysis.reference_reading import ReferenceTable, load_reference_table, reference_reading
 from prefdisco.analysis.render import render_html, render_markdown
 from prefdisco.analysis.run_record import header_line, judge_settings
 from prefdisco.analysis.simulator import elicitation_figure, simulator_table
@@ -86,6 +87,7 @@ def build_report(
     protocols: list[RunProtocol] | None = None,
     notes: list[str] | None = None,
     figures: bool = True,
+    reference: ReferenceTable | None = None,
 ) -> Report:
     """Every number of the report of ``data``; ``calibration``: the run's human calibration (``--human``);
     ``run_dir``: RESULTS as given, whose ``run.json`` files give the header's judge settings (``run_record.py``);
@@ -136,6 +138,7 @@ def build_report(
             effective_judges_reading(panel),
             calibration_reading(calibration),
             *variance_reading(variance, detectable),
+            *([reference_reading(reference, protocols or [])] if reference is not None else []),
         ],
         variance=variance,
         detectable=detectable,
@@ -157,6 +160,13 @@ def build_report(
         simulator=simulator,
     )
     summary |= plain(validity.summary())
+    if reference is not None:
+        summary["reference"] = {
+            "folder": str(reference.folder),
+            "reference": reference.reference,
+            "matched": reference.matched,
+            "table": reference.rows,
+        }
     summary["judge_position_effect"] = plain(position.summary() if position is not None else {})
     summary["effective_judges"] = plain(panel.summary() if panel is not None else None)
     run_judge = judge_settings(run_dir)
@@ -210,6 +220,7 @@ def build_report(
         caveats=warnings,
         transfer=transfer,
         harms=harms,
+        reference=reference,
     )
     report.figures = [chart.file() for chart in charts(report, data.results, seed)] if figures else []
     report.figures_left_out = not figures
@@ -375,6 +386,7 @@ def make_report(
     allow_mixed: bool = False,
     figures: bool = True,
     overwrite: bool = False,
+    reference_table: Path | None = None,
 ) -> tuple[Report, list[Path]]:
     """Load RESULTS (a file or an eval run folder, or several: one table when their protocols agree, or with
     ``allow_mixed``), compute the report and write it to ``out``; ``human``: a ratings CSV (``prefdisco annotate
@@ -384,6 +396,7 @@ def make_report(
         raise UserError("RESULTS: give a results table or a run folder")
     merged = load_runs(paths, allow_mixed=allow_mixed)
     check_report_out(Path(out), merged.data.source, overwrite)
+    reference = load_reference_table(reference_table) if reference_table is not None else None
     calibration = None
     if human is not None:
         if len(paths) != 1 or not paths[0].is_dir():
@@ -400,5 +413,6 @@ def make_report(
         notes=merged.notes,
         run_dir=paths,
         figures=figures,
+        reference=reference,
     )
     return report, write_report(report, out)
