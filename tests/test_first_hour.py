@@ -790,3 +790,38 @@ def test_the_same_run_given_twice_is_one_line_naming_it(app, tmp_path: Path) -> 
         mixed = invoke(app, command, str(run), str(run), "--out", str(tmp_path / command), "--allow-mixed")
         assert one_error(mixed).endswith("given twice (the same run); give each run once")
         assert not (tmp_path / command).exists()
+
+
+def test_a_benchmark_corrected_by_hand_is_resealed_by_validate_when_every_file_is_valid(app, tmp_path: Path) -> None:
+    """Issue 35, part 1: a benchmark whose rubric was corrected by hand was refused by its content hash with no word
+    on how to re-seal it. The refusal names ``prefdisco validate BENCH --reseal``, which records the files' new hash
+    (the old one kept) when the hash is the only error, and refuses, changing nothing, while another error stands."""
+    from prefdisco.benchio import read_bench
+
+    bench = tmp_path / "bench"
+    write_bench(bench, demo_scenarios()[:2], [s.persona for s in demo_scenarios()[:2]], [])
+    first = json.loads((bench / "manifest.json").read_text())["content_hash"]
+    lines = (bench / "scenarios.jsonl").read_text().splitlines()
+    fixed = json.loads(lines[0])
+    fixed["rubric"][0]["levels"]["5"] = "Corrected by hand: every step shown."
+    (bench / "scenarios.jsonl").write_text("\n".join([json.dumps(fixed), *lines[1:]]) + "\n")
+    with pytest.raises(UserError, match=rf"prefdisco validate {re.escape(str(bench))} --reseal\)$"):
+        read_bench(bench)
+
+    broken = bench / "personas.jsonl"
+    kept = broken.read_text()
+    broken.write_text(kept + "{not json\n")
+    refused = invoke(app, "validate", str(bench), "--reseal")
+    assert one_error(refused).startswith(f"error: --reseal: {bench} has 1 other error(s), first ")
+    assert json.loads((bench / "manifest.json").read_text())["content_hash"] == first
+    broken.write_text(kept)
+
+    resealed = invoke(app, "validate", str(bench), "--reseal")
+    assert resealed.exit_code == 0, resealed.output
+    manifest = json.loads((bench / "manifest.json").read_text())
+    assert manifest["content_hash"] != first and [r["previous_hash"] for r in manifest["resealed"]] == [first]
+    assert "resealed" in resealed.output and first in resealed.output
+    assert read_bench(bench).scenarios[0].rubric[0].levels[5] == "Corrected by hand: every step shown."
+    assert invoke(app, "validate", str(bench)).exit_code == 0
+    again = invoke(app, "validate", str(bench), "--reseal")
+    assert again.exit_code == 0 and "nothing to reseal" in again.output

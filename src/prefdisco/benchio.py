@@ -222,7 +222,8 @@ def read_bench(directory: Path | str, verify_hash: bool = True) -> Bench:
         if manifest.get("content_hash") != actual:
             raise UserError(
                 f"{directory / MANIFEST_FILE}: content_hash {manifest.get('content_hash')!r} does not match "
-                f"the files ({actual}); a data file changed after the manifest was written"
+                f"the files ({actual}); a data file changed after the manifest was written (changed on purpose, "
+                f"e.g. a rubric corrected by hand: prefdisco validate {directory} --reseal)"
             )
     scenarios = read_jsonl_models(directory / SCENARIOS_FILE, Scenario)
     personas = read_jsonl_models(directory / PERSONAS_FILE, Persona)

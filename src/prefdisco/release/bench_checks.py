@@ -177,7 +177,8 @@ def validate_bench(directory: Path) -> ValidationReport:
                     Issue(
                         manifest_path,
                         _line_of(manifest_text, '"content_hash"'),
-                        f"content_hash {manifest.get('content_hash')!r} does not match the files ({actual})",
+                        f"content_hash {manifest.get('content_hash')!r} does not match the files ({actual}); "
+                        "changed on purpose: --reseal",
                     )
                 )
     persona_ids: dict[str, int] = {}

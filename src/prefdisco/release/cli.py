@@ -30,15 +30,25 @@ def register(app: typer.Typer) -> None:
         skip_images: bool = typer.Option(
             False, "--skip-images", help="Release files: do not check that relative image paths exist."
         ),
+        reseal: bool = typer.Option(
+            False,
+            "--reseal",
+            help="A benchmark folder changed on purpose (a rubric corrected by hand): when every file is valid, "
+            "record the files' new content hash in manifest.json (the old one is kept in its resealed list).",
+        ),
     ) -> None:
         """Check a benchmark in either format; print every error and warning as path:line: message.
 
         Exit 1 when there is an error; warnings (what is accepted, and how it is read) do not fail.
         """
-        from prefdisco.release.validate import validate_path
+        from prefdisco.release.validate import reseal_bench, validate_path
 
         report = validate_path(path, skip_images=skip_images)
         console = _console()
+        if reseal:
+            line = reseal_bench(path, report)  # refuses in one line unless the hash is the only error
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+            return
         for issue in report.issues:
             console.print(str(issue), markup=False)
         console.print(report.summary(), markup=False)

@@ -12,6 +12,7 @@ image paths checked on disk as the paper's validator does (``skip_images`` to sk
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from pathlib import Path
 
 from prefdisco.benchio import MANIFEST_FILE, SCENARIOS_FILE, json_lines
@@ -28,6 +29,35 @@ def validate_release(path: Path, skip_images: bool = False) -> ValidationReport:
     """Every error and warning of a prefq-bench release JSONL file."""
     read = read_release(path, check_images=not skip_images)
     return ValidationReport(path, "release", records=read.records, issues=read.issues)
+
+
+def reseal_bench(path: Path | str, report: ValidationReport) -> str:
+    """Record a changed benchmark folder's new content hash in its manifest (``validate --reseal``), when the hash
+    is the folder's only error; the old hash and the time are appended to the manifest's ``resealed`` list. A
+    folder with any other error, or not a benchmark folder, is refused in one line; returns what was done."""
+    from datetime import datetime
+
+    from prefdisco.atomic import atomic_write
+    from prefdisco.benchio import HASHED_FILES, content_hash
+
+    folder = Path(path)
+    if not (folder.is_dir() and (folder / MANIFEST_FILE).is_file()):
+        raise UserError(f"--reseal: {folder} is not a benchmark folder (a folder with {MANIFEST_FILE})")
+    others = [i for i in report.issues if i.severity == "error" and "content_hash" not in i.message]
+    if others:
+        raise UserError(
+            f"--reseal: {folder} has {len(others)} other error(s), first {others[0]}; fix them, then reseal"
+        )
+    manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
+    old = manifest.get("content_hash")
+    new = content_hash({n: (folder / n).read_bytes() for n in HASHED_FILES})
+    if old == new:
+        return f"{folder}: content_hash {new} matches the files; nothing to reseal"
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    manifest["resealed"] = [*manifest.get("resealed", []), {"previous_hash": old, "at": at}]
+    manifest["content_hash"] = new
+    atomic_write(folder / MANIFEST_FILE, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
+    return f"resealed {folder}: content_hash {old} -> {new} (the files are valid; the old hash is in manifest.json)"
 
 
 def validate_path(path: Path | str, skip_images: bool = False) -> ValidationReport:
