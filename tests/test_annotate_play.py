@@ -331,6 +331,27 @@ def test_the_page_shows_the_persona_the_profile_and_the_question_and_takes_a_rep
     assert "all-done" in client.get("/overview").text
 
 
+def test_a_model_that_never_asks_is_named_on_the_page_with_the_fixed_k_study_to_run_instead(tmp_path):
+    """Issue 35, class 7: a model that answers at once (the embedded one does) left the participant with nothing
+    to answer and no word why. The finished page says so and names the fixed-K study; under fixed-K, where the
+    model must ask, the note is not shown."""
+    SCRIPTS["answers-at-once"] = lambda messages: f"ANSWER: {ANSWER}"
+    db = study_db(tmp_path)
+    app = create_play_app(db, get_model("scripted/answers-at-once"), get_model(JUDGE), Tokens())
+    page = logged_in(app, "alice").get("/play/1").text
+    assert 'id="finished"' in page and 'id="never-asked"' in page and "--mode fixed_k --k 2" in page
+
+    (tmp_path / "fixed").mkdir()
+    forced_db = study_db(tmp_path / "fixed", mode="fixed_k", k=2)
+    forced = create_play_app(forced_db, get_model(MODEL), get_model(JUDGE), Tokens())
+    client = logged_in(forced, "bob")
+    assert QUESTIONS[0] in client.get("/play/1").text  # the first visit starts the dialogue
+    for reply in REPLIES:
+        assert client.post("/api/play", json={"position": 1, "reply": reply}).status_code == 200
+    done = client.get("/play/1").text
+    assert 'id="finished"' in done and 'id="never-asked"' not in done
+
+
 # -- export and report --------------------------------------------------------------------------------------
 
 
