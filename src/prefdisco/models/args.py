@@ -7,9 +7,26 @@ from typing import Any
 
 from prefdisco.errors import UserError
 
+PROVIDER_EXTRAS = {"anthropic": ("anthropic", "anthropic"), "google": ("google", "google-genai")}
+PROVIDER_EXTRAS |= {p: ("openai", "openai") for p in ("openai", "openai-api", "azureai", "together", "vllm")}
+"""A provider prefix → (the extra that installs its SDK, the SDK's package), ``pyproject.toml``'s extras."""
+
+
+def missing_sdk(name: str, error: Exception) -> str | None:
+    """The one line for a model whose provider's SDK is not installed (inspect's ``PrerequisiteError``), naming
+    the extra that installs it; None for any other failure."""
+    provider = name.split("/", 1)[0]
+    if type(error).__name__ != "PrerequisiteError" or provider not in PROVIDER_EXTRAS:
+        return None
+    extra, package = PROVIDER_EXTRAS[provider]
+    return (
+        f"model {name!r} needs the {package} package (or a newer one): pip install 'prefdisco[{extra}]' "
+        "('prefdisco[providers]' installs every provider's SDK)"
+    )
+
 
 def check_models(names: list[str]) -> None:
-    """Resolve every model once, so a typo or a missing API key fails before anything runs."""
+    """Resolve every model once, so a typo, a missing API key or a missing SDK fails before anything runs."""
     from inspect_ai.model import get_model
 
     for name in names:
@@ -18,6 +35,9 @@ def check_models(names: list[str]) -> None:
         except UserError:
             raise
         except Exception as e:  # inspect raises several types here; all mean "this model cannot be used"
+            sdk = missing_sdk(name, e)
+            if sdk:
+                raise UserError(sdk) from e
             raise UserError(f"model {name!r} cannot be used: {one_line(str(e)) or type(e).__name__}") from e
 
 

@@ -1,0 +1,43 @@
+"""Issue 32, part 3: the SDK of every provider a user names is installed by an extra, and a model whose SDK is
+missing is one line naming the extra (``google/…`` failed until the user found ``google-genai`` themselves)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from inspect_ai._util.error import PrerequisiteError
+
+from prefdisco.errors import UserError
+from prefdisco.models import args
+
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+
+
+def test_each_provider_extra_installs_its_sdk_and_providers_installs_them_all():
+    extras = tomllib.loads(PYPROJECT.read_text())["project"]["optional-dependencies"]
+    packages = {
+        extra: {r.split(">")[0].split("<")[0] for r in extras[extra]} for extra in ("anthropic", "google", "openai")
+    }
+    assert packages == {"anthropic": {"anthropic"}, "google": {"google-genai"}, "openai": {"openai"}}
+    assert extras["providers"] == ["prefdisco[anthropic,google,openai]"]
+    for provider, (extra, package) in args.PROVIDER_EXTRAS.items():
+        assert package in packages[extra], provider
+
+
+def test_a_model_whose_sdk_is_missing_names_the_extra(monkeypatch):
+    import inspect_ai.model
+
+    def missing(name, *a, **k):
+        raise PrerequisiteError("[bold]ERROR[/bold]: Google API requires optional dependencies. Install with:")
+
+    monkeypatch.setattr(inspect_ai.model, "get_model", missing)
+    with pytest.raises(UserError) as err:
+        args.check_models(["google/gemini-2.5-pro"])
+    assert str(err.value) == (
+        "model 'google/gemini-2.5-pro' needs the google-genai package (or a newer one): pip install "
+        "'prefdisco[google]' ('prefdisco[providers]' installs every provider's SDK)"
+    )
+    with pytest.raises(UserError, match=r"^model 'groq/llama' cannot be used: Google API requires"):
+        args.check_models(["groq/llama"])  # no extra of ours: inspect's own line
