@@ -560,3 +560,40 @@ def test_real_process_prints_one_error_line(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("error: ") and "MOCK_API_KEY" in lines[0], result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "run").exists()
+
+
+def _commands(command, path=()):  # type: ignore[no-untyped-def]
+    """Every (path, command) of the CLI, sub-commands included (typer's click classes)."""
+    if hasattr(command, "commands"):
+        for name, sub in command.commands.items():
+            yield from _commands(sub, (*path, name))
+    else:
+        yield path, command
+
+
+def test_every_command_ends_bad_input_in_a_message_never_a_traceback(app, tmp_path: Path, monkeypatch):
+    """Issue 35, class 3: a sweep of every command the CLI has (a new one is swept without a new line here), each
+    given nonexistent paths for its required arguments and options, and an unknown flag: a non-zero exit with a
+    message, never an exception escaping the command (a traceback), and nothing written where it ran. ``demo``
+    needs no input (it would run), so it is given ``--limit 0``."""
+    import typer.main
+
+    monkeypatch.chdir(tmp_path)
+    swept = []
+    for path, command in _commands(typer.main.get_command(app)):
+        argv = list(path)
+        for param in command.params:
+            if param.required:
+                value = [str(tmp_path / "nowhere" / "in")] * max(param.nargs, 1)
+                argv += value if type(param).__name__.endswith("Argument") else [param.opts[0], *value]
+        if path == ("demo",):
+            argv += ["--limit", "0"]
+        for args in (argv, [*argv, "--no-such-flag"]):
+            result = CliRunner().invoke(app, args)
+            escaped = result.exception if not isinstance(result.exception, SystemExit) else None
+            assert escaped is None, (args, repr(escaped))
+            assert result.exit_code != 0 and "Traceback" not in result.output, (args, result.output)
+            assert result.output.strip(), args  # said why
+        swept.append(" ".join(path))
+    assert {"eval", "report", "leaderboard", "simfidelity", "annotate serve-play", "env serve"} <= set(swept)
+    assert list(tmp_path.iterdir()) == []  # nothing written
