@@ -41,3 +41,10 @@ def test_a_model_whose_sdk_is_missing_names_the_extra(monkeypatch):
     )
     with pytest.raises(UserError, match=r"^model 'groq/llama' cannot be used: Google API requires"):
         args.check_models(["groq/llama"])  # no extra of ours: inspect's own line
+
+    def no_key(name, *a, **k):
+        raise PrerequisiteError("[bold]ERROR[/bold]: Unable to find API key: OPENAI_API_KEY environment variable")
+
+    monkeypatch.setattr(inspect_ai.model, "get_model", no_key)
+    with pytest.raises(UserError, match=r"^model 'openai/gpt-4.1' cannot be used: Unable to find API key: OPENAI"):
+        args.check_models(["openai/gpt-4.1"])  # a missing key is not a missing SDK

@@ -18,6 +18,9 @@ def missing_sdk(name: str, error: Exception) -> str | None:
     provider = name.split("/", 1)[0]
     if type(error).__name__ != "PrerequisiteError" or provider not in PROVIDER_EXTRAS:
         return None
+    said = str(error)  # inspect's prerequisite errors are also a missing key or base URL: those say their own
+    if "pip install" not in said and "optional dependencies" not in said and "version" not in said:
+        return None
     extra, package = PROVIDER_EXTRAS[provider]
     return (
         f"model {name!r} needs the {package} package (or a newer one): pip install 'prefdisco[{extra}]' "
