@@ -260,6 +260,12 @@ def test_a_report_shows_its_simulators_fidelity_against_the_people(tmp_path):
     page = (tmp_path / "report" / "report.html").read_text()
     assert "Simulated users against real people" in page
     assert '<tr style="font-weight: bold"><td class="l">passive@scripted/ref-a</td>' in page
+    # the leaderboard's protocol box names the simulator's fidelity too
+    board = ["leaderboard", str(run), "--out", str(tmp_path / "board"), "--bootstrap", "0"]
+    ranked = CliRunner().invoke(cli.app, [*board, "--reference-table", str(tmp_path / "out")])
+    assert ranked.exit_code == 0, ranked.output
+    box = (tmp_path / "board" / "leaderboard.html").read_text().split('id="protocol"', 1)[1].split("</div>", 1)[0]
+    assert "(passive@scripted/ref-a: fidelity 0.870 [" in box and "against qulac (4 rows))" in box
 
     write_record(run, record.model_copy(update={"user_model": "scripted/other"}))
     other = CliRunner().invoke(cli.app, [*args, "--reference-table", str(tmp_path / "out"), "--overwrite"])

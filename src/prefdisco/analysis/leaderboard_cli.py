@@ -27,6 +27,12 @@ def register(app: typer.Typer) -> None:
             help="Rank runs of different protocols together anyway (their differences are listed on the page).",
         ),
         overwrite: bool = typer.Option(False, "--overwrite", help="Replace a leaderboard already in --out."),
+        reference_table: Path | None = typer.Option(
+            None,
+            "--reference-table",
+            help="The --out of a prefdisco simfidelity --reference run: the protocol box names each simulator's "
+            "fidelity against the people where it was measured.",
+        ),
     ) -> None:
         """Rank models by NormAlign, overall and per task, with paired tests and groups (HTML page and CSV)."""
         import pandas as pd
@@ -37,7 +43,13 @@ def register(app: typer.Typer) -> None:
         from prefdisco.analysis.render import interval, num
 
         board, written = make_leaderboard(
-            runs, out, seed=seed, n_boot=bootstrap, allow_mixed=allow_mixed, overwrite=overwrite
+            runs,
+            out,
+            seed=seed,
+            n_boot=bootstrap,
+            allow_mixed=allow_mixed,
+            overwrite=overwrite,
+            reference_table=reference_table,
         )
         console = Console()
         for line in board.notes:

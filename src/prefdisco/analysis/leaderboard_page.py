@@ -16,6 +16,7 @@ from typing import Any
 from prefdisco.analysis.harms import MEASURES
 from prefdisco.analysis.leaderboard import OVERALL, Leaderboard, build_leaderboard
 from prefdisco.analysis.pairwise import ALPHA
+from prefdisco.analysis.reference_reading import load_reference_table, simulator_fidelity
 from prefdisco.analysis.render import interval, num
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
@@ -170,6 +171,7 @@ def _protocols(board: Leaderboard) -> list[dict[str, Any]]:
                 "id": (r.id if r is not None else p.id) or "unknown (a run made before protocols were recorded)",
                 "simulator": r.user_model if r is not None else None,
                 "judges": ", ".join(r.judges) if r is not None else None,
+                "fidelity": simulator_fidelity(board.reference, p) if board.reference is not None else None,
                 "runs": [],
             },
         )
@@ -225,6 +227,7 @@ def make_leaderboard(
     n_boot: int = 1000,
     allow_mixed: bool = False,
     overwrite: bool = False,
+    reference_table: Path | None = None,
 ) -> tuple[Leaderboard, list[Path]]:
     """Load the runs (one table when their protocols agree, or with ``allow_mixed``), compute the leaderboard and
     write its three files to ``out``; nothing is written when any step fails before the writes."""
@@ -233,8 +236,10 @@ def make_leaderboard(
         raise UserError("RUN: give at least one eval run folder or results table")
     out = Path(out)
     check_out(out, overwrite)
+    reference = load_reference_table(reference_table) if reference_table is not None else None
     merged = load_runs(paths, allow_mixed=allow_mixed)
     board = build_leaderboard(merged.data, seed=seed, n_boot=n_boot, protocols=merged.protocols, notes=merged.notes)
+    board.reference = reference
     files = leaderboard_files(board)
     written = []
     for name, payload in files.items():

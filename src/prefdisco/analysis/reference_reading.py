@@ -65,6 +65,17 @@ def run_simulators(protocols: list[RunProtocol]) -> list[str]:
     return list(dict.fromkeys(labels))
 
 
+def simulator_fidelity(table: ReferenceTable, protocol: RunProtocol) -> str:
+    """What ``table`` says of ``protocol``'s simulator, for the leaderboard's protocol box."""
+    labels = run_simulators([protocol])
+    rows = {str(r["simulator"]): r for r in table.rows[1:]}
+    if not labels:
+        return "simulator not recorded (no protocol.json)"
+    if labels[0] not in rows:
+        return f"{labels[0]}: not measured against {table.reference}"
+    return f"{labels[0]}: {_fidelity(rows[labels[0]])} against {table.reference}"
+
+
 def _fidelity(row: dict[str, Any]) -> str:
     if row.get("fidelity") is None:
         return "fidelity undefined"
