@@ -20,8 +20,8 @@ from prefdisco import cli
 from prefdisco.annotate.auth import Tokens
 from prefdisco.annotate.play_app import create_play_app
 from prefdisco.annotate.play_export import export_play
-from prefdisco.annotate.play_service import prepare_play
-from prefdisco.annotate.play_session import PlaySettings, PlayStudy
+from prefdisco.annotate.play_service import load_models, prepare_play
+from prefdisco.annotate.play_session import PLAY_MAX_TOKENS, PlaySettings, PlayStudy
 from prefdisco.annotate.play_store import PlayStore, StaleDialogue
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig
@@ -331,16 +331,27 @@ def test_the_page_shows_the_persona_the_profile_and_the_question_and_takes_a_rep
     assert "all-done" in client.get("/overview").text
 
 
+SEEN_MAX_TOKENS: list[int | None] = []
+
+
 def test_a_model_that_never_asks_is_named_on_the_page_with_the_fixed_k_study_to_run_instead(tmp_path):
     """Issue 35, class 7: a model that answers at once (the embedded one does) left the participant with nothing
     to answer and no word why. The finished page says so and names the fixed-K study; under fixed-K, where the
-    model must ask, the note is not shown."""
-    SCRIPTS["answers-at-once"] = lambda messages: f"ANSWER: {ANSWER}"
+    model must ask, the note is not shown. Every turn of the model under test is capped (PLAY_MAX_TOKENS)."""
+
+    def at_once(messages, config):  # type: ignore[no-untyped-def]
+        SEEN_MAX_TOKENS.append(config.max_tokens)
+        return f"ANSWER: {ANSWER}"
+
+    SEEN_MAX_TOKENS.clear()
+    SCRIPTS["answers-at-once"] = at_once
     db = study_db(tmp_path)
-    app = create_play_app(db, get_model("scripted/answers-at-once"), get_model(JUDGE), Tokens())
+    tested, judge = load_models("scripted/answers-at-once", JUDGE)  # as the server loads them
+    app = create_play_app(db, tested, judge, Tokens())
     page = logged_in(app, "alice").get("/play/1").text
     assert 'id="finished"' in page and 'id="never-asked"' in page and "--mode fixed_k --k 2" in page
 
+    assert SEEN_MAX_TOKENS and set(SEEN_MAX_TOKENS) == {PLAY_MAX_TOKENS}  # every turn of the model is capped
     (tmp_path / "fixed").mkdir()
     forced_db = study_db(tmp_path / "fixed", mode="fixed_k", k=2)
     forced = create_play_app(forced_db, get_model(MODEL), get_model(JUDGE), Tokens())

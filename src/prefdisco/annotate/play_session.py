@@ -64,6 +64,11 @@ PLAY_MODES = ("discovery", "fixed_k")
 REFERENCE_CONDITIONS = (Mode.BASELINE.value, Mode.ORACLE.value)
 
 
+PLAY_MAX_TOKENS = 1024
+"""The longest turn of the model under test a participant is shown (its tokens): a question or an answer a person
+reads, not a wall of text (``prefdisco eval`` leaves the model its provider's limit)."""
+
+
 class PlaySettings(BaseModel):
     """What a play study runs: the condition, its budget, the seed, the judge, and whether to add references."""
 
@@ -113,8 +118,9 @@ class PlaySettings(BaseModel):
 
     def tested_config(self) -> GenerateConfig:
         """The model under test's generation settings: its provider's defaults, or the preset's temperature (as
-        ``prefdisco eval --preset`` sends them)."""
-        return GenerateConfig(temperature=preset_named(self.preset).settings.get("temperature"))
+        ``prefdisco eval --preset`` sends them), each turn capped at ``PLAY_MAX_TOKENS``: a person reads it."""
+        temperature = preset_named(self.preset).settings.get("temperature")
+        return GenerateConfig(temperature=temperature, max_tokens=PLAY_MAX_TOKENS)
 
     def judge_config(self) -> GenerateConfig:
         """The judge's: ``prefdisco eval``'s grader temperature (0), or the preset's."""
