@@ -158,10 +158,11 @@ def test_the_planted_reference_gives_the_hand_figures_and_a_rerun_makes_no_call(
     assert "proves the plumbing" not in page  # no embedded model here (its note is the caveats test's)
 
     CALLS.clear()
+    first_table = (tmp_path / "out" / "reference.csv").read_bytes()
     again = simfidelity(tmp_path)
     assert again.exit_code == 0, again.output
     assert CALLS == [] and "0 answered now, 8 from" in " ".join(again.output.split())
-    assert pd.read_csv(tmp_path / "out" / "reference.csv").equals(pd.read_csv(tmp_path / "out" / "reference.csv"))
+    assert (tmp_path / "out" / "reference.csv").read_bytes() == first_table  # the same figures from the same answers
 
     other = simfidelity(tmp_path, "--limit", "2")
     assert other.exit_code == 2 and "holds another reference run" in other.output and CALLS == []
@@ -275,3 +276,18 @@ def test_a_report_shows_its_simulators_fidelity_against_the_people(tmp_path):
     assert reading["finding"] == "not measured" and "passive@scripted/other not in it" in reading["reading"]
     missing = CliRunner().invoke(cli.app, [*args, "--reference-table", str(tmp_path / "nope"), "--overwrite"])
     assert missing.exit_code == 2 and "give the --out of prefdisco simfidelity --reference" in missing.output
+
+
+def test_an_empty_reply_is_no_answer_in_any_statistic():
+    """A simulator that returned nothing (``(no reply)``) on row 1 of the planted rows: that reply is counted as
+    empty and is in no statistic. Its other three answers are simulator A's rows 0, 2 and 3: mean words
+    (6 + 3 + 4) / 3, starts no 1/3 (row 0), polarity agreement over the person's polar rows it answered (0, 2): row 0
+    says no where the person said yes, row 2 has no polarity where the person said no: 0/2."""
+    rows = [ROWS[i] for i in range(4)]
+    replies = [SIM_A[ROWS[0][4]], "(no reply)", SIM_A[ROWS[2][4]], SIM_A[ROWS[3][4]]]
+    needs, questions = [r[3] for r in rows], [r[4] for r in rows]
+    person = measured([r[5] for r in rows], needs, questions)
+    stats = party_statistics(measured(replies, needs, questions), person)
+    assert (stats["n"], stats["empty"]) == (3, 1)
+    assert stats["mean_words"] == pytest.approx(13 / 3) and stats["starts_no"] == pytest.approx(1 / 3)
+    assert stats["dont_know"] == pytest.approx(1 / 3) and stats["polarity_agreement"] == 0.0

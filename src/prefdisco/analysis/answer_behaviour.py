@@ -14,6 +14,9 @@ Per answer (``measure``), with words the lower-case runs of letters, digits and 
 * ``discloses_any`` — disclosure above 0 (undefined where disclosure is);
 * ``polarity`` — ``yes``, ``no`` or none: how the answer starts.
 
+An empty reply (a simulator that returned nothing, ``hygiene.EMPTY_REPLIES``) is no answer: every measure of it is
+undefined, it counts in ``empty`` and in no statistic (neither as a 0-word answer nor as a disagreement).
+
 Per party (the people, or one simulator, on the same rows): ``n``, ``mean_words``, ``median_words``, the share of
 answers with each yes/no/don't-know measure, the mean ``disclosure`` and ``discloses_any`` over the answers where
 they are defined, and for a simulator ``polarity_agreement``: over the rows where the person's answer starts with
@@ -37,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.bootstrap import per_resample, percentile_interval, resampled
+from prefdisco.dialogue.hygiene import EMPTY_REPLIES
 
 NO_WORDS = frozenset({"no", "nope", "nah", "not", "never", "neither"})
 YES_WORDS = frozenset({"yes", "yeah", "yep", "yup", "yea", "sure", "correct", "exactly", "absolutely", "definitely"})
@@ -141,6 +145,7 @@ WORD = re.compile(r"[a-z0-9']+")
 SHARES = ("starts_no", "starts_yes", "bare_yes_no", "dont_know")
 STATISTICS = (
     "n",
+    "empty",
     "mean_words",
     "median_words",
     *SHARES,
@@ -176,7 +181,10 @@ def polarity(text: str) -> str | None:
 
 
 def measure(answer: str, need: str, question: str) -> dict[str, Any]:
-    """The per-answer measures of ``answer`` to ``question`` by a person holding ``need`` (module docstring)."""
+    """The per-answer measures of ``answer`` to ``question`` by a person holding ``need`` (module docstring); all
+    None for an empty reply."""
+    if str(answer).strip() in EMPTY_REPLIES:
+        return dict.fromkeys(("words", *SHARES, "disclosure", "discloses_any", "polarity"))
     said = words(answer)
     first = polarity(answer)
     hidden = content_words(need) - content_words(question)
@@ -208,16 +216,17 @@ def _mean(values: pd.Series) -> float | None:
 def party_statistics(measures: pd.DataFrame, person: pd.DataFrame | None = None) -> dict[str, Any]:
     """The statistics of one party's answers (module docstring); ``person``: the people's measures of the same
     rows, for a simulator's polarity agreement."""
-    out: dict[str, Any] = {"n": len(measures)}
-    out["mean_words"] = float(measures["words"].mean()) if len(measures) else None
-    out["median_words"] = float(measures["words"].median()) if len(measures) else None
+    answered = measures["words"].notna()
+    out: dict[str, Any] = {"n": int(answered.sum()), "empty": int((~answered).sum())}
+    out["mean_words"] = float(measures["words"][answered].mean()) if answered.any() else None
+    out["median_words"] = float(measures["words"][answered].median()) if answered.any() else None
     for share in SHARES:
         out[share] = _mean(measures[share])
     out["disclosure"] = _mean(measures["disclosure"])
     out["discloses_any"] = _mean(measures["discloses_any"])
     out["polarity_agreement"] = None
     if person is not None:
-        held = person["polarity"].notna().to_numpy()
+        held = (person["polarity"].notna() & answered).to_numpy()
         if held.any():
             out["polarity_agreement"] = float(
                 (measures["polarity"].to_numpy()[held] == person["polarity"][held]).mean()

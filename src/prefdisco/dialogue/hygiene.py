@@ -65,7 +65,8 @@ _LEAKS = re.compile(
     re.IGNORECASE,
 )
 _WEIGHTS = re.compile(r"\b(importance|weight)\s*[:=]?\s*\[?\s*0?\.\d+|\[importance", re.IGNORECASE)
-_EMPTY = {"", "(no reply)"}
+EMPTY_REPLIES = frozenset({"", "(no reply)"})
+"""A reply with nothing to read: none, or the placeholder ``user_reply.clean_reply`` gives for one."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def check_reply(reply: str, raw: str, scenario: Scenario, cut_off: bool = False)
         found.add("restart")
     if _LEAKS.search(raw) or _LEAKS.search(reply):
         found.add("reasoning_leak")
-    if reply.strip() in _EMPTY or cut_off:
+    if reply.strip() in EMPTY_REPLIES or cut_off:
         found.add("empty_or_cut")
     if _echoes_profile(reply, scenario):
         found.add("profile_echo")
