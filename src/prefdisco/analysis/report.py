@@ -29,11 +29,11 @@ from prefdisco.analysis.judges import judge_reliability, usable
 from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario_table
 from prefdisco.analysis.questions import question_stats
 from prefdisco.analysis.reference_reading import ReferenceTable, load_reference_table, reference_reading
-from prefdisco.analysis.render import render_html, render_markdown
+from prefdisco.analysis.report_folder import check_report_out, write_report
 from prefdisco.analysis.run_record import header_line, judge_settings
 from prefdisco.analysis.simulator import elicitation_figure, simulator_table
 from prefdisco.analysis.simulator_flags import flag_table, flags_reading, flags_summary
-from prefdisco.analysis.summary import build_summary, plain, summary_json
+from prefdisco.analysis.summary import build_summary, plain
 from prefdisco.analysis.transfer_section import build_transfer
 from prefdisco.analysis.trials import average_attribute_trials, average_trials, trial_counts
 from prefdisco.analysis.validity import (
@@ -47,9 +47,7 @@ from prefdisco.analysis.validity import (
     variance_reading,
 )
 from prefdisco.analysis.variance import detectable_difference, variance_parts
-from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
-from prefdisco.overwrite import refuse_overwrite, report_of
 from prefdisco.results.contract import TRIAL_GROUP
 from prefdisco.results.merge import RunProtocol, load_runs
 from prefdisco.results.table import ResultsData
@@ -329,43 +327,6 @@ def charts(report: Report, trial_rows: pd.DataFrame, seed: int) -> list[figs.Cha
     if report.transfer is not None:
         out += report.transfer.charts()
     return out
-
-
-def check_report_out(out: Path, source: str, overwrite: bool) -> None:
-    """Refuse, before the report is computed, an ``--out`` that is a file, or holds a benchmark, or the report of
-    other results, unless ``--overwrite``; the report of the same results is replaced (a rerun)."""
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a folder")
-    if report_of(out) == source:
-        return
-    refuse_overwrite(out, overwrite)
-
-
-def write_report(report: Report, out: Path) -> list[Path]:
-    """Render and write every file of the report folder, and remove what an earlier report there wrote that this
-    one does not (a figure or table of its own, which would be read as this one's); returns the paths written."""
-
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a folder")
-    earlier = report_of(out) is not None
-    files: dict[str, bytes] = {
-        "report.html": render_html(report).encode("utf-8"),
-        "report.md": render_markdown(report).encode("utf-8"),
-        "summary.json": summary_json(report.summary),
-    }
-    files |= {f.name: f.png for f in report.figures}
-    files |= {name: table.to_csv(index=False).encode("utf-8") for name, table in report.tables.items()}
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, data in files.items():
-        atomic_write(out / name, data)
-        written.append(out / name)
-    if earlier:
-        for stale in [*out.glob("fig_*.png"), *out.glob("table_*.csv")]:
-            if stale.name not in files:
-                stale.unlink()
-    return written
 
 
 def _protocol_line(protocols: list[RunProtocol]) -> str | None:

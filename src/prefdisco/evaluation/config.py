@@ -13,7 +13,6 @@ from inspect_ai.util import DisplayType
 
 from prefdisco.dialogue.byo import resolve_solver
 from prefdisco.dialogue.carry import TEMPLATES as CARRY_TEMPLATES
-from prefdisco.dialogue.distractors import DEFAULT_DISTRACTORS
 from prefdisco.dialogue.hygiene import MAX_USER_RETRY
 from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
 from prefdisco.dialogue.strategies import STRATEGIES, STRATEGY_TEMPLATES
@@ -23,6 +22,7 @@ from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
 from prefdisco.errors import UserError
 from prefdisco.evaluation.preset_rules import check_ask, contradiction, defers
 from prefdisco.evaluation.protocols import protocol_id
+from prefdisco.evaluation.setting_checks import check_usable
 from prefdisco.prompts import templates_hash
 from prefdisco.schema import CONDITIONS, CONTROLS, PROBES, SESSION_ARMS, Scenario
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
@@ -47,8 +47,6 @@ PROTOCOL_DEFAULTS: dict[str, Any] = {
 }
 """The assistant-protocol settings of a text-protocol run with the model as its own assistant: ``run.json`` records
 them only when they differ (older run folders still resume), and the guard compares a missing one as this default."""
-MAX_TEMPERATURE = 2.0
-"""The highest temperature a provider takes (OpenAI's 2; Anthropic's is 1, which its API refuses above)."""
 REASONING_EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "none")
 DISPLAYS: tuple[str, ...] = get_args(DisplayType)
 
@@ -158,36 +156,6 @@ class RunConfig:
         if not 0 <= self.user_retry <= MAX_USER_RETRY:
             raise UserError(f"--user-retry: expected 0..{MAX_USER_RETRY} redraws of a flagged reply")
 
-    def validate_nonsense(self) -> None:
-        """What no provider or condition can use, refused before any call: a token limit under 1, a temperature
-        outside the providers' 0..2, a model given twice (its plan and calls doubled), and --distractors without
-        the one condition that reads it."""
-        for flag, tokens in (
-            ("--max-tokens", self.max_tokens),
-            ("--user-max-tokens", self.user_max_tokens),
-            ("--judge-max-tokens", self.grader_max_tokens),
-        ):
-            if tokens is not None and tokens < 1:
-                raise UserError(f"{flag}: expected at least 1 token, got {tokens}")
-        for flag, value in (
-            ("--temperature", self.temperature),
-            ("--user-temperature", self.user_temperature),
-            ("--judge-temperature", self.grader_temperature),
-        ):
-            if value is not None and not 0 <= value <= MAX_TEMPERATURE:
-                raise UserError(f"{flag}: expected 0 to {MAX_TEMPERATURE:g} (the providers' range), got {value:g}")
-        twice = sorted({m for m in self.models if self.models.count(m) > 1})
-        if twice:
-            raise UserError(
-                f"--model: {', '.join(twice)} given more than once; each model is evaluated once (--epochs N for "
-                "more trials)"
-            )
-        if self.distractors != DEFAULT_DISTRACTORS and "oracle_distractor" not in self.modes:
-            raise UserError(
-                f"--distractors {self.distractors}: only oracle_distractor reads it; add oracle_distractor to --modes "
-                "or drop --distractors"
-            )
-
     def validate(self) -> None:
         if self.preset not in PRESET_NAMES:
             raise UserError(f"--preset: unknown {self.preset!r}; expected one of {', '.join(PRESET_NAMES)}")
@@ -218,7 +186,7 @@ class RunConfig:
             raise UserError("--model: give at least one model to evaluate")
         if self.epochs < 1:
             raise UserError(f"--epochs: expected at least 1 trial per scenario, got {self.epochs}")
-        self.validate_nonsense()
+        check_usable(self)
         for flag, cap in (
             ("--user-max-connections", self.user_max_connections),
             ("--judge-max-connections", self.judge_max_connections),
