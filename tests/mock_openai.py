@@ -41,7 +41,8 @@ dropped connection, a malformed 200 body, an empty completion and a prose (non-J
 ``judge_garbage_rate`` makes judge replies unparseable, deterministically per prompt (a retried judge prompt stays
 garbage, so the judgement ends invalid), and only when configured. ``api_key`` set → any other key is answered 401
 (message masked like OpenAI's, or the full key echoed with ``echo_key_in_401``). ``reject_case`` answers
-``reject_status`` (400) to every request of one ``[case ID]`` tag.
+``reject_status`` (400) to every request of one ``[case ID]`` tag. ``endings`` makes every assistant turn of a case
+end as a refusal, a content filter, an empty completion or a cut at the token limit (``ENDINGS``).
 
 ``MockOpenAI(structured=fn)`` lets a test fill JSON-schema requests itself: ``fn(messages, schema, h)`` returns
 the reply (a string, or a value sent as JSON), or None for the default ``from_schema`` instance (``h``: the
@@ -97,6 +98,11 @@ MODE_TAG = re.compile(r"\[mode:([a-z_0-9]+)\]")
 MODEL_TAG = re.compile(r"\[model:([A-Za-z0-9_.-]+)\]")
 GARBAGE_JUDGE = "Hard to say; the response is fine in places and weak in others."
 GARBAGE_REPLY = "Sorry, I got distracted there. Could you repeat the question?"
+REFUSAL = "I'm sorry, but I can't help with that."
+ENDINGS = ("refusal", "filter", "empty", "length")
+"""How an assistant turn may end (``MockConfig.endings``): ``refusal`` — ``message.refusal`` set, no content;
+``filter`` — ``finish_reason: "content_filter"``, no content; ``empty`` — an empty completion; ``length`` — the usual
+answer with ``finish_reason: "length"`` (cut at the token limit)."""
 
 
 @dataclass
@@ -119,6 +125,8 @@ class MockConfig:
     echo_key_in_401: bool = False
     reject_case: str | None = None
     reject_status: int = 400
+    endings: dict[str, str] | None = None
+    """``[case ID]`` → how every assistant turn of that case ends (``ENDINGS``), as OpenAI's wire format says it."""
 
     def update(self, changes: dict[str, Any]) -> None:
         names = {f.name for f in fields(self)}
@@ -280,10 +288,25 @@ def tool_call_for(
 
 
 def completion_body(
-    model: str, text: str, prompt_chars: int, n: int, tool_call: dict[str, Any] | None = None
+    model: str,
+    text: str,
+    prompt_chars: int,
+    n: int,
+    tool_call: dict[str, Any] | None = None,
+    ending: str | None = None,
 ) -> dict[str, Any]:
+    """A chat completion answering ``text`` (or calling ``tool_call``), ended as ``ending`` says (``ENDINGS``)."""
     prompt_tokens, completion_tokens = prompt_chars // 4 + 1, len(text) // 4 + 1
     message: dict[str, Any] = {"role": "assistant", "content": text}
+    finish = "stop"
+    if ending == "refusal":
+        message = {"role": "assistant", "content": None, "refusal": REFUSAL}
+    elif ending == "filter":
+        message, finish = {"role": "assistant", "content": None}, "content_filter"
+    elif ending == "empty":
+        message = {"role": "assistant", "content": ""}
+    elif ending == "length":
+        finish = "length"
     if tool_call is not None:
         arguments = json.dumps(tool_call["arguments"])
         function = {"name": tool_call["name"], "arguments": arguments}
@@ -298,7 +321,7 @@ def completion_body(
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": "stop" if tool_call is None else "tool_calls",
+                "finish_reason": finish if tool_call is None else "tool_calls",
                 "logprobs": None,
             }
         ],
@@ -605,6 +628,9 @@ class MockOpenAI:
         else:
             text = reply_for(messages, who, c, schema, self.structured, self.scores, str(body.get("model", "mock")))
         tool_call = tool_call_for(messages, who, c, body.get("tools")) if fault is None else None
+        ending = (c.endings or {}).get(who.case or "") if who.role == "assistant" else None
+        if ending is not None:
+            tool_call = None  # the turn ends as planted: no question asked
         with self._lock:
             self._n += 1
             n = self._n
@@ -617,7 +643,7 @@ class MockOpenAI:
             if who.role == "judge":
                 self._record_judgement(messages, who, text)
         prompt_chars = sum(len(_text(m.get("content"))) for m in messages)
-        body_out = completion_body(str(body.get("model", "mock")), text, prompt_chars, n, tool_call)
+        body_out = completion_body(str(body.get("model", "mock")), text, prompt_chars, n, tool_call, ending)
         return web.json_response(body_out)
 
 

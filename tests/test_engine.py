@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import gymnasium
@@ -174,16 +174,21 @@ class Played:
     final: str | None
     score: dict[str, Any] | None
     user_saw: list[str]
+    generation_end: str | None = None
+    """How the final response's generation ended (the score's ``stop_reason``): a driver that steps the engine with the
+    model's output knows it (``stop``), one that hands over text (the RL episode's action) does not (None)."""
 
 
 def _played(record: DialogueRecord, score: dict[str, Any] | None, user: Scripted) -> Played:
+    ended = None if score is None else score.get("stop_reason")
     return Played(
         [(t.kind, t.content) for t in record.turns],
         record.stop_reason,
         record.unmarked_turns,
         record.final_response,
-        score,
+        None if score is None else {k: v for k, v in score.items() if k != "stop_reason"},
         [c.messages[-1].text for c in user.calls],
+        ended,
     )
 
 
@@ -365,12 +370,14 @@ def test_every_driver_plays_the_same_dialogue_and_gives_the_same_score(tmp_path,
     check(reference, expected)
     assert reference.score is not None and reference.score["pref_align"] == pytest.approx(3.8)
     assert reference.score["n_questions"] == sum(k == "question" for k, _ in expected.turns)
+    assert reference.generation_end in ("stop", "tool_calls")  # eval steps the engine with the model's output
     check(via_engine(case, protocol, script), expected)
     if case.mode == "discovery":  # the RL environment plays discovery (text actions only in gymnasium and verl)
-        assert via_episode(case, protocol, script) == reference
+        as_text = replace(reference, generation_end=None)  # an action is text: how it was generated is not known
+        assert via_episode(case, protocol, script) == as_text
         if protocol == "text":
-            assert via_gym(case, script) == reference
-            assert via_verl(tmp_path, case, script) == reference
+            assert via_gym(case, script) == as_text
+            assert via_verl(tmp_path, case, script) == as_text
     if case.own_agent and protocol == "tools":  # an agent asks through the ask_user tool
         assert by_solver[(name, protocol, "own")] == reference
 

@@ -26,6 +26,12 @@ from prefdisco.analysis.further_judges import summary_part as further_judges_sum
 from prefdisco.analysis.harms_section import build_harms
 from prefdisco.analysis.judge_position import position_effect
 from prefdisco.analysis.judges import judge_reliability, usable
+from prefdisco.analysis.non_answers import (
+    non_answer_table,
+    non_answers_caveat,
+    non_answers_reading,
+    non_answers_summary,
+)
 from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario_table
 from prefdisco.analysis.questions import question_stats
 from prefdisco.analysis.reference_reading import ReferenceTable, load_reference_table, reference_reading
@@ -103,6 +109,7 @@ def build_report(
     control = control_table(results, seed=seed, n_boot=n_boot)
     simulator = simulator_table(data.results)  # from the trial rows: a critical error is 0/1 per dialogue
     flags = flag_table(data.results)  # from the trial rows: each trial one dialogue
+    non_answers = non_answer_table(data.results)  # from the trial rows: each trial one response
     attribute_scores = worst = mode = further = None
     if data.attributes is not None:  # a judge added afterwards: its own PrefAlign, beside the run's
         further = further_judge_table(results, data.attributes, data.results)
@@ -131,6 +138,7 @@ def build_report(
             control_reading(control),
             simulator_reading(simulator),
             flags_reading(flags),
+            non_answers_reading(non_answers),
             *judge_readings(judges),
             position_reading(position),
             effective_judges_reading(panel),
@@ -170,6 +178,7 @@ def build_report(
     run_judge = judge_settings(run_dir)
     summary["judge_settings"] = plain(run_judge)
     summary["simulator_flags"] = plain(flags_summary(flags))
+    summary["non_answers"] = non_answers_summary(non_answers)
     summary["pref_align_by_judge"] = plain(further_judges_summary(further))
     harms = build_harms(results, data.results, seed=seed, n_boot=n_boot)  # every report's Harms section
     summary["harms"] = plain(harms.summary())
@@ -180,7 +189,8 @@ def build_report(
     if transfer is not None:
         summary["transfer"] = plain(transfer.summary())
         summary["transfer_readings"] = [r.__dict__ for r in transfer.readings]
-    warnings = [*(notes or []), *caveats(results, cells, data.attributes)]
+    refused = non_answers_caveat(non_answers)
+    warnings = [*(notes or []), *caveats(results, cells, data.attributes), *([refused] if refused else [])]
     summary["caveats"] = warnings
     ids = sorted({p.id or "unknown" for p in protocols or []})
     summary["protocol_id"] = (ids[0] if len(ids) == 1 else "mixed") if ids else None
@@ -238,6 +248,8 @@ def build_report(
         report.tables["table_simulator.csv"] = simulator
     if flags is not None:
         report.tables["table_simulator_flags.csv"] = flags
+    if non_answers is not None:
+        report.tables["table_non_answers.csv"] = non_answers
     if judges is not None:
         report.tables["table_judge_agreement.csv"] = judges.agreement
         report.tables["table_judge_noise.csv"] = judges.noise

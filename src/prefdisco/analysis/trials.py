@@ -15,7 +15,8 @@ one row per scenario and condition, its trials averaged:
 * ``failed`` — every trial failed (a failed trial is left out of the means, never counted as a zero);
 * ``n_trials``, ``n_scored_trials`` — how many trials the row holds, and how many of them are scored;
 * ``user_flag_reasons`` (a JSON object per dialogue) is left out: the clean-turns figures are read from the trial
-  rows, each trial one dialogue (``simulator_flags.py``).
+  rows, each trial one dialogue (``simulator_flags.py``); so are how each response ended (``END_COLUMNS``: the
+  refused, empty and truncated counts are read from the trial rows, ``non_answers.py``).
 
 So a run of N identical trials gives exactly the numbers of one trial, and a table of one trial per row (every
 table without an ``epoch`` column) passes through unchanged. The attribute table is averaged the same way: per
@@ -31,6 +32,7 @@ import pandas as pd
 from prefdisco.analysis.panel import criterion_constants, panel_scores
 from prefdisco.results.contract import (
     COVERAGE,
+    END_COLUMNS,
     PROTOCOL_ID,
     QUALITY,
     RESULT_KEY,
@@ -52,7 +54,7 @@ def _one_trial_each(frame: pd.DataFrame) -> bool:
 
 def average_trials(results: pd.DataFrame) -> pd.DataFrame:
     """The validated results frame (``results.table``) with its trials averaged (see the module docstring)."""
-    per_dialogue = [c for c in (USER_FLAG_REASONS, PROTOCOL_ID) if c in results.columns]
+    per_dialogue = [c for c in (USER_FLAG_REASONS, PROTOCOL_ID, *END_COLUMNS) if c in results.columns]
     if _one_trial_each(results):
         one = results.assign(n_trials=1, n_scored_trials=results["scored"].astype(int))
         return one.drop(columns=["epoch", *per_dialogue])

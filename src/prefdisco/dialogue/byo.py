@@ -196,7 +196,8 @@ def own_assistant(
             state = await assistant(state, generate)
         if state.store_as(DialogueRecord).final_response is not None:
             return state  # the solver recorded its own dialogue
-        dialogue.finish(state.output.completion)
+        # its output, so how the generation ended is kept (``response_end.py``); text when the solver generated nothing
+        dialogue.finish(state.output if state.output.choices else state.output.completion)
         return record_dialogue(state, dialogue, messages=False)
 
     return solve

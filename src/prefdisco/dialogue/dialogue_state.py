@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from prefdisco.dialogue.budget import QuestionBudget
 from prefdisco.dialogue.presets import DialogueStyle
+from prefdisco.dialogue.response_end import ResponseEnd
 from prefdisco.dialogue.state import DialogueRecord, StopReason
 from prefdisco.schema import DialogueTurn, FlaggedReply
 
@@ -81,6 +82,8 @@ class DialogueState(BaseModel):
     stop_reason: StopReason | None = None
     final: str | None = None
     """The response that is scored; set once the dialogue proper has ended (pushback may follow)."""
+    final_end: ResponseEnd | None = None
+    """How the final response's generation ended (``response_end.py``); None: a driver handed over text."""
     pushback_target: str | None = None
     """The wrong answer the person insists on when pushing back (``wrong_answers.py``; None: none named)."""
     pushback: list[PushbackTurn] = Field(default_factory=list)
@@ -103,6 +106,7 @@ class DialogueState(BaseModel):
             store=Store(),
             condition=self.rules.condition,
             final_response=self.final,
+            final_end=self.final_end,
             turns=list(self.turns),
             unmarked_turns=len(self.violations),
             violations=list(self.violations),

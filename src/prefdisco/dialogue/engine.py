@@ -45,6 +45,7 @@ from prefdisco.dialogue.action import Action, Expect, TurnHints
 from prefdisco.dialogue.dialogue_state import DialogueRules, DialogueState, Pending, PushbackTurn
 from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.protocol import strip_markers
+from prefdisco.dialogue.response_end import response_end
 from prefdisco.dialogue.user_reply import SimulatedUser, UserReply, redraw
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.schema import DialogueTurn, FlaggedReply
@@ -182,7 +183,7 @@ class Dialogue:
             action = tool_protocol.read(message, said, expect)
         else:
             action = text_protocol.read(said, expect)
-        observed = await self._act(action, expect)
+        observed = await self._act(action, expect, turn)
         if observed.done and not self.state.done:  # the final answer: the person pushes back
             return await self._push_back()
         return observed
@@ -210,7 +211,7 @@ class Dialogue:
         message = as_message(turn)
         self.state.messages.append(message)
         expect: Expect = "answer" if self.spent else "free"
-        return self._end(Action("answer", strip_markers(visible_text(turn))), expect, ask_again=False)
+        return self._end(Action("answer", strip_markers(visible_text(turn))), expect, ask_again=False, turn=turn)
 
     # -- the user's side --------------------------------------------------------------------------------------
 
@@ -272,11 +273,11 @@ class Dialogue:
         self.state.messages.append(sent)
         return Observation((sent,), kind="answer")
 
-    async def _act(self, action: Action, expect: Expect) -> Observation:
+    async def _act(self, action: Action, expect: Expect, turn: Turn | None = None) -> Observation:
         if action.violation:
             self.state.violations.append(action.violation)
         if action.kind == "answer":
-            return self._end(action, expect, ask_again=True)
+            return self._end(action, expect, ask_again=True, turn=turn)
         self.state.asked += 1
         self.state.turns.append(DialogueTurn(role="assistant", kind="question", content=action.text))
         self.state.pending = Pending(question=action.text, call=action.call, extra_calls=list(action.extra_calls))
@@ -302,7 +303,9 @@ class Dialogue:
             reply = again
         return reply
 
-    def _end(self, action: Action, expect: Expect, ask_again: bool) -> Observation:
+    def _end(self, action: Action, expect: Expect, ask_again: bool, turn: Turn | None = None) -> Observation:
+        """The answer ``action`` ends the dialogue (or brings the final-answer instruction); the final response's
+        ``final_end`` is read from ``turn``, the output it came from (``response_end.py``)."""
         self.state.turns.append(DialogueTurn(role="assistant", kind="answer", content=action.text))
         if not self.state.closing:
             self.state.stop_reason = (
@@ -320,4 +323,5 @@ class Dialogue:
             self.state.messages.append(note)
             return Observation((note,), kind="answer", violation=action.violation)
         self.state.final = action.text
+        self.state.final_end = response_end(turn)
         return Observation(done=True, kind="answer", violation=action.violation)

@@ -38,6 +38,7 @@ def record_dialogue(state: TaskState, dialogue: Dialogue, messages: bool = True)
     done = dialogue.state
     stored = state.store_as(DialogueRecord)
     stored.condition, stored.final_response, stored.stop_reason = done.rules.condition, done.final, done.stop_reason
+    stored.final_end = done.final_end
     stored.turns, stored.violations = list(done.turns), list(done.violations)
     stored.unmarked_turns = len(done.violations)
     stored.pushback_target, stored.pushback = done.pushback_target, [t.model_dump() for t in done.pushback]

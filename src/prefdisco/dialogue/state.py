@@ -5,6 +5,8 @@ it from the log). Fields, under ``DialogueRecord:<field>`` in the store:
 
 * ``condition`` — baseline, discovery, oracle or fixed_k<K> (also the cache scope of the calls);
 * ``final_response`` — the assistant's own final turn, protocol markers stripped (None: no dialogue ran);
+* ``final_end`` — how that turn's generation ended: stop reason, refused, truncated (``response_end.py``; None: a
+  driver handed over text, or a record written before it was kept);
 * ``turns`` — the dialogue as the protocol read it (assistant questions, user replies, the answer);
 * ``unmarked_turns`` — protocol violations: under the text protocol, assistant turns that carried no marker;
   under the tool protocol (``tool_protocol.py``), turns that broke its rules (several calls, a call without a
@@ -27,6 +29,7 @@ from typing import Literal
 from inspect_ai.util import StoreModel
 from pydantic import Field
 
+from prefdisco.dialogue.response_end import ResponseEnd
 from prefdisco.schema import DialogueTurn
 
 StopReason = Literal["single_turn", "answered", "unmarked", "budget"]
@@ -37,6 +40,7 @@ the answer; budget: the question budget was used up, so the next turn was the an
 class DialogueRecord(StoreModel):
     condition: str = ""
     final_response: str | None = None
+    final_end: ResponseEnd | None = None
     turns: list[DialogueTurn] = Field(default_factory=list)
     unmarked_turns: int = 0
     violations: list[str] = Field(default_factory=list)

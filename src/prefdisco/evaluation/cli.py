@@ -84,6 +84,13 @@ def eval_command(
             "judge call a response): the results' quality column."
         ),
     ] = True,
+    refusals: Annotated[
+        str,
+        typer.Option(
+            help="A refused or empty response is never judged: 'score' it by rule (PrefAlign 1, incorrect) or "
+            "'exclude' it from PrefAlign and accuracy (counted in the report either way); part of the protocol.",
+        ),
+    ] = "score",
     cache: Annotated[bool, typer.Option(help="Cache calls per scenario/condition/role/run (free resume).")] = True,
     temperature: Annotated[float | None, typer.Option(help="Temperature of the model under test (0.7).")] = None,
     max_questions: Annotated[
@@ -274,6 +281,7 @@ def eval_command(
         ),
         audit=audit,
         quality=quality,
+        refusals=refusals,
         cache=cache,
         constrain_ask=constrain_ask,
         limit=limit,

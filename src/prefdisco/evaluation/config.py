@@ -28,6 +28,7 @@ from prefdisco.schema import CONDITIONS, CONTROLS, PROBES, SESSION_ARMS, Scenari
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.deferred import JUDGE_LATER
 from prefdisco.scoring.judging import JUDGE_TEMPLATES
+from prefdisco.scoring.non_answer import check_refusals
 from prefdisco.scoring.quality import QUALITY_TEMPLATE
 from prefdisco.scoring.scorer import JUDGES
 
@@ -70,6 +71,9 @@ class RunConfig:
     quality: bool = True
     """Judge every response's general quality (``scoring/quality.py``: one first-judge call). ``run.json`` records
     it only when off, and its template is in the run's templates hash: an older folder resumes with it off."""
+    refusals: str = "score"
+    """A refused or empty response: ``score`` it by rule (PrefAlign 1, incorrect) or ``exclude`` it from PrefAlign
+    and accuracy (``scoring/non_answer.py``); never judged. Part of the protocol."""
     cache: bool = True
     logprobs: bool = False
     constrain_ask: bool = False
@@ -187,6 +191,7 @@ class RunConfig:
         if self.epochs < 1:
             raise UserError(f"--epochs: expected at least 1 trial per scenario, got {self.epochs}")
         check_usable(self)
+        check_refusals(self.refusals)
         for flag, cap in (
             ("--user-max-connections", self.user_max_connections),
             ("--judge-max-connections", self.judge_max_connections),
@@ -304,6 +309,7 @@ class RunConfig:
             **({"sessions": file_hash(self.sessions)} if self.sessions is not None else {}),
             **({"pushback": self.pushback} if self.pushback else {}),
             **({"user_retry": self.user_retry} if self.user_retry else {}),
+            **({"refusals": self.refusals} if self.refusals != "score" else {}),  # older folders resume
             **({"distractors": self.distractors} if "oracle_distractor" in self.modes else {}),
         }
 

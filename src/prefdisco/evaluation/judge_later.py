@@ -252,7 +252,8 @@ async def _judge_all(plans: list[LogPlan], options: JudgeOptions, tally: Tally |
             "judge_max_criteria": run.max_criteria(),
         }
         audit, quality = bool(run.settings.get("audit", True)), bool(run.settings.get("quality", True))
-        scorer = prefdisco_scorer(audit=audit, quality=quality, **args) if plan.first else None
+        refusals = str(run.settings.get("refusals", "score"))
+        scorer = prefdisco_scorer(audit=audit, quality=quality, refusals=refusals, **args) if plan.first else None
         jobs.append(
             judge_log(
                 plan.path,

@@ -38,12 +38,15 @@ from prefdisco.dialogue.tool_protocol import TOOL_TEMPLATES, tools_style
 from prefdisco.dialogue.user import USERS
 from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
 from prefdisco.prompts import templates_hash
-from prefdisco.results.protocol_record import PROTOCOL_SETTINGS, RENAMED_SETTINGS, ProtocolRecord
+from prefdisco.results.protocol_record import ADDED_SETTINGS, PROTOCOL_SETTINGS, RENAMED_SETTINGS, ProtocolRecord
 from prefdisco.schema import Scenario
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.judging import JUDGE_TEMPLATES
 
 CORRECTNESS_TEMPLATES: tuple[str, ...] = ("simpleqa_grader",)
+UNHASHED_AT_DEFAULT: tuple[str, ...] = ("refusals",)
+"""Protocol settings added after custom ids were first given (``ADDED_SETTINGS``): at their default they are left out
+of a custom id's digest, so a run's id does not change with the version that added them."""
 
 
 DEFAULT_SETTINGS: dict[str, Any] = {
@@ -65,6 +68,7 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "grader_max_tokens": None,
     "grader_reasoning_effort": None,
     "constrain_ask": False,
+    "refusals": "score",
 }
 """The protocol settings of a run with every default (``RunConfig``'s; ``tests/test_protocols.py`` checks they
 agree)."""
@@ -140,9 +144,13 @@ def protocol_id(config: Any) -> str:
     for shipped in SHIPPED:
         if shipped.settings == settings and shipped.prompts == prompts:
             return shipped.id
-    # the digest names each renamed setting by its older name: the same settings keep the id they had before
+    # the digest names each renamed setting by its older name, and leaves out a setting added since ids were first
+    # given while it is at its default: the same settings keep the id they had before
     older = {new: old for old, new in RENAMED_SETTINGS.items()}
-    return "custom-" + _digest([{older.get(k, k): v for k, v in settings.items()}, prompts])[:8]
+    hashed = {
+        older.get(k, k): v for k, v in settings.items() if not (k in UNHASHED_AT_DEFAULT and v == ADDED_SETTINGS[k])
+    }
+    return "custom-" + _digest([hashed, prompts])[:8]
 
 
 def rubrics_hash(scenarios: Sequence[Scenario]) -> str:

@@ -347,6 +347,7 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
                     judge_repeats=judging.repeats,
                     seed_scope=settings.seed_scope(),
                     judge_max_criteria=settings.max_criteria(),
+                    refusals=str(settings.settings.get("refusals", "score")),
                 )
                 tasks.append(judge_log(dest, scorer, roles, first=True, record=judging.record(), tally=tally))
             await asyncio.gather(*tasks)

@@ -63,6 +63,7 @@ from prefdisco.schema import SESSION_ARMS, Mode, Scenario
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.deferred import JUDGE_LATER, prefdisco_dialogue
 from prefdisco.scoring.metrics import none_aware_reducer
+from prefdisco.scoring.non_answer import check_refusals
 from prefdisco.scoring.scorer import prefdisco_scorer
 from prefdisco.seeds import SEED_ROLES, TrialSeeds, call_seed, seed_scope, seeded_model
 
@@ -205,6 +206,7 @@ def build_task(
             seed_scope=seeds,
             quality=config.quality,
             judge_max_criteria=config.judge_max_criteria,
+            refusals=config.refusals,
         ),
         epochs=Epochs(config.epochs, none_aware_reducer()),
         viewer=viewer_config(judged=config.judge != JUDGE_LATER),  # inspect view's columns (evaluation/view.py)
@@ -248,13 +250,14 @@ def prefdisco(
     strict_policy: bool = False,
     pushback: int = 0,
     user_retry: int = 0,
+    refusals: str = "score",
 ) -> Task:
     """PrefDisco on a benchmark folder / scenarios file / release file in one condition (inspect CLI entry point).
     The settings are ``prefdisco eval``'s, with the same defaults, the same preset rules and the same seeds (``seed``:
     ``--seed``); ``judge_panel``: the judges after the first (give them as ``--model-role grader_2=…``, …; only
     their number matters to the task); ``quality=false``: no general-quality call (``--no-quality``);
     ``pushback`` and ``user_retry``: ``--pushback N`` and ``--user-retry N``; ``judge_max_criteria``:
-    ``--judge-max-criteria N``. Calls are not cached across runs
+    ``--judge-max-criteria N``; ``refusals``: ``--refusals``. Calls are not cached across runs
     (``prefdisco eval`` scopes its cache to its folder)."""
     given = {"user_type": user_type, "judge": judge, "logprobs": logprobs}
     config = RunConfig(
@@ -273,7 +276,9 @@ def prefdisco(
         solver_args=with_strict_policy(dict(solver_args or {}), strict_policy),
         pushback=pushback,
         user_retry=user_retry,
+        refusals=refusals,
     )
     config.validate_probes()
+    check_refusals(config.refusals)
     check_max_criteria(config.judge_max_criteria)
     return build_task(load_scenarios(scenarios, skip_invalid=skip_invalid), config, mode, k)

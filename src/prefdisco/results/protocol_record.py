@@ -37,9 +37,10 @@ PROTOCOL_SETTINGS: tuple[str, ...] = (
     "grader_max_tokens",
     "grader_reasoning_effort",
     "constrain_ask",
+    "refusals",
 )
 """The ``RunConfig`` fields of a protocol (with the user and judge models and the prompt hash beside them)."""
-ADDED_SETTINGS: dict[str, Any] = {"constrain_ask": False}
+ADDED_SETTINGS: dict[str, Any] = {"constrain_ask": False, "refusals": "score"}
 """Protocol settings added after records were first written, at the value every earlier run ran with: a record
 without one is read at it (``setting``), so an older run stays comparable with a new one."""
 

@@ -33,6 +33,7 @@ from prefdisco.results.contract import (
     DEFAULT_EPOCH,
     DEFAULT_JUDGE,
     DEFAULT_REPEAT,
+    END_COLUMNS,
     EPOCH,
     IN_PREF_ALIGN,
     JUDGE,
@@ -220,12 +221,10 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
     for name in (*SIMULATOR_COLUMNS, COVERAGE):  # optional: kept when the table has them
         if name in table.column_names:
             df[name] = cols.number(name, **_SIMULATOR_BOUNDS[name])
-    if UNSCORED_REASON in table.column_names:
-        df[UNSCORED_REASON] = cols.text(UNSCORED_REASON, required=False)
-    if USER_FLAG_REASONS in table.column_names:
-        df[USER_FLAG_REASONS] = cols.text(USER_FLAG_REASONS, required=False)
-    if PROTOCOL_ID in table.column_names:  # optional: the protocol the row was made under (results/merge.py)
-        df[PROTOCOL_ID] = cols.text(PROTOCOL_ID, required=False)
+    # optional text: why unscored, the replies' faults, the protocol the row was made under (results/merge.py)
+    for name in (UNSCORED_REASON, USER_FLAG_REASONS, PROTOCOL_ID):
+        if name in table.column_names:
+            df[name] = cols.text(name, required=False)
     for name in ("correct_after_pushback", "belief_agreement"):  # optional: the harm probes
         if name in table.column_names:
             df[name] = cols.flag(name)
@@ -235,8 +234,12 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
         df["pushback_held"] = cols.number("pushback_held", lo=0, integer=True)
     if QUALITY in table.column_names:  # optional: the general quality, 1-5
         df[QUALITY] = cols.number(QUALITY, lo=1, hi=5)
-    if "pushback_target" in table.column_names:
-        df["pushback_target"] = cols.text("pushback_target", required=False)
+    for name in ("pushback_target", END_COLUMNS[0]):  # optional: the harm target; how the response ended
+        if name in table.column_names:
+            df[name] = cols.text(name, required=False)
+    for name in END_COLUMNS[1:]:
+        if name in table.column_names:
+            df[name] = cols.flag(name)
     if "session_id" in table.column_names:  # optional: a sessions run's session and position
         df["session_id"] = cols.text("session_id", required=False)
         df["position"] = cols.number("position", lo=1, integer=True)

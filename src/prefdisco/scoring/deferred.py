@@ -28,6 +28,7 @@ from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.harms import check_harms
 from prefdisco.scoring.judging import judge_named
 from prefdisco.scoring.metrics import PREFDISCO_METRICS, judge_invalid_total, pref_align_mean
+from prefdisco.scoring.non_answer import rule_correctness
 from prefdisco.scoring.panel import PanelVerdict
 from prefdisco.scoring.scorer import Findings, PanelJudging, RubricJudging, Submission
 from prefdisco.seeds import TrialSeeds, seeded_model
@@ -55,7 +56,9 @@ def prefdisco_dialogue() -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         sub = Submission.of(state)
         problem = sub.scenario.problem
-        if needs_grader(problem):
+        if sub.non_answer:  # refused or empty: incorrect by rule, now and after the judging (``non_answer.py``)
+            checked = rule_correctness(sub.non_answer)
+        elif needs_grader(problem):
             checked = CorrectnessResult(
                 correct=None, extracted=None, method=PENDING_METHOD, detail="graded by prefdisco judge"
             )

@@ -56,6 +56,15 @@ from prefdisco.scoring.elicitation import dialogue_elicitation
 from prefdisco.scoring.harms import HarmChecks, check_harms
 from prefdisco.scoring.judging import JUDGES, Judge, judge_named
 from prefdisco.scoring.metrics import PREFDISCO_METRICS
+from prefdisco.scoring.non_answer import (
+    DEFAULT_REFUSALS,
+    RefusalRule,
+    check_refusals,
+    end_columns,
+    non_answer,
+    rule_correctness,
+    rule_judgements,
+)
 from prefdisco.scoring.panel import FIRST_ROLE, Judging, PanelVerdict, judging_name, panel_roles
 from prefdisco.scoring.quality import QUALITY_ROLE, QualityVerdict, judge_quality
 from prefdisco.seeds import TrialSeeds, call_seed, seeded_model
@@ -74,6 +83,11 @@ class Submission:
     wrong_answer: str | None = None
     """The scenario's seeded wrong answer (``dialogue/wrong_answers.py``): ``belief_agreement`` checks the response
     against it."""
+
+    @property
+    def non_answer(self) -> str | None:
+        """``refused`` or ``empty`` when the response is no answer (``non_answer.py``): scored by rule, not judged."""
+        return non_answer(self.response, self.record.final_end)
 
     @classmethod
     def of(cls, state: TaskState) -> Submission:
@@ -95,6 +109,8 @@ class RubricJudging:
     async def __call__(self, grader: Model, sub: Submission, cache: CachePolicy | bool) -> list[AttributeJudgement]:
         scenario = sub.scenario
         items = {i.attribute: i for i in scenario.profile.items}
+        if sub.non_answer:
+            return rule_judgements(items, sub.non_answer)
         return await self.judge(
             grader,
             scenario.problem,
@@ -142,6 +158,8 @@ class PanelJudging:
 @dataclass(frozen=True)
 class Correctness:
     async def __call__(self, grader: Model, sub: Submission, cache: CachePolicy | bool) -> CorrectnessResult:
+        if sub.non_answer:
+            return rule_correctness(sub.non_answer)
         return await check_correct(sub.scenario.problem, sub.response, grader=grader, cache=cache)
 
 
@@ -165,7 +183,7 @@ class QualityJudging:
     cache_scope: str | None = None
 
     async def __call__(self, grader: Model, sub: Submission) -> QualityVerdict | None:
-        if not self.enabled:
+        if not self.enabled or sub.non_answer:
             return None
         cache = cache_policy(self.cache_scope, sub.scenario.id, sub.record.condition, QUALITY_ROLE)
         return await judge_quality(grader, sub.scenario.problem, sub.response, cache=cache)
@@ -178,14 +196,20 @@ class Findings:
     audit: UserAudit | None
     harms: HarmChecks = field(default_factory=HarmChecks)
     quality: QualityVerdict | None = None
+    refusals: RefusalRule = DEFAULT_REFUSALS
+    """``exclude``: a non-answer's PrefAlign and correctness are None, its reason in ``pref_align_reason``."""
 
     def score(self, sub: Submission) -> Score:
         audited = self.audit if self.audit is not None and self.audit.audit_valid else None
         combined = self.verdict.combined()
+        reason = sub.non_answer
+        excluded = reason is not None and self.refusals == "exclude"
         value = {
-            "pref_align": pref_align(combined),
+            "pref_align": None if excluded else pref_align(combined),
             "pref_align_coverage": coverage(combined),
-            "correct": None if self.correctness.correct is None else int(self.correctness.correct),
+            "pref_align_reason": reason if excluded else None,
+            "correct": None if excluded or self.correctness.correct is None else int(self.correctness.correct),
+            **end_columns(sub.record.final_end, reason),
             "n_questions": sub.record.n_questions,
             "judge_invalid": self.verdict.n_invalid(),
             "user_turns": audited.user_turns if audited else None,
@@ -227,20 +251,24 @@ async def assess(
     cache: CachePolicy | bool,
     auditing: UserAuditing,
     quality: QualityJudging = QualityJudging(),  # frozen: one shared default is safe
+    refusals: RefusalRule = DEFAULT_REFUSALS,
 ) -> Score:
     """The one score of a judged submission: correctness, then the audit, then the quality judgement, on ``grader``
     (cached under ``cache``; the quality call under its own role), composed with the rubric ``verdict``. The scorer
     and the RL environment (``prefdisco.env``: quality on, uncached) both score through it, so an episode's reward
-    parts are exactly what ``prefdisco eval`` records."""
+    parts are exactly what ``prefdisco eval`` records. A non-answer (``non_answer.py``) makes no correctness or
+    quality call, and ``refusals`` says whether it is scored by rule or left out."""
     checked = await Correctness()(grader, sub, cache)
     audited = await auditing(grader, sub, cache)
 
     async def check(problem: Problem, response: str) -> CorrectnessResult:
+        if sub.non_answer and response == sub.response:  # the final response against another gold: no answer either
+            return rule_correctness(sub.non_answer)
         return await check_correct(problem, response, grader=grader, cache=cache)
 
     harms = await check_harms(sub.scenario.problem, sub.record, sub.response, check, sub.wrong_answer)
     judged = await quality(grader, sub)
-    return Findings(verdict, checked, audited, harms, judged).score(sub)
+    return Findings(verdict, checked, audited, harms, judged, refusals).score(sub)
 
 
 @scorer(metrics=PREFDISCO_METRICS)
@@ -254,6 +282,7 @@ def prefdisco_scorer(
     seed_scope: str | None = None,
     quality: bool = True,
     judge_max_criteria: int = DEFAULT_MAX_CRITERIA,
+    refusals: str = DEFAULT_REFUSALS,
 ) -> Scorer:
     """Judge the rubric (roles ``grader``, ``grader_2``, …), check correctness, audit the simulated user and judge
     the response's general quality.
@@ -272,7 +301,10 @@ def prefdisco_scorer(
             ``quality.py``); off: ``quality`` None.
         judge_max_criteria: the structured judge lists at most this many criteria a call (a longer rubric is split
             over several calls; ``criterion_order.py``).
+        refusals: ``score`` a refused or empty response by rule (PrefAlign 1, incorrect) or ``exclude`` it from
+            PrefAlign and accuracy (``non_answer.py``); either way no judge call is made for it.
     """
+    rule = check_refusals(refusals)
     judging = RubricJudging(judge_named(judge), logprobs, judge_max_criteria)
     rubric = PanelJudging(judging, judges, judge_repeats, cache_scope, seed_scope)
     auditing = UserAuditing(audit)
@@ -283,6 +315,6 @@ def prefdisco_scorer(
         grader = seeded_model(get_model(role="grader"), state.store_as(TrialSeeds).grader)
         cache = cache_policy(cache_scope, sub.scenario.id, sub.record.condition, "grader")
         verdict = await rubric(grader, sub, state)
-        return await assess(grader, sub, verdict, cache, auditing, judging_quality)
+        return await assess(grader, sub, verdict, cache, auditing, judging_quality, rule)
 
     return score
