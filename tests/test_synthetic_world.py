@@ -314,10 +314,12 @@ def test_the_full_validity_run_on_the_mock_writes_every_instrument(tmp_path: Pat
     assert "discovery" in summary["elicitation"][model][task]
     assert set(summary["variance"][model][task]) == {"baseline", "discovery", "oracle", "wrong_persona"}
     instruments = [r["instrument"] for r in summary["validity"]]
-    # control, simulator, clean turns, agreement, noise, length bias, position effect, effective judges, calibration,
-    # variance parts, detectable difference
-    assert len(instruments) == 11 and instruments[0].startswith("Negative control")
+    # control, simulator, clean turns, refused and empty responses, agreement, noise, length bias, position effect,
+    # effective judges, calibration, variance parts, detectable difference
+    assert len(instruments) == 12 and instruments[0].startswith("Negative control")
     assert "Clean simulated turns" in instruments  # every simulated reply screened (dialogue/hygiene.py)
+    [ended] = [r for r in summary["validity"] if r["instrument"] == "Refused and empty responses"]
+    assert ended["finding"].startswith("none of ")  # the mock answers every scenario
     assert 0 <= summary["simulator_flags"][model][task]["discovery"] <= 1
     assert any(i.startswith("Judge position effect") for i in instruments)
     assert any(i.startswith("Effective number of judges") for i in instruments)
