@@ -59,6 +59,12 @@ Concurrency: ``max_in_flight`` counts every request at once; ``max_in_flight_of(
 classified roles, e.g. ``{"judge", "audit", "grader"}``) the most requests of those roles answered at once, from
 classification to response (``latency_s`` delays each response, so calls overlap).
 
+The same server speaks Anthropic's Messages API (``POST /v1/messages``, as JSON or, with ``stream: true``, as
+server-sent events; point inspect's ``anthropic/…``
+provider at it with ``ANTHROPIC_BASE_URL``): the same replies and counts, in Anthropic's format, and each request's
+settings (everything but the messages, system and tools) kept in ``wire`` with its role, so a test sees what a
+provider client really sent (inspect's Anthropic client sends no temperature).
+
 Control endpoints: ``GET /_mock/stats``, ``POST /_mock/reset``, ``POST /_mock/config`` (JSON of MockConfig
 fields).
 """
@@ -333,6 +339,60 @@ def completion_body(
     }
 
 
+def anthropic_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """An Anthropic Messages request as the chat messages ``classify`` and ``reply_for`` read: the system prompt first,
+    each message's text blocks joined."""
+    system = body.get("system")
+    system_text = system if isinstance(system, str) else _text(system or [])
+    out = [{"role": "system", "content": system_text}] if system_text else []
+    for m in body["messages"]:
+        out.append({"role": m["role"], "content": _text(m.get("content"))})
+    return out
+
+
+def anthropic_body(model: str, text: str, prompt_chars: int, n: int, ending: str | None = None) -> dict[str, Any]:
+    """An Anthropic Messages response answering ``text``, ended as ``ending`` says (``ENDINGS``: a refusal and a
+    content filter are both Anthropic's ``stop_reason: "refusal"`` with no content)."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    stop = "end_turn"
+    if ending in ("refusal", "filter"):
+        content, stop = [], "refusal"
+    elif ending == "empty":
+        content = []
+    elif ending == "length":
+        stop = "max_tokens"
+    return {
+        "id": f"msg_mock_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": prompt_chars // 4 + 1, "output_tokens": len(text) // 4 + 1},
+    }
+
+
+def anthropic_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``message`` as Anthropic's server-sent events (``stream: true``): the message opened empty, each text block
+    started, sent in two deltas and stopped, then the stop reason and the output tokens, then the stop."""
+    start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
+    for i, block in enumerate(message["content"]):
+        text = block["text"]
+        events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": {
+            "type": "text", "text": ""}}))  # fmt: skip
+        for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
+            delta = {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": piece}}
+            events.append(("content_block_delta", delta))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    stop = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+    usage = {"output_tokens": message["usage"]["output_tokens"]}
+    events.append(("message_delta", {"type": "message_delta", "delta": stop, "usage": usage}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
 class MockOpenAI:
     """The server; ``start()`` binds 127.0.0.1 on a free port and serves from a daemon thread."""
 
@@ -368,6 +428,7 @@ class MockOpenAI:
             self.by_case_role: Counter[tuple[str, str, str]] = Counter()  # (case, mode, role) → completions
             self.garbage_prompts: set[int] = set()
             self.judged: dict[tuple[str | None, str | None, str], int | None] = {}  # (case, mode, attribute)
+            self.wire: list[tuple[str, dict[str, Any]]] = []  # (role, request body less messages and tools)
             self.in_flight = 0
             self.max_in_flight = 0
             self.in_flight_by_role: Counter[str] = Counter()  # requests being answered, by classified role
@@ -462,6 +523,7 @@ class MockOpenAI:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
+        app.router.add_post("/v1/messages", self._handle_messages)
         app.router.add_get("/_mock/stats", self._stats)
         app.router.add_post("/_mock/reset", self._reset)
         app.router.add_post("/_mock/config", self._configure)
@@ -571,6 +633,43 @@ class MockOpenAI:
         who = classify(messages)
         with self._role_in_flight(who.role):
             return await self._answer(request, body, messages, who)
+
+    async def _handle_messages(self, request: web.Request) -> web.StreamResponse:
+        """Anthropic's Messages API (``POST /v1/messages``, not streamed): the same role-aware replies, in Anthropic's
+        wire format (``anthropic_messages`` / ``anthropic_body``); every request's settings kept in ``wire``."""
+        with self._lock:
+            self.counts["received"] += 1
+        try:
+            body = await request.json()
+            messages = anthropic_messages(body)
+        except (ValueError, KeyError, TypeError):
+            self._count("bad_request")
+            return web.json_response({"type": "error", "error": {"message": "invalid request body"}}, status=400)
+        who = classify(messages)
+        c, model = self.config, str(body.get("model", "mock"))
+        text = reply_for(messages, who, c, None, self.structured, self.scores, model)
+        ending = (c.endings or {}).get(who.case or "") if who.role == "assistant" else None
+        with self._lock:
+            self._n += 1
+            n = self._n
+            self.counts["completions"] += 1
+            self.counts["answered"] += 1
+            self.by_role[who.role] += 1
+            self.by_model[model] += 1
+            if who.case is not None:
+                self.by_case[(who.case, who.mode or "?")] += 1
+                self.by_case_role[(who.case, who.mode or "?", who.role)] += 1
+            self.wire.append((who.role, {k: v for k, v in body.items() if k not in ("messages", "tools", "system")}))
+        prompt_chars = sum(len(_text(m.get("content"))) for m in messages)
+        message = anthropic_body(model, text, prompt_chars, n, ending)
+        if not body.get("stream"):
+            return web.json_response(message)
+        stream = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await stream.prepare(request)
+        for kind, data in anthropic_events(message):
+            await stream.write(f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode())
+        await stream.write_eof()
+        return stream
 
     def _retry_after(self) -> dict[str, str]:
         """The headers that tell a client how long to wait before it tries again (``retry_after_s``)."""

@@ -20,7 +20,8 @@ otherwise the line names the cells (``model/task``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -132,3 +133,15 @@ def caveats(results: pd.DataFrame, cells: pd.DataFrame, attributes: pd.DataFrame
         panel_family(attributes),
     ]
     return [line for line in lines if line]
+
+
+def not_sent(records: Sequence[Any]) -> str | None:
+    """The caveat of runs whose providers were not sent a setting the flags asked for (``protocol.json``'s
+    ``not_sent``, ``evaluation/effective_protocol.py``), or None."""
+    lines = [f"{r.run}: {'; '.join(r.record.not_sent)}" for r in records if r.record is not None and r.record.not_sent]
+    if not lines:
+        return None
+    return (
+        "a provider was not sent (or was sent changed) a setting the flags asked for, so the protocol is the one "
+        "really sent, not the flags': " + " | ".join(lines)
+    )

@@ -25,6 +25,7 @@ from prefdisco.evaluation.config import (
     RunConfig,
     scenario_set_hash,
 )
+from prefdisco.evaluation.effective_protocol import settle_protocol
 from prefdisco.evaluation.guard import guard_run
 from prefdisco.evaluation.limits import limit_roles
 from prefdisco.evaluation.task import build_task
@@ -99,6 +100,8 @@ def run_eval_set(
     # each sample's rows written as it finishes (results/stream.py); the collector's pauses kept short (collector.py)
     with streaming_rows(config.log_dir), tuned_collector():
         success = _run(tasks, roles, config)
+    if config.write_tables:  # the protocol as sent: each role's requests read back (evaluation/effective_protocol.py)
+        settle_protocol(config.log_dir)
     tables = results_from_logs(config.log_dir, prices=config.prices)  # the streamed rows, checked against the logs
     if config.write_tables:
         write_tables(tables, config.log_dir)

@@ -140,7 +140,11 @@ def _digest(value: Any) -> str:
 
 def protocol_id(config: Any) -> str:
     """The id of ``config``'s protocol: the shipped one it matches, else ``custom-<8 hex>``."""
-    settings, prompts = protocol_settings(config), templates_hash(protocol_templates(config))
+    return id_of(protocol_settings(config), templates_hash(protocol_templates(config)))
+
+
+def id_of(settings: dict[str, Any], prompts: str) -> str:
+    """The id of the protocol settings ``settings`` (``PROTOCOL_SETTINGS``'s keys) with the prompt hash ``prompts``."""
     for shipped in SHIPPED:
         if shipped.settings == settings and shipped.prompts == prompts:
             return shipped.id

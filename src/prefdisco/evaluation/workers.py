@@ -34,6 +34,7 @@ from typing import Any
 
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig
+from prefdisco.evaluation.effective_protocol import settle_protocol
 from prefdisco.evaluation.evalset import run_eval_set
 from prefdisco.evaluation.guard import prepare_log_dir
 from prefdisco.results.logs import Tables, results_from_logs, write_tables
@@ -158,6 +159,7 @@ def run_shard(shard: Shard) -> str | None:
 def merge_shards(config: RunConfig, n_shards: int, errors: Sequence[str]) -> Tables:
     """Read every shard folder below ``config.log_dir`` back, write the tables there, and fail (after writing the
     tables of what finished) when a shard did not finish, naming how many and the first error."""
+    settle_protocol(config.log_dir)  # the protocol as sent (evaluation/effective_protocol.py)
     tables = results_from_logs(config.log_dir, config.prices)
     write_tables(tables, config.log_dir)
     if errors:

@@ -43,9 +43,11 @@ from prefdisco.atomic import atomic_path
 from prefdisco.errors import UserError
 from prefdisco.results.contract import (
     ATTRIBUTE_COLUMNS,
+    PROTOCOL_ID,
     RESULT_COLUMNS,
     RESULT_KEY,
 )
+from prefdisco.results.protocol_record import read_record
 from prefdisco.results.sample_rows import SampleRows, role_model, sample_rows, scores_digest
 from prefdisco.results.stream import streamed_rows
 
@@ -186,6 +188,9 @@ def _finish(
         )
     order = ["model", "task", "mode", "fixed_k", "scenario_id", "epoch"]
     results_df = results_df.astype(_SEED_TYPES).sort_values(order, kind="stable")
+    record = read_record(Path(folder)) if Path(folder).is_dir() else None
+    if record is not None and record.asked_id is not None:  # what was sent made it another protocol
+        results_df[PROTOCOL_ID] = results_df[PROTOCOL_ID].replace(record.asked_id, record.id)
     if len(transcripts) and "assistant_seed" in transcripts.columns:
         transcripts = transcripts.astype(_SEED_TYPES)
     return Tables(results=results_df.reset_index(drop=True), attributes=attributes, transcripts=transcripts)

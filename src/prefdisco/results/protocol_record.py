@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
+from prefdisco.results.sent_settings import RoleSent
 
 PROTOCOL_FILE = "protocol.json"
 PROTOCOL_SETTINGS: tuple[str, ...] = (
@@ -75,6 +76,17 @@ class ProtocolRecord(BaseModel):
     """``rubrics_hash`` of the benchmark the run was given (None: not known, e.g. a record made from a task)."""
     regraded_from: dict[str, Any] | None = None
     """A regrade's origin (``prefdisco regrade``): the run, its protocol id and what changed."""
+    sent: dict[str, RoleSent] | None = None
+    """Each role's first recorded request: the settings asked and sent (``sent_settings.py``); None before the run's
+    calls were read (or in an older record)."""
+    not_sent: list[str] = Field(default_factory=list)
+    """A line per setting a provider was asked for but not sent, or sent changed (``SentSettings.notes``)."""
+    given: dict[str, Any] | None = None
+    """The protocol settings as the flags gave them, when what was sent differs (``settings`` are then the effective
+    ones)."""
+    asked_id: str | None = None
+    """The id of the settings as given, when what was sent made the protocol another one (``id`` is then that one's,
+    and ``settings`` the effective ones: a setting not sent is null; ``evaluation/effective_protocol.py``)."""
 
     @field_validator("settings", mode="before")
     @classmethod
@@ -83,7 +95,8 @@ class ProtocolRecord(BaseModel):
 
     def described(self) -> str:
         judges = ", ".join(self.judges)
-        return f"{self.id} (simulator {self.user_model}, judge {judges})"
+        sent = f", as sent: the flags gave {self.asked_id}" if self.asked_id else ""
+        return f"{self.id} (simulator {self.user_model}, judge {judges}{sent})"
 
 
 def write_record(log_dir: Path, record: ProtocolRecord) -> None:

@@ -1,0 +1,145 @@
+"""What each role's requests really carried: the generation settings read from the raw requests in a run's logs.
+
+A flag is not a setting sent. inspect's clients drop what a provider rejects — Anthropic's current API takes no
+``temperature``, ``top_p`` or ``top_k`` at all; OpenAI's reasoning models take no temperature — with a warning in the
+log, and adapt others (a reasoning effort a model lacks is sent as the nearest one). A run on Claude whose judge was
+asked for temperature 0 and a run on gpt-4.1 whose judge ran at 0 are then not one protocol.
+
+inspect keeps the raw request of a sample's first calls per model (``ModelEvent.call.request``); this module reads
+them, role by role (``assistant <model>`` for each model under test; ``user``, ``grader``, ``grader_2``, …), and
+compares each setting asked (the call's ``GenerateConfig``) with what the request held, in each provider's shape:
+
+* ``temperature`` — ``temperature`` (OpenAI, Anthropic), ``generationConfig.temperature`` (Gemini);
+* ``top_p`` — ``top_p``, ``generationConfig.topP``;
+* ``max_tokens`` — ``max_tokens`` (chat completions, Anthropic), ``max_completion_tokens``, ``max_output_tokens``
+  (Responses), ``generationConfig.maxOutputTokens``;
+* ``reasoning_effort`` — ``reasoning_effort`` (chat completions), ``reasoning.effort`` (Responses),
+  ``output_config.effort`` (Anthropic);
+* ``reasoning_tokens`` — ``thinking.budget_tokens`` (Anthropic), ``generationConfig.thinkingConfig.thinkingBudget``.
+
+A setting asked and absent from the request was **not sent**; one sent with another value was **changed**
+(``SentSettings.notes``). ``evaluation/effective_protocol.py`` turns that into the protocol the run really had.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+SETTINGS: tuple[str, ...] = ("temperature", "top_p", "max_tokens", "reasoning_effort", "reasoning_tokens")
+SAMPLES_PER_LOG = 50
+"""The samples read from each log, at most, while a wanted role is still unseen: inspect keeps a sample's first five
+requests per model name, so where every role is one model the dialogue's own calls may use them up."""
+
+
+def _first(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
+def _part(mapping: Any, *keys: str) -> Any:
+    """``mapping[key]`` for the first of ``keys`` present (a provider's camel or snake case), else None."""
+    if not isinstance(mapping, Mapping):
+        return None
+    return _first(*(mapping.get(k) for k in keys))
+
+
+def from_request(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a raw provider request carried (module docstring), only those present."""
+    gen = _part(request, "generationConfig", "generation_config", "config") or {}
+    thinking = _part(gen, "thinkingConfig", "thinking_config") or {}
+    found = {
+        "temperature": _first(request.get("temperature"), _part(gen, "temperature")),
+        "top_p": _first(request.get("top_p"), _part(gen, "topP", "top_p")),
+        "max_tokens": _first(
+            request.get("max_tokens"),
+            request.get("max_completion_tokens"),
+            request.get("max_output_tokens"),
+            _part(gen, "maxOutputTokens", "max_output_tokens"),
+        ),
+        "reasoning_effort": _first(
+            request.get("reasoning_effort"),
+            _part(request.get("reasoning"), "effort"),
+            _part(request.get("output_config"), "effort"),
+        ),
+        "reasoning_tokens": _first(
+            _part(request.get("thinking"), "budget_tokens"), _part(thinking, "thinkingBudget", "thinking_budget")
+        ),
+    }
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def asked_of(config: Any) -> dict[str, Any]:
+    """The settings a call's ``GenerateConfig`` asked for, only those set."""
+    return {k: getattr(config, k, None) for k in SETTINGS if getattr(config, k, None) is not None}
+
+
+class RoleSent(BaseModel):
+    """One role's first recorded request: its model, the settings asked and the settings sent."""
+
+    model: str
+    asked: dict[str, Any] = Field(default_factory=dict)
+    sent: dict[str, Any] = Field(default_factory=dict)
+
+    def not_sent(self) -> list[str]:
+        return [k for k in SETTINGS if k in self.asked and k not in self.sent]
+
+    def changed(self) -> list[str]:
+        return [k for k in SETTINGS if k in self.asked and k in self.sent and self.sent[k] != self.asked[k]]
+
+
+class SentSettings(BaseModel):
+    """Each role's settings as sent (``roles``: ``assistant``, ``user``, ``grader``, ``grader_2``, …)."""
+
+    roles: dict[str, RoleSent] = Field(default_factory=dict)
+
+    def notes(self) -> list[str]:
+        """One line per setting not sent or changed, naming the role, the setting and the model."""
+        out = []
+        for role, seen in sorted(self.roles.items()):
+            out += [f"{role} {k} {seen.asked[k]!r}: not sent ({seen.model})" for k in seen.not_sent()]
+            out += [f"{role} {k} {seen.asked[k]!r}: sent as {seen.sent[k]!r} ({seen.model})" for k in seen.changed()]
+        return out
+
+
+def role_name(role: str | None, model: str) -> str:
+    """The role of a model event: its role, or ``assistant <model>`` for a model under test (a run may have several)."""
+    return role or f"assistant {model}"
+
+
+def _logs(folder: Path) -> Iterable[Path]:
+    return sorted(p for p in folder.rglob("*.eval") if p.is_file())
+
+
+def sent_settings(folder: Path, wanted: Iterable[str] = ()) -> SentSettings:
+    """The settings each role's requests carried in the logs under ``folder`` (the first request recorded per
+    role; a call answered from the cache sent nothing and is passed over). Each log is read until every role of
+    ``wanted`` has been seen (at most ``SAMPLES_PER_LOG`` samples; with nothing wanted, its first sample)."""
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.log import read_eval_log_sample, read_eval_log_sample_summaries
+
+    roles: dict[str, RoleSent] = {}
+    wanted = set(wanted)
+    for log in _logs(folder):
+        try:
+            summaries = read_eval_log_sample_summaries(str(log))
+        except (OSError, ValueError, KeyError):  # a log being written, or not a log: nothing to read yet
+            continue
+        for n, summary in enumerate(summaries[:SAMPLES_PER_LOG]):
+            if n and wanted <= set(roles):
+                break
+            try:
+                sample = read_eval_log_sample(str(log), summary.id, summary.epoch)
+            except (OSError, ValueError, KeyError):
+                continue
+            for event in sample.events:
+                if not isinstance(event, ModelEvent) or event.call is None or event.call.error:
+                    continue
+                role = role_name(event.role, event.model)
+                if role not in roles:
+                    roles[role] = RoleSent(
+                        model=event.model, asked=asked_of(event.config), sent=from_request(event.call.request)
+                    )
+    return SentSettings(roles=roles)
