@@ -4,9 +4,10 @@ inspect's Anthropic client sends no temperature, top-p or top-k to any model (An
 a run whose simulated user was asked for 0.7 and whose judge for 0 had neither. Two runs of the same flags on the mock
 server, one through inspect's real Anthropic Messages client and one through its OpenAI-compatible client:
 
-* Anthropic: no request on the wire carries a temperature; ``protocol.json`` says the user's 0.7 and the judge's 0.0
-  were not sent, its effective settings have both null, and its id is a custom one (``asked_id`` default-v1.0), as
-  are the results rows'; the report names what was not sent.
+* Anthropic (its judge given a thinking budget, ``--judge-reasoning-tokens 1024``): no request on the wire carries a
+  temperature and every judge request the budget; ``protocol.json`` says the user's 0.7 and the judge's 0.0 were not
+  sent, its effective settings have both null (and the budget, sent), and its id is another than the flags' (as are
+  the results rows'); the report names what was not sent.
 * OpenAI-compatible: every setting asked was sent; the id stays ``default-v1.0`` and nothing is noted.
 
 The two runs are then not one protocol: the report refuses to put them in one table and names the temperatures.
@@ -23,16 +24,19 @@ from typer.testing import CliRunner
 
 import prefdisco.cli as cli
 from mock_openai import MockOpenAI, mock_env, tagged_scenarios, write_scenarios
+from prefdisco.errors import UserError
+from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.effective_protocol import effective_settings
+from prefdisco.evaluation.preset_rules import preset_settings
 from prefdisco.evaluation.protocols import DEFAULT_SETTINGS
 from prefdisco.results.sent_settings import RoleSent, SentSettings, asked_of, from_request
 
 MODES = "baseline,discovery,oracle"
 
 
-def run(tmp_path, monkeypatch, mock: MockOpenAI, model: str, name: str) -> tuple[dict, pd.DataFrame]:
+def run(tmp_path, monkeypatch, mock: MockOpenAI, model: str, name: str, *extra: str) -> tuple[dict, pd.DataFrame]:
     bench = write_scenarios(tmp_path / "scenarios.jsonl", tagged_scenarios(3))
-    args = ["eval", str(bench), "--model", model, "--log-dir", str(tmp_path / name), "--modes", MODES]
+    args = ["eval", str(bench), "--model", model, "--log-dir", str(tmp_path / name), "--modes", MODES, *extra]
     result = CliRunner().invoke(cli.app, [*args, "--display", "none"])
     assert result.exit_code == 0, result.output
     record = json.loads((tmp_path / name / "protocol.json").read_text())
@@ -46,7 +50,9 @@ def test_a_provider_that_drops_the_temperature_makes_the_run_another_protocol(tm
         mock_env(monkeypatch, mock, tmp_path)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{mock.port}")
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-mock")
-        claude, claude_rows = run(tmp_path, monkeypatch, mock, f"anthropic/claude-sonnet-4-5-m{mock.port}", "claude")
+        budget = ("--judge-reasoning-tokens", "1024")  # Claude's thinking takes a budget, not an effort
+        claude_model = f"anthropic/claude-sonnet-4-5-m{mock.port}"
+        claude, claude_rows = run(tmp_path, monkeypatch, mock, claude_model, "claude", *budget)
         wire = list(mock.wire)
         openai, openai_rows = run(tmp_path, monkeypatch, mock, f"openai-api/mock/m{mock.port}", "openai")
 
@@ -55,15 +61,20 @@ def test_a_provider_that_drops_the_temperature_makes_the_run_another_protocol(tm
     assert (claude_rows.query("mode == 'discovery'")["n_questions"] > 0).all()
     assert {role for role, _ in wire} >= {"assistant", "user", "judge"}
     assert not any("temperature" in body for _, body in wire)
-    # both of Anthropic's wire formats ran: the answers (a 32,000-token default) streamed, the rest as JSON
-    assert {bool(body.get("stream")) for role, body in wire if role == "assistant"} == {True}
-    assert {bool(body.get("stream")) for role, body in wire if role in ("user", "judge")} == {False}
-    claude_model = f"anthropic/claude-sonnet-4-5-m{mock.port}"
+    # both of Anthropic's wire formats ran: the answers (a 32,000-token default) and the thinking judge streamed, the
+    # simulated user's replies came as JSON; every judge request carried the thinking budget
+    assert {bool(body.get("stream")) for role, body in wire if role in ("assistant", "judge")} == {True}
+    assert {bool(body.get("stream")) for role, body in wire if role == "user"} == {False}
+    assert {body["thinking"]["budget_tokens"] for role, body in wire if role == "judge"} == {1024}
+    assert claude["sent"]["grader"]["sent"]["reasoning_tokens"] == 1024
+    assert claude["settings"]["grader_reasoning_tokens"] == 1024 == claude["given"]["grader_reasoning_tokens"]
     assert f"grader temperature 0.0: not sent ({claude_model})" in claude["not_sent"]
     assert f"user temperature 0.7: not sent ({claude_model})" in claude["not_sent"]
     assert claude["settings"]["user_temperature"] is None and claude["settings"]["grader_temperature"] is None
     assert claude["given"]["user_temperature"] == 0.7 and claude["given"]["grader_temperature"] == 0.0
-    assert claude["asked_id"] == "default-v1.0" and claude["id"].startswith("custom-")
+    # the flags' protocol (the defaults with a judge budget) is a custom one; what was sent is another
+    assert claude["asked_id"].startswith("custom-") and claude["id"].startswith("custom-")
+    assert claude["id"] != claude["asked_id"]
     assert set(claude_rows["protocol_id"]) == {claude["id"]}
     assert claude["sent"]["user"]["asked"]["temperature"] == 0.7 and "temperature" not in claude["sent"]["user"]["sent"]
     assert claude["sent"]["user"]["sent"]["max_tokens"] == claude["sent"]["user"]["asked"]["max_tokens"]
@@ -117,3 +128,32 @@ def test_effective_settings_null_what_was_not_sent_and_keep_what_was_changed():
     # a setting the flags left to the provider (None) stays None; the judge's temperature, not recorded, stays
     assert effective["user_max_tokens"] is None and effective["grader_temperature"] == 0.0
     assert sent.notes() == ["grader reasoning_effort 'max': sent as 'high' (m)", "user temperature 0.7: not sent (m)"]
+
+
+@pytest.mark.parametrize(
+    ("models", "role"),
+    [
+        ({"models": ["anthropic/claude-sonnet-4-5"]}, "the model under test"),
+        ({"user_model": "anthropic/claude-haiku-4-5"}, "the simulated user"),
+        ({"grader_model": "openai/o3"}, "the judge"),
+        ({"judge_panel": ["openai/gpt-4o", "anthropic/claude-opus-4-1"]}, "the judge"),
+    ],
+)
+def test_a_preset_that_fixes_a_temperature_refuses_a_model_sent_none(tmp_path, models, role):
+    """``--preset paper`` fixes the temperatures (model 0.7, user 0.4, judge 0.1): a role on a model inspect sends no
+    temperature is refused in one line, before any call; ``--preset default`` runs it (and records what was sent)."""
+    base = {"models": ["openai/gpt-4.1"], "user_model": "openai/gpt-4.1", "grader_model": "openai/gpt-4.1"}
+    settings = base | models
+    paper = RunConfig(**settings, log_dir=tmp_path, **preset_settings("paper", {}))
+    with pytest.raises(UserError) as refused:
+        paper.validate()
+    line = str(refused.value)
+    assert line.startswith(f"--preset paper fixes the temperature of {role} to ") and "\n" not in line
+    assert "sent none" in line and "--preset default" in line
+    RunConfig(**settings, log_dir=tmp_path).validate()  # the default preset fixes nothing
+
+
+def test_models_sent_a_temperature_pass_the_paper_preset(tmp_path):
+    models = {"models": ["openai/gpt-4.1", "openai/gpt-5.1"], "user_model": "google/gemini-2.5-flash"}
+    paper = preset_settings("paper", {})
+    RunConfig(**models, grader_model="openai-api/vllm/qwen", log_dir=tmp_path, **paper).validate()

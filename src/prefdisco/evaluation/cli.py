@@ -115,6 +115,12 @@ def eval_command(
     user_reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the user.")] = None,
     judge_max_tokens: Annotated[int | None, typer.Option(help="Max tokens per judge reply.")] = None,
     judge_reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the judge.")] = None,
+    reasoning_tokens: Annotated[
+        int | None,
+        typer.Option(help="Reasoning-token budget of the model under test (Anthropic and Gemini take a budget)."),
+    ] = None,
+    user_reasoning_tokens: Annotated[int | None, typer.Option(help="Reasoning-token budget of the user.")] = None,
+    judge_reasoning_tokens: Annotated[int | None, typer.Option(help="Reasoning-token budget of the judge.")] = None,
     prices: Annotated[
         Path | None,
         typer.Option(
@@ -291,6 +297,9 @@ def eval_command(
         user_reasoning_effort=user_reasoning_effort,
         grader_max_tokens=judge_max_tokens,
         grader_reasoning_effort=judge_reasoning_effort,
+        reasoning_tokens=reasoning_tokens,
+        user_reasoning_tokens=user_reasoning_tokens,
+        grader_reasoning_tokens=judge_reasoning_tokens,
         prices=book,
         max_connections=max_connections,
         user_max_connections=user_max_connections,

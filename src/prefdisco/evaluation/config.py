@@ -22,7 +22,7 @@ from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
 from prefdisco.errors import UserError
 from prefdisco.evaluation.preset_rules import check_ask, contradiction, defers
 from prefdisco.evaluation.protocols import protocol_id
-from prefdisco.evaluation.setting_checks import check_usable
+from prefdisco.evaluation.setting_checks import check_fixed_temperatures, check_usable
 from prefdisco.prompts import templates_hash
 from prefdisco.schema import CONDITIONS, CONTROLS, PROBES, SESSION_ARMS, Scenario
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
@@ -87,6 +87,10 @@ class RunConfig:
     user_reasoning_effort: str | None = None
     grader_max_tokens: int | None = None
     grader_reasoning_effort: str | None = None
+    reasoning_tokens: int | None = None
+    """A reasoning-token budget per role (Anthropic's and Gemini's thinking take a budget, not an effort)."""
+    user_reasoning_tokens: int | None = None
+    grader_reasoning_tokens: int | None = None
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
     max_connections: int | None = None
     user_max_connections: int | None = None
@@ -191,6 +195,7 @@ class RunConfig:
         if self.epochs < 1:
             raise UserError(f"--epochs: expected at least 1 trial per scenario, got {self.epochs}")
         check_usable(self)
+        check_fixed_temperatures(self, preset_named(self.preset).settings)
         check_refusals(self.refusals)
         for flag, cap in (
             ("--user-max-connections", self.user_max_connections),
@@ -242,30 +247,21 @@ class RunConfig:
         """The per-role connection caps by pool (``evaluation/limits.py``): ``user`` and ``judge``."""
         return {"user": self.user_max_connections, "judge": self.judge_max_connections}
 
+    def budgets(self) -> dict[str, int | None]:
+        """The reasoning-token budgets per role (``--reasoning-tokens`` and its user and judge versions)."""
+        return {f"{p}reasoning_tokens": getattr(self, f"{p}reasoning_tokens") for p in ("", "user_", "grader_")}
+
     def limits(self) -> dict[str, Any]:
         """inspect's per-call retry and timeout settings, the same for every role."""
         return {"max_retries": self.max_retries, "timeout": self.timeout, "attempt_timeout": self.attempt_timeout}
 
     def role_config(self, role: str) -> GenerateConfig:
         """The generation settings of ``assistant`` (the models under test), ``user`` or ``grader`` (the judge
-        and the correctness grader, deterministic where the provider allows)."""
-        settings: dict[str, Any] = {
-            "assistant": {
-                "temperature": self.temperature,
-                "max_tokens": self.max_tokens,
-                "reasoning_effort": self.reasoning_effort,
-            },
-            "user": {
-                "temperature": self.user_temperature,
-                "max_tokens": self.user_max_tokens,
-                "reasoning_effort": self.user_reasoning_effort,
-            },
-            "grader": {
-                "temperature": self.grader_temperature,
-                "max_tokens": self.grader_max_tokens,
-                "reasoning_effort": self.grader_reasoning_effort,
-            },
-        }["grader" if role.startswith("grader_") else role]  # a panel's extra judges: the first judge's settings
+        and the correctness grader, deterministic where the provider allows; a panel's further judges: the
+        first judge's)."""
+        prefix = {"assistant": "", "user": "user_"}.get(role, "grader_")
+        names = ("temperature", "max_tokens", "reasoning_effort", "reasoning_tokens")
+        settings = {name: getattr(self, prefix + name) for name in names}
         return GenerateConfig.model_validate({**settings, **self.limits()})
 
     def fingerprint(self, scenario_set: str, n_scenarios: int) -> dict[str, Any]:
@@ -310,6 +306,7 @@ class RunConfig:
             **({"pushback": self.pushback} if self.pushback else {}),
             **({"user_retry": self.user_retry} if self.user_retry else {}),
             **({"refusals": self.refusals} if self.refusals != "score" else {}),  # older folders resume
+            **{k: v for k, v in self.budgets().items() if v is not None},  # the same: recorded only when set
             **({"distractors": self.distractors} if "oracle_distractor" in self.modes else {}),
         }
 

@@ -32,6 +32,8 @@ PROTOCOL_KEYS: dict[tuple[str, str], str] = {
     ("grader", "temperature"): "grader_temperature",
     ("grader", "max_tokens"): "grader_max_tokens",
     ("grader", "reasoning_effort"): "grader_reasoning_effort",
+    ("user", "reasoning_tokens"): "user_reasoning_tokens",
+    ("grader", "reasoning_tokens"): "grader_reasoning_tokens",
 }
 """(role, setting sent) → the protocol setting it is (a panel's further judges share the first judge's)."""
 

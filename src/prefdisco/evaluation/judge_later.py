@@ -113,6 +113,7 @@ class RunSettings:
             "temperature": s.get("grader_temperature", 0.0) if temperature is None else temperature,
             "max_tokens": s.get("grader_max_tokens"),
             "reasoning_effort": s.get("grader_reasoning_effort"),
+            "reasoning_tokens": s.get("grader_reasoning_tokens"),
             "batch": True if batch else None,
         }
 

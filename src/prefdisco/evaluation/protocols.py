@@ -44,7 +44,7 @@ from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.judging import JUDGE_TEMPLATES
 
 CORRECTNESS_TEMPLATES: tuple[str, ...] = ("simpleqa_grader",)
-UNHASHED_AT_DEFAULT: tuple[str, ...] = ("refusals",)
+UNHASHED_AT_DEFAULT: tuple[str, ...] = ("refusals", "user_reasoning_tokens", "grader_reasoning_tokens")
 """Protocol settings added after custom ids were first given (``ADDED_SETTINGS``): at their default they are left out
 of a custom id's digest, so a run's id does not change with the version that added them."""
 
@@ -69,6 +69,8 @@ DEFAULT_SETTINGS: dict[str, Any] = {
     "grader_reasoning_effort": None,
     "constrain_ask": False,
     "refusals": "score",
+    "user_reasoning_tokens": None,
+    "grader_reasoning_tokens": None,
 }
 """The protocol settings of a run with every default (``RunConfig``'s; ``tests/test_protocols.py`` checks they
 agree)."""

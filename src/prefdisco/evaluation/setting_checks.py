@@ -3,13 +3,40 @@ run, the dry run, a config file and Python alike)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from prefdisco.dialogue.distractors import DEFAULT_DISTRACTORS
 from prefdisco.errors import UserError
+from prefdisco.models.sampling import drops_temperature
 
 MAX_TEMPERATURE = 2.0
 """The highest temperature a provider takes (OpenAI's 2; Anthropic's is 1, which its API refuses above)."""
+
+
+FIXED_TEMPERATURES = {"temperature": "the model under test", "user_temperature": "the simulated user",
+                      "grader_temperature": "the judge"}  # fmt: skip
+
+
+def check_fixed_temperatures(config: Any, fixed: Mapping[str, Any]) -> None:
+    """A preset that fixes a role's temperature (``fixed``: its settings) on a model its provider sends no temperature
+    (``models/sampling.py``): that run could not be the preset's protocol, so it is refused in one line."""
+    models = {
+        "temperature": list(config.models),
+        "user_temperature": [config.user_model],
+        "grader_temperature": list(config.judge_models()),
+    }
+    for key, role in FIXED_TEMPERATURES.items():
+        if key not in fixed:
+            continue
+        for model in models[key]:
+            why = drops_temperature(model) if model else None
+            if why:
+                raise UserError(
+                    f"--preset {config.preset} fixes the temperature of {role} to {fixed[key]:g}, but {model} is "
+                    f"sent none ({why}): its calls would not follow the preset; choose another model for {role}, "
+                    "or --preset default (the run's protocol.json then records the temperature as not sent)"
+                )
 
 
 def check_usable(config: Any) -> None:
@@ -20,6 +47,9 @@ def check_usable(config: Any) -> None:
         ("--max-tokens", config.max_tokens),
         ("--user-max-tokens", config.user_max_tokens),
         ("--judge-max-tokens", config.grader_max_tokens),
+        ("--reasoning-tokens", config.reasoning_tokens),
+        ("--user-reasoning-tokens", config.user_reasoning_tokens),
+        ("--judge-reasoning-tokens", config.grader_reasoning_tokens),
     ):
         if tokens is not None and tokens < 1:
             raise UserError(f"{flag}: expected at least 1 token, got {tokens}")

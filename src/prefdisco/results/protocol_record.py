@@ -39,9 +39,16 @@ PROTOCOL_SETTINGS: tuple[str, ...] = (
     "grader_reasoning_effort",
     "constrain_ask",
     "refusals",
+    "user_reasoning_tokens",
+    "grader_reasoning_tokens",
 )
 """The ``RunConfig`` fields of a protocol (with the user and judge models and the prompt hash beside them)."""
-ADDED_SETTINGS: dict[str, Any] = {"constrain_ask": False, "refusals": "score"}
+ADDED_SETTINGS: dict[str, Any] = {
+    "constrain_ask": False,
+    "refusals": "score",
+    "user_reasoning_tokens": None,
+    "grader_reasoning_tokens": None,
+}
 """Protocol settings added after records were first written, at the value every earlier run ran with: a record
 without one is read at it (``setting``), so an older run stays comparable with a new one."""
 
