@@ -59,11 +59,13 @@ Concurrency: ``max_in_flight`` counts every request at once; ``max_in_flight_of(
 classified roles, e.g. ``{"judge", "audit", "grader"}``) the most requests of those roles answered at once, from
 classification to response (``latency_s`` delays each response, so calls overlap).
 
-The same server speaks Anthropic's Messages API (``POST /v1/messages``, as JSON or, with ``stream: true``, as
-server-sent events; point inspect's ``anthropic/…``
-provider at it with ``ANTHROPIC_BASE_URL``): the same replies and counts, in Anthropic's format, and each request's
-settings (everything but the messages, system and tools) kept in ``wire`` with its role, so a test sees what a
-provider client really sent (inspect's Anthropic client sends no temperature).
+The same server speaks Anthropic's Messages API (``POST /v1/messages``; point inspect's ``anthropic/…`` provider at
+it with ``ANTHROPIC_BASE_URL``) and OpenAI's Responses API (``POST /v1/responses``; inspect's ``openai/…`` provider,
+which uses it for o-series and gpt-5, with ``OPENAI_BASE_URL``), as JSON or server-sent events (``tests/mock_wire.py``):
+the same replies and counts, and each request's settings (everything but the messages, system, input and tools) kept
+in ``wire`` with its role, so a test sees what a provider client really sent (inspect's Anthropic client sends no
+temperature). ``thinking`` makes every assistant answer carry that reasoning text, in each format's own reasoning
+part; a user's or judge's request that contains it is counted as ``reasoning_leaks``.
 
 Control endpoints: ``GET /_mock/stats``, ``POST /_mock/reset``, ``POST /_mock/config`` (JSON of MockConfig
 fields).
@@ -90,6 +92,19 @@ from typing import Any
 
 from aiohttp import web
 
+from mock_wire import (
+    REFUSAL,
+    anthropic_body,
+    anthropic_events,
+    anthropic_messages,
+    responses_body,
+    responses_events,
+    responses_messages,
+    responses_schema,
+    sse,
+    tool_names,
+)
+
 JUDGE_MARK = 'Reply with JSON only: {"score"'
 STRUCTURED_JUDGE_MARK = 'Reply with JSON only: {"c1"'
 AUDIT_MARK = 'Reply with JSON only: {"turns"'
@@ -104,7 +119,6 @@ MODE_TAG = re.compile(r"\[mode:([a-z_0-9]+)\]")
 MODEL_TAG = re.compile(r"\[model:([A-Za-z0-9_.-]+)\]")
 GARBAGE_JUDGE = "Hard to say; the response is fine in places and weak in others."
 GARBAGE_REPLY = "Sorry, I got distracted there. Could you repeat the question?"
-REFUSAL = "I'm sorry, but I can't help with that."
 ENDINGS = ("refusal", "filter", "empty", "length")
 """How an assistant turn may end (``MockConfig.endings``): ``refusal`` — ``message.refusal`` set, no content;
 ``filter`` — ``finish_reason: "content_filter"``, no content; ``empty`` — an empty completion; ``length`` — the usual
@@ -132,7 +146,10 @@ class MockConfig:
     reject_case: str | None = None
     reject_status: int = 400
     endings: dict[str, str] | None = None
-    """``[case ID]`` → how every assistant turn of that case ends (``ENDINGS``), as OpenAI's wire format says it."""
+    """``[case ID]`` → how every assistant turn of that case ends (``ENDINGS``), as each wire format says it."""
+    thinking: str | None = None
+    """A reasoning model's thinking, carried by every assistant answer (chat completions: ``reasoning_content``, as
+    vLLM and DeepSeek send it; Anthropic: a ``thinking`` block; Responses: a ``reasoning`` item)."""
 
     def update(self, changes: dict[str, Any]) -> None:
         names = {f.name for f in fields(self)}
@@ -300,6 +317,7 @@ def completion_body(
     n: int,
     tool_call: dict[str, Any] | None = None,
     ending: str | None = None,
+    thinking: str | None = None,
 ) -> dict[str, Any]:
     """A chat completion answering ``text`` (or calling ``tool_call``), ended as ``ending`` says (``ENDINGS``)."""
     prompt_tokens, completion_tokens = prompt_chars // 4 + 1, len(text) // 4 + 1
@@ -318,6 +336,8 @@ def completion_body(
         function = {"name": tool_call["name"], "arguments": arguments}
         call = {"id": f"call_mock_{n}", "type": "function", "function": function}
         message = {"role": "assistant", "content": "", "tool_calls": [call]}
+    if thinking is not None:
+        message["reasoning_content"] = thinking  # as vLLM and DeepSeek send a reasoning model's thinking
     return {
         "id": f"chatcmpl-mock-{n}",
         "object": "chat.completion",
@@ -337,60 +357,6 @@ def completion_body(
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
-
-
-def anthropic_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """An Anthropic Messages request as the chat messages ``classify`` and ``reply_for`` read: the system prompt first,
-    each message's text blocks joined."""
-    system = body.get("system")
-    system_text = system if isinstance(system, str) else _text(system or [])
-    out = [{"role": "system", "content": system_text}] if system_text else []
-    for m in body["messages"]:
-        out.append({"role": m["role"], "content": _text(m.get("content"))})
-    return out
-
-
-def anthropic_body(model: str, text: str, prompt_chars: int, n: int, ending: str | None = None) -> dict[str, Any]:
-    """An Anthropic Messages response answering ``text``, ended as ``ending`` says (``ENDINGS``: a refusal and a
-    content filter are both Anthropic's ``stop_reason: "refusal"`` with no content)."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}]
-    stop = "end_turn"
-    if ending in ("refusal", "filter"):
-        content, stop = [], "refusal"
-    elif ending == "empty":
-        content = []
-    elif ending == "length":
-        stop = "max_tokens"
-    return {
-        "id": f"msg_mock_{n}",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": {"input_tokens": prompt_chars // 4 + 1, "output_tokens": len(text) // 4 + 1},
-    }
-
-
-def anthropic_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """``message`` as Anthropic's server-sent events (``stream: true``): the message opened empty, each text block
-    started, sent in two deltas and stopped, then the stop reason and the output tokens, then the stop."""
-    start = {**message, "content": [], "stop_reason": None, "usage": {**message["usage"], "output_tokens": 1}}
-    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
-    for i, block in enumerate(message["content"]):
-        text = block["text"]
-        events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": {
-            "type": "text", "text": ""}}))  # fmt: skip
-        for piece in (text[: len(text) // 2], text[len(text) // 2 :]):
-            delta = {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": piece}}
-            events.append(("content_block_delta", delta))
-        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
-    stop = {"stop_reason": message["stop_reason"], "stop_sequence": None}
-    usage = {"output_tokens": message["usage"]["output_tokens"]}
-    events.append(("message_delta", {"type": "message_delta", "delta": stop, "usage": usage}))
-    events.append(("message_stop", {"type": "message_stop"}))
-    return events
 
 
 class MockOpenAI:
@@ -524,6 +490,7 @@ class MockOpenAI:
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
         app.router.add_post("/v1/messages", self._handle_messages)
+        app.router.add_post("/v1/responses", self._handle_responses)
         app.router.add_get("/_mock/stats", self._stats)
         app.router.add_post("/_mock/reset", self._reset)
         app.router.add_post("/_mock/config", self._configure)
@@ -635,39 +602,54 @@ class MockOpenAI:
             return await self._answer(request, body, messages, who)
 
     async def _handle_messages(self, request: web.Request) -> web.StreamResponse:
-        """Anthropic's Messages API (``POST /v1/messages``, not streamed): the same role-aware replies, in Anthropic's
-        wire format (``anthropic_messages`` / ``anthropic_body``); every request's settings kept in ``wire``."""
+        """Anthropic's Messages API (``POST /v1/messages``; ``tests/mock_wire.py``)."""
+        return await self._handle_wire(request, "anthropic")
+
+    async def _handle_responses(self, request: web.Request) -> web.StreamResponse:
+        """OpenAI's Responses API (``POST /v1/responses``; ``tests/mock_wire.py``)."""
+        return await self._handle_wire(request, "responses")
+
+    async def _handle_wire(self, request: web.Request, wire: str) -> web.StreamResponse:
+        """The same role-aware replies as chat completions, in another wire format (JSON, or server-sent events with
+        ``stream: true``); every request's settings kept in ``wire``, and a thinking text found in a user's or a
+        judge's request counted as ``reasoning_leaks``."""
         with self._lock:
             self.counts["received"] += 1
         try:
             body = await request.json()
-            messages = anthropic_messages(body)
+            messages = anthropic_messages(body) if wire == "anthropic" else responses_messages(body)
         except (ValueError, KeyError, TypeError):
             self._count("bad_request")
             return web.json_response({"type": "error", "error": {"message": "invalid request body"}}, status=400)
         who = classify(messages)
         c, model = self.config, str(body.get("model", "mock"))
-        text = reply_for(messages, who, c, None, self.structured, self.scores, model)
+        schema = responses_schema(body) if wire == "responses" else None
+        text = reply_for(messages, who, c, schema, self.structured, self.scores, model)
         ending = (c.endings or {}).get(who.case or "") if who.role == "assistant" else None
+        thinking = c.thinking if who.role == "assistant" else None
+        tool_call = tool_call_for(messages, who, c, tool_names(body)) if ending is None else None
+        leaked = c.thinking is not None and who.role != "assistant" and c.thinking in json.dumps(body)
         with self._lock:
             self._n += 1
             n = self._n
             self.counts["completions"] += 1
             self.counts["answered"] += 1
+            self.counts["reasoning_leaks"] += int(leaked)
             self.by_role[who.role] += 1
             self.by_model[model] += 1
             if who.case is not None:
                 self.by_case[(who.case, who.mode or "?")] += 1
                 self.by_case_role[(who.case, who.mode or "?", who.role)] += 1
-            self.wire.append((who.role, {k: v for k, v in body.items() if k not in ("messages", "tools", "system")}))
+            kept = {k: v for k, v in body.items() if k not in ("messages", "tools", "system", "input", "instructions")}
+            self.wire.append((who.role, {**kept, "_format": wire}))
         prompt_chars = sum(len(_text(m.get("content"))) for m in messages)
-        message = anthropic_body(model, text, prompt_chars, n, ending)
+        make, events = (anthropic_body, anthropic_events) if wire == "anthropic" else (responses_body, responses_events)
+        reply = make(model, text, prompt_chars, n, ending, thinking, tool_call)
         if not body.get("stream"):
-            return web.json_response(message)
+            return web.json_response(reply)
         stream = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await stream.prepare(request)
-        for kind, data in anthropic_events(message):
-            await stream.write(f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode())
+        await stream.write(sse(events(reply)))
         await stream.write_eof()
         return stream
 
@@ -741,8 +723,11 @@ class MockOpenAI:
                 self.by_case_role[(who.case, who.mode or "?", who.role)] += 1
             if who.role == "judge":
                 self._record_judgement(messages, who, text)
+            if c.thinking is not None and who.role != "assistant" and c.thinking in json.dumps(body):
+                self.counts["reasoning_leaks"] += 1
         prompt_chars = sum(len(_text(m.get("content"))) for m in messages)
-        body_out = completion_body(str(body.get("model", "mock")), text, prompt_chars, n, tool_call, ending)
+        thinking = c.thinking if who.role == "assistant" else None
+        body_out = completion_body(str(body.get("model", "mock")), text, prompt_chars, n, tool_call, ending, thinking)
         return web.json_response(body_out)
 
 

@@ -9,7 +9,8 @@ answer. Every judge reply is 4 and every answer is B, the gold, so by hand, in e
 * ``--refusals score`` (the default): PrefAlign 1, 1, 1, 4, 4, 4 → mean 2.5; correct 0, 0, 0, 1, 1, 1 → accuracy 0.5;
 * ``--refusals exclude``: r0-r2 left out → PrefAlign 4.0 over 3, accuracy 1.0 over 3;
 
-and r0-r2 make no judge, quality or correctness call at all.
+and r0-r2 make no judge, quality or correctness call at all. The same world through inspect's Anthropic Messages and
+OpenAI Responses clients (each format's own refusal, cut and empty answer) gives the same flags and numbers.
 """
 
 from __future__ import annotations
@@ -50,14 +51,28 @@ def scenarios() -> list:
     return out
 
 
-def run(tmp_path, monkeypatch, name: str, *extra: str, later: bool = False) -> tuple[pd.DataFrame, dict, dict]:
+PROVIDERS = {
+    "anthropic": "anthropic/claude-sonnet-4-5-",  # Messages: stop_reason "refusal", "max_tokens"
+    "responses": "openai/o3-",  # Responses: a refusal part, an incomplete response (max_output_tokens)
+}
+"""The wire formats besides chat completions, each through inspect's own client (``tests/mock_wire.py``)."""
+
+
+def run(
+    tmp_path, monkeypatch, name: str, *extra: str, later: bool = False, provider: str | None = None
+) -> tuple[pd.DataFrame, dict, dict]:
     """``prefdisco eval`` of the planted world into ``tmp_path/name`` (with ``later``: ``--judge later``, then
     ``prefdisco judge``), then ``prefdisco report``: the results, the summary and the mock's counts."""
     cli._register()
     bench = write_scenarios(tmp_path / "scenarios.jsonl", scenarios())
     with MockOpenAI(MockConfig(endings=ENDINGS), scores=lambda model, mode, h: 4) as mock:
         mock_env(monkeypatch, mock, tmp_path)
-        model = f"openai-api/mock/{name}{mock.port}"  # a name per server: inspect memoizes models by name
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{mock.port}")
+        monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{mock.port}/v1")
+        for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+            monkeypatch.setenv(key, "sk-mock-key")
+        # a name per server: inspect memoizes models by name
+        model = f"{PROVIDERS[provider]}{name}{mock.port}" if provider else f"openai-api/mock/{name}{mock.port}"
         args = ["eval", str(bench), "--model", model, "--log-dir", str(tmp_path / name), "--display", "none"]
         result = CliRunner().invoke(cli.app, [*args, "--modes", ",".join(MODES), *extra])
         assert result.exit_code == 0, result.output
@@ -108,6 +123,29 @@ def test_refused_and_empty_responses_are_scored_by_rule_and_counted(tmp_path, mo
     assert counts == {mode: expected for mode in MODES}
     [reading] = [r for r in summary["validity"] if r["instrument"] == "Refused and empty responses"]
     assert "2 refused, 1 empty, 1 truncated of 6" in reading["finding"] and "scored by rule" in reading["reading"]
+    assert any("9 of 18 responses were refused or empty and scored by rule" in c for c in summary["caveats"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_each_providers_refusal_cut_and_empty_answer_are_read_and_ruled(tmp_path, monkeypatch, provider):
+    """The same planted world through inspect's Anthropic and Responses clients: each format's refusal (and content
+    filter), cut and empty answer give the same flags and the same numbers as chat completions."""
+    results, summary, stats = run(tmp_path, monkeypatch, provider, provider=provider)
+    assert (results["failed"] == 0).all()
+    rows = results.set_index(["scenario_id", "mode"])
+    for mode in MODES:
+        at = rows.xs(mode, level="mode")
+        assert at["refused"].to_dict() == {s: int(RULED.get(s) == "refused") for s in CASES}
+        assert at["empty"].to_dict() == {s: int(RULED.get(s) == "empty") for s in CASES}
+        assert at["truncated"].to_dict() == {s: int(s == "r3") for s in CASES}
+        assert at.loc["r3", "stop_reason"] == "max_tokens"
+        assert at["pref_align"].to_dict() == {s: 1.0 if s in RULED else 4.0 for s in CASES}
+        assert at["correct"].to_dict() == {s: 0 if s in RULED else 1 for s in CASES}
+    for case in RULED:
+        assert judged_calls(stats, case) == 0, case
+    [model] = results["model"].unique()
+    assert summary["accuracy"][model]["demo"] == dict.fromkeys(MODES, 0.5)
     assert any("9 of 18 responses were refused or empty and scored by rule" in c for c in summary["caveats"])
 
 

@@ -1,0 +1,64 @@
+"""Provider conformance (issue 32, part 1): ``prefdisco eval`` through inspect's real provider clients, each against
+the mock server speaking that provider's wire format as a reasoning model answers (``tests/mock_wire.py``).
+
+Per format — OpenAI Responses (``openai/o3``: what inspect uses for o-series and gpt-5), Anthropic Messages
+(``anthropic/…``: JSON and streamed) and OpenAI-compatible chat completions with ``reasoning_content`` (vLLM,
+DeepSeek) — the model under test answers with its thinking in the format's own reasoning part, and baseline,
+discovery and oracle run under both ask channels with the structured judge. Asserted: every row scored, discovery
+asked its questions, the thinking never reached a simulated user's or a judge's request (the server looks in every
+one), and — the replies being the same text in every format — the same PrefAlign and correctness as the plain
+chat-completions run. A refusal in each format is scored by rule (``test_refusals.py`` has the planted world).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import prefdisco.cli as cli
+from mock_openai import MockConfig, MockOpenAI, mock_env, tagged_scenarios, write_scenarios
+
+THOUGHT = "PRIVATE-THOUGHT: the person probably wants a worked example"
+MODES = "baseline,discovery,oracle"
+
+
+def run(tmp_path, name: str, model: str, *extra: str) -> pd.DataFrame:
+    bench = write_scenarios(tmp_path / "scenarios.jsonl", tagged_scenarios(2))
+    args = ["eval", str(bench), "--model", model, "--log-dir", str(tmp_path / name), "--modes", MODES]
+    result = CliRunner().invoke(cli.app, [*args, "--judge", "structured", "--display", "none", *extra])
+    assert result.exit_code == 0, result.output
+    return pd.read_csv(tmp_path / name / "results.csv").sort_values(["scenario_id", "mode"], ignore_index=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ask", ["text", "tools"])
+def test_every_wire_format_runs_scores_alike_and_keeps_the_thinking_private(tmp_path, monkeypatch, ask):
+    cli._register()
+    with MockOpenAI(MockConfig(thinking=THOUGHT)) as mock:
+        mock_env(monkeypatch, mock, tmp_path)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{mock.port}")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-mock")
+        monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{mock.port}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-mock-key")
+        port = mock.port
+        runs = {
+            "chat": run(tmp_path, "chat", f"openai-api/mock/m{port}", "--ask", ask),
+            "responses": run(tmp_path, "responses", f"openai/o3-m{port}", "--ask", ask),
+            "anthropic": run(tmp_path, "anthropic", f"anthropic/claude-sonnet-4-5-m{port}", "--ask", ask),
+        }
+        stats = mock.stats()
+        wire = {(body["_format"], role) for role, body in mock.wire}
+        streamed = {body["_format"] for role, body in mock.wire if body.get("stream")}
+    assert stats["reasoning_leaks"] == 0  # no user, judge, audit or quality request held the thinking
+    for fmt in ("responses", "anthropic"):  # each format carried every role; both streamed some answers
+        assert {(fmt, "assistant"), (fmt, "user"), (fmt, "judge")} <= wire, fmt
+    assert streamed == {"responses", "anthropic"} or streamed == {"anthropic"}
+    reference = runs["chat"]
+    for name, rows in runs.items():
+        assert (rows["failed"] == 0).all() and rows["pref_align"].notna().all(), name
+        assert (rows.loc[rows["mode"] == "discovery", "n_questions"] == 2).all(), name
+        assert (rows["refused"] == 0).all() and (rows["empty"] == 0).all(), name
+        # the same replies in every format: the same scores as the chat-completions run
+        assert rows["pref_align"].tolist() == pytest.approx(reference["pref_align"].tolist()), name
+        assert rows["correct"].tolist() == reference["correct"].tolist(), name
