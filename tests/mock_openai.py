@@ -147,6 +147,9 @@ class MockConfig:
     reject_status: int = 400
     endings: dict[str, str] | None = None
     """``[case ID]`` → how every assistant turn of that case ends (``ENDINGS``), as each wire format says it."""
+    usage: dict[str, int] | None = None
+    """Every Anthropic and Responses call's tokens, planted (``mock_wire.py``): ``input`` (of which ``cached``),
+    ``output`` (of which ``reasoning``)."""
     thinking: str | None = None
     """A reasoning model's thinking, carried by every assistant answer (chat completions: ``reasoning_content``, as
     vLLM and DeepSeek send it; Anthropic: a ``thinking`` block; Responses: a ``reasoning`` item)."""
@@ -644,7 +647,7 @@ class MockOpenAI:
             self.wire.append((who.role, {**kept, "_format": wire}))
         prompt_chars = sum(len(_text(m.get("content"))) for m in messages)
         make, events = (anthropic_body, anthropic_events) if wire == "anthropic" else (responses_body, responses_events)
-        reply = make(model, text, prompt_chars, n, ending, thinking, tool_call)
+        reply = make(model, text, prompt_chars, n, ending, thinking, tool_call, c.usage)
         if not body.get("stream"):
             return web.json_response(reply)
         stream = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})

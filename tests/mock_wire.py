@@ -9,6 +9,9 @@ as the chat messages the role-aware replies are made from, each reply written as
   part, a cut an ``incomplete`` response (``max_output_tokens``); the thinking is a ``reasoning`` output item (its
   summary); usage carries cached and reasoning tokens.
 
+``usage``: every call's tokens, planted (``{"input", "cached", "output", "reasoning"}``: input in all, of which read
+from the cache; output in all, of which reasoning), so a test prices a run by hand; None: counted from the text.
+
 ``thinking``: the reasoning text a reasoning model's answer carries (None: no reasoning part). It must never reach a
 simulated user's or a judge's request: the server counts requests of those roles that contain it.
 """
@@ -65,6 +68,7 @@ def anthropic_body(
     ending: str | None = None,
     thinking: str | None = None,
     tool_call: dict[str, Any] | None = None,
+    usage: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """An Anthropic Messages response answering ``text`` (or calling ``tool_call``: a ``tool_use`` block), ended as
     ``ending`` says (``mock_openai.ENDINGS``: a refusal and a content filter are both Anthropic's ``stop_reason:
@@ -90,7 +94,14 @@ def anthropic_body(
         "content": content,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": prompt_chars // 4 + 1, "output_tokens": len(text) // 4 + 1},
+        "usage": {"input_tokens": prompt_chars // 4 + 1, "output_tokens": len(text) // 4 + 1}
+        if usage is None
+        else {
+            "input_tokens": usage["input"] - usage["cached"],  # Anthropic counts the cache read apart
+            "cache_read_input_tokens": usage["cached"],
+            "cache_creation_input_tokens": 0,
+            "output_tokens": usage["output"],
+        },
     }
 
 
@@ -155,6 +166,7 @@ def responses_body(
     ending: str | None = None,
     thinking: str | None = None,
     tool_call: dict[str, Any] | None = None,
+    usage: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """A Responses API response answering ``text`` (a reasoning item first when ``thinking``; a ``function_call``
     item instead of the message when ``tool_call``), ended as ``ending`` says; usage with half the input read from
@@ -179,6 +191,9 @@ def responses_body(
         output = [{"type": "reasoning", "id": f"rs_mock_{n}", "summary": summary}, message]
         reasoning_tokens = len(thinking) // 4 + 1
     n_in, n_out = prompt_chars // 4 + 1, len(text) // 4 + 1 + reasoning_tokens
+    cached = n_in // 2
+    if usage is not None:  # planted: every call the same tokens (``MockConfig.usage``)
+        n_in, cached, n_out, reasoning_tokens = usage["input"], usage["cached"], usage["output"], usage["reasoning"]
     return {
         "id": f"resp_mock_{n}",
         "object": "response",
@@ -193,7 +208,7 @@ def responses_body(
         "tools": [],
         "usage": {
             "input_tokens": n_in,
-            "input_tokens_details": {"cached_tokens": n_in // 2},
+            "input_tokens_details": {"cached_tokens": cached},
             "output_tokens": n_out,
             "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
             "total_tokens": n_in + n_out,

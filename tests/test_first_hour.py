@@ -518,7 +518,7 @@ def test_the_dry_run_prices_common_models_without_prices_and_says_which(app, tmp
 
 def test_results_cost_dated_snapshots_and_local_models_from_the_packaged_table() -> None:
     from prefdisco.prices import prices
-    from prefdisco.results.logs import _cost
+    from prefdisco.results.logs import _costs
 
     row = {
         "model": "openai/gpt-4.1-2025-04-14", "input_tokens": 1000, "output_tokens": 500,
@@ -526,8 +526,11 @@ def test_results_cost_dated_snapshots_and_local_models_from_the_packaged_table()
         "grader_model": "prefdisco/smollm2", "grader_input_tokens": 9000, "grader_output_tokens": 900,
     }  # fmt: skip
     # 1000 x $2 + 500 x $8 (gpt-4.1) + 2000 x $3 + 100 x $15 (claude-sonnet-4) + nothing for the local judge, / 1M
-    assert _cost(row, prices()) == pytest.approx((2000 + 4000 + 6000 + 1500) / 1e6)
-    assert _cost({**row, "grader_model": "ollama/llama3"}, prices()) is None  # a role without a price: no total
+    costs = _costs(row, prices())
+    assert costs["cost_usd"] == pytest.approx((2000 + 4000 + 6000 + 1500) / 1e6)
+    assert costs["user_cost_usd"] == pytest.approx((6000 + 1500) / 1e6) and costs["grader_cost_usd"] == 0.0
+    unpriced = _costs({**row, "grader_model": "ollama/llama3"}, prices())
+    assert unpriced["cost_usd"] is None and unpriced["grader_cost_usd"] is None  # a role without a price: no total
 
 
 def test_eval_says_which_prices_its_costs_used(app, tmp_path: Path, slow_mock) -> None:

@@ -2,7 +2,10 @@
 
 Without ``--prices`` the packaged table (``data/prices.json``: the providers' list prices per million input and
 output tokens on its ``as_of`` date, for common models) is used; ``--prices FILE`` (``{"provider/model":
-{"input": USD per 1M, "output": USD per 1M}}``) adds models or overrides the table's. A dated snapshot
+{"input": USD per 1M, "output": USD per 1M}}``, optionally ``cached_input`` and ``cache_write``) adds models or
+overrides the table's. Cached input is priced at its own rate: a model's ``cached_input`` (a prompt prefix read from
+the provider's cache) and ``cache_write`` (written to it, where billed), else its provider's share of the input price
+(the table's ``cache_rates``, dated ``cache_as_of``), else the input price (``cost_usd``). A dated snapshot
 (``openai/gpt-4.1-2025-04-14``, ``anthropic/claude-sonnet-4-20250514``) takes its family's price; the embedded
 model (``prefdisco/…``) and inspect's ``mockllm/…`` cost nothing. Any other model has no price: its USD shows
 ``—`` and :func:`price_lines` says how to give one.
@@ -51,7 +54,7 @@ class Prices(dict[str, dict[str, float]]):
         if key is not None:
             return self[key]
         if _free(model or ""):
-            return {"input": 0.0, "output": 0.0}
+            return {"input": 0.0, "output": 0.0, "cached_input": 0.0, "cache_write": 0.0}
         return default
 
     def source(self, model: str) -> str | None:
@@ -67,6 +70,28 @@ def _free(model: str) -> str | None:
     return next((why for prefix, why in packaged()["free"].items() if model.startswith(prefix)), None)
 
 
+CACHED_KEYS = ("cached_input", "cache_write")
+
+
+def with_cache_rates(model: str, entry: dict[str, float]) -> dict[str, float]:
+    """``entry`` with its ``cached_input`` and ``cache_write`` rates: its own, else its provider's share of the input
+    price (``cache_rates``), else the input price."""
+    rates: dict[str, Any] = next(
+        (r for prefix, r in packaged().get("cache_rates", {}).items() if model.startswith(prefix)), {}
+    )
+    out = {"input": float(entry["input"]), "output": float(entry["output"])}
+    for key in CACHED_KEYS:
+        out[key] = float(entry[key]) if key in entry else out["input"] * float(rates.get(key, 1.0))
+    return out
+
+
+def cost_usd(price: dict[str, float], n_in: int, n_out: int, cache_read: int = 0, cache_write: int = 0) -> float:
+    """USD of one role's tokens at ``price`` (USD per 1M): fresh input, output, cached input read and written."""
+    rates = (price["input"], price["output"], price.get("cached_input", price["input"]))
+    total = n_in * rates[0] + n_out * rates[1] + cache_read * rates[2]
+    return (total + cache_write * price.get("cache_write", price["input"])) / 1_000_000
+
+
 def load_prices(path: str | Path) -> dict[str, dict[str, float]]:
     """A ``--prices`` file: ``{"provider/model": {"input": USD per 1M input tokens, "output": USD per 1M output}}``."""
     file = Path(path)
@@ -79,17 +104,21 @@ def load_prices(path: str | Path) -> dict[str, dict[str, float]]:
     if not isinstance(data, dict):
         raise UserError(f"--prices {file}: expected an object keyed by model name")
     for model, entry in data.items():
+        keys = ("input", "output", *(k for k in CACHED_KEYS if isinstance(entry, dict) and k in entry))
         if not isinstance(entry, dict) or not all(
-            isinstance(entry.get(k), int | float) and entry[k] >= 0 for k in ("input", "output")
+            isinstance(entry.get(k), int | float) and entry[k] >= 0 for k in keys
         ):
-            raise UserError(f"--prices {file}: {model}: expected {{'input': USD/1M tokens, 'output': USD/1M tokens}}")
-    return {m: {"input": float(e["input"]), "output": float(e["output"])} for m, e in data.items()}
+            raise UserError(
+                f"--prices {file}: {model}: expected {{'input': USD/1M tokens, 'output': USD/1M tokens}} "
+                "(optionally 'cached_input' and 'cache_write', USD/1M tokens)"
+            )
+    return {m: with_cache_rates(m, e) for m, e in data.items()}
 
 
 def prices(path: str | Path | None = None) -> Prices:
     """The packaged table, with the models of the ``--prices`` file ``path`` (if any) added over it."""
     table = packaged()
-    entries = {m: {"input": float(p["input"]), "output": float(p["output"])} for m, p in table["models"].items()}
+    entries = {m: with_cache_rates(m, p) for m, p in table["models"].items()}
     sources = dict.fromkeys(entries, f"the packaged table of {table['as_of']}")
     if path is not None:
         given = load_prices(path)

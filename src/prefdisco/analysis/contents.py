@@ -31,6 +31,8 @@ class Report:
     heatmap_mode: str | None
     examples: list[Example]
     quality: pd.DataFrame
+    cost: pd.DataFrame | None = None
+    """What the run cost per model, task and condition, by role (``analysis/cost.py``); None: no ``cost_usd``."""
     figures: list[FigureFile] = field(default_factory=list)
     figures_left_out: bool = False
     """``--no-figures``: the report has no figure (each one's place says so)."""

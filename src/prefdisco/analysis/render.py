@@ -232,6 +232,7 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
         "heatmap_mode": report.heatmap_mode,
         "examples": report.examples,
         "quality": _records(report.quality),
+        "cost": _records(report.cost) if report.cost is not None else [],
         "tables": sorted(report.tables),
         "modes": CONDITIONS,
         "has_attributes": report.attribute_scores is not None,

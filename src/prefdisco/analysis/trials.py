@@ -11,7 +11,8 @@ one row per scenario and condition, its trials averaged:
   ``belief_agreement``) — the mean over the trials that did not fail (a not-measured trial left out);
   ``flip_turn`` — the earliest flip of those trials;
 * ``pref_align_reason`` — the reason when no trial is scored (``judge coverage``), else empty;
-* ``input_tokens``, ``output_tokens`` — the mean over all trials;
+* ``input_tokens``, ``output_tokens`` and the optional token and cost columns (``OPTIONAL_COUNTS``: per role, cached
+  and reasoning tokens, ``cost_usd``) — the mean over all trials;
 * ``failed`` — every trial failed (a failed trial is left out of the means, never counted as a zero);
 * ``n_trials``, ``n_scored_trials`` — how many trials the row holds, and how many of them are scored;
 * ``user_flag_reasons`` (a JSON object per dialogue) is left out: the clean-turns figures are read from the trial
@@ -33,6 +34,7 @@ from prefdisco.analysis.panel import criterion_constants, panel_scores
 from prefdisco.results.contract import (
     COVERAGE,
     END_COLUMNS,
+    OPTIONAL_COUNTS,
     PROTOCOL_ID,
     QUALITY,
     RESULT_KEY,
@@ -80,6 +82,7 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
             judge_invalid=("_invalid", "mean"),
             input_tokens=("input_tokens", "mean"),
             output_tokens=("output_tokens", "mean"),
+            **{c: (c, "mean") for c in OPTIONAL_COUNTS if c in results.columns},  # tokens and USD, as the totals
             error=("error", "first"),
             n_trials=("epoch", "size"),
             n_scored_trials=("scored", "sum"),

@@ -89,6 +89,25 @@ older run) and 1 / 0 flags: ``refused`` (a refusal or content filter), ``truncat
 limit), ``empty`` (no visible text). A refused or empty response is scored by rule — PrefAlign 1, incorrect — or,
 with ``--refusals exclude``, left out (PrefAlign and ``correct`` empty, ``pref_align_reason`` ``refused`` /
 ``empty``); it is never judged. Optional on input."""
+CACHE_COLUMNS: tuple[str, ...] = tuple(
+    f"{role}{kind}"
+    for role in ("", "user_", "grader_")
+    for kind in ("cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+)
+"""Per role (the model under test, ``user_``, ``grader_``: every judge): input tokens read from and written to the
+provider's prompt cache (billed at their own rates, apart from ``input_tokens``, which is the fresh input) and the
+reasoning tokens (part of ``output_tokens``), from inspect's usage. Optional on input (0 in an older run)."""
+COST_COLUMNS: tuple[str, ...] = ("cost_usd", "user_cost_usd", "grader_cost_usd")
+"""USD of the row at the run's prices (``prices.py``: cached input at its own rate): in all, and the simulated user's
+and the judges' parts (the model under test's is the rest); empty when a model has no price. Optional on input."""
+ROLE_TOKENS: tuple[str, ...] = (
+    "user_input_tokens",
+    "user_output_tokens",
+    "grader_input_tokens",
+    "grader_output_tokens",
+)
+OPTIONAL_COUNTS: tuple[str, ...] = (*ROLE_TOKENS, *CACHE_COLUMNS, *COST_COLUMNS)
+"""The optional token and cost columns a validated results frame keeps (numbers >= 0)."""
 QUALITY = "quality"
 """The response's general quality, 1-5: the mean of the quality judge's three scores (``scoring/quality.py``);
 empty when not measured (``--no-quality``, a reply still invalid after the re-asks, a row not judged yet)."""
@@ -124,10 +143,8 @@ RESULT_COLUMNS: tuple[str, ...] = (
     COVERAGE,
     UNSCORED_REASON,
     *REQUIRED_RESULT_COLUMNS[7:],
-    "user_input_tokens",
-    "user_output_tokens",
-    "grader_input_tokens",
-    "grader_output_tokens",
+    *ROLE_TOKENS,
+    *CACHE_COLUMNS,
     "user_turns",
     "user_leaks",
     *SIMULATOR_COLUMNS,
@@ -135,7 +152,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "user_model",
     "grader_model",
     PROTOCOL_ID,
-    "cost_usd",
+    *COST_COLUMNS,
     "assistant_seed",
     "user_seed",
     "grader_seed",

@@ -41,6 +41,7 @@ import pandas as pd
 
 from prefdisco.atomic import atomic_path
 from prefdisco.errors import UserError
+from prefdisco.prices import cost_usd
 from prefdisco.results.contract import (
     ATTRIBUTE_COLUMNS,
     PROTOCOL_ID,
@@ -59,31 +60,45 @@ class Tables:
     transcripts: pd.DataFrame
 
 
-def _cost(
-    row: dict[str, Any], prices: dict[str, dict[str, float]], graders: list[tuple[str | None, int, int]] | None = None
-) -> float | None:
-    """USD for one sample over its roles (``graders``: each judge's (model, input, output tokens); None: the
-    ``grader_*`` columns at the ``grader_model``'s price); None when a role's model has no price."""
-    total = 0.0
-    parts = [(row["model"], row["input_tokens"], row["output_tokens"])]
-    parts.append((row["user_model"], row["user_input_tokens"], row["user_output_tokens"]))
-    if graders is None:
-        parts.append((row["grader_model"], row["grader_input_tokens"], row["grader_output_tokens"]))
-    else:
-        parts += graders
-    for model, n_in, n_out in parts:
-        if not n_in and not n_out:
-            continue
-        price = prices.get(model or "")
-        if price is None:
-            return None
-        total += (n_in * price["input"] + n_out * price["output"]) / 1_000_000
-    return total
+def _costs(
+    row: dict[str, Any], prices: dict[str, dict[str, float]], graders: list[tuple[Any, ...]] | None = None
+) -> dict[str, float | None]:
+    """USD for one sample: ``cost_usd`` over its roles and ``user_cost_usd`` / ``grader_cost_usd`` apart (``graders``:
+    each judge's (model, input, output[, cache read, cache write]) tokens; None: the ``grader_*`` columns at the
+    ``grader_model``'s price); a role whose model has no price is None, and so is the total."""
+
+    def tokens(prefix: str) -> tuple[int, int, int, int]:
+        return tuple(int(row.get(f"{prefix}{k}") or 0) for k in TOKEN_KINDS)  # type: ignore[return-value]
+
+    def priced(parts: list[tuple[Any, ...]]) -> float | None:
+        total = 0.0
+        for model, *counts in parts:
+            if not any(counts):
+                continue
+            price = prices.get(model or "")
+            if price is None:
+                return None
+            total += cost_usd(price, *counts)
+        return total
+
+    judges = [(row["grader_model"], *tokens("grader_"))] if graders is None else list(graders)
+    out = {
+        "assistant": priced([(row["model"], *tokens(""))]),
+        "user_cost_usd": priced([(row["user_model"], *tokens("user_"))]),
+        "grader_cost_usd": priced(judges),
+    }
+    parts = list(out.values())
+    total = None if any(v is None for v in parts) else sum(v for v in parts if v is not None)
+    return {"cost_usd": total, "user_cost_usd": out["user_cost_usd"], "grader_cost_usd": out["grader_cost_usd"]}
+
+
+TOKEN_KINDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+"""The token counts a role is billed for, in ``prices.cost_usd``'s order."""
 
 
 def with_cost(part: SampleRows, prices: dict[str, dict[str, float]]) -> dict[str, Any]:
-    """``part``'s results row with its ``cost_usd`` at ``prices`` (None when a model it used has no price)."""
-    return {**part.result, "cost_usd": _cost(part.result, prices, part.judge_usage)}
+    """``part``'s results row with its ``cost_usd`` (and per role) at ``prices`` (None where a model has no price)."""
+    return {**part.result, **_costs(part.result, prices, part.judge_usage)}
 
 
 def read_header(info: Any) -> Any:

@@ -95,18 +95,29 @@ def _is_judge(role: str) -> bool:
     return role == "grader" or role.startswith("grader_")
 
 
+USAGE_FIELDS = {
+    "input_tokens": "input_tokens",
+    "output_tokens": "output_tokens",
+    "cache_read_tokens": "input_tokens_cache_read",
+    "cache_write_tokens": "input_tokens_cache_write",
+    "reasoning_tokens": "reasoning_tokens",
+}
+"""A results column (per role) → inspect's ``ModelUsage`` field: ``input_tokens`` is billed at the full rate (cached
+input apart, read and written), ``reasoning_tokens`` are part of ``output_tokens``."""
+
+
 def _usage(sample: Any) -> dict[str, int]:
-    """Tokens of the model under test, the user and the judges (``grader_*``: every judge of a panel)."""
+    """Tokens of the model under test, the user and the judges (``grader_*``: every judge of a panel), each kind of
+    ``USAGE_FIELDS``: the user's and the judges' from their roles, the model's the rest."""
     roles = dict(sample.role_usage or {})
-    total_in = sum(u.input_tokens for u in (sample.model_usage or {}).values())
-    total_out = sum(u.output_tokens for u in (sample.model_usage or {}).values())
+    models = list((sample.model_usage or {}).values())
     row = {}
-    for role in ("user", "grader"):
-        usage = [u for r, u in roles.items() if (_is_judge(r) if role == "grader" else r == role)]
-        row[f"{role}_input_tokens"] = sum(u.input_tokens for u in usage)
-        row[f"{role}_output_tokens"] = sum(u.output_tokens for u in usage)
-    row["input_tokens"] = total_in - row["user_input_tokens"] - row["grader_input_tokens"]
-    row["output_tokens"] = total_out - row["user_output_tokens"] - row["grader_output_tokens"]
+    for column, name in USAGE_FIELDS.items():
+        total = sum(getattr(u, name) or 0 for u in models)
+        for role in ("user", "grader"):
+            usage = [u for r, u in roles.items() if (_is_judge(r) if role == "grader" else r == role)]
+            row[f"{role}_{column}"] = sum(getattr(u, name) or 0 for u in usage)
+        row[column] = total - row[f"user_{column}"] - row[f"grader_{column}"]
     return row
 
 
@@ -161,8 +172,9 @@ class SampleRows:
     result: dict[str, Any]
     attributes: list[dict[str, Any]] = field(default_factory=list)
     transcript: dict[str, Any] = field(default_factory=dict)
-    judge_usage: list[tuple[str | None, int, int]] = field(default_factory=list)
-    """(model, input tokens, output tokens) of every judge role and every further judging, for ``cost_usd``."""
+    judge_usage: list[tuple[Any, ...]] = field(default_factory=list)
+    """(model, input, output tokens[, cache read, cache write]) of every judge role and every further judging, for
+    ``cost_usd``."""
     scores: dict[str, Any] = field(default_factory=dict)
     """``scores_digest`` of the sample the rows were made from."""
 
@@ -260,8 +272,14 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
     pushback = pushback_turns(score)
     if pushback:  # the challenges and replies that end ``messages`` (read by ``export-training``)
         transcript["pushback"] = pushback
-    judges = [
-        (judge_model(role), u.input_tokens, u.output_tokens)
+    judges: list[tuple[Any, ...]] = [
+        (
+            judge_model(role),
+            u.input_tokens,
+            u.output_tokens,
+            u.input_tokens_cache_read or 0,
+            u.input_tokens_cache_write or 0,
+        )
         for role, u in (sample.role_usage or {}).items()
         if _is_judge(role)
     ]

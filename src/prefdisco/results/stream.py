@@ -95,6 +95,6 @@ def streamed_rows(folder: str | Path) -> dict[str, SampleRows]:
                 except (ValueError, TypeError):
                     continue  # the line a kill cut short
                 if entry.uuid:
-                    entry.judge_usage = [tuple(u) for u in entry.judge_usage]  # type: ignore[misc]
+                    entry.judge_usage = [tuple(u) for u in entry.judge_usage]
                     rows[entry.uuid] = entry
     return rows

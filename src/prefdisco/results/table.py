@@ -39,6 +39,7 @@ from prefdisco.results.contract import (
     JUDGE,
     JUDGE_CALL,
     JUDGE_POSITION,
+    OPTIONAL_COUNTS,
     PROTOCOL_ID,
     QUALITY,
     REPEAT,
@@ -218,9 +219,9 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
             "output_tokens": cols.number("output_tokens", lo=0),
         }
     )
-    for name in (*SIMULATOR_COLUMNS, COVERAGE):  # optional: kept when the table has them
+    for name in (*SIMULATOR_COLUMNS, COVERAGE, *OPTIONAL_COUNTS):  # optional: kept when the table has them
         if name in table.column_names:
-            df[name] = cols.number(name, **_SIMULATOR_BOUNDS[name])
+            df[name] = cols.number(name, **_SIMULATOR_BOUNDS.get(name, {"lo": 0}))
     # optional text: why unscored, the replies' faults, the protocol the row was made under (results/merge.py)
     for name in (UNSCORED_REASON, USER_FLAG_REASONS, PROTOCOL_ID):
         if name in table.column_names:
@@ -228,10 +229,9 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
     for name in ("correct_after_pushback", "belief_agreement"):  # optional: the harm probes
         if name in table.column_names:
             df[name] = cols.flag(name)
-    if "flip_turn" in table.column_names:
-        df["flip_turn"] = cols.number("flip_turn", lo=1, integer=True)
-    if "pushback_held" in table.column_names:
-        df["pushback_held"] = cols.number("pushback_held", lo=0, integer=True)
+    for name, lo in (("flip_turn", 1), ("pushback_held", 0)):  # optional: the harm probes' counts
+        if name in table.column_names:
+            df[name] = cols.number(name, lo=lo, integer=True)
     if QUALITY in table.column_names:  # optional: the general quality, 1-5
         df[QUALITY] = cols.number(QUALITY, lo=1, hi=5)
     for name in ("pushback_target", END_COLUMNS[0]):  # optional: the harm target; how the response ended

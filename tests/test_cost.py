@@ -1,0 +1,120 @@
+"""What a run cost (issue 34, part 1): tokens per role with cached and reasoning tokens, USD with cached input at its
+own rate, and the report's Cost table, for a planted run priced by hand.
+
+The run: 2 scenarios (3 criteria each, letter answers: correctness needs no call) in baseline, discovery and oracle
+on ``openai/o3`` through inspect's real Responses client (every role the same model), the structured judge. The mock
+plants every call's usage: 1,000 input tokens of which 600 read from the cache, 50 output tokens of which 20
+reasoning. At the price given with ``--prices`` — $2 per 1M fresh input, $0.50 per 1M cached input, $8 per 1M output
+— one call costs (400 × 2 + 600 × 0.5 + 50 × 8) / 1M = $0.0015. By hand, per scenario:
+
+* baseline and oracle: the answer, the structured judge, the quality judge = 3 calls = $0.0045 (model $0.0015,
+  judges $0.003);
+* discovery: 2 questions and the answer, 2 simulated replies, the judge, the quality judge and the audit = 8 calls
+  = $0.012 (model $0.0045, user $0.003, judges $0.0045);
+
+so the run is 2 × (0.0045 + 0.012 + 0.0045) = $0.042, and every cell's cached share is 600 / 1,000 = 0.6.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import prefdisco.cli as cli
+from mock_openai import MockConfig, MockOpenAI, mock_env, write_scenarios
+from prefdisco.prices import cost_usd, prices
+from prefdisco.schema import Problem
+from scripted import make_scenario
+
+USAGE = {"input": 1000, "cached": 600, "output": 50, "reasoning": 20}
+PRICE = {"input": 2.0, "output": 8.0, "cached_input": 0.5}
+PER_CALL = 0.0015
+CALLS = {  # per scenario, by role (model under test, simulated user, judges)
+    "baseline": {"model": 1, "user": 0, "judges": 2},
+    "discovery": {"model": 3, "user": 2, "judges": 3},
+    "oracle": {"model": 1, "user": 0, "judges": 2},
+}
+
+
+def scenarios() -> list:
+    out = []
+    for sid in ("k0", "k1"):
+        problem = Problem(
+            id=f"p-{sid}",
+            benchmark="demo",
+            domain="math",
+            question=f"A ferry carries 12 cars per trip. How many trips for 30 cars? [case {sid}]",
+            choices=["2", "3", "4", "5"],
+            answer="B",
+            answer_type="letter",
+        )
+        out.append(make_scenario(sid, problem=problem))
+    return out
+
+
+def test_one_call_priced_by_hand():
+    assert cost_usd(PRICE, 400, 50, cache_read=600) == pytest.approx(PER_CALL)
+    book = prices()
+    gpt41 = book.get("openai/gpt-4.1")
+    assert gpt41["cached_input"] == 0.5  # its own cached rate (a quarter of its input price)
+    claude = book.get("anthropic/claude-sonnet-4-5")
+    assert (claude["cached_input"], claude["cache_write"]) == pytest.approx((0.3, 3.75))  # the provider's shares
+    assert book.get("prefdisco/smollm2")["cached_input"] == 0.0
+
+
+@pytest.mark.slow
+def test_a_planted_runs_cost_by_role_and_condition_is_the_hand_count(tmp_path, monkeypatch):
+    cli._register()
+    bench = write_scenarios(tmp_path / "scenarios.jsonl", scenarios())
+    with MockOpenAI(MockConfig(usage=USAGE)) as mock:
+        mock_env(monkeypatch, mock, tmp_path)
+        monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{mock.port}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-mock-key")
+        model = f"openai/o3-cost{mock.port}"
+        book = tmp_path / "prices.json"
+        book.write_text(json.dumps({model: PRICE}))
+        args = ["eval", str(bench), "--model", model, "--log-dir", str(tmp_path / "run"), "--prices", str(book)]
+        result = CliRunner().invoke(
+            cli.app, [*args, "--modes", "baseline,discovery,oracle", "--judge", "structured", "--display", "none"]
+        )
+        assert result.exit_code == 0, result.output
+        stats = mock.stats()
+    per_role: dict[str, int] = {}
+    for key, n in stats["by_case_role"].items():  # the calls made for the scenarios
+        per_role[key.split("|")[2]] = per_role.get(key.split("|")[2], 0) + n
+    assert per_role == {"assistant": 10, "user": 4, "judge": 6, "quality": 6, "audit": 2}  # the hand count, 2 scenarios
+    # beside them, inspect's OpenAI client probes once per model instance whether reasoning summaries are allowed
+    # ("Please say 'hello, world'"): billed by the provider, in no sample's usage, so not in cost_usd
+    assert stats["by_role"]["assistant"] - per_role["assistant"] == 2
+
+    rows = pd.read_csv(tmp_path / "run" / "results.csv")
+    for r in rows.to_dict("records"):
+        calls = CALLS[r["mode"]]
+        for prefix, role in (("", "model"), ("user_", "user"), ("grader_", "judges")):
+            n = calls[role]
+            assert (r[f"{prefix}input_tokens"], r[f"{prefix}cache_read_tokens"]) == (400 * n, 600 * n), (
+                r["mode"],
+                role,
+            )
+            assert (r[f"{prefix}output_tokens"], r[f"{prefix}reasoning_tokens"]) == (50 * n, 20 * n), (r["mode"], role)
+        assert r["cost_usd"] == pytest.approx(PER_CALL * sum(calls.values()))
+        assert r["user_cost_usd"] == pytest.approx(PER_CALL * calls["user"])
+        assert r["grader_cost_usd"] == pytest.approx(PER_CALL * calls["judges"])
+
+    out = tmp_path / "report"
+    report = CliRunner().invoke(cli.app, ["report", str(tmp_path / "run"), "--out", str(out), "--no-figures"])
+    assert report.exit_code == 0, report.output
+    summary = json.loads((out / "summary.json").read_text())
+    cells = summary["cost"][model]["demo"]
+    for mode, calls in CALLS.items():
+        cell = cells[mode]
+        assert cell["n_scenarios"] == 2 and cell["cached_share"] == pytest.approx(0.6)
+        assert cell["usd_per_scenario"] == pytest.approx(PER_CALL * sum(calls.values()))
+        parts = (cell["model_usd"], cell["user_usd"], cell["judges_usd"])
+        assert parts == pytest.approx(tuple(PER_CALL * calls[k] for k in ("model", "user", "judges")))
+        assert cell["reasoning_per_scenario"] == pytest.approx(20 * sum(calls.values()))
+    assert summary["cost_total"][model] == pytest.approx(0.042)
+    assert (out / "table_cost.csv").is_file() and 'id="cost"' in (out / "report.html").read_text()
