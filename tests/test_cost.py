@@ -12,7 +12,8 @@ reasoning. At the price given with ``--prices`` — $2 per 1M fresh input, $0.50
 * discovery: 2 questions and the answer, 2 simulated replies, the judge, the quality judge and the audit = 8 calls
   = $0.012 (model $0.0045, user $0.003, judges $0.0045);
 
-so the run is 2 × (0.0045 + 0.012 + 0.0045) = $0.042, and every cell's cached share is 600 / 1,000 = 0.6.
+so the run is 2 × (0.0045 + 0.012 + 0.0045) = $0.042, and every cell's cached share is 600 / 1,000 = 0.6. The
+report sets the run's own estimate (``estimate.json``) beside those measured figures, per role.
 """
 
 from __future__ import annotations
@@ -118,3 +119,15 @@ def test_a_planted_runs_cost_by_role_and_condition_is_the_hand_count(tmp_path, m
         assert cell["reasoning_per_scenario"] == pytest.approx(20 * sum(calls.values()))
     assert summary["cost_total"][model] == pytest.approx(0.042)
     assert (out / "table_cost.csv").is_file() and 'id="cost"' in (out / "report.html").read_text()
+    # the run's own estimate (estimate.json, written before its first call) beside what was measured, per role
+    estimate = summary["cost_estimate"]
+    assert (tmp_path / "run" / "estimate.json").is_file()
+    for role, calls in (("model", 10), ("simulated user", 4), ("judges", 14)):  # measured: the hand count x 1 call
+        line = estimate[role]
+        measured = (line["measured_input_tokens"], line["measured_output_tokens"], line["measured_usd"])
+        assert measured == pytest.approx((1000 * calls, 50 * calls, PER_CALL * calls)), role
+    # the estimate plans the whole question budget (5 questions, 6 answers' turns, 5 replies per discovery dialogue)
+    # and every judge call: 2 x (1 + 6 + 1) model calls, 2 x 5 user calls, 2 x (2 + 3 + 2) judge calls
+    calls = {role: line["estimated_calls"] for role, line in estimate.items()}
+    assert calls == {"model": 16, "simulated user": 10, "judges": 14}
+    assert all(line["estimated_usd"] > 0 for line in estimate.values())

@@ -66,6 +66,9 @@ def test_a_provider_that_drops_the_temperature_makes_the_run_another_protocol(tm
     assert {bool(body.get("stream")) for role, body in wire if role in ("assistant", "judge")} == {True}
     assert {bool(body.get("stream")) for role, body in wire if role == "user"} == {False}
     assert {body["thinking"]["budget_tokens"] for role, body in wire if role == "judge"} == {1024}
+    # every request asks Anthropic to cache its prompt prefix (inspect's automatic caching): the judge prompts of one
+    # response share all but their criterion, so later judge calls read it from the cache
+    assert all("cache_control" in body for _, body in wire)
     assert claude["sent"]["grader"]["sent"]["reasoning_tokens"] == 1024
     assert claude["settings"]["grader_reasoning_tokens"] == 1024 == claude["given"]["grader_reasoning_tokens"]
     assert f"grader temperature 0.0: not sent ({claude_model})" in claude["not_sent"]

@@ -33,6 +33,8 @@ class Report:
     quality: pd.DataFrame
     cost: pd.DataFrame | None = None
     """What the run cost per model, task and condition, by role (``analysis/cost.py``); None: no ``cost_usd``."""
+    cost_estimate: pd.DataFrame | None = None
+    """The run's own estimate beside the measured tokens and USD, per role (``analysis/cost.py``)."""
     figures: list[FigureFile] = field(default_factory=list)
     figures_left_out: bool = False
     """``--no-figures``: the report has no figure (each one's place says so)."""

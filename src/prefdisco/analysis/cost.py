@@ -14,11 +14,20 @@ averaged, as every report number is):
 
 ``summary.json``'s ``cost`` is model → task → condition → those figures, and ``cost_total`` model → USD (None: not
 priced); ``table_cost.csv`` is the table.
+
+**Estimated and measured.** Every run writes the dry run's estimate before its first call (``estimate.json``,
+``evaluation/estimate.py``). ``estimate_table`` sets it beside what the rows measured, per role (the model under test,
+the simulated user, the judges), over every trial: calls (estimated only: the rows do not count calls), input tokens
+(fresh and cached), output tokens and USD (``summary.json``'s ``cost_estimate``, ``table_cost_estimate.csv``).
 """
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -105,3 +114,89 @@ def cost_summary(table: pd.DataFrame | None) -> tuple[dict[str, Any], dict[str, 
         known = totals.get(r["model"], 0.0)
         totals[r["model"]] = None if known is None or r["usd"] is None else known + float(r["usd"])
     return cost, totals
+
+
+ESTIMATE_FILE = "estimate.json"
+"""The file a run writes its estimate to (``evaluation/estimate.ESTIMATE_FILE``)."""
+ROLE_NAMES = {"assistant": "", "user": "user_", "grader": "grader_"}
+ESTIMATE_COLUMNS: tuple[str, ...] = (
+    "role", "estimated_calls", "estimated_input_tokens", "measured_input_tokens", "estimated_output_tokens",
+    "measured_output_tokens", "estimated_usd", "measured_usd",
+)  # fmt: skip
+
+
+def estimate_files(run_dir: Path | Sequence[Path] | None) -> list[Path]:
+    """The ``estimate.json`` of each run folder given (its own, else every one below it)."""
+    roots = [] if run_dir is None else [run_dir] if isinstance(run_dir, (str, Path)) else list(run_dir)
+    out: list[Path] = []
+    for root in map(Path, roots):
+        folder = root if root.is_dir() else root.parent
+        own = folder / ESTIMATE_FILE
+        out += [own] if own.is_file() else sorted(folder.rglob(ESTIMATE_FILE))
+    return out
+
+
+def _usd_sum(values: Any) -> float | None:
+    values = list(values)
+    return None if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values) else float(sum(values))
+
+
+def estimate_table(trial_rows: pd.DataFrame, run_dir: Path | Sequence[Path] | None) -> pd.DataFrame | None:
+    """The runs' estimates beside what their trial rows measured, per role (module docstring); None without an
+    estimate or without the token columns."""
+    lines: list[dict[str, Any]] = []
+    for file in estimate_files(run_dir):
+        try:
+            lines += json.loads(file.read_text(encoding="utf-8")).get("lines", [])
+        except (OSError, ValueError, AttributeError):
+            continue
+    if not lines or "cost_usd" not in trial_rows.columns:
+        return None
+    out = []
+    for role, prefix in ROLE_NAMES.items():
+        mine = [line for line in lines if line.get("role") == role]
+        column = "cost_usd" if not prefix else f"{prefix}cost_usd"
+        measured_usd = _usd_sum(trial_rows[column]) if column in trial_rows.columns else None
+        if role == "assistant" and measured_usd is not None:  # the model under test's part: the rest of the total
+            parts = [_usd_sum(trial_rows[c]) for c in ("user_cost_usd", "grader_cost_usd") if c in trial_rows]
+            measured_usd = None if None in parts else measured_usd - sum(p for p in parts if p is not None)
+        fresh = [f"{prefix}{k}" for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens")]
+        out.append(
+            {
+                "role": {"assistant": "model", "user": "simulated user", "grader": "judges"}[role],
+                "estimated_calls": sum(int(line.get("calls", 0)) for line in mine),
+                "estimated_input_tokens": sum(int(line.get("input_tokens", 0)) for line in mine),
+                "measured_input_tokens": float(sum(trial_rows[c].fillna(0).sum() for c in fresh if c in trial_rows)),
+                "estimated_output_tokens": sum(int(line.get("output_tokens", 0)) for line in mine),
+                "measured_output_tokens": float(trial_rows.get(f"{prefix}output_tokens", pd.Series(dtype=float)).sum()),
+                "estimated_usd": _usd_sum(line.get("usd") for line in mine) if mine else 0.0,
+                "measured_usd": measured_usd,
+            }
+        )
+    return pd.DataFrame(out, columns=list(ESTIMATE_COLUMNS))
+
+
+@dataclass
+class Cost:
+    """The report's Cost section: per cell (``cost_table``) and estimated against measured (``estimate_table``)."""
+
+    table: pd.DataFrame | None
+    estimate: pd.DataFrame | None
+
+    def summary(self) -> dict[str, Any]:
+        cost, total = cost_summary(self.table)
+        estimate = None
+        if self.estimate is not None:
+            estimate = {
+                r["role"]: {k: _plain(r[k]) for k in ESTIMATE_COLUMNS[1:]} for r in self.estimate.to_dict("records")
+            }
+        return {"cost": cost, "cost_total": total, "cost_estimate": estimate}
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        named = {"table_cost.csv": self.table, "table_cost_estimate.csv": self.estimate}
+        return {name: frame for name, frame in named.items() if frame is not None}
+
+
+def cost_of(results: pd.DataFrame, trial_rows: pd.DataFrame, run_dir: Path | Sequence[Path] | None) -> Cost:
+    """The Cost section of a report: ``results`` trial-averaged, ``trial_rows`` as run, ``run_dir`` the RESULTS."""
+    return Cost(cost_table(results), estimate_table(trial_rows, run_dir))

@@ -233,6 +233,7 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
         "examples": report.examples,
         "quality": _records(report.quality),
         "cost": _records(report.cost) if report.cost is not None else [],
+        "cost_estimate": _records(report.cost_estimate) if report.cost_estimate is not None else [],
         "tables": sorted(report.tables),
         "modes": CONDITIONS,
         "has_attributes": report.attribute_scores is not None,

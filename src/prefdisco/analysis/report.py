@@ -18,7 +18,7 @@ from prefdisco.analysis.calibrate import Calibration, calibrate
 from prefdisco.analysis.caveats import caveats, not_sent
 from prefdisco.analysis.contents import Report
 from prefdisco.analysis.control import control_table
-from prefdisco.analysis.cost import cost_summary, cost_table
+from prefdisco.analysis.cost import cost_of
 from prefdisco.analysis.effective_judges import PAIR_COLUMNS, effective_judges
 from prefdisco.analysis.examples import build_examples
 from prefdisco.analysis.fixed_k import fixed_k_table
@@ -111,7 +111,7 @@ def build_report(
     simulator = simulator_table(data.results)  # from the trial rows: a critical error is 0/1 per dialogue
     flags = flag_table(data.results)  # from the trial rows: each trial one dialogue
     non_answers = non_answer_table(data.results)  # from the trial rows: each trial one response
-    cost = cost_table(results)
+    cost = cost_of(results, data.results, run_dir)
     attribute_scores = worst = mode = further = None
     if data.attributes is not None:  # a judge added afterwards: its own PrefAlign, beside the run's
         further = further_judge_table(results, data.attributes, data.results)
@@ -181,7 +181,7 @@ def build_report(
     summary["judge_settings"] = plain(run_judge)
     summary["simulator_flags"] = plain(flags_summary(flags))
     summary["non_answers"] = non_answers_summary(non_answers)
-    summary["cost"], summary["cost_total"] = cost_summary(cost)
+    summary |= plain(cost.summary())
     summary["pref_align_by_judge"] = plain(further_judges_summary(further))
     harms = build_harms(results, data.results, seed=seed, n_boot=n_boot)  # every report's Harms section
     summary["harms"] = plain(harms.summary())
@@ -224,7 +224,8 @@ def build_report(
         heatmap_mode=mode,
         examples=examples,
         quality=_quality(data.results),
-        cost=cost,
+        cost=cost.table,
+        cost_estimate=cost.estimate,
         judges=judges,
         control=control,
         simulator=simulator,
@@ -255,8 +256,7 @@ def build_report(
         report.tables["table_simulator_flags.csv"] = flags
     if non_answers is not None:
         report.tables["table_non_answers.csv"] = non_answers
-    if cost is not None:
-        report.tables["table_cost.csv"] = cost
+    report.tables |= cost.tables()
     if judges is not None:
         report.tables["table_judge_agreement.csv"] = judges.agreement
         report.tables["table_judge_noise.csv"] = judges.noise

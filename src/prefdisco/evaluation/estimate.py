@@ -30,11 +30,13 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import count, cycle
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from pydantic import BaseModel
 
+from prefdisco.atomic import atomic_write
 from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.builder.estimate import ESTIMATE_METHOD
 from prefdisco.dialogue.carry import (
@@ -361,6 +363,15 @@ def _notes(config: RunConfig) -> list[str]:
         if unpriced:
             notes.append(unpriced)
     return notes
+
+
+ESTIMATE_FILE = "estimate.json"
+"""The run's own estimate, written before its first call (``run.write_estimate``): the report's Cost section sets it
+beside the measured tokens and USD (``analysis/cost.py``)."""
+
+
+def write_estimate(log_dir: Path, estimate: RunEstimate) -> None:
+    atomic_write(log_dir / ESTIMATE_FILE, estimate.model_dump_json(indent=2))
 
 
 def render_estimate(estimate: RunEstimate) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from prefdisco.evaluation.config import RunConfig, scenario_set_hash, selected_scenarios
 from prefdisco.evaluation.config_file import write_config
+from prefdisco.evaluation.estimate import estimate_run, write_estimate
 from prefdisco.evaluation.evalset import run_eval_set
 from prefdisco.evaluation.guard import check_split, prepare_log_dir
 from prefdisco.evaluation.preflight import preflight, run_decoys
@@ -38,6 +39,7 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig, label: str 
     prepare_log_dir(config.log_dir)
     if config.write_tables:  # what the run's numbers are made under; the run's whole configuration, as one file
         write_record(config.log_dir, protocol_record(config, scenarios))
+        write_estimate(config.log_dir, estimate_run(scenarios, config))  # the dry run's, beside what is measured
         if config.resolved is not None:
             write_config(config.log_dir, config.resolved)
     selected = selected_scenarios(scenarios, config)
