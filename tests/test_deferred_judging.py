@@ -222,6 +222,9 @@ def test_a_judging_a_crash_lost_replays_from_the_cache(runs, app):  # noqa: F811
     replayed = _results(tmp / "later")
     tokens = ["grader_input_tokens", "grader_output_tokens"]  # a cached call uses no tokens (inline reruns alike)
     assert (replayed[tokens] == 0).all().all() and (judged[tokens] > 0).all().all()
+    # ... so the judges' part of the cost is nothing (the mock's model has no price: unknown when it used tokens)
+    assert (replayed["grader_cost_usd"] == 0).all() and judged["grader_cost_usd"].isna().all()
+    tokens += ["grader_cost_usd"]
     pd.testing.assert_frame_equal(judged.drop(columns=tokens), replayed.drop(columns=tokens))
 
 
@@ -247,7 +250,11 @@ def test_a_second_judge_adds_its_rows_without_rerunning_the_dialogues(runs, app)
     pd.testing.assert_frame_equal(
         second[[*keys, "score"]].reset_index(drop=True), first_attributes[[*keys, "score"]].reset_index(drop=True)
     )
-    pd.testing.assert_frame_equal(_results(tmp / "later"), first_results)  # results rows stay the first judge's
+    # results rows stay the first judge's, but for the judges' cost, which now includes the second judge's calls
+    # (its model has no price here, so the part is unknown; priced below)
+    now = _results(tmp / "later")
+    assert now["grader_cost_usd"].isna().all()
+    pd.testing.assert_frame_equal(now.drop(columns="grader_cost_usd"), first_results.drop(columns="grader_cost_usd"))
     # PrefAlign is made of the first judging's rows (in_pref_align 1); the other judge's are beside it (0)
     assert set(first["in_pref_align"]) == {1} and set(second["in_pref_align"]) == {0}
     assert assert_pref_align_is_its_judgements(first_results, attributes) == len(first_results) > 0
@@ -263,6 +270,8 @@ def test_a_second_judge_adds_its_rows_without_rerunning_the_dialogues(runs, app)
     free = {m: {"input": 0.0, "output": 0.0} for m in (f"openai-api/mock/m{mock.port}", other)}
     priced = {**free, other: {"input": 1.0, "output": 1.0}}
     costs = results_from_logs(tmp / "later", priced).results["cost_usd"]
+    judges = results_from_logs(tmp / "later", priced).results["grader_cost_usd"]
+    assert judges.tolist() == pytest.approx(costs.tolist())  # all of it is the judges' (the rest is free)
     assert (results_from_logs(tmp / "later", free).results["cost_usd"] == 0).all()
     from inspect_ai.log import list_eval_logs, read_eval_log
 

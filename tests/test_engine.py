@@ -36,6 +36,7 @@ from prefdisco.env import Episode
 from prefdisco.env.verl import PrefDiscoInteraction
 from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.task import build_task
+from prefdisco.scoring.non_answer import RESPONSE_STOP
 from prefdisco.seeds import call_seed, seed_scope
 from scripted import Call, Scripted, make_scenario
 from test_tools_protocol import Tooled, ask
@@ -175,18 +176,17 @@ class Played:
     score: dict[str, Any] | None
     user_saw: list[str]
     generation_end: str | None = None
-    """How the final response's generation ended (the score's ``stop_reason``): a driver that steps the engine with the
-    model's output knows it (``stop``), one that hands over text (the RL episode's action) does not (None)."""
+    """How the final response's generation ended (the score metadata's ``RESPONSE_STOP``): a driver that steps the
+    engine with the model's output knows it (``stop``), one handing over text (the RL episode's action) does not."""
 
 
-def _played(record: DialogueRecord, score: dict[str, Any] | None, user: Scripted) -> Played:
-    ended = None if score is None else score.get("stop_reason")
+def _played(record: DialogueRecord, score: dict[str, Any] | None, user: Scripted, ended: str | None = None) -> Played:
     return Played(
         [(t.kind, t.content) for t in record.turns],
         record.stop_reason,
         record.unmarked_turns,
         record.final_response,
-        None if score is None else {k: v for k, v in score.items() if k != "stop_reason"},
+        score,
         [c.messages[-1].text for c in user.calls],
         ended,
     )
@@ -227,7 +227,8 @@ def solved_together(tmp_path, plays: dict[Any, Solved]) -> dict[Any, Played]:
         assert log.status == "success", log.error
         [sample] = log.samples
         record = DialogueRecord(store=Store(sample.store))
-        out[key] = _played(record, sample.scores["prefdisco_scorer"].value, plays[key].user)
+        scored = sample.scores["prefdisco_scorer"]
+        out[key] = _played(record, scored.value, plays[key].user, (scored.metadata or {}).get(RESPONSE_STOP))
     return out
 
 

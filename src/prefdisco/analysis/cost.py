@@ -17,8 +17,9 @@ priced); ``table_cost.csv`` is the table.
 
 **Estimated and measured.** Every run writes the dry run's estimate before its first call (``estimate.json``,
 ``evaluation/estimate.py``). ``estimate_table`` sets it beside what the rows measured, per role (the model under test,
-the simulated user, the judges), over every trial: calls (estimated only: the rows do not count calls), input tokens
-(fresh and cached), output tokens and USD (``summary.json``'s ``cost_estimate``, ``table_cost_estimate.csv``).
+the simulated user, the judges), per trial (a run of N trials: its totals over N, so N identical trials read as one):
+calls (estimated only: the rows do not count calls), input tokens (fresh and cached), output tokens and USD
+(``summary.json``'s ``cost_estimate``, ``table_cost_estimate.csv``).
 """
 
 from __future__ import annotations
@@ -152,6 +153,7 @@ def estimate_table(trial_rows: pd.DataFrame, run_dir: Path | Sequence[Path] | No
             continue
     if not lines or "cost_usd" not in trial_rows.columns:
         return None
+    trials = int(trial_rows["epoch"].nunique()) if "epoch" in trial_rows.columns and len(trial_rows) else 1
     out = []
     for role, prefix in ROLE_NAMES.items():
         mine = [line for line in lines if line.get("role") == role]
@@ -173,7 +175,10 @@ def estimate_table(trial_rows: pd.DataFrame, run_dir: Path | Sequence[Path] | No
                 "measured_usd": measured_usd,
             }
         )
-    return pd.DataFrame(out, columns=list(ESTIMATE_COLUMNS))
+    table = pd.DataFrame(out, columns=list(ESTIMATE_COLUMNS))
+    numbers = list(ESTIMATE_COLUMNS[1:])
+    table[numbers] = table[numbers].astype(float) / trials  # per trial (None stays None: NaN)
+    return table
 
 
 @dataclass

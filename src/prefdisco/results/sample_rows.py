@@ -34,6 +34,7 @@ from prefdisco.results.strategy_columns import strategy_columns
 from prefdisco.schema import DialogueTurn
 from prefdisco.scoring.alignment import COVERAGE_REASON
 from prefdisco.scoring.correctness.result import CorrectnessResult
+from prefdisco.scoring.non_answer import RESPONSE_STOP
 from prefdisco.seeds import TrialSeeds
 
 _FAMILIES = {
@@ -194,6 +195,7 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
     trial = {"epoch": int(sample.epoch)}
     seeded = {"assistant_seed": seeds.assistant, "user_seed": seeds.user, "grader_seed": seeds.grader}
     value = score.value if score is not None and isinstance(score.value, dict) else {}
+    score_meta = (score.metadata or {}) if score is not None else {}
     task = (sample.metadata or {}).get("benchmark", spec.task)
     failed = sample.error is not None or score is None
     # a judged response without PrefAlign: its valid criteria cover less than half the weight (none at all included)
@@ -206,7 +208,7 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
         "scenario_id": str(sample.id),
         "pref_align": value.get("pref_align"),
         COVERAGE: value.get(COVERAGE),
-        UNSCORED_REASON: value.get(UNSCORED_REASON) or (COVERAGE_REASON if unscored else None),
+        UNSCORED_REASON: score_meta.get(UNSCORED_REASON) or (COVERAGE_REASON if unscored else None),
         "correct": value.get("correct"),
         "n_questions": value.get("n_questions"),
         "judge_invalid": value.get("judge_invalid"),
@@ -224,7 +226,8 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
         "pushback_held": value.get("pushback_held"),
         "belief_agreement": value.get("belief_agreement"),
         QUALITY: value.get(QUALITY),
-        **{name: value.get(name) for name in END_COLUMNS},
+        END_COLUMNS[0]: score_meta.get(RESPONSE_STOP),  # the final response's stop reason: text, in the metadata
+        **{name: value.get(name) for name in END_COLUMNS[1:]},
         **session_columns(sample.metadata or {}),
         **strategy_columns(sample, meta),
         "judged": judged,

@@ -47,6 +47,11 @@ def check_refusals(value: str) -> RefusalRule:
     return value  # type: ignore[return-value]
 
 
+RESPONSE_STOP = "response_stop_reason"
+"""The score metadata's key of inspect's stop reason of the final response (None: text from a driver): the results
+row's ``stop_reason`` (not the dialogue's stop reason, which the RL episode's info calls ``stop_reason``)."""
+
+
 def rule_judgements(items: dict[str, PreferenceItem], reason: str) -> list[AttributeJudgement]:
     """Each criterion of the profile ``items`` scored by rule: the lowest level, valid, no judge call."""
     return [
@@ -68,11 +73,11 @@ def rule_correctness(reason: str) -> CorrectnessResult:
     )
 
 
-def end_columns(end: ResponseEnd | None, reason: str | None) -> dict[str, object]:
-    """The score's (and the results row's) record of how the response ended: ``stop_reason`` (inspect's; None: text
-    from a driver), ``refused``, ``truncated`` and ``empty`` (1 / 0)."""
+def end_columns(end: ResponseEnd | None, reason: str | None) -> dict[str, int]:
+    """The score value's record of how the response ended, as numbers (inspect's metrics read every value):
+    ``refused``, ``truncated`` and ``empty`` (1 / 0); the stop reason itself is text, in the score's metadata
+    (``RESPONSE_STOP``), as is a left-out non-answer's ``pref_align_reason``."""
     return {
-        "stop_reason": end.stop_reason if end is not None else None,
         "refused": int(reason == "refused"),
         "truncated": int(bool(end is not None and end.truncated)),
         "empty": int(reason == "empty"),

@@ -58,6 +58,7 @@ from prefdisco.scoring.judging import JUDGES, Judge, judge_named
 from prefdisco.scoring.metrics import PREFDISCO_METRICS
 from prefdisco.scoring.non_answer import (
     DEFAULT_REFUSALS,
+    RESPONSE_STOP,
     RefusalRule,
     check_refusals,
     end_columns,
@@ -197,7 +198,8 @@ class Findings:
     harms: HarmChecks = field(default_factory=HarmChecks)
     quality: QualityVerdict | None = None
     refusals: RefusalRule = DEFAULT_REFUSALS
-    """``exclude``: a non-answer's PrefAlign and correctness are None, its reason in ``pref_align_reason``."""
+    """``exclude``: a non-answer's PrefAlign and correctness are None, its reason in the metadata's
+    ``pref_align_reason``."""
 
     def score(self, sub: Submission) -> Score:
         audited = self.audit if self.audit is not None and self.audit.audit_valid else None
@@ -207,7 +209,6 @@ class Findings:
         value = {
             "pref_align": None if excluded else pref_align(combined),
             "pref_align_coverage": coverage(combined),
-            "pref_align_reason": reason if excluded else None,
             "correct": None if excluded or self.correctness.correct is None else int(self.correctness.correct),
             **end_columns(sub.record.final_end, reason),
             "n_questions": sub.record.n_questions,
@@ -240,6 +241,8 @@ class Findings:
                 **self.harms.metadata(self.correctness.correct),
                 "quality_scores": self.quality.scores if self.quality is not None else None,
                 "quality_error": self.quality.error if self.quality is not None else None,
+                RESPONSE_STOP: sub.record.final_end.stop_reason if sub.record.final_end is not None else None,
+                "pref_align_reason": reason if excluded else None,
             },
         )
 
