@@ -97,6 +97,10 @@ from mock_wire import (
     anthropic_body,
     anthropic_events,
     anthropic_messages,
+    gemini_body,
+    gemini_events,
+    gemini_messages,
+    gemini_tools,
     responses_body,
     responses_events,
     responses_messages,
@@ -494,6 +498,8 @@ class MockOpenAI:
         app.router.add_post("/chat/completions", self._handle)
         app.router.add_post("/v1/messages", self._handle_messages)
         app.router.add_post("/v1/responses", self._handle_responses)
+        app.router.add_post("/v1beta/models/{call}", self._handle_gemini)
+        app.router.add_post("/v1/models/{call}", self._handle_gemini)  # google-genai 2+ calls v1
         app.router.add_get("/_mock/stats", self._stats)
         app.router.add_post("/_mock/reset", self._reset)
         app.router.add_post("/_mock/config", self._configure)
@@ -612,6 +618,10 @@ class MockOpenAI:
         """OpenAI's Responses API (``POST /v1/responses``; ``tests/mock_wire.py``)."""
         return await self._handle_wire(request, "responses")
 
+    async def _handle_gemini(self, request: web.Request) -> web.StreamResponse:
+        """Google's ``generateContent`` (``POST /v1beta/models/MODEL:generateContent``; ``tests/mock_wire.py``)."""
+        return await self._handle_wire(request, "gemini")
+
     async def _handle_wire(self, request: web.Request, wire: str) -> web.StreamResponse:
         """The same role-aware replies as chat completions, in another wire format (JSON, or server-sent events with
         ``stream: true``); every request's settings kept in ``wire``, and a thinking text found in a user's or a
@@ -620,7 +630,11 @@ class MockOpenAI:
             self.counts["received"] += 1
         try:
             body = await request.json()
-            messages = anthropic_messages(body) if wire == "anthropic" else responses_messages(body)
+            reader = {"anthropic": anthropic_messages, "responses": responses_messages, "gemini": gemini_messages}
+            messages = reader[wire](body)
+            if wire == "gemini":  # the model and the streaming are in the path, not the body
+                name, _, method = request.match_info["call"].partition(":")
+                body = {**body, "model": name, "stream": method == "streamGenerateContent"}
         except (ValueError, KeyError, TypeError):
             self._count("bad_request")
             return web.json_response({"type": "error", "error": {"message": "invalid request body"}}, status=400)
@@ -630,7 +644,8 @@ class MockOpenAI:
         text = reply_for(messages, who, c, schema, self.structured, self.scores, model)
         ending = (c.endings or {}).get(who.case or "") if who.role == "assistant" else None
         thinking = c.thinking if who.role == "assistant" else None
-        tool_call = tool_call_for(messages, who, c, tool_names(body)) if ending is None else None
+        offered = gemini_tools(body) if wire == "gemini" else tool_names(body)
+        tool_call = tool_call_for(messages, who, c, offered) if ending is None else None
         leaked = c.thinking is not None and who.role != "assistant" and c.thinking in json.dumps(body)
         with self._lock:
             self._n += 1
@@ -643,10 +658,15 @@ class MockOpenAI:
             if who.case is not None:
                 self.by_case[(who.case, who.mode or "?")] += 1
                 self.by_case_role[(who.case, who.mode or "?", who.role)] += 1
-            kept = {k: v for k, v in body.items() if k not in ("messages", "tools", "system", "input", "instructions")}
+            omit = ("messages", "tools", "system", "input", "instructions", "contents", "systemInstruction")
+            kept = {k: v for k, v in body.items() if k not in omit}
             self.wire.append((who.role, {**kept, "_format": wire}))
         prompt_chars = sum(len(_text(m.get("content"))) for m in messages)
-        make, events = (anthropic_body, anthropic_events) if wire == "anthropic" else (responses_body, responses_events)
+        make, events = {
+            "anthropic": (anthropic_body, anthropic_events),
+            "responses": (responses_body, responses_events),
+            "gemini": (gemini_body, gemini_events),
+        }[wire]
         reply = make(model, text, prompt_chars, n, ending, thinking, tool_call, c.usage)
         if not body.get("stream"):
             return web.json_response(reply)

@@ -4,6 +4,9 @@ as the chat messages the role-aware replies are made from, each reply written as
 * **Anthropic Messages** (``POST /v1/messages``): JSON, or server-sent events with ``stream: true``; a refusal is
   ``stop_reason: "refusal"`` with no content, a cut ``max_tokens``; a reasoning model's thinking is a ``thinking``
   block with its signature before the text.
+* **Google Gemini** (``POST /v1beta/models/MODEL:generateContent``, and ``:streamGenerateContent?alt=sse``): the
+  thinking is a ``thought`` part, a tool call a ``functionCall`` part, a refusal ``finishReason: SAFETY`` with no
+  content, a cut ``MAX_TOKENS``; usage with cached content and thought tokens.
 * **OpenAI Responses** (``POST /v1/responses``, what inspect's ``openai/`` provider uses for o-series and gpt-5): JSON,
   or events (``response.created`` … ``response.completed``) with ``stream: true``; a refusal is a ``refusal`` content
   part, a cut an ``incomplete`` response (``max_output_tokens``); the thinking is a ``reasoning`` output item (its
@@ -227,6 +230,96 @@ def responses_events(response: dict[str, Any]) -> list[tuple[str, dict[str, Any]
     ]
 
 
+# ---- Google Gemini generateContent ------------------------------------------------------------------------------
+
+
+def gemini_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """A ``generateContent`` request as chat messages: ``systemInstruction`` first, each content's text parts joined
+    (a ``model`` turn is the assistant's), a ``functionResponse`` part as a ``tool`` message; thought parts and
+    function calls carry no text."""
+    system = body.get("systemInstruction") or body.get("system_instruction") or {}
+    system_text = text_of([p for p in system.get("parts", []) if not p.get("thought")])
+    out = [{"role": "system", "content": system_text}] if system_text else []
+    for content in body.get("contents", []):
+        parts = content.get("parts", [])
+        replies = [p for p in parts if "functionResponse" in p or "function_response" in p]
+        if replies:
+            for p in replies:
+                reply = p.get("functionResponse") or p.get("function_response") or {}
+                out.append({"role": "tool", "content": json.dumps(reply.get("response", {}))})
+            continue
+        role = "assistant" if content.get("role") == "model" else "user"
+        out.append({"role": role, "content": text_of([p for p in parts if not p.get("thought")])})
+    return out
+
+
+def gemini_tools(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The function declarations a request offers, as chat completions lists them."""
+    declared = []
+    for tool in body.get("tools") or []:
+        declared += tool.get("functionDeclarations") or tool.get("function_declarations") or []
+    return [{"function": {"name": d.get("name")}} for d in declared]
+
+
+def gemini_body(
+    model: str,
+    text: str,
+    prompt_chars: int,
+    n: int,
+    ending: str | None = None,
+    thinking: str | None = None,
+    tool_call: dict[str, Any] | None = None,
+    usage: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """A ``generateContent`` response answering ``text`` (a thought part first when ``thinking``; a ``functionCall``
+    part instead of the text when ``tool_call``), ended as ``ending`` says: a refusal or filter is
+    ``finishReason: SAFETY`` with no content, a cut ``MAX_TOKENS``; usage with cached and thought tokens."""
+    parts: list[dict[str, Any]] = [{"text": text}]
+    finish = "STOP"
+    if tool_call is not None:
+        parts = [{"functionCall": {"name": tool_call["name"], "args": tool_call["arguments"]}}]
+    if ending in ("refusal", "filter"):
+        parts, finish = [], "SAFETY"
+    elif ending == "empty":
+        parts = [{"text": ""}]
+    elif ending == "length":
+        finish = "MAX_TOKENS"
+    if thinking is not None and finish != "SAFETY":
+        parts = [{"text": thinking, "thought": True}, *parts]
+    n_in, n_out = prompt_chars // 4 + 1, len(text) // 4 + 1
+    cached, thoughts = n_in // 2, (len(thinking) // 4 + 1) if thinking else 0
+    if usage is not None:
+        n_in, cached, n_out, thoughts = (
+            usage["input"],
+            usage["cached"],
+            usage["output"] - usage["reasoning"],
+            usage["reasoning"],
+        )
+    candidate: dict[str, Any] = {"finishReason": finish, "index": 0}
+    if parts:
+        candidate["content"] = {"role": "model", "parts": parts}
+    return {
+        "candidates": [candidate],
+        "usageMetadata": {
+            "promptTokenCount": n_in,
+            "cachedContentTokenCount": cached,
+            "candidatesTokenCount": n_out,
+            "thoughtsTokenCount": thoughts,
+            "totalTokenCount": n_in + n_out + thoughts,
+        },
+        "modelVersion": model,
+        "responseId": f"gemini-mock-{n}",
+    }
+
+
+def gemini_events(response: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``streamGenerateContent?alt=sse``: the whole response as one data event (no event name)."""
+    return [("", response)]
+
+
 def sse(events: list[tuple[str, dict[str, Any]]]) -> bytes:
     """Server-sent events, one ``event:`` / ``data:`` pair each."""
-    return b"".join(f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode() for kind, data in events)
+    return b"".join(
+        (f"event: {kind}\n" if kind else "").encode() + f"data: {json.dumps(data)}\n\n".encode()
+        for kind, data in events
+    )

@@ -2,15 +2,18 @@
 the mock server speaking that provider's wire format as a reasoning model answers (``tests/mock_wire.py``).
 
 Per format — OpenAI Responses (``openai/o3``: what inspect uses for o-series and gpt-5), Anthropic Messages
-(``anthropic/…``: JSON and streamed) and OpenAI-compatible chat completions with ``reasoning_content`` (vLLM,
-DeepSeek) — the model under test answers with its thinking in the format's own reasoning part, and baseline,
-discovery and oracle run under both ask channels with the structured judge. Asserted: every row scored, discovery
+(``anthropic/…``: JSON and streamed), Google ``generateContent`` (``google/…``) and OpenAI-compatible chat
+completions with ``reasoning_content`` (vLLM, DeepSeek) — the model under test answers with its thinking in the
+format's own reasoning part, and baseline, discovery and oracle run under both ask channels with the structured
+judge. Asserted: every row scored, discovery
 asked its questions, the thinking never reached a simulated user's or a judge's request (the server looks in every
 one), and — the replies being the same text in every format — the same PrefAlign and correctness as the plain
 chat-completions run. A refusal in each format is scored by rule (``test_refusals.py`` has the planted world).
 """
 
 from __future__ import annotations
+
+import json
 
 import pandas as pd
 import pytest
@@ -41,11 +44,14 @@ def test_every_wire_format_runs_scores_alike_and_keeps_the_thinking_private(tmp_
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-mock")
         monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{mock.port}/v1")
         monkeypatch.setenv("OPENAI_API_KEY", "sk-mock-key")
+        monkeypatch.setenv("GOOGLE_BASE_URL", f"http://127.0.0.1:{mock.port}")
+        monkeypatch.setenv("GOOGLE_API_KEY", "mock-google-key")
         port = mock.port
         runs = {
             "chat": run(tmp_path, "chat", f"openai-api/mock/m{port}", "--ask", ask),
             "responses": run(tmp_path, "responses", f"openai/o3-m{port}", "--ask", ask),
             "anthropic": run(tmp_path, "anthropic", f"anthropic/claude-sonnet-4-5-m{port}", "--ask", ask),
+            "gemini": run(tmp_path, "gemini", f"google/gemini-2.5-flash-m{port}", "--ask", ask),
         }
         stats = mock.stats()
         wire = {(body["_format"], role) for role, body in mock.wire}
@@ -54,6 +60,13 @@ def test_every_wire_format_runs_scores_alike_and_keeps_the_thinking_private(tmp_
     for fmt in ("responses", "anthropic"):  # each format carried every role; both streamed some answers
         assert {(fmt, "assistant"), (fmt, "user"), (fmt, "judge")} <= wire, fmt
     assert streamed == {"responses", "anthropic"} or streamed == {"anthropic"}
+    # what each client sent is read back from its own request shape: Gemini's generationConfig holds the user's and
+    # the judge's temperatures (sent); the Responses client sends o3 none (not sent)
+    gemini = json.loads((tmp_path / "gemini" / "protocol.json").read_text())
+    assert gemini["not_sent"] == [] and gemini["sent"]["user"]["sent"]["temperature"] == 0.7
+    assert gemini["sent"]["grader"]["sent"]["temperature"] == 0.0 and gemini["asked_id"] is None  # the flags' id
+    o3 = json.loads((tmp_path / "responses" / "protocol.json").read_text())
+    assert f"user temperature 0.7: not sent (openai/o3-m{port})" in o3["not_sent"]
     reference = runs["chat"]
     for name, rows in runs.items():
         assert (rows["failed"] == 0).all() and rows["pref_align"].notna().all(), name

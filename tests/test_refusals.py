@@ -10,7 +10,7 @@ answer. Every judge reply is 4 and every answer is B, the gold, so by hand, in e
 * ``--refusals exclude``: r0-r2 left out → PrefAlign 4.0 over 3, accuracy 1.0 over 3;
 
 and r0-r2 make no judge, quality or correctness call at all. The same world through inspect's Anthropic Messages and
-OpenAI Responses clients (each format's own refusal, cut and empty answer) gives the same flags and numbers.
+OpenAI Responses and Gemini clients (each format's own refusal, cut and empty answer) gives the same flags and numbers.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ def scenarios() -> list:
 PROVIDERS = {
     "anthropic": "anthropic/claude-sonnet-4-5-",  # Messages: stop_reason "refusal", "max_tokens"
     "responses": "openai/o3-",  # Responses: a refusal part, an incomplete response (max_output_tokens)
+    "gemini": "google/gemini-2.5-flash-",  # generateContent: finishReason SAFETY, MAX_TOKENS
 }
 """The wire formats besides chat completions, each through inspect's own client (``tests/mock_wire.py``)."""
 
@@ -69,7 +70,8 @@ def run(
         mock_env(monkeypatch, mock, tmp_path)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{mock.port}")
         monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{mock.port}/v1")
-        for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.setenv("GOOGLE_BASE_URL", f"http://127.0.0.1:{mock.port}")
+        for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GOOGLE_API_KEY"):
             monkeypatch.setenv(key, "sk-mock-key")
         # a name per server: inspect memoizes models by name
         model = f"{PROVIDERS[provider]}{name}{mock.port}" if provider else f"openai-api/mock/{name}{mock.port}"
