@@ -4,11 +4,12 @@ the mock server speaking that provider's wire format as a reasoning model answer
 Per format — OpenAI Responses (``openai/o3``: what inspect uses for o-series and gpt-5), Anthropic Messages
 (``anthropic/…``: JSON and streamed), Google ``generateContent`` (``google/…``) and OpenAI-compatible chat
 completions with ``reasoning_content`` (vLLM, DeepSeek) — the model under test answers with its thinking in the
-format's own reasoning part, and baseline, discovery and oracle run under both ask channels with the structured
-judge. Asserted: every row scored, discovery
-asked its questions, the thinking never reached a simulated user's or a judge's request (the server looks in every
-one), and — the replies being the same text in every format — the same PrefAlign and correctness as the plain
-chat-completions run. A refusal in each format is scored by rule (``test_refusals.py`` has the planted world).
+format's own reasoning part, and baseline, discovery and oracle run under both ask channels (text with the
+per-criterion judge, tools with the structured one; under text also ``--judge later`` then ``prefdisco judge``
+through the Anthropic client). Asserted: every row scored, discovery asked its questions, the thinking never reached
+a simulated user's or a judge's request (the server looks in every one), and — the replies being the same text in
+every format — the same PrefAlign and correctness as the plain chat-completions run. The RL episode's user and judge
+run over the Gemini and Anthropic clients alike. A refusal in each format is scored by rule (``test_refusals.py``).
 """
 
 from __future__ import annotations
@@ -29,14 +30,14 @@ MODES = "baseline,discovery,oracle"
 def run(tmp_path, name: str, model: str, *extra: str) -> pd.DataFrame:
     bench = write_scenarios(tmp_path / "scenarios.jsonl", tagged_scenarios(2))
     args = ["eval", str(bench), "--model", model, "--log-dir", str(tmp_path / name), "--modes", MODES]
-    result = CliRunner().invoke(cli.app, [*args, "--judge", "structured", "--display", "none", *extra])
+    result = CliRunner().invoke(cli.app, [*args, "--display", "none", *extra])
     assert result.exit_code == 0, result.output
     return pd.read_csv(tmp_path / name / "results.csv").sort_values(["scenario_id", "mode"], ignore_index=True)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("ask", ["text", "tools"])
-def test_every_wire_format_runs_scores_alike_and_keeps_the_thinking_private(tmp_path, monkeypatch, ask):
+@pytest.mark.parametrize(("ask", "judge"), [("text", "per_criterion"), ("tools", "structured")])
+def test_every_wire_format_runs_scores_alike_and_keeps_the_thinking_private(tmp_path, monkeypatch, ask, judge):
     cli._register()
     with MockOpenAI(MockConfig(thinking=THOUGHT)) as mock:
         mock_env(monkeypatch, mock, tmp_path)
@@ -47,12 +48,21 @@ def test_every_wire_format_runs_scores_alike_and_keeps_the_thinking_private(tmp_
         monkeypatch.setenv("GOOGLE_BASE_URL", f"http://127.0.0.1:{mock.port}")
         monkeypatch.setenv("GOOGLE_API_KEY", "mock-google-key")
         port = mock.port
+        flags = ("--ask", ask, "--judge", judge)
         runs = {
-            "chat": run(tmp_path, "chat", f"openai-api/mock/m{port}", "--ask", ask),
-            "responses": run(tmp_path, "responses", f"openai/o3-m{port}", "--ask", ask),
-            "anthropic": run(tmp_path, "anthropic", f"anthropic/claude-sonnet-4-5-m{port}", "--ask", ask),
-            "gemini": run(tmp_path, "gemini", f"google/gemini-2.5-flash-m{port}", "--ask", ask),
+            "chat": run(tmp_path, "chat", f"openai-api/mock/m{port}", *flags),
+            "responses": run(tmp_path, "responses", f"openai/o3-m{port}", *flags),
+            "anthropic": run(tmp_path, "anthropic", f"anthropic/claude-sonnet-4-5-m{port}", *flags),
+            "gemini": run(tmp_path, "gemini", f"google/gemini-2.5-flash-m{port}", *flags),
         }
+        if ask == "text":  # the dialogues now, the judging later (prefdisco judge), through Anthropic's client
+            later = f"anthropic/claude-sonnet-4-5-later{port}"
+            run(tmp_path, "later", later, *flags[:2], "--judge", "later")
+            judged = CliRunner().invoke(cli.app, ["judge", str(tmp_path / "later"), "--judge", judge])
+            assert judged.exit_code == 0, judged.output
+            runs["later"] = pd.read_csv(tmp_path / "later" / "results.csv").sort_values(
+                ["scenario_id", "mode"], ignore_index=True
+            )
         stats = mock.stats()
         wire = {(body["_format"], role) for role, body in mock.wire}
         streamed = {body["_format"] for role, body in mock.wire if body.get("stream")}
@@ -75,3 +85,48 @@ def test_every_wire_format_runs_scores_alike_and_keeps_the_thinking_private(tmp_
         # the same replies in every format: the same scores as the chat-completions run
         assert rows["pref_align"].tolist() == pytest.approx(reference["pref_align"].tolist()), name
         assert rows["correct"].tolist() == reference["correct"].tolist(), name
+
+
+EPISODE = [
+    "QUESTION: How much detail would you like?",
+    "QUESTION: Any examples?",
+    "ANSWER: Worked out: the answer is B",
+]
+
+
+def episode(user_model: str, judge_model: str) -> dict:
+    """One gymnasium episode of text actions with the simulated user and the judge on the given models."""
+    import gymnasium
+
+    import prefdisco.env  # noqa: F401  (registers PrefDisco-v0)
+
+    env = gymnasium.make("PrefDisco-v0", scenarios=tagged_scenarios(1), user_model=user_model, judge_model=judge_model)
+    env.reset(seed=0)
+    for action in EPISODE:
+        _, reward, done, _, info = env.step(action)
+        if done:
+            return {"reward": reward, **info}
+    raise AssertionError("the episode did not end")
+
+
+@pytest.mark.slow
+def test_an_rl_episode_runs_its_user_and_judge_over_each_wire_format(tmp_path, monkeypatch):
+    """The RL episode's simulated user and judge through inspect's Gemini and Anthropic clients score the episode as
+    through chat completions (the mock's replies are the same text in every format)."""
+    with MockOpenAI() as mock:
+        mock_env(monkeypatch, mock, tmp_path)
+        for key, value in {
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock.port}",
+            "GOOGLE_BASE_URL": f"http://127.0.0.1:{mock.port}",
+            "ANTHROPIC_API_KEY": "sk-mock-key",
+            "GOOGLE_API_KEY": "mock-google-key",
+        }.items():
+            monkeypatch.setenv(key, value)
+        port = mock.port
+        chat = episode(f"openai-api/mock/u{port}", f"openai-api/mock/j{port}")
+        wire = episode(f"google/gemini-2.5-flash-u{port}", f"anthropic/claude-sonnet-4-5-j{port}")
+        formats = {(body["_format"], role) for role, body in mock.wire}
+    assert {("gemini", "user"), ("anthropic", "judge")} <= formats
+    assert wire["n_questions"] == chat["n_questions"] == 2
+    assert wire["score"]["pref_align"] == pytest.approx(chat["score"]["pref_align"])
+    assert wire["reward"] == pytest.approx(chat["reward"])
