@@ -10,7 +10,9 @@ server, one through inspect's real Anthropic Messages client and one through its
   the results rows'); the report names what was not sent.
 * OpenAI-compatible: every setting asked was sent; the id stays ``default-v1.0`` and nothing is noted.
 
-The two runs are then not one protocol: the report refuses to put them in one table and names the temperatures.
+The two runs are then not one protocol: the report refuses to put them in one table and names the temperatures. A
+third run, ``--preset paper`` through inspect's Gemini client, really sends the paper's 0.4 and 0.1 and keeps
+``paper-v1.0``.
 """
 
 from __future__ import annotations
@@ -55,6 +57,10 @@ def test_a_provider_that_drops_the_temperature_makes_the_run_another_protocol(tm
         claude, claude_rows = run(tmp_path, monkeypatch, mock, claude_model, "claude", *budget)
         wire = list(mock.wire)
         openai, openai_rows = run(tmp_path, monkeypatch, mock, f"openai-api/mock/m{mock.port}", "openai")
+        monkeypatch.setenv("GOOGLE_BASE_URL", f"http://127.0.0.1:{mock.port}")
+        monkeypatch.setenv("GOOGLE_API_KEY", "mock-google-key")
+        gemini = f"google/gemini-2.5-flash-m{mock.port}"
+        paper, paper_rows = run(tmp_path, monkeypatch, mock, gemini, "paper", "--preset", "paper")
 
     # the Anthropic run: dialogues ran and were judged, through the real client, and no temperature reached the wire
     assert (claude_rows["failed"] == 0).all() and claude_rows["pref_align"].notna().all()
@@ -87,6 +93,11 @@ def test_a_provider_that_drops_the_temperature_makes_the_run_another_protocol(tm
     assert openai["sent"]["user"]["sent"]["temperature"] == 0.7
     assert openai["sent"]["grader"]["sent"]["temperature"] == 0.0
     assert set(openai_rows["protocol_id"]) == {"default-v1.0"}
+
+    # --preset paper on a provider that takes a temperature: its fixed 0.4 and 0.1 really sent, the paper's id kept
+    assert paper["id"] == "paper-v1.0" and paper["not_sent"] == [] and paper["asked_id"] is None
+    assert paper["sent"]["user"]["sent"]["temperature"] == 0.4 and paper["sent"]["grader"]["sent"]["temperature"] == 0.1
+    assert (paper_rows["failed"] == 0).all() and set(paper_rows["protocol_id"]) == {"paper-v1.0"}
 
     # the report says what was not sent, and the two runs are not one protocol
     out = tmp_path / "report"
