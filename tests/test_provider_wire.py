@@ -66,6 +66,15 @@ def test_every_wire_format_runs_scores_alike_and_keeps_the_thinking_private(tmp_
         stats = mock.stats()
         wire = {(body["_format"], role) for role, body in mock.wire}
         streamed = {body["_format"] for role, body in mock.wire if body.get("stream")}
+        judged = [body for role, body in mock.wire if role == "judge"]
+    for body in judged:  # every judge request asks for its JSON schema in its format's own field
+        config = body.get("generationConfig") or {}
+        schema = {
+            "anthropic": body.get("output_format"),
+            "responses": (body.get("text") or {}).get("format"),
+            "gemini": config.get("responseJsonSchema") or config.get("responseSchema"),
+        }[body["_format"]]
+        assert schema, body["_format"]
     assert stats["reasoning_leaks"] == 0  # no user, judge, audit or quality request held the thinking
     for fmt in ("responses", "anthropic"):  # each format carried every role; both streamed some answers
         assert {(fmt, "assistant"), (fmt, "user"), (fmt, "judge")} <= wire, fmt
