@@ -9,7 +9,8 @@ per-criterion judge, tools with the structured one; under text also ``--judge la
 through the Anthropic client). Asserted: every row scored, discovery asked its questions, the thinking never reached
 a simulated user's or a judge's request (the server looks in every one), and — the replies being the same text in
 every format — the same PrefAlign and correctness as the plain chat-completions run. The RL episode's user and judge
-run over the Gemini and Anthropic clients alike. A refusal in each format is scored by rule (``test_refusals.py``).
+run over the Gemini and Anthropic clients alike, and so does the play study (a person in the user's seat). A refusal
+in each format is scored by rule (``test_refusals.py``).
 """
 
 from __future__ import annotations
@@ -139,3 +140,51 @@ def test_an_rl_episode_runs_its_user_and_judge_over_each_wire_format(tmp_path, m
     assert wire["n_questions"] == chat["n_questions"] == 2
     assert wire["score"]["pref_align"] == pytest.approx(chat["score"]["pref_align"])
     assert wire["reward"] == pytest.approx(chat["reward"])
+
+
+@pytest.mark.slow
+def test_a_person_plays_the_user_of_a_model_and_judge_on_other_wire_formats(tmp_path, monkeypatch):
+    """The play study (a person in the user's seat): the model under test through inspect's Anthropic client and the
+    judge through its Gemini client. The model asks its two questions, waits for the person, answers, and the
+    dialogue is scored; its thinking reaches neither the page's turns nor the judge."""
+    import asyncio
+
+    from inspect_ai.model import get_model
+
+    from play_world import play_scenario
+    from prefdisco.annotate.play_service import prepare_play
+    from prefdisco.annotate.play_session import PlaySettings, PlayStudy
+    from prefdisco.annotate.play_store import PlayStore
+    from test_annotate_bench import write_bench
+
+    with MockOpenAI(MockConfig(thinking=THOUGHT)) as mock:
+        mock_env(monkeypatch, mock, tmp_path)
+        for key, value in {
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock.port}",
+            "GOOGLE_BASE_URL": f"http://127.0.0.1:{mock.port}",
+            "ANTHROPIC_API_KEY": "sk-mock-key",
+            "GOOGLE_API_KEY": "mock-google-key",
+        }.items():
+            monkeypatch.setenv(key, value)
+        model, judge = f"anthropic/claude-sonnet-4-5-p{mock.port}", f"google/gemini-2.5-flash-p{mock.port}"
+        db = tmp_path / "play.sqlite"
+        prepare_play(write_bench(tmp_path / "bench", [play_scenario()]), db, model, judge, PlaySettings())
+        store = PlayStore(db)
+        play = PlayStudy(store, get_model(model), get_model(judge), PlaySettings.from_meta(store.play_meta()))
+
+        async def person() -> object:
+            view = await play.view("alice", 1)
+            for reply in ("Step by step, please.", "One worked example."):
+                assert view.pending and view.pending.endswith("?"), view
+                view = await play.reply("alice", 1, reply)
+            return view
+
+        end = asyncio.run(person())
+        stats, wire = mock.stats(), list(mock.wire)
+    assert end.done  # type: ignore[attr-defined]
+    stored = PlayStore(db).dialogue("alice", 1)
+    assert stored is not None and stored.status == "scored" and stored.score is not None
+    assert stored.score.value["n_questions"] == 2 and stored.score.value["pref_align"] is not None
+    assert all(THOUGHT not in t.content for t in stored.state.turns)  # the page shows visible text only
+    assert stats["reasoning_leaks"] == 0
+    assert {(body["_format"], role) for role, body in wire} >= {("anthropic", "assistant"), ("gemini", "judge")}
