@@ -93,6 +93,7 @@ from typing import Any
 from aiohttp import web
 
 from mock_wire import (
+    BUDGET_THOUGHT,
     REFUSAL,
     anthropic_body,
     anthropic_events,
@@ -123,10 +124,11 @@ MODE_TAG = re.compile(r"\[mode:([a-z_0-9]+)\]")
 MODEL_TAG = re.compile(r"\[model:([A-Za-z0-9_.-]+)\]")
 GARBAGE_JUDGE = "Hard to say; the response is fine in places and weak in others."
 GARBAGE_REPLY = "Sorry, I got distracted there. Could you repeat the question?"
-ENDINGS = ("refusal", "filter", "empty", "length")
+ENDINGS = ("refusal", "filter", "empty", "length", "thinking")
 """How an assistant turn may end (``MockConfig.endings``): ``refusal`` — ``message.refusal`` set, no content;
 ``filter`` — ``finish_reason: "content_filter"``, no content; ``empty`` — an empty completion; ``length`` — the usual
-answer with ``finish_reason: "length"`` (cut at the token limit)."""
+answer with ``finish_reason: "length"`` (cut at the token limit); ``thinking`` — a reasoning model that spent its
+whole budget thinking: its thinking and no answer, cut at the limit."""
 
 
 @dataclass
@@ -338,6 +340,8 @@ def completion_body(
         message = {"role": "assistant", "content": ""}
     elif ending == "length":
         finish = "length"
+    elif ending == "thinking":  # the whole budget spent thinking: no content, cut at the limit
+        message, finish, thinking = {"role": "assistant", "content": ""}, "length", thinking or BUDGET_THOUGHT
     if tool_call is not None:
         arguments = json.dumps(tool_call["arguments"])
         function = {"name": tool_call["name"], "arguments": arguments}

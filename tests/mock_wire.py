@@ -25,6 +25,9 @@ import json
 from typing import Any
 
 REFUSAL = "I'm sorry, but I can't help with that."
+BUDGET_THOUGHT = "Let me weigh how much detail this person wants before I answer, step by"
+"""The thinking of a reasoning model whose whole budget went on reasoning (the ``thinking`` ending): no answer
+follows, and the generation is cut at the token limit."""
 
 
 def text_of(content: Any) -> str:
@@ -87,6 +90,8 @@ def anthropic_body(
         content = []
     elif ending == "length":
         stop = "max_tokens"
+    elif ending == "thinking":
+        content, stop, thinking = [], "max_tokens", thinking or BUDGET_THOUGHT
     if thinking is not None and stop != "refusal":
         content = [{"type": "thinking", "thinking": thinking, "signature": f"sig-mock-{n}"}, *content]
     return {
@@ -180,18 +185,20 @@ def responses_body(
         part = {"type": "refusal", "refusal": REFUSAL}
     elif ending == "empty":
         part = {"type": "output_text", "text": "", "annotations": []}
-    elif ending == "length":
+    elif ending in ("length", "thinking"):
         status, incomplete = "incomplete", {"reason": "max_output_tokens"}
+    if ending == "thinking":
+        thinking = thinking or BUDGET_THOUGHT
     message = {"type": "message", "id": f"msg_mock_{n}", "role": "assistant", "status": "completed", "content": [part]}
     if tool_call is not None:
         arguments = json.dumps(tool_call["arguments"])
         message = {"type": "function_call", "id": f"fc_mock_{n}", "call_id": f"call_mock_{n}",
                    "name": tool_call["name"], "arguments": arguments, "status": "completed"}  # fmt: skip
-    output: list[dict[str, Any]] = [message]
+    output: list[dict[str, Any]] = [message] if ending != "thinking" else []
     reasoning_tokens = 0
     if thinking is not None:
         summary = [{"type": "summary_text", "text": thinking}]
-        output = [{"type": "reasoning", "id": f"rs_mock_{n}", "summary": summary}, message]
+        output = [{"type": "reasoning", "id": f"rs_mock_{n}", "summary": summary}, *output]
         reasoning_tokens = len(thinking) // 4 + 1
     n_in, n_out = prompt_chars // 4 + 1, len(text) // 4 + 1 + reasoning_tokens
     cached = n_in // 2
@@ -284,6 +291,8 @@ def gemini_body(
         parts = [{"text": ""}]
     elif ending == "length":
         finish = "MAX_TOKENS"
+    elif ending == "thinking":
+        parts, finish, thinking = [], "MAX_TOKENS", thinking or BUDGET_THOUGHT
     if thinking is not None and finish != "SAFETY":
         parts = [{"text": thinking, "thought": True}, *parts]
     n_in, n_out = prompt_chars // 4 + 1, len(text) // 4 + 1

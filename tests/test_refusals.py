@@ -3,14 +3,17 @@
 The planted world: six scenarios on the OpenAI-compatible mock, driven through inspect's real ``openai-api`` client
 by ``prefdisco eval`` in baseline, discovery and oracle. Every assistant turn of ``r0`` ends as a refusal
 (``message.refusal``), of ``r1`` as a content filter (``finish_reason: content_filter``), of ``r2`` as an empty
-completion and of ``r3`` cut at the token limit (``finish_reason: length``, the full answer kept); ``r4`` and ``r5``
+completion, of ``r3`` cut at the token limit (``finish_reason: length``, the full answer kept) and of ``r6`` as a
+reasoning model that spent its whole budget thinking (its thinking, no answer, cut); ``r4`` and ``r5``
 answer. Every judge reply is 4 and every answer is B, the gold, so by hand, in each condition:
 
-* ``--refusals score`` (the default): PrefAlign 1, 1, 1, 4, 4, 4 → mean 2.5; correct 0, 0, 0, 1, 1, 1 → accuracy 0.5;
-* ``--refusals exclude``: r0-r2 left out → PrefAlign 4.0 over 3, accuracy 1.0 over 3;
+* ``--refusals score`` (the default): PrefAlign 1, 1, 1, 4, 4, 4, 1 → mean 16/7; correct 0, 0, 0, 1, 1, 1, 0 →
+  accuracy 3/7;
+* ``--refusals exclude``: r0-r2 and r6 left out → PrefAlign 4.0 over 3, accuracy 1.0 over 3;
 
-and r0-r2 make no judge, quality or correctness call at all. The same world through inspect's Anthropic Messages and
-OpenAI Responses and Gemini clients (each format's own refusal, cut and empty answer) gives the same flags and numbers.
+and r0-r2 and r6 make no judge, quality or correctness call at all. The same world through inspect's Anthropic
+Messages, OpenAI Responses and Gemini clients (each format's own refusal, cut, empty answer and spent budget) gives
+the same flags and numbers.
 """
 
 from __future__ import annotations
@@ -29,10 +32,11 @@ from prefdisco.schema import Problem
 from prefdisco.scoring.non_answer import non_answer
 from scripted import make_scenario
 
-ENDINGS = {"r0": "refusal", "r1": "filter", "r2": "empty", "r3": "length"}
-CASES = [f"r{i}" for i in range(6)]
+ENDINGS = {"r0": "refusal", "r1": "filter", "r2": "empty", "r3": "length", "r6": "thinking"}
+CASES = [f"r{i}" for i in range(7)]
+CUT = ("r3", "r6")
 MODES = ("baseline", "discovery", "oracle")
-RULED = {"r0": "refused", "r1": "refused", "r2": "empty"}
+RULED = {"r0": "refused", "r1": "refused", "r2": "empty", "r6": "empty"}
 
 
 def scenarios() -> list:
@@ -107,25 +111,26 @@ def test_refused_and_empty_responses_are_scored_by_rule_and_counted(tmp_path, mo
         at = rows.xs(mode, level="mode")
         assert at["refused"].to_dict() == {s: int(RULED.get(s) == "refused") for s in CASES}
         assert at["empty"].to_dict() == {s: int(RULED.get(s) == "empty") for s in CASES}
-        assert at["truncated"].to_dict() == {s: int(s == "r3") for s in CASES}
+        assert at["truncated"].to_dict() == {s: int(s in CUT) for s in CASES}
         assert at.loc["r1", "stop_reason"] == "content_filter" and at.loc["r3", "stop_reason"] == "max_tokens"
+        assert at.loc["r6", "stop_reason"] == "max_tokens"
         assert at.loc["r0", "stop_reason"] == "stop" and at.loc["r4", "stop_reason"] == "stop"
         assert at["pref_align"].to_dict() == {s: 1.0 if s in RULED else 4.0 for s in CASES}
         assert at["correct"].to_dict() == {s: 0 if s in RULED else 1 for s in CASES}
-        assert at["pref_align"].mean() == pytest.approx(2.5) and at["correct"].mean() == pytest.approx(0.5)
+        assert at["pref_align"].mean() == pytest.approx(16 / 7) and at["correct"].mean() == pytest.approx(3 / 7)
         assert at["pref_align_reason"].isna().all()
     for case in RULED:  # never judged: no judge, quality or correctness call for their responses
         assert judged_calls(stats, case) == 0, case
     assert all(judged_calls(stats, case) > 0 for case in CASES if case not in RULED)
     [model] = results["model"].unique()
     accuracy = summary["accuracy"][model]["demo"]
-    assert accuracy == dict.fromkeys(MODES, 0.5)
+    assert accuracy == pytest.approx(dict.fromkeys(MODES, 3 / 7))
     counts = summary["non_answers"][model]["demo"]
-    expected = {"n_scenarios": 6, "refused": 2, "empty": 1, "excluded": 0, "truncated": 1}
+    expected = {"n_scenarios": 7, "refused": 2, "empty": 2, "excluded": 0, "truncated": 2}
     assert counts == {mode: expected for mode in MODES}
     [reading] = [r for r in summary["validity"] if r["instrument"] == "Refused and empty responses"]
-    assert "2 refused, 1 empty, 1 truncated of 6" in reading["finding"] and "scored by rule" in reading["reading"]
-    assert any("9 of 18 responses were refused or empty and scored by rule" in c for c in summary["caveats"])
+    assert "2 refused, 2 empty, 2 truncated of 7" in reading["finding"] and "scored by rule" in reading["reading"]
+    assert any("12 of 21 responses were refused or empty and scored by rule" in c for c in summary["caveats"])
 
 
 @pytest.mark.slow
@@ -140,15 +145,15 @@ def test_each_providers_refusal_cut_and_empty_answer_are_read_and_ruled(tmp_path
         at = rows.xs(mode, level="mode")
         assert at["refused"].to_dict() == {s: int(RULED.get(s) == "refused") for s in CASES}
         assert at["empty"].to_dict() == {s: int(RULED.get(s) == "empty") for s in CASES}
-        assert at["truncated"].to_dict() == {s: int(s == "r3") for s in CASES}
-        assert at.loc["r3", "stop_reason"] == "max_tokens"
+        assert at["truncated"].to_dict() == {s: int(s in CUT) for s in CASES}
+        assert at.loc["r3", "stop_reason"] == at.loc["r6", "stop_reason"] == "max_tokens"
         assert at["pref_align"].to_dict() == {s: 1.0 if s in RULED else 4.0 for s in CASES}
         assert at["correct"].to_dict() == {s: 0 if s in RULED else 1 for s in CASES}
     for case in RULED:
         assert judged_calls(stats, case) == 0, case
     [model] = results["model"].unique()
-    assert summary["accuracy"][model]["demo"] == dict.fromkeys(MODES, 0.5)
-    assert any("9 of 18 responses were refused or empty and scored by rule" in c for c in summary["caveats"])
+    assert summary["accuracy"][model]["demo"] == pytest.approx(dict.fromkeys(MODES, 3 / 7))
+    assert any("12 of 21 responses were refused or empty and scored by rule" in c for c in summary["caveats"])
 
 
 @pytest.mark.slow
@@ -167,11 +172,11 @@ def test_refusals_exclude_leaves_them_out_of_prefalign_and_accuracy(tmp_path, mo
     [model] = results["model"].unique()
     assert summary["accuracy"][model]["demo"] == dict.fromkeys(MODES, 1.0)
     assert summary["accuracy_n"][model]["demo"] == dict.fromkeys(MODES, 3)
-    assert summary["non_answers"][model]["demo"]["oracle"]["excluded"] == 3
+    assert summary["non_answers"][model]["demo"]["oracle"]["excluded"] == 4
     run_json = json.loads((tmp_path / "excluded" / "run.json").read_text())
     assert run_json["refusals"] == "exclude"
     assert run_json["protocol_id"].startswith("custom-")  # not the default protocol: its numbers are not
-    assert any("9 of 18 responses were refused or empty and left out of PrefAlign" in c for c in summary["caveats"])
+    assert any("12 of 21 responses were refused or empty and left out of PrefAlign" in c for c in summary["caveats"])
 
 
 @pytest.mark.slow
@@ -191,7 +196,7 @@ def test_a_run_judged_later_scores_its_refusals_by_the_same_rule(tmp_path, monke
         assert judged_calls(stats, case) == 0, case
     [model] = results["model"].unique()
     assert summary["non_answers"][model]["demo"]["discovery"] == {
-        "n_scenarios": 6, "refused": 2, "empty": 1, "excluded": 3, "truncated": 1,
+        "n_scenarios": 7, "refused": 2, "empty": 2, "excluded": 4, "truncated": 2,
     }  # fmt: skip
 
 
