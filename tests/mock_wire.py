@@ -60,7 +60,11 @@ def anthropic_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 def tool_names(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The tools a request offers, as chat completions lists them (``{"function": {"name": …}}``), whatever the
-    format (Anthropic and Responses name a tool at its top level)."""
+    format (Anthropic and Responses name a tool at its top level); none when its tool choice is "none" (the tool
+    listed but withdrawn: Anthropic ``{"type": "none"}``, Responses ``"none"``)."""
+    choice = body.get("tool_choice")
+    if choice == "none" or (isinstance(choice, dict) and choice.get("type") == "none"):
+        return []
     return [
         {"function": {"name": t.get("name") or (t.get("function") or {}).get("name")}} for t in body.get("tools") or []
     ]
@@ -261,7 +265,10 @@ def gemini_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def gemini_tools(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The function declarations a request offers, as chat completions lists them."""
+    """The function declarations a request offers, as chat completions lists them (none under mode ``NONE``)."""
+    config = (body.get("toolConfig") or {}).get("functionCallingConfig") or {}
+    if str(config.get("mode", "")).upper() == "NONE":
+        return []
     declared = []
     for tool in body.get("tools") or []:
         declared += tool.get("functionDeclarations") or tool.get("function_declarations") or []

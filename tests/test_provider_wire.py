@@ -5,12 +5,13 @@ Per format — OpenAI Responses (``openai/o3``: what inspect uses for o-series a
 (``anthropic/…``: JSON and streamed), Google ``generateContent`` (``google/…``) and OpenAI-compatible chat
 completions with ``reasoning_content`` (vLLM, DeepSeek) — the model under test answers with its thinking in the
 format's own reasoning part, and baseline, discovery and oracle run under both ask channels (text with the
-per-criterion judge, tools with the structured one; under text also ``--judge later`` then ``prefdisco judge``
-through the Anthropic client). Asserted: every row scored, discovery asked its questions, the thinking never reached
-a simulated user's or a judge's request (the server looks in every one), and — the replies being the same text in
-every format — the same PrefAlign and correctness as the plain chat-completions run. The RL episode's user and judge
-run over the Gemini and Anthropic clients alike, and so does the play study (a person in the user's seat). A refusal
-in each format is scored by rule (``test_refusals.py``).
+per-criterion judge; tools with the structured one and every other condition too, fixed-K 1 included; under text
+also ``--judge later`` then ``prefdisco judge`` through the Anthropic client). Asserted: every row scored,
+discovery asked its questions, the thinking never reached a simulated user's or a judge's request (the server looks
+in every one), every judge request carried its schema, and — the replies being the same text in every format — the
+same PrefAlign and correctness as the plain chat-completions run. The RL episode's user and judge run over the
+Gemini and Anthropic clients alike, and so does the play study (a person in the user's seat). A refusal in each
+format is scored by rule (``test_refusals.py``).
 """
 
 from __future__ import annotations
@@ -26,11 +27,20 @@ from mock_openai import MockConfig, MockOpenAI, mock_env, tagged_scenarios, writ
 
 THOUGHT = "PRIVATE-THOUGHT: the person probably wants a worked example"
 MODES = "baseline,discovery,oracle"
+EVERY_CONDITION = (
+    "--modes",
+    "baseline,discovery,oracle,wrong_persona,oracle_distractor,stated_belief",
+    "--fixed-k",
+    "1",
+)
+"""The tools channel's runs: every per-scenario condition, fixed-K included."""
 
 
 def run(tmp_path, name: str, model: str, *extra: str) -> pd.DataFrame:
     bench = write_scenarios(tmp_path / "scenarios.jsonl", tagged_scenarios(2))
-    args = ["eval", str(bench), "--model", model, "--log-dir", str(tmp_path / name), "--modes", MODES]
+    args = ["eval", str(bench), "--model", model, "--log-dir", str(tmp_path / name)]
+    if "--modes" not in extra:
+        args += ["--modes", MODES]
     result = CliRunner().invoke(cli.app, [*args, "--display", "none", *extra])
     assert result.exit_code == 0, result.output
     return pd.read_csv(tmp_path / name / "results.csv").sort_values(["scenario_id", "mode"], ignore_index=True)
@@ -49,7 +59,7 @@ def test_every_wire_format_runs_scores_alike_and_keeps_the_thinking_private(tmp_
         monkeypatch.setenv("GOOGLE_BASE_URL", f"http://127.0.0.1:{mock.port}")
         monkeypatch.setenv("GOOGLE_API_KEY", "mock-google-key")
         port = mock.port
-        flags = ("--ask", ask, "--judge", judge)
+        flags = ("--ask", ask, "--judge", judge, *(EVERY_CONDITION if ask == "tools" else ()))
         runs = {
             "chat": run(tmp_path, "chat", f"openai-api/mock/m{port}", *flags),
             "responses": run(tmp_path, "responses", f"openai/o3-m{port}", *flags),
@@ -58,7 +68,7 @@ def test_every_wire_format_runs_scores_alike_and_keeps_the_thinking_private(tmp_
         }
         if ask == "text":  # the dialogues now, the judging later (prefdisco judge), through Anthropic's client
             later = f"anthropic/claude-sonnet-4-5-later{port}"
-            run(tmp_path, "later", later, *flags[:2], "--judge", "later")
+            run(tmp_path, "later", later, "--ask", ask, "--judge", "later")
             judged = CliRunner().invoke(cli.app, ["judge", str(tmp_path / "later"), "--judge", judge])
             assert judged.exit_code == 0, judged.output
             runs["later"] = pd.read_csv(tmp_path / "later" / "results.csv").sort_values(
@@ -91,6 +101,7 @@ def test_every_wire_format_runs_scores_alike_and_keeps_the_thinking_private(tmp_
     for name, rows in runs.items():
         assert (rows["failed"] == 0).all() and rows["pref_align"].notna().all(), name
         assert (rows.loc[rows["mode"] == "discovery", "n_questions"] == 2).all(), name
+        assert (rows.loc[rows["mode"] == "fixed_k", "n_questions"] == 1).all(), name
         assert (rows["refused"] == 0).all() and (rows["empty"] == 0).all(), name
         # the same replies in every format: the same scores as the chat-completions run
         assert rows["pref_align"].tolist() == pytest.approx(reference["pref_align"].tolist()), name
