@@ -96,7 +96,10 @@ def test_every_wire_format_runs_scores_alike_and_keeps_the_thinking_private(tmp_
     assert gemini["not_sent"] == [] and gemini["sent"]["user"]["sent"]["temperature"] == 0.7
     assert gemini["sent"]["grader"]["sent"]["temperature"] == 0.0 and gemini["asked_id"] is None  # the flags' id
     o3 = json.loads((tmp_path / "responses" / "protocol.json").read_text())
-    assert f"user temperature 0.7: not sent (openai/o3-m{port})" in o3["not_sent"]
+    assert (
+        f"user temperature 0.7: not sent (openai/o3-m{port}): OpenAI's reasoning model o3-m{port} takes no temperature"
+        in o3["not_sent"]
+    )
     reference = runs["chat"]
     for name, rows in runs.items():
         assert (rows["failed"] == 0).all() and rows["pref_align"].notna().all(), name

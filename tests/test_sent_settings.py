@@ -77,8 +77,9 @@ def test_a_provider_that_drops_the_temperature_makes_the_run_another_protocol(tm
     assert all("cache_control" in body for _, body in wire)
     assert claude["sent"]["grader"]["sent"]["reasoning_tokens"] == 1024
     assert claude["settings"]["grader_reasoning_tokens"] == 1024 == claude["given"]["grader_reasoning_tokens"]
-    assert f"grader temperature 0.0: not sent ({claude_model})" in claude["not_sent"]
-    assert f"user temperature 0.7: not sent ({claude_model})" in claude["not_sent"]
+    why = "inspect's Anthropic client sends no temperature (Anthropic's current API takes none)"
+    assert f"grader temperature 0.0: not sent ({claude_model}): {why}" in claude["not_sent"]
+    assert f"user temperature 0.7: not sent ({claude_model}): {why}" in claude["not_sent"]
     assert claude["settings"]["user_temperature"] is None and claude["settings"]["grader_temperature"] is None
     assert claude["given"]["user_temperature"] == 0.7 and claude["given"]["grader_temperature"] == 0.0
     # the flags' protocol (the defaults with a judge budget) is a custom one; what was sent is another

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from prefdisco.evaluation.protocols import id_of
+from prefdisco.models.sampling import drops_temperature
 from prefdisco.results.protocol_record import ProtocolRecord, read_record, write_record
 from prefdisco.results.sent_settings import SentSettings, sent_settings
 
@@ -71,13 +72,18 @@ def settle_protocol(log_dir: Path) -> ProtocolRecord | None:
             "id": new_id,
             "settings": effective,
             "sent": sent.roles,
-            "not_sent": sent.notes(),
+            "not_sent": sent.notes(why=_why),
             "asked_id": asked if new_id != asked else None,
             "given": given if effective != given else None,
         }
     )
     write_record(log_dir, settled)
     return settled
+
+
+def _why(setting: str, model: str) -> str | None:
+    """Why ``model`` was sent no ``setting``, where inspect's rules say (``models/sampling.py``)."""
+    return drops_temperature(model) if setting == "temperature" else None
 
 
 def _given(record: ProtocolRecord) -> dict[str, Any]:

@@ -23,7 +23,7 @@ A setting asked and absent from the request was **not sent**; one sent with anot
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -95,11 +95,14 @@ class SentSettings(BaseModel):
 
     roles: dict[str, RoleSent] = Field(default_factory=dict)
 
-    def notes(self) -> list[str]:
-        """One line per setting not sent or changed, naming the role, the setting and the model."""
+    def notes(self, why: Callable[[str, str], str | None] | None = None) -> list[str]:
+        """One line per setting not sent or changed, naming the role, the setting and the model, and (``why``:
+        setting, model → the reason, when known) why it was not sent."""
         out = []
         for role, seen in sorted(self.roles.items()):
-            out += [f"{role} {k} {seen.asked[k]!r}: not sent ({seen.model})" for k in seen.not_sent()]
+            for k in seen.not_sent():
+                reason = why(k, seen.model) if why is not None else None
+                out.append(f"{role} {k} {seen.asked[k]!r}: not sent ({seen.model})" + (f": {reason}" if reason else ""))
             out += [f"{role} {k} {seen.asked[k]!r}: sent as {seen.sent[k]!r} ({seen.model})" for k in seen.changed()]
         return out
 
