@@ -131,3 +131,22 @@ def test_a_planted_runs_cost_by_role_and_condition_is_the_hand_count(tmp_path, m
     calls = {role: line["estimated_calls"] for role, line in estimate.items()}
     assert calls == {"model": 16, "simulated user": 10, "judges": 14}
     assert all(line["estimated_usd"] > 0 for line in estimate.values())
+    # the run's time from its logs: 6 samples, the longest of them its critical path, inside the busy time
+    timing = summary["run_time"]
+    assert timing["n_samples"] == 6 and 0 < timing["critical_path_s"] <= timing["busy_s"]
+    assert timing["samples_in_flight"] >= 1 and 0 < timing["critical_share"] <= 1
+    assert 'id="run-time"' in (out / "report.html").read_text()
+
+
+def test_run_time_is_the_union_of_the_samples_against_the_longest():
+    """Three samples by hand: 0-10 s and 5-12 s overlap, 20-23 s after a pause (a killed run and its rerun): busy
+    10 + 2 + 3 = 15 s, the critical path 10 s, 20 sample-seconds over 15 busy ones = 1.33 samples at once."""
+    from datetime import datetime, timedelta
+
+    from prefdisco.results.run_time import busy_seconds
+
+    t0 = datetime(2026, 12, 5)
+    at = [(t0 + timedelta(seconds=a), t0 + timedelta(seconds=b)) for a, b in ((0, 10), (5, 12), (20, 23))]
+    assert busy_seconds(at) == pytest.approx(15.0)
+    assert busy_seconds(list(reversed(at))) == pytest.approx(15.0)
+    assert busy_seconds([(t0, t0 + timedelta(seconds=4)), (t0, t0 + timedelta(seconds=2))]) == pytest.approx(4.0)

@@ -57,6 +57,7 @@ from prefdisco.analysis.variance import detectable_difference, variance_parts
 from prefdisco.errors import UserError
 from prefdisco.results.contract import TRIAL_GROUP
 from prefdisco.results.merge import RunProtocol, load_runs
+from prefdisco.results.run_time import run_time
 from prefdisco.results.table import ResultsData
 
 
@@ -181,7 +182,7 @@ def build_report(
     summary["judge_settings"] = plain(run_judge)
     summary["simulator_flags"] = plain(flags_summary(flags))
     summary["non_answers"] = non_answers_summary(non_answers)
-    summary |= plain(cost.summary())
+    summary |= plain(cost.summary()) | {"run_time": plain(run_time(run_dir))}
     summary["pref_align_by_judge"] = plain(further_judges_summary(further))
     harms = build_harms(results, data.results, seed=seed, n_boot=n_boot)  # every report's Harms section
     summary["harms"] = plain(harms.summary())

@@ -40,7 +40,7 @@ from prefdisco.evaluation.judge_log import JudgedLog, judge_log
 from prefdisco.evaluation.limits import limit_roles
 from prefdisco.progress import Tally, Ticker
 from prefdisco.results.judgings import recorded_judgings
-from prefdisco.results.logs import Tables, _select_logs, read_header, results_from_logs, write_tables
+from prefdisco.results.logs import Tables, read_header, results_from_logs, select_logs, write_tables
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.deferred import JUDGE_LATER, JUDGED_SCORE, prefdisco_judge
 from prefdisco.scoring.judging import JUDGES
@@ -205,7 +205,7 @@ def plan_run(run_dir: Path, options: JudgeOptions) -> tuple[list[LogPlan], list[
         raise UserError(f"{run_dir}: no such run folder")
     if not (run_dir / RUN_FILE).exists() and not (run_dir / SPLIT_FILE).exists():
         raise UserError(f"{run_dir}: no {RUN_FILE} (or {SPLIT_FILE}): not a folder prefdisco eval wrote")
-    chosen = _select_logs(run_dir)
+    chosen = select_logs(run_dir)
     if not chosen:
         raise UserError(f"{run_dir}: no prefdisco eval logs to judge")
     runs: dict[Path, RunSettings] = {}
@@ -305,7 +305,7 @@ def judge_run(run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
 def _write_judgings(runs: dict[Path, RunSettings], run_dir: Path) -> None:
     """``judgings.json`` in each run folder: every judging its logs hold, with the number of logs holding it."""
     counts: dict[Path, dict[str, dict[str, Any]]] = {folder: {} for folder in runs}
-    for info, header in _select_logs(run_dir):
+    for info, header in select_logs(run_dir):
         folder = _local(info.name).parent
         if folder not in runs:
             continue

@@ -55,7 +55,7 @@ from prefdisco.evaluation.protocols import DEFAULT_SETTINGS, record_of, rubrics_
 from prefdisco.evaluation.task import load_scenarios
 from prefdisco.progress import Tally, Ticker
 from prefdisco.results.judgings import recorded_judgings
-from prefdisco.results.logs import _select_logs, read_header, results_from_logs, write_tables
+from prefdisco.results.logs import read_header, results_from_logs, select_logs, write_tables
 from prefdisco.results.protocol_record import PROTOCOL_FILE, PROTOCOL_SETTINGS, ProtocolRecord, differences
 from prefdisco.schema import Scenario
 from prefdisco.scoring.scorer import prefdisco_scorer
@@ -250,7 +250,7 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
         raise UserError(f"{run}: not a run folder prefdisco eval wrote (no {RUN_FILE} or {SPLIT_FILE})")
     scenarios = load_scenarios(options.bench)
     fixed = {s.id: s for s in scenarios}
-    chosen = sorted(_select_logs(run), key=lambda log: str(log[0].name))
+    chosen = sorted(select_logs(run), key=lambda log: str(log[0].name))
     if not chosen:
         raise UserError(f"{run}: no prefdisco eval logs to regrade")
     folders: dict[Path, RunSettings] = {}

@@ -114,7 +114,7 @@ def read_header(info: Any) -> Any:
         ) from e
 
 
-def _select_logs(folder: Path) -> list[tuple[Any, Any]]:
+def select_logs(folder: Path) -> list[tuple[Any, Any]]:
     """The newest log (a successful one first) per run folder, model, condition, task arguments and roles.
 
     Folders count separately, so a large eval split over several processes with their own log folders is read
@@ -157,7 +157,7 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
     (``stream.py``), or read from its log when no streamed line matches it."""
     streamed = streamed_rows(folder)
     parts: list[SampleRows] = []
-    for info, header in _select_logs(Path(folder)):
+    for info, header in select_logs(Path(folder)):
         parts += _log_rows(info, header, streamed)
     results = [with_cost(part, prices) for part in parts] if prices else [part.result for part in parts]
     return _finish(
