@@ -95,6 +95,7 @@ from aiohttp import web
 from mock_wire import (
     BUDGET_THOUGHT,
     REFUSAL,
+    Reply,
     anthropic_body,
     anthropic_events,
     anthropic_messages,
@@ -671,7 +672,7 @@ class MockOpenAI:
             "responses": (responses_body, responses_events),
             "gemini": (gemini_body, gemini_events),
         }[wire]
-        reply = make(model, text, prompt_chars, n, ending, thinking, tool_call, c.usage)
+        reply = make(Reply(model, text, prompt_chars, n, ending, thinking, tool_call, c.usage))
         if not body.get("stream"):
             return web.json_response(reply)
         stream = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
@@ -783,6 +784,16 @@ def mock_env(monkeypatch: Any, mock: MockOpenAI, tmp_path: Any) -> None:
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path / "inspect-cache"))
     monkeypatch.setenv("INSPECT_HTTP_REQUEST_TIMEOUT", "1.5")
     monkeypatch.setenv("INSPECT_DISPLAY", "none")
+
+
+def providers_env(monkeypatch: Any, mock: MockOpenAI, tmp_path: Any) -> None:
+    """``mock_env``, and inspect's ``openai/…`` (Responses), ``anthropic/…`` and ``google/…`` providers pointed at
+    ``mock`` too, each with a key of its own (``tests/mock_wire.py``)."""
+    mock_env(monkeypatch, mock, tmp_path)
+    root = f"http://127.0.0.1:{mock.port}"
+    for provider, base in (("OPENAI", f"{root}/v1"), ("ANTHROPIC", root), ("GOOGLE", root)):
+        monkeypatch.setenv(f"{provider}_BASE_URL", base)
+        monkeypatch.setenv(f"{provider}_API_KEY", f"mock-{provider.lower()}-key")
 
 
 def write_scenarios(path: Any, scenarios: list[Any]) -> Any:

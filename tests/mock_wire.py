@@ -22,9 +22,28 @@ simulated user's or a judge's request: the server counts requests of those roles
 from __future__ import annotations
 
 import json
+from dataclasses import astuple, dataclass
 from typing import Any
 
 REFUSAL = "I'm sorry, but I can't help with that."
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What one reply is made of, whatever the format: the request's model, the reply's text, the prompt's length
+    (for the usage), the reply's number, how it ends (``mock_openai.ENDINGS``), the thinking it carries, the tool call
+    it makes instead of the text, and planted usage."""
+
+    model: str
+    text: str
+    prompt_chars: int
+    n: int
+    ending: str | None = None
+    thinking: str | None = None
+    tool_call: dict[str, Any] | None = None
+    usage: dict[str, int] | None = None
+
+
 BUDGET_THOUGHT = "Let me weigh how much detail this person wants before I answer, step by"
 """The thinking of a reasoning model whose whole budget went on reasoning (the ``thinking`` ending): no answer
 follows, and the generation is cut at the token limit."""
@@ -70,19 +89,11 @@ def tool_names(body: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def anthropic_body(
-    model: str,
-    text: str,
-    prompt_chars: int,
-    n: int,
-    ending: str | None = None,
-    thinking: str | None = None,
-    tool_call: dict[str, Any] | None = None,
-    usage: dict[str, int] | None = None,
-) -> dict[str, Any]:
+def anthropic_body(reply: Reply) -> dict[str, Any]:
     """An Anthropic Messages response answering ``text`` (or calling ``tool_call``: a ``tool_use`` block), ended as
     ``ending`` says (``mock_openai.ENDINGS``: a refusal and a content filter are both Anthropic's ``stop_reason:
     "refusal"`` with no content)."""
+    model, text, prompt_chars, n, ending, thinking, tool_call, usage = astuple(reply)
     content: list[dict[str, Any]] = [{"type": "text", "text": text}]
     stop = "end_turn"
     if tool_call is not None:
@@ -170,19 +181,11 @@ def responses_schema(body: dict[str, Any]) -> Any:
     return fmt.get("schema") if fmt.get("type") == "json_schema" else None
 
 
-def responses_body(
-    model: str,
-    text: str,
-    prompt_chars: int,
-    n: int,
-    ending: str | None = None,
-    thinking: str | None = None,
-    tool_call: dict[str, Any] | None = None,
-    usage: dict[str, int] | None = None,
-) -> dict[str, Any]:
+def responses_body(reply: Reply) -> dict[str, Any]:
     """A Responses API response answering ``text`` (a reasoning item first when ``thinking``; a ``function_call``
     item instead of the message when ``tool_call``), ended as ``ending`` says; usage with half the input read from
     the cache and the reasoning tokens."""
+    model, text, prompt_chars, n, ending, thinking, tool_call, usage = astuple(reply)
     part: dict[str, Any] = {"type": "output_text", "text": text, "annotations": []}
     status, incomplete = "completed", None
     if ending in ("refusal", "filter"):
@@ -275,19 +278,11 @@ def gemini_tools(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"function": {"name": d.get("name")}} for d in declared]
 
 
-def gemini_body(
-    model: str,
-    text: str,
-    prompt_chars: int,
-    n: int,
-    ending: str | None = None,
-    thinking: str | None = None,
-    tool_call: dict[str, Any] | None = None,
-    usage: dict[str, int] | None = None,
-) -> dict[str, Any]:
+def gemini_body(reply: Reply) -> dict[str, Any]:
     """A ``generateContent`` response answering ``text`` (a thought part first when ``thinking``; a ``functionCall``
     part instead of the text when ``tool_call``), ended as ``ending`` says: a refusal or filter is
     ``finishReason: SAFETY`` with no content, a cut ``MAX_TOKENS``; usage with cached and thought tokens."""
+    model, text, prompt_chars, n, ending, thinking, tool_call, usage = astuple(reply)
     parts: list[dict[str, Any]] = [{"text": text}]
     finish = "STOP"
     if tool_call is not None:

@@ -166,3 +166,18 @@ def run_eval_set(
         max_samples=8,
     )
     return success
+
+
+def tagged_scenario(sid: str) -> Scenario:
+    """``make_scenario`` with a ``[case SID]`` tag in its question, so the mock server (``tests/mock_openai.py``)
+    attributes every call to it, and the letter answer B, which the mock's answers give."""
+    problem = Problem(
+        id=f"p-{sid}",
+        benchmark="demo",
+        domain="math",
+        question=f"A ferry carries 12 cars per trip. How many trips for 30 cars? [case {sid}]",
+        choices=["2", "3", "4", "5"],
+        answer="B",
+        answer_type="letter",
+    )
+    return make_scenario(sid, problem=problem)

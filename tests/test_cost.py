@@ -25,10 +25,9 @@ import pytest
 from typer.testing import CliRunner
 
 import prefdisco.cli as cli
-from mock_openai import MockConfig, MockOpenAI, mock_env, write_scenarios
+from mock_openai import MockConfig, MockOpenAI, providers_env, write_scenarios
 from prefdisco.prices import cost_usd, prices
-from prefdisco.schema import Problem
-from scripted import make_scenario
+from scripted import tagged_scenario
 
 USAGE = {"input": 1000, "cached": 600, "output": 50, "reasoning": 20}
 PRICE = {"input": 2.0, "output": 8.0, "cached_input": 0.5}
@@ -41,19 +40,7 @@ CALLS = {  # per scenario, by role (model under test, simulated user, judges)
 
 
 def scenarios() -> list:
-    out = []
-    for sid in ("k0", "k1"):
-        problem = Problem(
-            id=f"p-{sid}",
-            benchmark="demo",
-            domain="math",
-            question=f"A ferry carries 12 cars per trip. How many trips for 30 cars? [case {sid}]",
-            choices=["2", "3", "4", "5"],
-            answer="B",
-            answer_type="letter",
-        )
-        out.append(make_scenario(sid, problem=problem))
-    return out
+    return [tagged_scenario(sid) for sid in ("k0", "k1")]
 
 
 def test_one_call_priced_by_hand():
@@ -71,9 +58,7 @@ def test_a_planted_runs_cost_by_role_and_condition_is_the_hand_count(tmp_path, m
     cli._register()
     bench = write_scenarios(tmp_path / "scenarios.jsonl", scenarios())
     with MockOpenAI(MockConfig(usage=USAGE)) as mock:
-        mock_env(monkeypatch, mock, tmp_path)
-        monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{mock.port}/v1")
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-mock-key")
+        providers_env(monkeypatch, mock, tmp_path)
         model = f"openai/o3-cost{mock.port}"
         book = tmp_path / "prices.json"
         book.write_text(json.dumps({model: PRICE}))

@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 import prefdisco.cli as cli
-from mock_openai import MockConfig, MockOpenAI, mock_env, tagged_scenarios, write_scenarios
+from mock_openai import MockConfig, MockOpenAI, providers_env, tagged_scenarios, write_scenarios
 
 THOUGHT = "PRIVATE-THOUGHT: the person probably wants a worked example"
 MODES = "baseline,discovery,oracle"
@@ -51,13 +51,7 @@ def run(tmp_path, name: str, model: str, *extra: str) -> pd.DataFrame:
 def test_every_wire_format_runs_scores_alike_and_keeps_the_thinking_private(tmp_path, monkeypatch, ask, judge):
     cli._register()
     with MockOpenAI(MockConfig(thinking=THOUGHT)) as mock:
-        mock_env(monkeypatch, mock, tmp_path)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{mock.port}")
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-mock")
-        monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{mock.port}/v1")
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-mock-key")
-        monkeypatch.setenv("GOOGLE_BASE_URL", f"http://127.0.0.1:{mock.port}")
-        monkeypatch.setenv("GOOGLE_API_KEY", "mock-google-key")
+        providers_env(monkeypatch, mock, tmp_path)
         port = mock.port
         flags = ("--ask", ask, "--judge", judge, *(EVERY_CONDITION if ask == "tools" else ()))
         runs = {
@@ -138,14 +132,7 @@ def test_an_rl_episode_runs_its_user_and_judge_over_each_wire_format(tmp_path, m
     """The RL episode's simulated user and judge through inspect's Gemini and Anthropic clients score the episode as
     through chat completions (the mock's replies are the same text in every format)."""
     with MockOpenAI() as mock:
-        mock_env(monkeypatch, mock, tmp_path)
-        for key, value in {
-            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock.port}",
-            "GOOGLE_BASE_URL": f"http://127.0.0.1:{mock.port}",
-            "ANTHROPIC_API_KEY": "sk-mock-key",
-            "GOOGLE_API_KEY": "mock-google-key",
-        }.items():
-            monkeypatch.setenv(key, value)
+        providers_env(monkeypatch, mock, tmp_path)
         port = mock.port
         chat = episode(f"openai-api/mock/u{port}", f"openai-api/mock/j{port}")
         wire = episode(f"google/gemini-2.5-flash-u{port}", f"anthropic/claude-sonnet-4-5-j{port}")
@@ -172,14 +159,7 @@ def test_a_person_plays_the_user_of_a_model_and_judge_on_other_wire_formats(tmp_
     from test_annotate_bench import write_bench
 
     with MockOpenAI(MockConfig(thinking=THOUGHT)) as mock:
-        mock_env(monkeypatch, mock, tmp_path)
-        for key, value in {
-            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{mock.port}",
-            "GOOGLE_BASE_URL": f"http://127.0.0.1:{mock.port}",
-            "ANTHROPIC_API_KEY": "sk-mock-key",
-            "GOOGLE_API_KEY": "mock-google-key",
-        }.items():
-            monkeypatch.setenv(key, value)
+        providers_env(monkeypatch, mock, tmp_path)
         model, judge = f"anthropic/claude-sonnet-4-5-p{mock.port}", f"google/gemini-2.5-flash-p{mock.port}"
         db = tmp_path / "play.sqlite"
         prepare_play(write_bench(tmp_path / "bench", [play_scenario()]), db, model, judge, PlaySettings())

@@ -26,11 +26,10 @@ from inspect_ai.model import ChatMessageAssistant, ContentReasoning, ContentText
 from typer.testing import CliRunner
 
 import prefdisco.cli as cli
-from mock_openai import MockConfig, MockOpenAI, mock_env, write_scenarios
+from mock_openai import MockConfig, MockOpenAI, providers_env, write_scenarios
 from prefdisco.dialogue.response_end import ResponseEnd, response_end
-from prefdisco.schema import Problem
 from prefdisco.scoring.non_answer import non_answer
-from scripted import make_scenario
+from scripted import tagged_scenario
 
 ENDINGS = {"r0": "refusal", "r1": "filter", "r2": "empty", "r3": "length", "r6": "thinking"}
 CASES = [f"r{i}" for i in range(7)]
@@ -40,19 +39,24 @@ RULED = {"r0": "refused", "r1": "refused", "r2": "empty", "r6": "empty"}
 
 
 def scenarios() -> list:
-    out = []
-    for sid in CASES:
-        problem = Problem(
-            id=f"p-{sid}",
-            benchmark="demo",
-            domain="math",
-            question=f"A ferry carries 12 cars per trip. How many trips for 30 cars? [case {sid}]",
-            choices=["2", "3", "4", "5"],
-            answer="B",
-            answer_type="letter",
-        )
-        out.append(make_scenario(sid, problem=problem))
-    return out
+    return [tagged_scenario(sid) for sid in CASES]
+
+
+def assert_ruled(rows: pd.DataFrame, stats: dict) -> None:
+    """The planted world's rows of every condition, each read and ruled as the module docstring says by hand, and no
+    judge, quality or correctness call made for a non-answer."""
+    for mode in MODES:
+        at = rows.xs(mode, level="mode")
+        assert at["refused"].to_dict() == {s: int(RULED.get(s) == "refused") for s in CASES}
+        assert at["empty"].to_dict() == {s: int(RULED.get(s) == "empty") for s in CASES}
+        assert at["truncated"].to_dict() == {s: int(s in CUT) for s in CASES}
+        assert at.loc["r3", "stop_reason"] == at.loc["r6", "stop_reason"] == "max_tokens"
+        assert at["pref_align"].to_dict() == {s: 1.0 if s in RULED else 4.0 for s in CASES}
+        assert at["correct"].to_dict() == {s: 0 if s in RULED else 1 for s in CASES}
+        assert at["pref_align"].mean() == pytest.approx(16 / 7) and at["correct"].mean() == pytest.approx(3 / 7)
+    for case in RULED:  # never judged: no judge, quality or correctness call for their responses
+        assert judged_calls(stats, case) == 0, case
+    assert all(judged_calls(stats, case) > 0 for case in CASES if case not in RULED)
 
 
 PROVIDERS = {
@@ -71,12 +75,7 @@ def run(
     cli._register()
     bench = write_scenarios(tmp_path / "scenarios.jsonl", scenarios())
     with MockOpenAI(MockConfig(endings=ENDINGS), scores=lambda model, mode, h: 4) as mock:
-        mock_env(monkeypatch, mock, tmp_path)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{mock.port}")
-        monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{mock.port}/v1")
-        monkeypatch.setenv("GOOGLE_BASE_URL", f"http://127.0.0.1:{mock.port}")
-        for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GOOGLE_API_KEY"):
-            monkeypatch.setenv(key, "sk-mock-key")
+        providers_env(monkeypatch, mock, tmp_path)
         # a name per server: inspect memoizes models by name
         model = f"{PROVIDERS[provider]}{name}{mock.port}" if provider else f"openai-api/mock/{name}{mock.port}"
         args = ["eval", str(bench), "--model", model, "--log-dir", str(tmp_path / name), "--display", "none"]
@@ -107,21 +106,12 @@ def test_refused_and_empty_responses_are_scored_by_rule_and_counted(tmp_path, mo
     results, summary, stats = run(tmp_path, monkeypatch, "ruled")
     assert len(results) == len(CASES) * len(MODES) and (results["failed"] == 0).all()
     rows = results.set_index(["scenario_id", "mode"])
-    for mode in MODES:
-        at = rows.xs(mode, level="mode")
-        assert at["refused"].to_dict() == {s: int(RULED.get(s) == "refused") for s in CASES}
-        assert at["empty"].to_dict() == {s: int(RULED.get(s) == "empty") for s in CASES}
-        assert at["truncated"].to_dict() == {s: int(s in CUT) for s in CASES}
-        assert at.loc["r1", "stop_reason"] == "content_filter" and at.loc["r3", "stop_reason"] == "max_tokens"
-        assert at.loc["r6", "stop_reason"] == "max_tokens"
-        assert at.loc["r0", "stop_reason"] == "stop" and at.loc["r4", "stop_reason"] == "stop"
-        assert at["pref_align"].to_dict() == {s: 1.0 if s in RULED else 4.0 for s in CASES}
-        assert at["correct"].to_dict() == {s: 0 if s in RULED else 1 for s in CASES}
-        assert at["pref_align"].mean() == pytest.approx(16 / 7) and at["correct"].mean() == pytest.approx(3 / 7)
-        assert at["pref_align_reason"].isna().all()
-    for case in RULED:  # never judged: no judge, quality or correctness call for their responses
-        assert judged_calls(stats, case) == 0, case
-    assert all(judged_calls(stats, case) > 0 for case in CASES if case not in RULED)
+    assert_ruled(rows, stats)
+    # chat completions' own stop reasons: a content filter, a refusal part that stops normally
+    assert (rows.xs("r1", level="scenario_id")["stop_reason"] == "content_filter").all()
+    assert (rows.xs("r0", level="scenario_id")["stop_reason"] == "stop").all() and rows[
+        "pref_align_reason"
+    ].isna().all()
     [model] = results["model"].unique()
     accuracy = summary["accuracy"][model]["demo"]
     assert accuracy == pytest.approx(dict.fromkeys(MODES, 3 / 7))
@@ -140,17 +130,7 @@ def test_each_providers_refusal_cut_and_empty_answer_are_read_and_ruled(tmp_path
     filter), cut and empty answer give the same flags and the same numbers as chat completions."""
     results, summary, stats = run(tmp_path, monkeypatch, provider, provider=provider)
     assert (results["failed"] == 0).all()
-    rows = results.set_index(["scenario_id", "mode"])
-    for mode in MODES:
-        at = rows.xs(mode, level="mode")
-        assert at["refused"].to_dict() == {s: int(RULED.get(s) == "refused") for s in CASES}
-        assert at["empty"].to_dict() == {s: int(RULED.get(s) == "empty") for s in CASES}
-        assert at["truncated"].to_dict() == {s: int(s in CUT) for s in CASES}
-        assert at.loc["r3", "stop_reason"] == at.loc["r6", "stop_reason"] == "max_tokens"
-        assert at["pref_align"].to_dict() == {s: 1.0 if s in RULED else 4.0 for s in CASES}
-        assert at["correct"].to_dict() == {s: 0 if s in RULED else 1 for s in CASES}
-    for case in RULED:
-        assert judged_calls(stats, case) == 0, case
+    assert_ruled(results.set_index(["scenario_id", "mode"]), stats)
     [model] = results["model"].unique()
     assert summary["accuracy"][model]["demo"] == pytest.approx(dict.fromkeys(MODES, 3 / 7))
     assert any("12 of 21 responses were refused or empty and scored by rule" in c for c in summary["caveats"])

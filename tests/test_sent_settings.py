@@ -25,7 +25,7 @@ from inspect_ai.model import GenerateConfig
 from typer.testing import CliRunner
 
 import prefdisco.cli as cli
-from mock_openai import MockOpenAI, mock_env, tagged_scenarios, write_scenarios
+from mock_openai import MockOpenAI, providers_env, tagged_scenarios, write_scenarios
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import RunConfig
 from prefdisco.evaluation.effective_protocol import effective_settings
@@ -49,16 +49,12 @@ def run(tmp_path, monkeypatch, mock: MockOpenAI, model: str, name: str, *extra: 
 def test_a_provider_that_drops_the_temperature_makes_the_run_another_protocol(tmp_path, monkeypatch):
     cli._register()
     with MockOpenAI() as mock:
-        mock_env(monkeypatch, mock, tmp_path)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{mock.port}")
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-mock")
+        providers_env(monkeypatch, mock, tmp_path)
         budget = ("--judge-reasoning-tokens", "1024")  # Claude's thinking takes a budget, not an effort
         claude_model = f"anthropic/claude-sonnet-4-5-m{mock.port}"
         claude, claude_rows = run(tmp_path, monkeypatch, mock, claude_model, "claude", *budget)
         wire = list(mock.wire)
         openai, openai_rows = run(tmp_path, monkeypatch, mock, f"openai-api/mock/m{mock.port}", "openai")
-        monkeypatch.setenv("GOOGLE_BASE_URL", f"http://127.0.0.1:{mock.port}")
-        monkeypatch.setenv("GOOGLE_API_KEY", "mock-google-key")
         gemini = f"google/gemini-2.5-flash-m{mock.port}"
         paper, paper_rows = run(tmp_path, monkeypatch, mock, gemini, "paper", "--preset", "paper")
 
