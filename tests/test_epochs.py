@@ -326,8 +326,11 @@ def test_cli_epochs_give_one_trials_report_and_resume_without_calls(app, tmp_pat
     assert sorted(set(results["epoch"])) == [1, 2] and len(results) == 2 * 3 * 3
     a, _ = make_report(tmp_path / "one", tmp_path / "ra", seed=0, n_boot=100, n_examples=0, figures=False)
     b, _ = make_report(tmp_path / "two", tmp_path / "rb", seed=0, n_boot=100, n_examples=0, figures=False)
-    # the judge-reliability statistics count units per trial (analysis/judges.py), so their n doubles too
+    # the judge-reliability statistics count units per trial (analysis/judges.py), so their n doubles too; the run
+    # time is each run's own clock (the samples of two trials are twice as many)
     drop = ("source", "protocols", "trials", "judge_agreement", "judge_noise", "length_bias", "variance", "validity")
+    drop += ("run_time",)
+    assert b.summary["run_time"]["n_samples"] == 2 * a.summary["run_time"]["n_samples"] == 2 * 3 * 3
     assert {k: v for k, v in a.summary.items() if k not in drop} == {
         k: v for k, v in b.summary.items() if k not in drop
     }
