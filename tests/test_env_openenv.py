@@ -385,3 +385,33 @@ def test_pushback_challenges_are_observations_and_the_last_reply_is_rewarded():
     assert [s.observation.kind for s in steps] == ["question", "pushback", "pushback", "reply"]
     assert steps[1].observation.text == f"No, I'm sure it's {TARGET} (push 1)." and not steps[1].done
     assert [s.reward for s in steps[:3]] == [0.0, 0.0, 0.0] and steps[-1].reward == pytest.approx(HELD_REWARD)
+
+
+def test_a_client_that_leaves_mid_step_is_one_line_not_tracebacks(capfd, caplog):
+    """A client closes its WebSocket while its step runs (the simulated user takes a second to reply): the server
+    ends that connection with one warning, no traceback, and goes on serving (issue 35: 4 tracebacks before)."""
+    import logging
+
+    import websockets.sync.client as ws_client
+
+    def slow(call, i):  # type: ignore[no-untyped-def]
+        time.sleep(1.0)
+        return "Very detailed, please."
+
+    user, (_, grader) = Scripted(slow, name="mockllm/slow-user"), roles()
+    app = hub().make_app([make_scenario("s1")], user.model, grader.model)
+    with caplog.at_level(logging.WARNING, logger="prefdisco.env"), running(app) as url:
+        socket_url = url.replace("http", "ws", 1) + "/ws"
+        left = ws_client.connect(socket_url)
+        left.send(json.dumps({"type": "reset", "data": {"scenario_id": "s1"}}))
+        assert json.loads(left.recv())["type"] == "observation"
+        left.send(json.dumps({"type": "step", "data": {"text": "QUESTION: How detailed?"}}))
+        left.close()  # gone before the step's answer
+        time.sleep(1.5)  # the step ends and its answer finds no one
+        with hub().PrefDiscoEnvClient(base_url=url) as env:  # the server still serves
+            assert env.reset(scenario_id="s1").observation.scenario_id == "s1"
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception in ASGI application" not in err, err
+    assert [r.getMessage() for r in caplog.records if r.name == "prefdisco.env"] == [
+        "a client left its WebSocket session mid-step; its episode is dropped"
+    ]

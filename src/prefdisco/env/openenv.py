@@ -66,6 +66,7 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import BaseModel, Field
 
 from prefdisco.dialogue.engine import Turn
+from prefdisco.env.disconnects import LeftClients
 from prefdisco.env.gym import finite_reward, step_reward
 from prefdisco.env.hubs import added_after_turn, hub_roster, hub_unit, jsonable, tool_json
 from prefdisco.env.roster import Roster
@@ -360,6 +361,7 @@ def make_app(
         return PrefDiscoOpenEnv(roster, masked)
 
     app: FastAPI = create_fastapi_app(factory, PrefDiscoAction, PrefDiscoObservation, max_concurrent_envs=max_sessions)
+    app.add_middleware(LeftClients)  # a client gone mid-step: one line, not tracebacks (env/disconnects.py)
     return app
 
 
