@@ -211,6 +211,9 @@ def test_the_shuffle_is_seeded_recorded_as_sent_and_the_position_effect_is_the_h
     assert "1st 4.00 [4.00, 4.00], 2nd 4.00 [4.00, 4.00], 3rd 3.00 [3.00, 3.00]" in reading["finding"]
     assert "slope -0.500 [-0.50, -0.50] per place" in reading["finding"]
     assert "order bias" in reading["reading"] and "-0.500 points per place" in reading["reading"]
+    # a whole level from the first place to the last: the report's top says its PrefAlign is void
+    void = [c for c in report.caveats if c.startswith("PrefAlign is void for scripted/last-point-less")]
+    assert len(void) == 1 and "(-0.50 per place over 3 places)" in void[0]
     # the header: the judge, its temperature (0, the default) and the run seed, from run.json
     md = (tmp_path / "report" / "report.md").read_text()
     assert "Judge settings (run.json): judge structured · judge temperature 0 · at most 10 criteria" in md
@@ -232,9 +235,10 @@ def test_intervals_need_four_scenarios_and_widen_when_scenarios_differ(tmp_path)
         judge="structured",
         modes=["baseline", "oracle"],
     )
-    effect = build_report(load_results(small), seed=1, n_boot=200).summary["judge_position_effect"]
-    own = effect["scripted/last-point-less"]
+    small_report = build_report(load_results(small), seed=1, n_boot=200)
+    own = small_report.summary["judge_position_effect"]["scripted/last-point-less"]
     assert own["positions"]["3"]["ci"] == [None, None] and own["reason"] == "too few scenarios (n = 3)"
+    assert not any(c.startswith("PrefAlign is void") for c in small_report.caveats)  # no interval: not called void
 
     def half(messages: list[ChatMessage]) -> str:
         index, names = listed(messages)
@@ -249,7 +253,8 @@ def test_intervals_need_four_scenarios_and_widen_when_scenarios_differ(tmp_path)
         judge="structured",
         modes=["baseline", "oracle"],
     )
-    own = build_report(load_results(folder), seed=1, n_boot=400).summary["judge_position_effect"]["scripted/half"]
+    mixed = build_report(load_results(folder), seed=1, n_boot=400)
+    own = mixed.summary["judge_position_effect"]["scripted/half"]
     assert own["positions"]["3"]["mean"] == pytest.approx(3.5)
     low, high = own["positions"]["3"]["ci"]
     assert 3.0 <= low < 3.5 < high <= 4.0
@@ -257,6 +262,8 @@ def test_intervals_need_four_scenarios_and_widen_when_scenarios_differ(tmp_path)
     # slope by hand: 6 calls of (4, 4, 3) give −0.5 each, 6 of (4, 4, 4) give 0; pooled Σ(x−x̄)(y−ȳ) = 6·(−1) + 0 over
     # Σ(x − x̄)² = 12·2 (ȳ differs between calls but x̄ = 2 in every call, so the pooled slope is −6/24 = −0.25)
     assert own["slope"] == pytest.approx(-0.25)
+    # half a level from the first place to the last: an order bias for Validity, not a void PrefAlign at the top
+    assert not any(c.startswith("PrefAlign is void") for c in mixed.caveats)
 
 
 # ---- the split --------------------------------------------------------------------------------------------------
