@@ -194,6 +194,7 @@ def test_simulator_table_and_summary_by_hand(table):
         "question_hit_rate": pytest.approx((0.5 + 1.0) / 2),
         "n_audited": 2,
         "critical_share": pytest.approx(1 / 2),  # s4 had critical errors, s1 none
+        "n_asked": 3,  # s1, s3 and s4 asked (s3's audit invalid); s2 asked nothing; s5 failed
     }
     assert got[("fixed_k", 2)]["n"] == 1 and got[("fixed_k", 2)]["critical_share"] == 1.0
     parts = summary_parts(sim)

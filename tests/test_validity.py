@@ -28,8 +28,11 @@ def test_the_control_reading_names_the_flagged_cells_and_says_what_it_means() ->
 
 def test_the_simulator_reading_tells_no_question_from_no_valid_audit() -> None:
     base = {"model": ["m"], "task": ["t"], "mode": ["discovery"], "n": [4], "elicited_weight": [0.0]}
-    silent = pd.DataFrame(base | {"n_hit_rate": [0], "n_audited": [0], "critical_share": [None]})
+    silent = pd.DataFrame(base | {"n_hit_rate": [0], "n_audited": [0], "critical_share": [None], "n_asked": [0]})
     assert simulator_reading(silent).reading.startswith("no dialogue asked a question")
+    # questions asked, the audit off: not blamed on the questions (issue 35: it said "no dialogue asked a question")
+    off = pd.DataFrame(base | {"n_hit_rate": [0], "n_audited": [0], "critical_share": [None], "n_asked": [4]})
+    assert simulator_reading(off).reading.startswith("4 dialogues asked questions but none has a valid audit")
     invalid = pd.DataFrame(base | {"n_hit_rate": [4], "n_audited": [0], "critical_share": [None]})
     assert simulator_reading(invalid).reading.startswith("no valid audit")
     clean = pd.DataFrame(base | {"n_hit_rate": [4], "n_audited": [4], "critical_share": [0.0]})

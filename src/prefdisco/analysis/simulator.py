@@ -12,7 +12,9 @@ numbers of one; then, over the scenarios:
 * ``question_hit_rate`` — the mean over those of them that asked at least one question (``n_hit_rate``; the rate
   of a dialogue without questions is undefined, not 0);
 * ``critical_share`` — the share of dialogues with at least one critical simulator error
-  (``user_critical_errors`` ≥ 1, ``scoring/audit.py``), over the scenarios with a valid audit (``n_audited``).
+  (``user_critical_errors`` ≥ 1, ``scoring/audit.py``), over the scenarios with a valid audit (``n_audited``);
+* ``n_asked`` — the scenarios whose dialogue asked at least one question (so an unaudited cell tells "nothing to
+  audit" from "the audit was off or invalid").
 
 ``simulator_table`` gives None when the results carry none of these columns (a run before they existed, a
 hand-made table) or no dialogue measured any. ``elicitation_figure`` draws PrefAlign against elicited weight, one
@@ -42,6 +44,7 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "question_hit_rate",
     "n_audited",
     "critical_share",
+    "n_asked",
 )
 
 
@@ -62,6 +65,7 @@ def dialogues(results: pd.DataFrame) -> pd.DataFrame | None:
             "fixed_k": ks,
             "_k": np.nan_to_num(ks, nan=NO_K),
             "pref_align": rows["pref_align"].to_numpy(dtype=float),
+            "n_questions": rows["n_questions"].to_numpy(dtype=float),
         }
     )
     for c in SIMULATOR_COLUMNS:
@@ -76,9 +80,12 @@ def simulator_table(results: pd.DataFrame) -> pd.DataFrame | None:
         return None
     errors = frame["user_critical_errors"].to_numpy(dtype=float)
     hit = frame["question_hit_rate"].where(frame["elicited_weight"].notna())
-    frame = frame.assign(_hit=hit, _critical=np.where(np.isnan(errors), np.nan, (errors >= 1).astype(float)))
+    asked = (np.nan_to_num(frame["n_questions"].to_numpy(dtype=float)) > 0).astype(float)
+    frame = frame.assign(
+        _hit=hit, _critical=np.where(np.isnan(errors), np.nan, (errors >= 1).astype(float)), _asked=asked
+    )
     cell = ["model", "task", "mode", "_k"]
-    columns = ["elicited_weight", "_hit", "_critical"]
+    columns = ["elicited_weight", "_hit", "_critical", "_asked"]
     scenarios = frame.groupby([*cell, "scenario_id"], sort=False)[columns].mean().reset_index()  # trials averaged
     out = (
         scenarios.groupby(cell, sort=False)
@@ -89,6 +96,7 @@ def simulator_table(results: pd.DataFrame) -> pd.DataFrame | None:
             question_hit_rate=("_hit", "mean"),
             n_audited=("_critical", "count"),
             critical_share=("_critical", "mean"),
+            n_asked=("_asked", lambda v: int((v > 0).sum())),
         )
         .reset_index()
         .sort_values(["model", "task", "_k"], kind="stable", ignore_index=True)

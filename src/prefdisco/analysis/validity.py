@@ -121,8 +121,14 @@ def simulator_reading(simulator: pd.DataFrame | None) -> Reading:
     )
     audited = pd.to_numeric(simulator.get("n_audited", pd.Series(dtype=float)), errors="coerce").sum()
     hits = pd.to_numeric(simulator.get("n_hit_rate", pd.Series(dtype=float)), errors="coerce").sum()
-    if worst is None and not audited and not hits:
+    asked = pd.to_numeric(simulator.get("n_asked", pd.Series(dtype=float)), errors="coerce").sum()
+    if worst is None and not audited and not hits and not asked:
         text = "no dialogue asked a question, so there was no simulated-user turn to audit"
+    elif worst is None and not audited and asked:
+        text = (
+            f"{int(asked)} dialogues asked questions but none has a valid audit: the audit was off (--no-audit) or "
+            "every audit was invalid, so the simulator's errors are not measured"
+        )
     elif worst is None:
         text = "no valid audit: the simulator's errors are unknown"
     elif worst == 0:
