@@ -107,3 +107,33 @@ def test_kill_9_then_rerun_gives_the_uninterrupted_results(tmp_path, monkeypatch
     print(report)
     assert 0 <= in_flight < first, report
     assert first + second <= uninterrupted + in_flight, report  # i.e. no completed call was made again
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_the_run_was_interrupted_and_how_to_finish_it(tmp_path):
+    """Ctrl-C (SIGINT) mid-run: inspect ends the tasks as cancelled and prints "Completed all tasks … successfully";
+    the command's last line says it was interrupted, how many samples finished and to rerun, and exits 2; the rerun
+    finishes the run (issue 35, class 6)."""
+    import signal
+
+    from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
+
+    bench = write_scenarios(tmp_path / "scenarios.jsonl", tagged_scenarios(4))
+    with MockOpenAI(MockConfig(latency_s=0.3)) as mock:
+        env = {**os.environ, **mock.env("mock"), "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
+        env["XDG_DATA_HOME"] = str(tmp_path / "data")
+        model = f"openai-api/mock/m{mock.port}"
+        command = [sys.executable, "-m", "prefdisco", "eval", str(bench), "--model", model, "--modes", "discovery"]
+        command += ["--log-dir", str(tmp_path / "run")]
+        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 60
+        while mock.stats()["completions"] < 6 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert process.poll() is None, "the run ended before it could be interrupted"
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=90)
+        again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    last = output.strip().splitlines()[-1]
+    assert process.returncode == 2, output
+    assert last.startswith("error: interrupted (Ctrl-C) with ") and "rerun the same command to finish" in last, last
+    assert again.returncode == 0, again.stdout + again.stderr

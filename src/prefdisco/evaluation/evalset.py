@@ -99,13 +99,19 @@ def run_eval_set(
     os.environ.setdefault("INSPECT_EVAL_LOG_FILE_PATTERN", "{task}_{model}_{id}")
     # each sample's rows written as it finishes (results/stream.py); the collector's pauses kept short (collector.py)
     with streaming_rows(config.log_dir), tuned_collector():
-        success = _run(tasks, roles, config)
+        success, interrupted = _run(tasks, roles, config)
     if config.write_tables:  # the protocol as sent: each role's requests read back (evaluation/effective_protocol.py)
         settle_protocol(config.log_dir)
     tables = results_from_logs(config.log_dir, prices=config.prices)  # the streamed rows, checked against the logs
     if config.write_tables:
         write_tables(tables, config.log_dir)
     failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
+    if interrupted:  # inspect has just printed "Completed all tasks … successfully" for the interrupted tasks
+        raise UserError(
+            f"interrupted (Ctrl-C) with {len(tables.results) - failed} of {len(tables.results)} samples finished: "
+            "rerun the same command to finish the rest (no finished sample is repeated; the 'Completed all tasks' "
+            "line above is inspect's, which counts an interrupted task as complete)"
+        )
     if not success or failed:
         raise UserError(
             f"the eval-set did not finish: {failed} failed sample(s) recorded in {config.log_dir}/results.csv; "
@@ -114,11 +120,12 @@ def run_eval_set(
     return tables
 
 
-def _run(tasks: list[Task], roles: dict[str, Any], config: RunConfig) -> bool:
-    """inspect's eval-set over ``tasks`` in ``config.log_dir``; True when every task succeeded."""
+def _run(tasks: list[Task], roles: dict[str, Any], config: RunConfig) -> tuple[bool, bool]:
+    """inspect's eval-set over ``tasks`` in ``config.log_dir``: whether every task succeeded, and whether one was
+    interrupted (Ctrl-C: inspect ends the tasks as cancelled and still reports success)."""
     from inspect_ai import eval_set
 
-    success, _logs = eval_set(
+    success, logs = eval_set(
         tasks,
         log_dir=str(config.log_dir),
         model=config.models,
@@ -139,4 +146,5 @@ def _run(tasks: list[Task], roles: dict[str, Any], config: RunConfig) -> bool:
         log_realtime=False,
         log_level="warning",
     )
-    return bool(success)
+    # interrupted: inspect returns no log (and success) after a Ctrl-C, or a task's log says cancelled
+    return bool(success), bool(tasks) and (not logs or any(log.status == "cancelled" for log in logs))
