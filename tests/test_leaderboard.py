@@ -356,3 +356,47 @@ def test_the_leaderboard_says_the_reports_caveats_at_its_top_and_on_its_console(
     console = " ".join(made.output.split())
     for line in report.caveats:
         assert f"<li>{line}</li>" in top and " ".join(line.split()) in console, line
+
+
+def test_usd_per_scenario_sums_each_conditions_mean_and_says_nothing_without_a_price(tmp_path):
+    """Issue 34: what a scenario costs in all its conditions, per model and task and overall, by hand: a/t1 costs
+    0.01 + 0.03 + 0.01 = $0.05, a/t2 twice that; overall per condition over both tasks' scenarios (0.015, 0.045,
+    0.015) = $0.075; b has a row without a price, so none. Then through ``prefdisco leaderboard``: its CSV and page."""
+    import numpy as np
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    import prefdisco.cli as cli
+    from prefdisco.analysis.leaderboard import USD_PER_SCENARIO, _usd_per_scenario
+    from test_report import make_run_dir
+
+    rows = pd.DataFrame(
+        {
+            "model": ["a"] * 6 + ["b"] * 3,
+            "task": ["t1"] * 3 + ["t2"] * 3 + ["t1"] * 3,
+            "mode": ["baseline", "discovery", "oracle"] * 3,
+            "fixed_k": [np.nan] * 9,
+            "failed": [False] * 9,
+            "cost_usd": [0.01, 0.03, 0.01, 0.02, 0.06, 0.02, 0.01, np.nan, 0.01],
+        }
+    )
+    usd = _usd_per_scenario(rows)[USD_PER_SCENARIO]
+    assert usd[("a", "t1")] == pytest.approx(0.05) and usd[("a", "t2")] == pytest.approx(0.10)
+    assert usd[("a", "overall")] == pytest.approx(0.075)
+    assert np.isnan(usd[("b", "t1")]) and np.isnan(usd[("b", "overall")])
+
+    run = make_run_dir(tmp_path / "run")
+    table = pd.read_csv(run / "results.csv")
+    table.assign(cost_usd=0.01).to_csv(run / "results.csv", index=False)  # every response a cent
+    cli._register()
+    made = CliRunner().invoke(cli.app, ["leaderboard", str(run), "--out", str(tmp_path / "lb"), "--bootstrap", "0"])
+    assert made.exit_code == 0, made.output
+    board = pd.read_csv(tmp_path / "lb" / "leaderboard.csv")
+    ok = table.loc[table["failed"].fillna(0) == 0]
+    for r in board.to_dict("records"):  # a cent per condition (a mode, each fixed K its own) the model ran
+        where = ok.loc[ok["model"] == r["model"]]
+        if r["task"] != "overall":
+            where = where.loc[where["task"] == r["task"]]
+        conditions = len(where[["mode", "fixed_k"]].fillna(-1).drop_duplicates())
+        assert r[USD_PER_SCENARIO] == pytest.approx(0.01 * conditions), r
+    assert "USD per scenario (all conditions)" in (tmp_path / "lb" / "leaderboard.html").read_text()

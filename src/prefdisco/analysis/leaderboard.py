@@ -143,6 +143,8 @@ def _extra_columns(results: pd.DataFrame, data: ResultsData, seed: int, n_boot: 
         ):
             wide = s.pivot_table(index=["model", "task"], columns="arm", values=col, aggfunc="first", dropna=False)
             parts.append(wide.rename(columns=lambda a, n=name: _arm_column(n, a)))
+    if "cost_usd" in results.columns:
+        parts.append(_usd_per_scenario(results))
     if not parts:
         return pd.DataFrame(columns=["model", "task"])
     wide = pd.concat(parts, axis=1)
@@ -150,6 +152,27 @@ def _extra_columns(results: pd.DataFrame, data: ResultsData, seed: int, n_boot: 
     out = wide[ordered].reset_index()
     out.columns.name = None
     return out.astype({"model": str, "task": str})
+
+
+USD_PER_SCENARIO = "usd_per_scenario"
+"""What one scenario cost in all its conditions, at the run's prices: per condition the mean ``cost_usd`` over the
+scenarios (trials averaged, failed rows left out), summed over the conditions; empty when a row has no price."""
+
+
+def _usd_per_scenario(results: pd.DataFrame) -> pd.DataFrame:
+    """``USD_PER_SCENARIO`` per (model, task), and per model over every task (task ``OVERALL``)."""
+    rows = results.loc[~results["failed"].astype(bool).to_numpy()]
+    rows = rows.assign(model=rows["model"].astype(str), task=rows["task"].astype(str), _k=rows["fixed_k"].fillna(-1))
+
+    def summed(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
+        cells = frame.groupby([*keys, "mode", "_k"], observed=True)["cost_usd"]
+        mean = cells.mean().where(cells.count() == cells.size())  # a row without a price: the cell has none
+        return mean.groupby(level=keys).sum(min_count=1).where(mean.notna().groupby(level=keys).all())
+
+    per_task = summed(rows, ["model", "task"])
+    overall = summed(rows, ["model"])
+    overall.index = pd.MultiIndex.from_tuples([(m, OVERALL) for m in overall.index], names=["model", "task"])
+    return pd.concat([per_task, overall]).rename(USD_PER_SCENARIO).to_frame()
 
 
 def _arm_column(name: str, arm: str) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from prefdisco.analysis.harms import MEASURES
-from prefdisco.analysis.leaderboard import OVERALL, Leaderboard, build_leaderboard
+from prefdisco.analysis.leaderboard import OVERALL, USD_PER_SCENARIO, Leaderboard, build_leaderboard
 from prefdisco.analysis.pairwise import ALPHA
 from prefdisco.analysis.reference_reading import load_reference_table, simulator_fidelity
 from prefdisco.analysis.render import interval, num
@@ -95,6 +95,8 @@ def _svg(rows: list[dict[str, Any]]) -> str:
 
 def _header(column: str) -> str:
     """``harm:breakage[discovery]`` → the report's words for the measure, then the condition."""
+    if column == USD_PER_SCENARIO:
+        return "USD per scenario (all conditions)"
     stem, _, rest = column.partition("[")
     condition = rest.removesuffix("]")
     if stem.startswith(_HARM_PREFIX):
@@ -105,7 +107,7 @@ def _header(column: str) -> str:
 
 def _ranking(board: Leaderboard, name: str) -> dict[str, Any]:
     rows = _records(board.table.loc[board.table["task"] == name])
-    extra = [c for c in board.table.columns if c.startswith((_HARM_PREFIX, _TRANSFER_PREFIX))]
+    extra = [c for c in board.table.columns if c.startswith((_HARM_PREFIX, _TRANSFER_PREFIX, USD_PER_SCENARIO))]
     extra_keys = [c for c in extra if not c.endswith(("_low", "_high"))]
     shown_extra = [c for c in extra_keys if any(r.get(c) is not None for r in rows)]
     out_rows = []
