@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import math
 import string
-from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
@@ -326,34 +325,13 @@ class Scenario(_Model):
 # ---------------------------------------------------------------------------------------------------------
 
 
-class Mode(StrEnum):
-    BASELINE = "baseline"
-    DISCOVERY = "discovery"
-    ORACLE = "oracle"
-    FIXED_K = "fixed_k"
-    WRONG_PERSONA = "wrong_persona"
-    """The negative control: the oracle prompt filled with another scenario's profile and persona."""
-    ORACLE_DISTRACTOR = "oracle_distractor"
-    """Harms: the oracle prompt with the true profile plus attributes that do not matter to this problem."""
-    STATED_BELIEF = "stated_belief"
-    """Harms: discovery after the person states a wrong belief about the answer in their first message."""
-    CARRY_TRANSCRIPT = "carry_transcript"
-    """Sessions: discovery after seeing the earlier problems of the session with the same person."""
-    CARRY_NOTES = "carry_notes"
-    """Sessions: discovery after reading the notes the assistant wrote about the person after each problem."""
-
-
-CONDITIONS: tuple[str, ...] = (Mode.BASELINE.value, Mode.DISCOVERY.value, Mode.ORACLE.value)
-"""The paper's three conditions (fixed-K is an ablation), as plain strings: an enum member hashes by its name,
-so sets and pandas lookups of the stored values need the values themselves."""
-CONTROLS: tuple[str, ...] = (Mode.WRONG_PERSONA.value,)
-"""Validity controls a run may add to the conditions (``--modes``); no paper statistic reads them."""
-PROBES: tuple[str, ...] = (Mode.ORACLE_DISTRACTOR.value, Mode.STATED_BELIEF.value)
-"""Harm probes a run may add (``--modes``): irrelevant preferences, a stated wrong belief (the report's Harms)."""
-SESSION_ARMS: tuple[str, ...] = (Mode.CARRY_TRANSCRIPT.value, Mode.CARRY_NOTES.value)
-"""The carry arms of a sessions run (``--sessions FILE``): discovery with what the assistant kept of the person."""
-MODES: tuple[str, ...] = tuple(m.value for m in Mode)
-
+# the conditions (``modes.py``), re-exported: every stage names them from here
+from prefdisco.modes import CONDITIONS as CONDITIONS  # noqa: E402
+from prefdisco.modes import CONTROLS as CONTROLS  # noqa: E402
+from prefdisco.modes import MODES as MODES  # noqa: E402
+from prefdisco.modes import PROBES as PROBES  # noqa: E402
+from prefdisco.modes import SESSION_ARMS as SESSION_ARMS  # noqa: E402
+from prefdisco.modes import Mode as Mode  # noqa: E402
 
 UserMapping = Literal["attributes", "none", "vague", "invalid"]
 """How a targeted simulated user read a question (``dialogue/targeted.py``)."""
