@@ -33,6 +33,7 @@ import pandas as pd
 from prefdisco.analysis.accuracy import ALL, accuracy_table
 from prefdisco.analysis.caveats import caveats
 from prefdisco.analysis.control import mean_interval
+from prefdisco.analysis.cost import cost_table
 from prefdisco.analysis.harms_section import build_harms
 from prefdisco.analysis.normalign import interval_reason, normalign_cells, scenario_table
 from prefdisco.analysis.pairwise import ALPHA, PAIR_COLUMNS, grouping, pairwise_table
@@ -160,19 +161,14 @@ scenarios (trials averaged, failed rows left out), summed over the conditions; e
 
 
 def _usd_per_scenario(results: pd.DataFrame) -> pd.DataFrame:
-    """``USD_PER_SCENARIO`` per (model, task), and per model over every task (task ``OVERALL``)."""
-    rows = results.loc[~results["failed"].astype(bool).to_numpy()]
-    rows = rows.assign(model=rows["model"].astype(str), task=rows["task"].astype(str), _k=rows["fixed_k"].fillna(-1))
-
-    def summed(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
-        cells = frame.groupby([*keys, "mode", "_k"], observed=True)["cost_usd"]
-        mean = cells.mean().where(cells.count() == cells.size())  # a row without a price: the cell has none
-        return mean.groupby(level=keys).sum(min_count=1).where(mean.notna().groupby(level=keys).all())
-
-    per_task = summed(rows, ["model", "task"])
-    overall = summed(rows, ["model"])
-    overall.index = pd.MultiIndex.from_tuples([(m, OVERALL) for m in overall.index], names=["model", "task"])
-    return pd.concat([per_task, overall]).rename(USD_PER_SCENARIO).to_frame()
+    """``USD_PER_SCENARIO`` per (model, task), and per model over every task (task ``OVERALL``): the report's Cost
+    table (``cost.cost_table``) summed over the conditions."""
+    tables = [t for t in (cost_table(results), cost_table(results.assign(task=OVERALL))) if t is not None]
+    if not tables:
+        return pd.DataFrame(columns=[USD_PER_SCENARIO])
+    cells = pd.concat(tables).astype({"usd_per_scenario": float}).groupby(["model", "task"])["usd_per_scenario"]
+    usd = cells.sum(min_count=1).where(cells.count() == cells.size())  # a condition without a price: none
+    return usd.rename(USD_PER_SCENARIO).to_frame()
 
 
 def _arm_column(name: str, arm: str) -> str:
