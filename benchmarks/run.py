@@ -1,6 +1,6 @@
 """PrefDisco performance figures against the mock OpenAI-compatible server (and the embedded model). Not a test.
 
-    .venv/bin/python benchmarks/run.py [--quick] [--skip-embedded] [--repeats 5]
+    .venv/bin/python benchmarks/run.py [--quick] [--skip-embedded] [--repeats 5] [--only PART ...]
 
 Prints context lines, then one ``name: value`` line per figure, all measured in this run (the measurements
 themselves are in ``perf_workers.py``, each in a fresh child process):
@@ -52,6 +52,7 @@ from perf_workers import (
     write_set,
 )
 
+PARTS = ("scheduling", "cpu", "counts", "embedded")
 PAPER_FIXED_CALLS = 21  # per record over the three modes, 5 questions: 3 answers + 2 correctness + 5 × 3 per turn
 
 
@@ -127,6 +128,17 @@ def call_counts(tmp: Path, n: int, env: dict[str, str], mock: MockProcess) -> di
     return in_child("counts", job, env)
 
 
+def cpu_figures(cpu: dict[str, Any]) -> dict[str, str]:
+    print(f"cpu rounds (ms per call): {json.dumps(cpu['rounds'])}", flush=True)
+    rounds = cpu["rounds"]
+    return {
+        "cpu_ms_per_call": median_with_range([r["ours_ms"] for r in rounds]),
+        "overhead_vs_inspect_floor": median_with_range([r["ours_ms"] / r["floor_ms"] for r in rounds]),
+        "overhead_vs_cached_floor": median_with_range([r["ours_ms"] / r["floor_cached_ms"] for r in rounds]),
+        "overhead_vs_bare_sdk": median_with_range([r["ours_ms"] / r["bare_ms"] for r in rounds]),
+    }
+
+
 def median_with_range(values: list[float]) -> str:
     return f"{statistics.median(values):.2f} (range {min(values):.2f}-{max(values):.2f}, {len(values)} rounds)"
 
@@ -159,7 +171,14 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="100 scenarios for scheduling, fewer elsewhere")
     parser.add_argument("--skip-embedded", action="store_true", help="no embedded-model figure (nor the demo)")
     parser.add_argument("--repeats", type=int, default=5, help="interleaved rounds of the CPU ratios (>= 1)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=PARTS,
+        help="measure this part only (repeatable; default: every part)",
+    )
     args = parser.parse_args()
+    parts = set(args.only or PARTS)
 
     started = time.perf_counter()
     n_sched = 100 if args.quick else 1000
@@ -179,31 +198,24 @@ def main() -> None:
                 runs["ray_efficiency"] = ("ray", n_sched)
             else:
                 print("ray_efficiency: not measured (Ray is not installed: pip install -e '.[ray]')", flush=True)
-            for figure, (name, n) in runs.items():
+            for figure, (name, n) in runs.items() if "scheduling" in parts else ():
                 result = scheduling(tmp, n, env, mock, name, *flags[name])
                 print(f"scheduling ({n} scenarios, {' '.join(flags[name]) or '1 process'}): {json.dumps(result)}")
                 figures[figure] = f"{result['efficiency']:.3f}"
 
-            cpu = cpu_costs(tmp, n_cpu, max(1, args.repeats), env, mock)
-            print(f"cpu rounds (ms per call): {json.dumps(cpu['rounds'])}", flush=True)
-            rounds = cpu["rounds"]
-            figures["cpu_ms_per_call"] = median_with_range([r["ours_ms"] for r in rounds])
-            figures["overhead_vs_inspect_floor"] = median_with_range([r["ours_ms"] / r["floor_ms"] for r in rounds])
-            figures["overhead_vs_cached_floor"] = median_with_range(
-                [r["ours_ms"] / r["floor_cached_ms"] for r in rounds]
-            )
-            figures["overhead_vs_bare_sdk"] = median_with_range([r["ours_ms"] / r["bare_ms"] for r in rounds])
-
-            counts = call_counts(tmp, 2 if args.quick else 5, env, mock)
-            print(f"calls per scenario: {json.dumps(counts)}", flush=True)
-            for judge, suffix in (("structured", ""), ("per_criterion", "_per_criterion")):
-                for c in (5, 20):
-                    figures[f"calls_per_scenario_c{c}{suffix}"] = f"{counts[f'c{c}_{judge}']:.1f}"
-                    figures[f"calls_vs_paper_c{c}{suffix}"] = f"{counts[f'c{c}_{judge}'] / paper_calls(c):.3f}"
+            if "cpu" in parts:
+                figures |= cpu_figures(cpu_costs(tmp, n_cpu, max(1, args.repeats), env, mock))
+            if "counts" in parts:
+                counts = call_counts(tmp, 2 if args.quick else 5, env, mock)
+                print(f"calls per scenario: {json.dumps(counts)}", flush=True)
+                for judge, suffix in (("structured", ""), ("per_criterion", "_per_criterion")):
+                    for c in (5, 20):
+                        figures[f"calls_per_scenario_c{c}{suffix}"] = f"{counts[f'c{c}_{judge}']:.1f}"
+                        figures[f"calls_vs_paper_c{c}{suffix}"] = f"{counts[f'c{c}_{judge}'] / paper_calls(c):.3f}"
         finally:
             mock.close()
 
-        if not args.skip_embedded:
+        if not args.skip_embedded and "embedded" in parts:
             job = {"prompts": 3 if args.quick else 6, "rounds": 1 if args.quick else 2, "max_tokens": 48}
             emb = in_child("embedded", job, {})
             print(f"embedded: {json.dumps(emb)}", flush=True)

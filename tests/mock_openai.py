@@ -14,7 +14,8 @@ or as its own process (benchmarks measure the client's CPU without the server in
 Replies are role-aware and deterministic per request content, so a PrefDisco dialogue runs end to end:
 
 * judge (a message contains ``Reply with JSON only: {"score"``) → ``{"score": N}``, N from a hash of the prompt;
-  the structured judge (``{"c1": N, ...}``) gets one such score per key;
+  the structured judge (``{"c1": N, ...}``, with ``"reasoning": N`` … when it also asks the quality) gets one such
+  score per key;
 * user audit (``Reply with JSON only, one entry per turn key`` — the schema-constrained audit, answered like any
   schema request below — or the older ``Reply with JSON only: {"turns"``, answered one ``{"asked": [],
   "revealed": []}`` per turn), counted as role ``audit``;
@@ -271,7 +272,8 @@ def reply_for(
         if config.judge_garbage_rate > 0 and (hp % 10_000) / 10_000 < config.judge_garbage_rate:
             return GARBAGE_JUDGE
         if STRUCTURED_JUDGE_MARK in everything:
-            keys = re.findall(r'"(c\d+)": N', everything.split(STRUCTURED_JUDGE_MARK[:-4], 1)[-1])
+            # the rubric's keys c1..cM, then the general quality's when the call also asks it
+            keys = re.findall(r'"(\w+)": N', everything.split(STRUCTURED_JUDGE_MARK[:-4], 1)[-1])
             return json.dumps({k: 1 + (h >> (3 * i)) % 5 for i, k in enumerate(keys)})
         return json.dumps({"score": 1 + (h >> 16) % 5})
     if who.role == "quality":  # one level per key the prompt asks for

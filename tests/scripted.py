@@ -66,9 +66,17 @@ def listed_criteria(call: Call) -> list[str]:
     ]
 
 
-def structured_reply(call: Call, scores: dict[str, int]) -> str:
-    """A structured judge's reply giving each listed attribute its score in ``scores``, keyed by its place."""
-    return json.dumps({f"c{i}": scores[a] for i, a in enumerate(listed_criteria(call), start=1)})
+QUALITY_ASKED = '"reasoning": N, "completeness": N, "facts": N}'
+"""How a structured judge's call that also asks the general quality ends its keys."""
+
+
+def structured_reply(call: Call, scores: dict[str, int], quality: dict[str, int] | None = None) -> str:
+    """A structured judge's reply giving each listed attribute its score in ``scores``, keyed by its place, and the
+    general quality's levels (``quality``; 3 each when not given) when the call asks them."""
+    reply = {f"c{i}": scores[a] for i, a in enumerate(listed_criteria(call), start=1)}
+    if QUALITY_ASKED in call.text:
+        reply |= quality or {"reasoning": 3, "completeness": 3, "facts": 3}
+    return json.dumps(reply)
 
 
 def replies(*texts: str) -> Callable[[Call, int], str]:

@@ -32,10 +32,11 @@ from scripted import tagged_scenario
 USAGE = {"input": 1000, "cached": 600, "output": 50, "reasoning": 20}
 PRICE = {"input": 2.0, "output": 8.0, "cached_input": 0.5}
 PER_CALL = 0.0015
-CALLS = {  # per scenario, by role (model under test, simulated user, judges)
-    "baseline": {"model": 1, "user": 0, "judges": 2},
-    "discovery": {"model": 3, "user": 2, "judges": 3},
-    "oracle": {"model": 1, "user": 0, "judges": 2},
+CALLS = {  # per scenario, by role (model under test, simulated user, judges: the structured call with the quality
+    # in it, and the audit after a dialogue with questions)
+    "baseline": {"model": 1, "user": 0, "judges": 1},
+    "discovery": {"model": 3, "user": 2, "judges": 2},
+    "oracle": {"model": 1, "user": 0, "judges": 1},
 }
 
 
@@ -71,7 +72,8 @@ def test_a_planted_runs_cost_by_role_and_condition_is_the_hand_count(tmp_path, m
     per_role: dict[str, int] = {}
     for key, n in stats["by_case_role"].items():  # the calls made for the scenarios
         per_role[key.split("|")[2]] = per_role.get(key.split("|")[2], 0) + n
-    assert per_role == {"assistant": 10, "user": 4, "judge": 6, "quality": 6, "audit": 2}  # the hand count, 2 scenarios
+    assert per_role == {"assistant": 10, "user": 4, "judge": 6, "audit": 2}  # the hand count, 2 scenarios: no quality
+    # call of its own (the structured judge's call asks it)
     # beside them, inspect's OpenAI client probes once per model instance whether reasoning summaries are allowed
     # ("Please say 'hello, world'"): billed by the provider, in no sample's usage, so not in cost_usd
     assert stats["by_role"]["assistant"] - per_role["assistant"] == 2
@@ -102,19 +104,19 @@ def test_a_planted_runs_cost_by_role_and_condition_is_the_hand_count(tmp_path, m
         parts = (cell["model_usd"], cell["user_usd"], cell["judges_usd"])
         assert parts == pytest.approx(tuple(PER_CALL * calls[k] for k in ("model", "user", "judges")))
         assert cell["reasoning_per_scenario"] == pytest.approx(20 * sum(calls.values()))
-    assert summary["cost_total"][model] == pytest.approx(0.042)
+    assert summary["cost_total"][model] == pytest.approx(0.033)  # 22 calls x $0.0015
     assert (out / "table_cost.csv").is_file() and 'id="cost"' in (out / "report.html").read_text()
     # the run's own estimate (estimate.json, written before its first call) beside what was measured, per role
     estimate = summary["cost_estimate"]
     assert (tmp_path / "run" / "estimate.json").is_file()
-    for role, calls in (("model", 10), ("simulated user", 4), ("judges", 14)):  # measured: the hand count x 1 call
+    for role, calls in (("model", 10), ("simulated user", 4), ("judges", 8)):  # measured: the hand count x 1 call
         line = estimate[role]
         measured = (line["measured_input_tokens"], line["measured_output_tokens"], line["measured_usd"])
         assert measured == pytest.approx((1000 * calls, 50 * calls, PER_CALL * calls)), role
     # the estimate plans the whole question budget (5 questions, 6 answers' turns, 5 replies per discovery dialogue)
-    # and every judge call: 2 x (1 + 6 + 1) model calls, 2 x 5 user calls, 2 x (2 + 3 + 2) judge calls
+    # and every judge call: 2 x (1 + 6 + 1) model calls, 2 x 5 user calls, 2 x (1 + 2 + 1) judge calls
     calls = {role: line["estimated_calls"] for role, line in estimate.items()}
-    assert calls == {"model": 16, "simulated user": 10, "judges": 14}
+    assert calls == {"model": 16, "simulated user": 10, "judges": 8}
     assert all(line["estimated_usd"] > 0 for line in estimate.values())
     # the run's time from its logs: 6 samples, the longest of them its critical path, inside the busy time
     timing = summary["run_time"]

@@ -17,7 +17,8 @@ import pytest
 from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.dialogue.openings import oracle_preferences
 from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.estimate import RunEstimate, estimate_run, render_estimate
+from prefdisco.evaluation.estimate import RunEstimate, estimate_run
+from prefdisco.evaluation.estimate_text import render_estimate
 from prefdisco.prompts import render
 from prefdisco.schema import Problem
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
@@ -83,8 +84,17 @@ def test_counts_of_panel_repeats_epochs_models_targeted_structured_control(tmp_p
     for judge in ("m/g", "m/j2"):  # structured: one call per response, each judge twice
         assert line(estimate, "grader", "judge", judge).calls == samples * 5 * 2
     assert not [ln for ln in estimate.lines if ln.part == "audit"]
-    assert line(estimate, "grader", "quality").model == "m/g"  # the first judge only, once per response
-    assert line(estimate, "grader", "quality").calls == samples * 5
+    # the structured judge asks the general quality in the first judge's first call: no quality call of its own,
+    # that judging's prompts longer by the quality criteria (once per response), the other judge's not
+    assert not [ln for ln in estimate.lines if ln.part == "quality"]
+    first, other = line(estimate, "grader", "judge", "m/g"), line(estimate, "grader", "judge", "m/j2")
+    extra = (first.input_tokens - other.input_tokens) / (samples * 5)
+    assert 150 < extra < 400, extra
+    assert line(plan(tmp_path, judge="structured", quality=False), "grader", "judge").input_tokens < (
+        line(plan(tmp_path, judge="structured"), "grader", "judge").input_tokens
+    )
+    per_criterion = plan(tmp_path, modes=["baseline"])
+    assert line(per_criterion, "grader", "quality").calls == 3  # its own call, once per response
     assert estimate.role_calls("assistant") == 2 * 6 * (1 + 1 + 1 + 4 + 2)
 
 

@@ -337,7 +337,8 @@ def eval_command(
         )
     run_models = [*config.models, config.user_model, *config.judge_models()]
     if dry_run:  # before any model is resolved or any file written: needs no API key
-        from prefdisco.evaluation.estimate import estimate_run, render_estimate
+        from prefdisco.evaluation.estimate import estimate_run
+        from prefdisco.evaluation.estimate_text import render_estimate
         from prefdisco.evaluation.preflight import preflight
 
         preflight(scenarios, config)  # every check the run makes before its first call, writing nothing

@@ -29,7 +29,7 @@ from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.deferred import JUDGE_LATER
 from prefdisco.scoring.judging import JUDGE_TEMPLATES
 from prefdisco.scoring.non_answer import check_refusals
-from prefdisco.scoring.quality import QUALITY_TEMPLATE
+from prefdisco.scoring.quality import JOINT_TEMPLATES, QUALITY_TEMPLATE
 from prefdisco.scoring.scorer import JUDGES
 
 UNCOMPARED_SETTINGS = ("n_scenarios", "cache", "user_max_connections", "judge_max_connections", "ray", "protocol_id")
@@ -339,7 +339,7 @@ class RunConfig:
         if self.audit:
             names.append("audit_user")
         if self.quality:
-            names.append(QUALITY_TEMPLATE)
+            names += [QUALITY_TEMPLATE, *JOINT_TEMPLATES]
         names.append("simpleqa_grader")
         if self.ask == "tools" or self.solver:  # the tool protocol's prompts (default preset only)
             tools = tools_style(preset_named("default").style)

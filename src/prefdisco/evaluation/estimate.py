@@ -12,7 +12,8 @@ Counts: per model under test, epoch and scenario, one sample per condition (``--
 discovery asks the whole question budget (``max_questions``, an upper bound: a model that answers earlier makes
 fewer calls), fixed-K exactly K. The judge panel scores each response ``judges x repeats`` times; the audit runs
 after a dialogue with questions; the correctness grader for model-graded (SimpleQA) answers only; the quality judge
-once per response (part ``quality``, unless ``--no-quality``). Re-asks of an invalid structured reply, provider
+once per response (part ``quality``, unless ``--no-quality``; with the structured judge no call of its own: the
+first judge's first call asks it, counted under ``judge``). Re-asks of an invalid structured reply, provider
 retries and cache hits of a resumed run are not counted.
 
 Tokens are chars/4 of what is sent (messages, response schema, tool definitions), as the builder's estimate
@@ -69,6 +70,7 @@ from prefdisco.scoring.criterion_order import criterion_calls
 from prefdisco.scoring.deferred import JUDGE_LATER
 from prefdisco.scoring.judge import judge_criterion
 from prefdisco.scoring.judge_structured import judge_call
+from prefdisco.scoring.judging import JOINT_QUALITY
 from prefdisco.scoring.quality import judge_quality
 from prefdisco.seeds import seed_scope
 from prefdisco.sessions.model import SessionSet
@@ -297,15 +299,24 @@ def _grade(
     """Plan the scorer's calls of one sample: the panel's judgings, the correctness grader, the audit, the
     quality judge."""
     problem, items = scenario.problem, {i.attribute: i for i in scenario.profile.items}
-    judge = Probe("judge", grader)
+    joint = config.quality and config.judge in JOINT_QUALITY  # the first judging asks the quality in its first call
+    judge, first_judging = Probe("judge", grader), Probe("judge", grader)
     if config.judge == "structured":
         for call in criterion_calls(len(scenario.rubric), config.judge_max_criteria, None):  # ceil(k / N) calls
-            drive(judge_call(judge, problem, response, scenario.rubric, items, call, logprobs=config.logprobs))
+            for probe, quality in ((judge, False), (first_judging, joint and call.number == 1)):
+                args = (probe, problem, response, scenario.rubric, items, call)
+                drive(judge_call(*args, logprobs=config.logprobs, quality=quality))
     else:
         for c in scenario.rubric:
             drive(judge_criterion(judge, problem, response, c, items[c.attribute], logprobs=config.logprobs))
-    for name in config.judge_models():
-        tally.add("grader", "judge", name, judge.sent, times * config.judge_repeats)
+    judgings = [(name, judge.sent, times * config.judge_repeats) for name in config.judge_models()]
+    if joint:  # the first judge's first judging is the one with the quality
+        judgings[0:1] = [
+            (config.grader_model, first_judging.sent, times),
+            (config.grader_model, judge.sent, times * (config.judge_repeats - 1)),
+        ]
+    for name, sent, n in judgings:
+        tally.add("grader", "judge", name, sent, n)
     first = Probe(config.grader_model, grader)
     if needs_grader(problem):  # the final answer, then each reply to the person's pushback
         for _ in range(1 + config.pushback):
@@ -315,7 +326,7 @@ def _grade(
         audit = Probe(config.grader_model, grader)
         drive(audit_user(audit, scenario.profile, turns, problem=problem))
         tally.add("grader", "audit", config.grader_model, audit.sent, times)
-    if config.quality:  # the first judge, once per response
+    if config.quality and not joint:  # the first judge, once per response
         quality = Probe(config.grader_model, grader)
         drive(judge_quality(quality, problem, response))
         tally.add("grader", "quality", config.grader_model, quality.sent, times)
@@ -372,29 +383,3 @@ beside the measured tokens and USD (``analysis/cost.py``)."""
 
 def write_estimate(log_dir: Path, estimate: RunEstimate) -> None:
     atomic_write(log_dir / ESTIMATE_FILE, estimate.model_dump_json(indent=2))
-
-
-def render_estimate(estimate: RunEstimate) -> str:
-    """The dry-run's text: ``N model calls`` first, then the table per role, then the notes."""
-    lines = estimate.lines
-    total = PlanLine(
-        role="total",
-        part="",
-        model="",
-        calls=estimate.calls,
-        input_tokens=sum(ln.input_tokens for ln in lines),
-        output_tokens=sum(ln.output_tokens for ln in lines),
-        bound=None if any(ln.bound is None for ln in lines) else sum(ln.bound or 0 for ln in lines),
-        usd=sum(ln.usd or 0.0 for ln in lines),
-    )
-    rows = [["role", "part", "model", "calls", "input tokens", "output tokens", "bound", "USD"]]
-    for ln in [*lines, total]:
-        rows.append([ln.role, ln.part, ln.model, *map(str, (ln.calls, ln.input_tokens, ln.output_tokens))])
-        rows[-1] += ["none" if ln.bound is None else str(ln.bound), "—" if ln.usd is None else f"{ln.usd:.4f}"]
-    rows = [row if estimate.priced else row[:-1] for row in rows]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    table = [
-        "  ".join(c.rjust(w) if i >= 3 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
-        for r in rows
-    ]
-    return "\n".join([f"{estimate.calls} model calls", *table, *(f"- {note}" for note in estimate.notes)])

@@ -41,7 +41,8 @@ from prefdisco.prompts import templates_hash
 from prefdisco.results.protocol_record import ADDED_SETTINGS, PROTOCOL_SETTINGS, RENAMED_SETTINGS, ProtocolRecord
 from prefdisco.schema import Scenario
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
-from prefdisco.scoring.judging import JUDGE_TEMPLATES
+from prefdisco.scoring.judging import JOINT_QUALITY, JUDGE_TEMPLATES
+from prefdisco.scoring.quality import JOINT_TEMPLATES
 
 CORRECTNESS_TEMPLATES: tuple[str, ...] = ("simpleqa_grader",)
 UNHASHED_AT_DEFAULT: tuple[str, ...] = ("refusals", "user_reasoning_tokens", "grader_reasoning_tokens")
@@ -116,13 +117,16 @@ SHIPPED: tuple[Shipped, ...] = (
 def protocol_templates(config: Any) -> list[str]:
     """The templates whose text changes a run's numbers: every condition of its preset (the carry arms, the stated
     belief and pushback too, whichever the run has), its user's, its judge's, the correctness grader's, and the tool
-    protocol's when it asks through tools."""
+    protocol's when it asks through tools; the quality criteria's when the judge's own call asks them (the structured
+    judge in a run that judges quality: they are in its prompt)."""
     style = preset_named(config.preset).style
     names = [value for value in vars(style).values() if isinstance(value, str)]
     user = USERS[config.user_type]
     names += [t for t in (getattr(user, "template", None),) if isinstance(t, str)]
     names += getattr(user, "extra_templates", ())
     names += JUDGE_TEMPLATES.get(config.judge, ())
+    if config.judge in JOINT_QUALITY and getattr(config, "quality", True):  # the quality asked in the judge's call
+        names += JOINT_TEMPLATES
     names += [*CARRY_TEMPLATES, *PUSHBACK_TEMPLATES, "user_stated_belief", *CORRECTNESS_TEMPLATES]
     if getattr(config, "solver", None) in [f"prefdisco/{name}" for name in STRATEGIES]:  # its own prompts
         names += STRATEGY_TEMPLATES

@@ -183,10 +183,11 @@ def _settings_of(run: RunSettings) -> dict[str, Any]:
 
 
 def settings_record(
-    settings: dict[str, Any], user_model: str, judges: Sequence[str], rubrics: str | None
+    settings: dict[str, Any], user_model: str, judges: Sequence[str], rubrics: str | None, quality: bool = True
 ) -> ProtocolRecord:
-    """The record of a run's protocol ``settings`` (``protocols.record_of``)."""
-    return record_of(SimpleNamespace(**settings), user_model, judges, rubrics)
+    """The record of a run's protocol ``settings`` (``protocols.record_of``); ``quality``: the run judged the
+    general quality (with the structured judge, its prompts are the judge's)."""
+    return record_of(SimpleNamespace(**settings, quality=quality), user_model, judges, rubrics)
 
 
 def _marker(run: Path, bench_hash: str, judging: Judging, temperature: float | None) -> dict[str, Any]:
@@ -288,7 +289,8 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
         "grader_temperature": old_settings["grader_temperature"] if judge.temperature is None else judge.temperature,
     }
     old = _old_record(run, first, old_settings)
-    new = settings_record(new_settings, old.user_model, judging.models, rubrics_hash(scenarios))
+    quality = bool(first.settings.get("quality", True))
+    new = settings_record(new_settings, old.user_model, judging.models, rubrics_hash(scenarios), quality)
     new = new.model_copy(
         update={"regraded_from": {"run": str(run), "protocol": old.id, "changes": differences(old, new)}}
     )
@@ -369,6 +371,5 @@ def _old_record(run: Path, first: RunSettings, settings: dict[str, Any]) -> Prot
     if found is not None:
         return found
     s = first.settings
-    return settings_record(
-        settings, str(s.get("user_model", "")), [str(s["grader_model"]), *s.get("judge_panel", [])], None
-    )
+    judges = [str(s["grader_model"]), *s.get("judge_panel", [])]
+    return settings_record(settings, str(s.get("user_model", "")), judges, None, bool(s.get("quality", True)))

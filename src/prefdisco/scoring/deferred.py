@@ -26,11 +26,10 @@ from prefdisco.scoring.alignment import coverage, pref_align
 from prefdisco.scoring.correctness import CorrectnessResult, check_correct_offline, needs_grader
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.harms import check_harms
-from prefdisco.scoring.judging import judge_named
 from prefdisco.scoring.metrics import PREFDISCO_METRICS, judge_invalid_total, pref_align_mean
 from prefdisco.scoring.non_answer import rule_correctness
 from prefdisco.scoring.panel import PanelVerdict
-from prefdisco.scoring.scorer import Findings, PanelJudging, RubricJudging, Submission
+from prefdisco.scoring.scorer import Findings, PanelJudging, Submission, rubric_judging
 from prefdisco.seeds import TrialSeeds, seeded_model
 
 JUDGE_LATER = "later"
@@ -89,7 +88,7 @@ def prefdisco_judge(
 ) -> Scorer:
     """A further judge's rubric judgements (roles ``grader``, ``grader_2``, … bound to that judge's panel) and the
     PrefAlign they give; arguments as ``prefdisco_scorer``'s. The first judge's score is left as it is."""
-    judging = RubricJudging(judge_named(judge), logprobs, judge_max_criteria)
+    judging = rubric_judging(judge, logprobs, judge_max_criteria)  # the rubric only: the quality stays the first's
     rubric = PanelJudging(judging, judges, judge_repeats, cache_scope, seed_scope)
 
     async def score(state: TaskState, target: Target) -> Score:

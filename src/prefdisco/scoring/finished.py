@@ -15,9 +15,8 @@ from inspect_ai.scorer import Score
 from prefdisco.dialogue.dialogue_state import DialogueState
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.schema import Scenario
-from prefdisco.scoring.judging import judge_named
 from prefdisco.scoring.panel import FIRST_ROLE, Judging, PanelVerdict
-from prefdisco.scoring.scorer import RubricJudging, Submission, UserAuditing, assess
+from prefdisco.scoring.scorer import Submission, UserAuditing, assess, rubric_judging
 from prefdisco.seeds import seeded_model
 
 
@@ -39,6 +38,6 @@ async def score_finished(
     record = state.record()
     sub = Submission(scenario, visible_text(state.final or ""), record, wrong_answer)
     grader = seeded_model(judge_model, grader_seed)
-    judgements = await RubricJudging(judge_named(judge), logprobs)(grader, sub, False)
-    verdict = PanelVerdict([Judging(str(judge_model), FIRST_ROLE, 1, judgements)])
+    judged = await rubric_judging(judge, logprobs, quality=True)(grader, sub, False)
+    verdict = PanelVerdict([Judging(str(judge_model), FIRST_ROLE, 1, judged.judgements, judged.quality)])
     return await assess(grader, sub, verdict, False, UserAuditing(audit))

@@ -34,6 +34,8 @@ from prefdisco.structured import StructuredOutputError, generate_structured
 JUDGE_RETRIES = 2
 """Re-asks after an invalid judge reply."""
 JUDGE_MAX_TOKENS = 16
+TOKENS_PER_KEY = 10
+"""The output tokens a JSON reply's key and level take (a structured reply's budget: JUDGE_MAX_TOKENS + this a key)."""
 
 
 def _as_level(value: object) -> object:

@@ -6,7 +6,8 @@
 A judge returns one ``AttributeJudgement`` per criterion in rubric order, invalid ones included (score None).
 ``order_key`` (scenario id, condition) and ``max_criteria`` are the structured judge's criterion order and split
 (``criterion_order.py``); the per-criterion judge lists one criterion a call and ignores them.
-A new judge is one function of the ``Judge`` shape and one line in ``JUDGES``.
+A new judge is one function of the ``Judge`` shape and one line in ``JUDGES``. The structured judge's first call also
+judges the response's general quality when the run judges it (``JOINT_QUALITY``; ``scorer.RubricJudging``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ JUDGES: dict[str, Judge] = {
     "per_criterion": judge_all,
     "structured": judge_structured,
 }
+
+
+JOINT_QUALITY: frozenset[str] = frozenset({"structured"})
+"""The judges whose first call also judges the response's general quality (no quality call of its own)."""
 
 
 JUDGE_TEMPLATES: dict[str, tuple[str, ...]] = {

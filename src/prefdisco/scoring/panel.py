@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prefdisco.schema import AttributeJudgement
+from prefdisco.scoring.quality import QualityVerdict
 
 FIRST_ROLE = "grader"
 """The first judge's role: also the correctness grader and the audit."""
@@ -52,6 +53,8 @@ class Judging:
     role: str
     repeat: int
     judgements: list[AttributeJudgement]
+    quality: QualityVerdict | None = None
+    """The response's general quality when this judging's call also asked it (the structured judge's first)."""
 
     def records(self) -> list[dict[str, Any]]:
         """The judgements as the score's metadata holds them: each with its judge, role and repeat."""
@@ -70,6 +73,11 @@ class PanelVerdict:
     def combined(self) -> list[AttributeJudgement]:
         """One panel judgement per criterion in rubric order (see ``combine``)."""
         return combine(self.judgings)
+
+    @property
+    def quality(self) -> QualityVerdict | None:
+        """The general quality a judging asked beside the rubric (the first judge's first); None: none did."""
+        return next((j.quality for j in self.judgings if j.quality is not None), None)
 
     def n_invalid(self) -> int:
         """Invalid judgements over every judge and repeat (``judge_invalid``)."""

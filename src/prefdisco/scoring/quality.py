@@ -16,7 +16,10 @@ reply is re-asked ``JUDGE_RETRIES`` times, every attempt cached under the caller
 measured": left out of every mean, never a 0) and the reason in ``error``.
 
 The scorer calls it once per response on the first judge (role ``grader``, the trial's grader seed, cache role
-``QUALITY_ROLE``); ``prefdisco eval --no-quality`` makes no such call (``quality`` None).
+``QUALITY_ROLE``); ``prefdisco eval --no-quality`` makes no such call (``quality`` None). With the structured judge
+there is no call of its own: the three criteria ride in the first judge's first structured call (``joint_part``,
+``judge_structured.py``), under their own keys beside the rubric's ``c1..cM``, and their scores are kept apart from
+the rubric's (``quality_scores``, never a judgement of the profile) — one grader call fewer per response.
 """
 
 from __future__ import annotations
@@ -27,11 +30,14 @@ from pydantic import BaseModel
 from prefdisco.prompts import render
 from prefdisco.schema import Problem
 from prefdisco.scoring.grader_config import grader_config
-from prefdisco.scoring.judge import JUDGE_MAX_TOKENS, JUDGE_RETRIES, ScoreLevel
-from prefdisco.scoring.judge_structured import TOKENS_PER_KEY
+from prefdisco.scoring.judge import JUDGE_MAX_TOKENS, JUDGE_RETRIES, TOKENS_PER_KEY, ScoreLevel
 from prefdisco.structured import StructuredOutputError, generate_structured
 
 QUALITY_TEMPLATE = "judge_quality"
+CRITERIA_TEMPLATE = "quality_criteria"
+"""The three criteria's text, in the quality judge's own prompt and in the structured judge's (``JOINT_TEMPLATES``)."""
+JOINT_TEMPLATES: tuple[str, ...] = ("judge_structured_quality", CRITERIA_TEMPLATE)
+"""The templates the structured judge's first call adds when it also judges the quality."""
 QUALITY_ROLE = "quality"
 """The cache role of the quality call (its own cache entries, beside the rubric judge's ``grader``)."""
 
@@ -62,10 +68,27 @@ class QualityVerdict(BaseModel):
             return None
         return sum(self.scores[c] for c in QUALITY_CRITERIA) / len(QUALITY_CRITERIA)
 
+    @classmethod
+    def of(cls, levels: dict[str, int], attempts: int, reason: str) -> QualityVerdict:
+        """The verdict of a reply's valid ``levels`` (by key; others ignored): all three, or not measured."""
+        if all(c in levels for c in QUALITY_CRITERIA):
+            return cls(scores={c: levels[c] for c in QUALITY_CRITERIA}, attempts=attempts)
+        return cls(scores=None, attempts=attempts, error=f"no valid quality reply: {reason or 'a key missing'}")
+
+
+def criteria_text() -> str:
+    return render(CRITERIA_TEMPLATE).rstrip()
+
+
+def joint_part() -> str:
+    """The quality section of a structured judge's call: its criteria under the keys ``QUALITY_CRITERIA``."""
+    return render(JOINT_TEMPLATES[0], criteria=criteria_text())
+
 
 def quality_prompt(problem: Problem, response: str) -> str:
     return render(
         QUALITY_TEMPLATE,
+        criteria=criteria_text(),
         problem=problem.prompt_text(),
         response=response if response.strip() else "(empty response)",
     )

@@ -47,14 +47,15 @@ from prefdisco.dialogue.scenario import scenario_of
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.visible import visible_text
 from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY
-from prefdisco.schema import AttributeJudgement, Problem, Scenario
+from prefdisco.schema import Problem, Scenario
 from prefdisco.scoring.alignment import coverage, pref_align
 from prefdisco.scoring.audit import UserAudit, audit_user
 from prefdisco.scoring.correctness import CorrectnessResult, check_correct
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.elicitation import dialogue_elicitation
 from prefdisco.scoring.harms import HarmChecks, check_harms
-from prefdisco.scoring.judging import JUDGES, Judge, judge_named
+from prefdisco.scoring.judge_structured import Judged, judge_structured_quality
+from prefdisco.scoring.judging import JOINT_QUALITY, JUDGES, Judge, judge_named
 from prefdisco.scoring.metrics import PREFDISCO_METRICS
 from prefdisco.scoring.non_answer import (
     DEFAULT_REFUSALS,
@@ -101,28 +102,39 @@ class Submission:
 @dataclass(frozen=True)
 class RubricJudging:
     """The rubric judged by ``judge``; a structured judge lists at most ``max_criteria`` criteria a call, in an
-    order drawn from the grader's seed, the scenario and the condition (``criterion_order.py``)."""
+    order drawn from the grader's seed, the scenario and the condition (``criterion_order.py``). ``joint_quality``
+    (``rubric_judging``: a ``JOINT_QUALITY`` judge in a run that judges quality): the first judge's judging also
+    asks the response's general quality in its first call, and the scorer makes no quality call of its own."""
 
     judge: Judge
     logprobs: bool = False
     max_criteria: int = DEFAULT_MAX_CRITERIA
+    joint_quality: bool = False
 
-    async def __call__(self, grader: Model, sub: Submission, cache: CachePolicy | bool) -> list[AttributeJudgement]:
+    async def __call__(self, grader: Model, sub: Submission, cache: CachePolicy | bool, first: bool = True) -> Judged:
+        """The judging of ``sub``; ``first``: the first judge's first judging (the one that may ask the quality)."""
         scenario = sub.scenario
         items = {i.attribute: i for i in scenario.profile.items}
         if sub.non_answer:
-            return rule_judgements(items, sub.non_answer)
-        return await self.judge(
-            grader,
-            scenario.problem,
-            sub.response,
-            scenario.rubric,
-            items,
-            logprobs=self.logprobs,
-            cache=cache,
-            order_key=(scenario.id, sub.record.condition),
-            max_criteria=self.max_criteria,
+            return Judged(rule_judgements(items, sub.non_answer))
+        args = (grader, scenario.problem, sub.response, scenario.rubric, items)
+        order = (scenario.id, sub.record.condition)
+        if self.joint_quality and first:
+            return await judge_structured_quality(
+                *args, logprobs=self.logprobs, cache=cache, order_key=order, max_criteria=self.max_criteria
+            )
+        judged = await self.judge(
+            *args, logprobs=self.logprobs, cache=cache, order_key=order, max_criteria=self.max_criteria
         )
+        return Judged(judged)
+
+
+def rubric_judging(
+    judge: str, logprobs: bool = False, max_criteria: int = DEFAULT_MAX_CRITERIA, quality: bool = False
+) -> RubricJudging:
+    """The rubric judging of the judge named ``judge``; ``quality``: the run judges the response's general quality
+    (asked in the judge's own call where the judge can: ``JOINT_QUALITY``)."""
+    return RubricJudging(judge_named(judge), logprobs, max_criteria, quality and judge in JOINT_QUALITY)
 
 
 @dataclass(frozen=True)
@@ -144,7 +156,8 @@ class PanelJudging:
             base = get_model(role=role, required=role != FIRST_ROLE)  # a panel's judge is never the model under test
             model = grader if name == FIRST_ROLE else seeded_model(base, self.seed(state, sub, name))
             cache = cache_policy(self.cache_scope, sub.scenario.id, sub.record.condition, name)
-            return Judging(str(base), role, repeat, await self.rubric(model, sub, cache))
+            judged = await self.rubric(model, sub, cache, first=name == FIRST_ROLE)
+            return Judging(str(base), role, repeat, judged.judgements, judged.quality)
 
         plan = [(role, r) for role in panel_roles(self.judges) for r in range(1, self.repeats + 1)]
         return PanelVerdict(list(await asyncio.gather(*(one(role, r) for role, r in plan))))
@@ -178,14 +191,19 @@ class UserAuditing:
 @dataclass(frozen=True)
 class QualityJudging:
     """The response's general quality (``quality.py``): one call on the first judge, cached under its own role
-    (``QUALITY_ROLE``) in the run's ``cache_scope`` (None: not cached); nothing when not ``enabled``."""
+    (``QUALITY_ROLE``) in the run's ``cache_scope`` (None: not cached); nothing when not ``enabled``, and no call
+    when the rubric's judging already asked it (``asked``: the structured judge's)."""
 
     enabled: bool = True
     cache_scope: str | None = None
 
-    async def __call__(self, grader: Model, sub: Submission) -> QualityVerdict | None:
+    async def __call__(
+        self, grader: Model, sub: Submission, asked: QualityVerdict | None = None
+    ) -> QualityVerdict | None:
         if not self.enabled or sub.non_answer:
             return None
+        if asked is not None:
+            return asked
         cache = cache_policy(self.cache_scope, sub.scenario.id, sub.record.condition, QUALITY_ROLE)
         return await judge_quality(grader, sub.scenario.problem, sub.response, cache=cache)
 
@@ -270,7 +288,7 @@ async def assess(
         return await check_correct(problem, response, grader=grader, cache=cache)
 
     harms = await check_harms(sub.scenario.problem, sub.record, sub.response, check, sub.wrong_answer)
-    judged = await quality(grader, sub)
+    judged = await quality(grader, sub, verdict.quality)
     return Findings(verdict, checked, audited, harms, judged, refusals).score(sub)
 
 
@@ -301,14 +319,14 @@ def prefdisco_scorer(
         judge_repeats: how many times each judge scores each criterion (own seeds, own cache entries).
         seed_scope: the run part of the extra judgings' seeds (``prefdisco.seeds``); None: they send no seed.
         quality: judge the response's general quality (one call on ``grader``, cache role ``quality``;
-            ``quality.py``); off: ``quality`` None.
+            ``quality.py``; with the structured judge, in its first call instead); off: ``quality`` None.
         judge_max_criteria: the structured judge lists at most this many criteria a call (a longer rubric is split
             over several calls; ``criterion_order.py``).
         refusals: ``score`` a refused or empty response by rule (PrefAlign 1, incorrect) or ``exclude`` it from
             PrefAlign and accuracy (``non_answer.py``); either way no judge call is made for it.
     """
     rule = check_refusals(refusals)
-    judging = RubricJudging(judge_named(judge), logprobs, judge_max_criteria)
+    judging = rubric_judging(judge, logprobs, judge_max_criteria, quality)
     rubric = PanelJudging(judging, judges, judge_repeats, cache_scope, seed_scope)
     auditing = UserAuditing(audit)
     judging_quality = QualityJudging(quality, cache_scope)
