@@ -51,6 +51,7 @@ from perf_workers import (
     in_child,
     write_set,
 )
+from prefdisco.results.run_time import call_time
 
 PARTS = ("scheduling", "cpu", "counts", "embedded")
 PAPER_FIXED_CALLS = 21  # per record over the three modes, 5 questions: 3 answers + 2 correctness + 5 × 3 per turn
@@ -92,6 +93,8 @@ def scheduling(tmp: Path, n: int, env: dict[str, str], mock: MockProcess, name: 
         # (loading, task and log creation, processes or Ray) and the tables at the end
         "server_window_s": window,
         "outside_window_s": measured["wall_s"] - window,
+        # what the run's own summary.json reports (results/run_time.py): calls in flight over the connections
+        "summary_connection_share": call_time([folder / "run"])["connection_share"],
     }
 
 

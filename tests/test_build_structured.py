@@ -174,3 +174,17 @@ def test_every_attempt_is_cached_and_a_rerun_replays_the_whole_chain(tmp_path, m
     assert replayed.value == result.value and replayed.attempts == 2 and len(replayed.errors) == 1
     uncached = Script('{"score": 2, "reason": "fresh"}')
     assert run(uncached).value.score == 2 and len(uncached.inputs) == 1  # cache=False: always a call
+
+
+def test_overlay_is_inspects_merge_without_its_deep_copies():
+    """Every structured call lays its response schema over the caller's config: the same config as inspect's
+    ``merge`` (each field the overlay sets replaces the base's, ``extra_body`` whole), with the fields shared."""
+    from prefdisco.structured import overlay, response_schema
+
+    base = GenerateConfig(max_tokens=10, temperature=0.1, seed=3, extra_body={"top_k": 1}, reasoning_effort="low")
+    top = GenerateConfig(response_schema=response_schema(Answer, "a"), extra_body={"json_schema": {"type": "object"}})
+    laid = overlay(base, top)
+    assert laid == base.merge(top)
+    assert laid.extra_body == {"json_schema": {"type": "object"}} and laid.max_tokens == 10
+    assert laid.response_schema is top.response_schema  # shared, not copied
+    assert base.response_schema is None  # the caller's config is left as it was

@@ -122,6 +122,9 @@ def test_a_planted_runs_cost_by_role_and_condition_is_the_hand_count(tmp_path, m
     timing = summary["run_time"]
     assert timing["n_samples"] == 6 and 0 < timing["critical_path_s"] <= timing["busy_s"]
     assert timing["samples_in_flight"] >= 1 and 0 < timing["critical_share"] <= 1
+    # the calls as inspect timed them (call_time.json): the 22 of the hand count, inside the run's wall time
+    assert timing["calls"] == 22 and timing["call_s"] > 0 and timing["calls_in_flight"] > 0
+    assert timing["max_connections"] is None and timing["connection_share"] is None  # none given: not a share
     assert 'id="run-time"' in (out / "report.html").read_text()
 
 
@@ -137,3 +140,27 @@ def test_run_time_is_the_union_of_the_samples_against_the_longest():
     assert busy_seconds(at) == pytest.approx(15.0)
     assert busy_seconds(list(reversed(at))) == pytest.approx(15.0)
     assert busy_seconds([(t0, t0 + timedelta(seconds=4)), (t0, t0 + timedelta(seconds=2))]) == pytest.approx(4.0)
+
+
+def test_calls_in_flight_are_the_calls_seconds_over_the_union_of_the_invocations(tmp_path):
+    """Two shards at once (0-10 s and 5-15 s, 32 of the run's 64 connections each) and a resumed invocation after a
+    pause (30-35 s): wall 15 + 5 = 20 s; calls 100 + 60 + 20 = 180 taking 400 + 240 + 60 = 700 s: 35 calls at once,
+    35 / 64 busy."""
+    from prefdisco.results.run_time import CALL_TIME_FILE, call_time
+
+    def entry(start, end, calls, seconds, connections=32):
+        return {"started": start, "ended": end, "calls": calls, "call_s": seconds, "max_connections": connections}
+
+    for shard, entries in {
+        "shard-0": [entry(0, 10, {"m/a": 80, "m/u": 20}, {"m/a": 300.0, "m/u": 100.0})],
+        "shard-1": [entry(5, 15, {"m/a": 60}, {"m/a": 240.0}), entry(30, 35, {"m/a": 20}, {"m/a": 60.0}, None)],
+    }.items():
+        (tmp_path / shard).mkdir()
+        (tmp_path / shard / CALL_TIME_FILE).write_text(json.dumps(entries))
+    (tmp_path / "shard-2").mkdir()
+    (tmp_path / "shard-2" / CALL_TIME_FILE).write_text("{not json")  # unreadable: left out, never an error
+    found = call_time([tmp_path])
+    assert (found["wall_s"], found["calls"], found["call_s"]) == pytest.approx((20.0, 180, 700.0))
+    assert found["calls_in_flight"] == pytest.approx(35.0)
+    assert (found["max_connections"], found["connection_share"]) == (64, pytest.approx(35 / 64))
+    assert set(call_time([tmp_path / "shard-2"]).values()) == {None}  # nothing measured

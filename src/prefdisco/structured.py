@@ -146,6 +146,13 @@ def structured_config(
     return config
 
 
+def overlay(config: GenerateConfig, other: GenerateConfig) -> GenerateConfig:
+    """``config.merge(other)`` (each field ``other`` sets replaces ``config``'s) without its deep copies: the fields
+    are shared, never changed in place. A structured call makes this once per call, and the deep copies of the
+    response schema cost more CPU than the rest of the call's own work."""
+    return config.model_copy(update={k: v for k, v in other if v is not None})
+
+
 def extract_json(text: str) -> Any:
     """The JSON object in a reply: fences stripped, then the whole text, the outermost ``{...}``, or the first
     object that decodes. Raw control characters (a line break) inside strings are accepted. Raises
@@ -206,7 +213,7 @@ async def generate_structured(
         raise ValueError("retries must be >= 0")
     original: list[ChatMessage] = [ChatMessageUser(content=messages)] if isinstance(messages, str) else list(messages)
     conversation = original
-    call_config = (config or GenerateConfig()).merge(structured_config(model, schema, name, strict=strict))
+    call_config = overlay(config or GenerateConfig(), structured_config(model, schema, name, strict=strict))
     label = model_name(model)
     usage = ModelUsage()
     errors: list[str] = []

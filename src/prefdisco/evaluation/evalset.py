@@ -17,6 +17,7 @@ from inspect_ai import Task
 from inspect_ai.util import DisplayType
 
 from prefdisco.errors import UserError
+from prefdisco.evaluation.call_clock import clocking, record
 from prefdisco.evaluation.collector import tuned_collector
 from prefdisco.evaluation.config import (
     PANEL_DEFAULTS,
@@ -55,7 +56,25 @@ def build_tasks(
         extra = None if sample_metadata is None else (lambda s: sample_metadata(mode.value, s))
         return build_task(selected, config, mode.value, k, cache_scope=scope, decoys=chosen, extra_metadata=extra)
 
-    return [task(Mode(m)) for m in config.modes] + [task(Mode.FIXED_K, k) for k in config.fixed_k]
+    planned = [(Mode(m), None) for m in config.modes] + [(Mode.FIXED_K, k) for k in config.fixed_k]
+    return [task(mode, k) for mode, k in longest_first(planned, config.max_questions)]
+
+
+DIALOGUES: frozenset[Mode] = frozenset({Mode.DISCOVERY, Mode.STATED_BELIEF, Mode.CARRY_TRANSCRIPT, Mode.CARRY_NOTES})
+"""The conditions whose samples are dialogues of up to ``max_questions`` questions (the others: one answer)."""
+
+
+def longest_first(planned: list[tuple[Mode, int | None]], max_questions: int) -> list[tuple[Mode, int | None]]:
+    """The run's tasks, those with the longest dialogues first (a discovery dialogue asks up to ``max_questions``
+    questions, a fixed-K one K, a single-turn condition none; ties keep their order): inspect starts the tasks of an
+    eval-set in order, so the long dialogues queue for connections first and the one-call samples fill the
+    connections around them, instead of the run ending on a few long dialogues started last."""
+
+    def questions(item: tuple[Mode, int | None]) -> int:
+        mode, k = item
+        return k or 0 if mode is Mode.FIXED_K else max_questions if mode in DIALOGUES else 0
+
+    return sorted(planned, key=questions, reverse=True)
 
 
 def decoys_hash(selected: Sequence[Scenario], decoys: Mapping[str, Scenario]) -> str:
@@ -98,13 +117,16 @@ def run_eval_set(
     tasks = build_tasks(selected, config, decoys, sample_metadata)
     os.environ.setdefault("INSPECT_EVAL_LOG_FILE_PATTERN", "{task}_{model}_{id}")
     # each sample's rows written as it finishes (results/stream.py); the collector's pauses kept short (collector.py)
-    with streaming_rows(config.log_dir), tuned_collector():
-        success, interrupted = _run(tasks, roles, config)
-    if config.write_tables:  # the protocol as sent: each role's requests read back (evaluation/effective_protocol.py)
-        settle_protocol(config.log_dir)
-    tables = results_from_logs(config.log_dir, prices=config.prices)  # the streamed rows, checked against the logs
-    if config.write_tables:
-        write_tables(tables, config.log_dir)
+    # through the reading after it too: the run's objects are still alive, and a full collection over them for
+    # every few thousand rows read doubled the time from the last call to the tables
+    with tuned_collector():
+        with streaming_rows(config.log_dir):
+            success, interrupted = _run(tasks, roles, config)
+        if config.write_tables:  # the protocol as sent: each role's requests read back (effective_protocol.py)
+            settle_protocol(config.log_dir)
+        tables = results_from_logs(config.log_dir, prices=config.prices)  # the streamed rows, checked against logs
+        if config.write_tables:
+            write_tables(tables, config.log_dir)
     failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
     if interrupted:  # inspect has just printed "Completed all tasks … successfully" for the interrupted tasks
         raise UserError(
@@ -125,7 +147,17 @@ def _run(tasks: list[Task], roles: dict[str, Any], config: RunConfig) -> tuple[b
     interrupted (Ctrl-C: inspect ends the tasks as cancelled and still reports success)."""
     from inspect_ai import eval_set
 
-    success, logs = eval_set(
+    with clocking() as clock:  # the seconds its model calls take (call_clock.py), recorded even when it fails
+        try:
+            success, logs = _eval_set(eval_set, tasks, roles, config)
+        finally:
+            record(config.log_dir, clock, config.max_connections)
+    # interrupted: inspect returns no log (and success) after a Ctrl-C, or a task's log says cancelled
+    return bool(success), bool(tasks) and (not logs or any(log.status == "cancelled" for log in logs))
+
+
+def _eval_set(eval_set: Any, tasks: list[Task], roles: dict[str, Any], config: RunConfig) -> tuple[bool, Any]:
+    return eval_set(
         tasks,
         log_dir=str(config.log_dir),
         model=config.models,
@@ -146,5 +178,3 @@ def _run(tasks: list[Task], roles: dict[str, Any], config: RunConfig) -> tuple[b
         log_realtime=False,
         log_level="warning",
     )
-    # interrupted: inspect returns no log (and success) after a Ctrl-C, or a task's log says cancelled
-    return bool(success), bool(tasks) and (not logs or any(log.status == "cancelled" for log in logs))

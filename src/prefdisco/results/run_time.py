@@ -11,16 +11,83 @@ logs (``logs.select_logs``; a resumed run's earlier samples included):
 * ``samples_in_flight`` — the samples running at once, on average (the samples' time over ``busy_s``);
 * ``critical_share`` — ``critical_path_s`` over ``busy_s``: 1 when the run took no longer than its longest dialogue.
 
+and from the run's ``call_time.json`` files (``evaluation/call_clock.py``: each invocation of ``prefdisco eval``,
+each shard's, with the seconds its model calls took as inspect timed them; absent for a run made before them, then
+these are None):
+
+* ``wall_s`` — the time at least one invocation ran (the union of their intervals, as ``busy_s``);
+* ``calls``, ``call_s`` — the model calls made (cache hits are none) and their seconds, summed;
+* ``calls_in_flight`` — ``call_s`` over ``wall_s``: the calls running at once, on average;
+* ``max_connections`` — the ``--max-connections`` given: the most configured at once (the shards of a ``--workers``
+  or ``--ray`` run, each with its share, summed while they run together; None: not given, inspect's provider default
+  or its adaptive concurrency);
+* ``connection_share`` — ``calls_in_flight`` over ``max_connections``: the share of the configured connections kept
+  busy (every role on one provider shares that pool; roles on other providers have pools of their own, so it can
+  pass 1).
+
 ``summary.json``'s ``run_time`` (None for a results file without its logs, or a folder with a log that cannot be
 read: the results may come from its tables, the run time cannot).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+CALL_TIME_FILE = "call_time.json"
+"""A run folder's record of its invocations' model-call time (``evaluation/call_clock.py`` writes it)."""
+
+
+def read_entries(path: Path) -> list[dict[str, Any]]:
+    """The invocations a ``call_time.json`` holds; none when it is absent or unreadable (the figures are then not
+    measured; the run itself is not affected)."""
+    try:
+        entries = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return []
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+
+def configured_connections(entries: Sequence[dict[str, Any]]) -> int | None:
+    """The most connections configured at once: at each invocation's start, the ``max_connections`` of every
+    invocation running then, summed (the shards of one ``--workers``/``--ray`` run each hold a share of the run's);
+    None when none was given."""
+    given = [e for e in entries if e.get("max_connections")]
+    if not given:
+        return None
+    at_once = [
+        sum(int(o["max_connections"]) for o in given if o["started"] <= e["started"] < o["ended"]) for e in given
+    ]
+    return max(at_once)
+
+
+def call_time(roots: Sequence[Path]) -> dict[str, Any]:
+    """The call-time figures (module docstring) over every ``call_time.json`` under ``roots``."""
+    entries = [e for root in roots for path in sorted(root.rglob(CALL_TIME_FILE)) for e in read_entries(path)]
+    spans = []
+    for e in entries:
+        try:
+            spans.append(tuple(datetime.fromtimestamp(float(e[k]), UTC) for k in ("started", "ended")))
+        except (KeyError, TypeError, ValueError):
+            continue
+    wall = busy_seconds(spans) if spans else 0.0
+    if not wall:
+        return dict.fromkeys(("wall_s", "calls", "call_s", "calls_in_flight", "max_connections", "connection_share"))
+    calls = sum(int(n) for e in entries for n in (e.get("calls") or {}).values())
+    seconds = sum(float(s) for e in entries for s in (e.get("call_s") or {}).values())
+    in_flight = seconds / wall
+    most = configured_connections(entries)
+    return {
+        "wall_s": wall,
+        "calls": calls,
+        "call_s": seconds,
+        "calls_in_flight": in_flight,
+        "max_connections": most,
+        "connection_share": in_flight / most if most else None,
+    }
 
 
 def _intervals(folder: Path) -> list[tuple[datetime, datetime]]:
@@ -63,7 +130,8 @@ def busy_seconds(intervals: Sequence[tuple[datetime, datetime]]) -> float:
 def run_time(runs: Path | Sequence[Path] | None) -> dict[str, Any] | None:
     """The module docstring's figures over every run folder of ``runs``; None without a sample that has its times."""
     roots = [] if runs is None else [runs] if isinstance(runs, (str, Path)) else list(runs)
-    intervals = [i for root in map(Path, roots) if root.is_dir() for i in _intervals(root)]
+    folders = [root for root in map(Path, roots) if root.is_dir()]
+    intervals = [i for root in folders for i in _intervals(root)]
     if not intervals:
         return None
     busy = busy_seconds(intervals)
@@ -75,4 +143,5 @@ def run_time(runs: Path | Sequence[Path] | None) -> dict[str, Any] | None:
         "critical_path_s": critical,
         "samples_in_flight": sum(lengths) / busy if busy else None,
         "critical_share": critical / busy if busy else None,
+        **call_time(folders),
     }
