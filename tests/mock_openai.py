@@ -66,7 +66,10 @@ which uses it for o-series and gpt-5, with ``OPENAI_BASE_URL``), as JSON or serv
 the same replies and counts, and each request's settings (everything but the messages, system, input and tools) kept
 in ``wire`` with its role, so a test sees what a provider client really sent (inspect's Anthropic client sends no
 temperature). ``thinking`` makes every assistant answer carry that reasoning text, in each format's own reasoning
-part; a user's or judge's request that contains it is counted as ``reasoning_leaks``.
+part; a user's or judge's request that contains it is counted as ``reasoning_leaks``. Anthropic's Message Batches
+API too (``POST /v1/messages/batches``, its batch and results; ``tests/mock_batch.py``): each request of a batch is
+answered as it would be alone, counted in ``by_role_batched`` / ``by_case_role_batched`` beside every count above,
+the batch ended at once (``batch_sizes``).
 
 Control endpoints: ``GET /_mock/stats``, ``POST /_mock/reset``, ``POST /_mock/config`` (JSON of MockConfig
 fields).
@@ -93,6 +96,7 @@ from typing import Any
 
 from aiohttp import web
 
+from mock_batch import batch_info, batch_result, results_jsonl
 from mock_wire import (
     BUDGET_THOUGHT,
     REFUSAL,
@@ -100,6 +104,7 @@ from mock_wire import (
     anthropic_body,
     anthropic_events,
     anthropic_messages,
+    anthropic_schema,
     gemini_body,
     gemini_events,
     gemini_messages,
@@ -406,6 +411,9 @@ class MockOpenAI:
             self.by_model: Counter[str] = Counter()  # the request's model name → completions
             self.by_case: Counter[tuple[str, str]] = Counter()  # (case, mode) → completions
             self.by_case_role: Counter[tuple[str, str, str]] = Counter()  # (case, mode, role) → completions
+            self.by_role_batched: Counter[str] = Counter()  # the completions that came in a batch, by role
+            self.by_case_role_batched: Counter[tuple[str, str, str]] = Counter()
+            self.batches: dict[str, list[dict[str, Any]]] = {}  # batch id → its results, in order
             self.garbage_prompts: set[int] = set()
             self.judged: dict[tuple[str | None, str | None, str], int | None] = {}  # (case, mode, attribute)
             self.wire: list[tuple[str, dict[str, Any]]] = []  # (role, request body less messages and tools)
@@ -432,6 +440,9 @@ class MockOpenAI:
                 "by_model": dict(self.by_model),
                 "by_case": {f"{c}|{m}": n for (c, m), n in self.by_case.items()},
                 "by_case_role": {f"{c}|{m}|{r}": n for (c, m, r), n in self.by_case_role.items()},
+                "by_role_batched": dict(self.by_role_batched),
+                "by_case_role_batched": {f"{c}|{m}|{r}": n for (c, m, r), n in self.by_case_role_batched.items()},
+                "batch_sizes": [len(results) for results in self.batches.values()],
                 "garbage_judge_prompts": len(self.garbage_prompts),
                 "in_flight": self.in_flight,
                 "max_in_flight": self.max_in_flight,
@@ -504,6 +515,9 @@ class MockOpenAI:
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
         app.router.add_post("/v1/messages", self._handle_messages)
+        app.router.add_post("/v1/messages/batches", self._create_batch)
+        app.router.add_get("/v1/messages/batches/{batch_id}", self._get_batch)
+        app.router.add_get("/v1/messages/batches/{batch_id}/results", self._batch_results)
         app.router.add_post("/v1/responses", self._handle_responses)
         app.router.add_post("/v1beta/models/{call}", self._handle_gemini)
         app.router.add_post("/v1/models/{call}", self._handle_gemini)  # google-genai 2+ calls v1
@@ -645,9 +659,24 @@ class MockOpenAI:
         except (ValueError, KeyError, TypeError):
             self._count("bad_request")
             return web.json_response({"type": "error", "error": {"message": "invalid request body"}}, status=400)
+        reply = self._wire_reply(body, messages, wire)
+        if not body.get("stream"):
+            return web.json_response(reply)
+        events = {"anthropic": anthropic_events, "responses": responses_events, "gemini": gemini_events}[wire]
+        stream = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await stream.prepare(request)
+        await stream.write(sse(events(reply)))
+        await stream.write_eof()
+        return stream
+
+    def _wire_reply(
+        self, body: dict[str, Any], messages: list[dict[str, Any]], wire: str, batched: bool = False
+    ) -> dict[str, Any]:
+        """The reply to one request in ``wire``'s format, counted and its settings kept (``batched``: it came in a
+        batch, ``by_role_batched``)."""
         who = classify(messages)
         c, model = self.config, str(body.get("model", "mock"))
-        schema = responses_schema(body) if wire == "responses" else None
+        schema = {"responses": responses_schema, "anthropic": anthropic_schema}.get(wire, lambda _: None)(body)
         text = reply_for(messages, who, c, schema, self.structured, self.scores, model)
         ending = (c.endings or {}).get(who.case or "") if who.role == "assistant" else None
         thinking = c.thinking if who.role == "assistant" else None
@@ -668,20 +697,42 @@ class MockOpenAI:
             omit = ("messages", "tools", "system", "input", "instructions", "contents", "systemInstruction")
             kept = {k: v for k, v in body.items() if k not in omit}
             self.wire.append((who.role, {**kept, "_format": wire}))
+            if batched:
+                self.by_role_batched[who.role] += 1
+                if who.case is not None:
+                    self.by_case_role_batched[(who.case, who.mode or "?", who.role)] += 1
         prompt_chars = sum(len(_text(m.get("content"))) for m in messages)
-        make, events = {
-            "anthropic": (anthropic_body, anthropic_events),
-            "responses": (responses_body, responses_events),
-            "gemini": (gemini_body, gemini_events),
-        }[wire]
-        reply = make(Reply(model, text, prompt_chars, n, ending, thinking, tool_call, c.usage))
-        if not body.get("stream"):
-            return web.json_response(reply)
-        stream = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-        await stream.prepare(request)
-        await stream.write(sse(events(reply)))
-        await stream.write_eof()
-        return stream
+        make = {"anthropic": anthropic_body, "responses": responses_body, "gemini": gemini_body}[wire]
+        return make(Reply(model, text, prompt_chars, n, ending, thinking, tool_call, c.usage))
+
+    async def _create_batch(self, request: web.Request) -> web.Response:
+        """Anthropic's Message Batches API (``POST /v1/messages/batches``): every request answered at once as it
+        would be alone, the batch ended at once (``tests/mock_batch.py``)."""
+        body = await request.json()
+        results = []
+        for item in body.get("requests", []):
+            params = dict(item["params"])
+            with self._lock:
+                self.counts["received"] += 1
+            reply = self._wire_reply(params, anthropic_messages(params), "anthropic", batched=True)
+            results.append(batch_result(item["custom_id"], reply))
+        with self._lock:
+            self.counts["batches"] += 1
+            batch_id = f"msgbatch_{self.counts['batches']:04d}"
+            self.batches[batch_id] = results
+        return web.json_response(batch_info(batch_id, len(results), self.base_url.removesuffix("/v1")))
+
+    async def _get_batch(self, request: web.Request) -> web.Response:
+        batch_id = request.match_info["batch_id"]
+        if batch_id not in self.batches:
+            return web.json_response({"type": "error", "error": {"message": "no such batch"}}, status=404)
+        return web.json_response(batch_info(batch_id, len(self.batches[batch_id]), self.base_url.removesuffix("/v1")))
+
+    async def _batch_results(self, request: web.Request) -> web.Response:
+        results = self.batches.get(request.match_info["batch_id"])
+        if results is None:
+            return web.json_response({"type": "error", "error": {"message": "no such batch"}}, status=404)
+        return web.Response(text=results_jsonl(results), content_type="application/binary")
 
     def _retry_after(self) -> dict[str, str]:
         """The headers that tell a client how long to wait before it tries again (``retry_after_s``)."""

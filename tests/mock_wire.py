@@ -181,6 +181,12 @@ def responses_schema(body: dict[str, Any]) -> Any:
     return fmt.get("schema") if fmt.get("type") == "json_schema" else None
 
 
+def anthropic_schema(body: dict[str, Any]) -> Any:
+    """The JSON schema an Anthropic request asks its reply to follow (structured outputs: ``output_format``)."""
+    fmt = body.get("output_format") or {}
+    return fmt.get("schema") if fmt.get("type") == "json_schema" else None
+
+
 def responses_body(reply: Reply) -> dict[str, Any]:
     """A Responses API response answering ``text`` (a reasoning item first when ``thinking``; a ``function_call``
     item instead of the message when ``tool_call``), ended as ``ending`` says; usage with half the input read from

@@ -7,12 +7,12 @@ plants every call's usage: 1,000 input tokens of which 600 read from the cache, 
 reasoning. At the price given with ``--prices`` — $2 per 1M fresh input, $0.50 per 1M cached input, $8 per 1M output
 — one call costs (400 × 2 + 600 × 0.5 + 50 × 8) / 1M = $0.0015. By hand, per scenario:
 
-* baseline and oracle: the answer, the structured judge, the quality judge = 3 calls = $0.0045 (model $0.0015,
-  judges $0.003);
-* discovery: 2 questions and the answer, 2 simulated replies, the judge, the quality judge and the audit = 8 calls
-  = $0.012 (model $0.0045, user $0.003, judges $0.0045);
+* baseline and oracle: the answer and the structured judge (the general quality asked in its call) = 2 calls =
+  $0.003 (model $0.0015, judges $0.0015);
+* discovery: 2 questions and the answer, 2 simulated replies, the judge and the audit = 7 calls = $0.0105 (model
+  $0.0045, user $0.003, judges $0.003);
 
-so the run is 2 × (0.0045 + 0.012 + 0.0045) = $0.042, and every cell's cached share is 600 / 1,000 = 0.6. The
+so the run is 2 × (0.003 + 0.0105 + 0.003) = $0.033, and every cell's cached share is 600 / 1,000 = 0.6. The
 report sets the run's own estimate (``estimate.json``) beside those measured figures, per role.
 """
 

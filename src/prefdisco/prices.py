@@ -8,7 +8,9 @@ the provider's cache) and ``cache_write`` (written to it, where billed), else it
 (the table's ``cache_rates``, dated ``cache_as_of``), else the input price (``cost_usd``). A dated snapshot
 (``openai/gpt-4.1-2025-04-14``, ``anthropic/claude-sonnet-4-20250514``) takes its family's price; the embedded
 model (``prefdisco/…``) and inspect's ``mockllm/…`` cost nothing. Any other model has no price: its USD shows
-``—`` and :func:`price_lines` says how to give one.
+``—`` and :func:`price_lines` says how to give one. A call sent through its provider's batch API (``--batch``) is
+billed at the provider's batch share of every rate (the table's ``batch_rates``, dated ``batch_as_of``;
+``batch_share``).
 """
 
 from __future__ import annotations
@@ -113,6 +115,24 @@ def load_prices(path: str | Path) -> dict[str, dict[str, float]]:
                 "(optionally 'cached_input' and 'cache_write', USD/1M tokens)"
             )
     return {m: with_cache_rates(m, e) for m, e in data.items()}
+
+
+BATCH_PROVIDERS = ("openai", "anthropic", "google", "grok", "together")
+"""The providers whose inspect model API sends ``batch`` calls through a batch API (others ignore it); the table's
+``batch_rates`` price the first three."""
+
+
+def sent_by_batch(model: str) -> bool:
+    """Whether inspect sends a ``batch`` call of ``model`` through its provider's batch API."""
+    return model.split("/", 1)[0] in BATCH_PROVIDERS
+
+
+def batch_share(model: str) -> float | None:
+    """The share of its standard rates a call of ``model`` sent through its provider's batch API is billed at (the
+    packaged ``batch_rates``: OpenAI, Anthropic, Google); None: inspect has no batch API for it priced here, so such a
+    call is billed in full."""
+    rates = packaged().get("batch_rates", {})
+    return next((float(r["share"]) for prefix, r in rates.items() if model.startswith(prefix)), None)
 
 
 def prices(path: str | Path | None = None) -> Prices:

@@ -20,6 +20,11 @@ priced); ``table_cost.csv`` is the table.
 the simulated user, the judges), per trial (a run of N trials: its totals over N, so N identical trials read as one):
 calls (estimated only: the rows do not count calls), input tokens (fresh and cached), output tokens and USD
 (``summary.json``'s ``cost_estimate``, ``table_cost_estimate.csv``).
+
+**Batched calls.** A ``--batch`` run's rows say which of their roles went through the provider's batch API
+(``batched``: every judge call, and the answer of a single-turn condition; ``evaluation/batch.py``), and ``cost_usd``
+prices those at the provider's batch share. ``summary.json``'s ``cost_batch`` gives, per condition, the roles sent by
+batch and the shares used (None: nothing was); the report's Cost section says it under the table.
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.results.contract import condition_label
+from prefdisco.prices import packaged
+from prefdisco.results.contract import BATCHED, condition_label
 
 COLUMNS: tuple[str, ...] = (
     "model", "task", "condition", "n_scenarios", "usd_per_scenario", "model_usd", "user_usd", "judges_usd", "usd",
@@ -181,12 +187,26 @@ def estimate_table(trial_rows: pd.DataFrame, run_dir: Path | Sequence[Path] | No
     return table
 
 
+def batch_of(trial_rows: pd.DataFrame) -> dict[str, Any] | None:
+    """Per condition, the roles whose calls went by batch (``assistant``: the model under test's answer, ``grader``:
+    every judge call), and the batch shares they were priced at; None when no call did."""
+    if BATCHED not in trial_rows.columns or trial_rows[BATCHED].isna().all():
+        return None
+    roles: dict[str, list[str]] = {}
+    for r in trial_rows[["mode", "fixed_k", BATCHED]].drop_duplicates().to_dict("records"):
+        found = roles.setdefault(condition_label(r["mode"], r["fixed_k"]), [])
+        found += [x for x in str(r[BATCHED] if isinstance(r[BATCHED], str) else "").split() if x not in found]
+    shares = {prefix: rate["share"] for prefix, rate in packaged().get("batch_rates", {}).items()}
+    return {"roles": {c: sorted(v) for c, v in sorted(roles.items()) if v}, "shares": shares}
+
+
 @dataclass
 class Cost:
     """The report's Cost section: per cell (``cost_table``) and estimated against measured (``estimate_table``)."""
 
     table: pd.DataFrame | None
     estimate: pd.DataFrame | None
+    batch: dict[str, Any] | None = None
 
     def summary(self) -> dict[str, Any]:
         cost, total = cost_summary(self.table)
@@ -195,7 +215,7 @@ class Cost:
             estimate = {
                 r["role"]: {k: _plain(r[k]) for k in ESTIMATE_COLUMNS[1:]} for r in self.estimate.to_dict("records")
             }
-        return {"cost": cost, "cost_total": total, "cost_estimate": estimate}
+        return {"cost": cost, "cost_total": total, "cost_estimate": estimate, "cost_batch": self.batch}
 
     def tables(self) -> dict[str, pd.DataFrame]:
         named = {"table_cost.csv": self.table, "table_cost_estimate.csv": self.estimate}
@@ -204,4 +224,4 @@ class Cost:
 
 def cost_of(results: pd.DataFrame, trial_rows: pd.DataFrame, run_dir: Path | Sequence[Path] | None) -> Cost:
     """The Cost section of a report: ``results`` trial-averaged, ``trial_rows`` as run, ``run_dir`` the RESULTS."""
-    return Cost(cost_table(results), estimate_table(trial_rows, run_dir))
+    return Cost(cost_table(results), estimate_table(trial_rows, run_dir), batch_of(trial_rows))

@@ -32,6 +32,7 @@ import pandas as pd
 
 from prefdisco.analysis.panel import criterion_constants, panel_scores
 from prefdisco.results.contract import (
+    BATCHED,
     COVERAGE,
     END_COLUMNS,
     OPTIONAL_COUNTS,
@@ -90,7 +91,7 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
             **{c: (f"_{c}", "mean") for c in extra},
             **({"judged": ("judged", "min")} if "judged" in results.columns else {}),  # judged once every trial is
             **{c: (c, "first") for c in SESSION_COLUMNS if c in results.columns},  # the same in every trial
-            **{c: (c, "first") for c in ("pushback_target",) if c in results.columns},  # the same in every trial
+            **{c: (c, "first") for c in ("pushback_target", BATCHED) if c in results.columns},  # the same each trial
             **{c: (f"_{c}", "mean") for c in _HARM_MEANS if c in results.columns},
             **({"flip_turn": ("_flip_turn", "min")} if "flip_turn" in results.columns else {}),  # the earliest flip
             **({UNSCORED_REASON: (UNSCORED_REASON, "first")} if UNSCORED_REASON in results.columns else {}),

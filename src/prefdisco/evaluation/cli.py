@@ -152,6 +152,14 @@ def eval_command(
     max_tasks: Annotated[
         int | None, typer.Option(min=1, help="Condition x model tasks run at once (default: all).")
     ] = None,
+    batch: Annotated[
+        str | None,
+        typer.Option(
+            help="Send every judge call and the single-turn conditions' answers through the provider's batch API "
+            "(OpenAI, Anthropic, Google; half price, answers within hours; the dialogues stay real-time): on, a "
+            "batch size, or a JSON file of inspect's batch settings. See docs/scale.md."
+        ),
+    ] = None,
     epochs: Annotated[
         int, typer.Option(min=1, help="Trials per scenario and condition, each with its own seeds (reports average).")
     ] = 1,
@@ -306,6 +314,7 @@ def eval_command(
         judge_max_connections=judge_max_connections,
         max_samples=max_samples,
         max_tasks=max_tasks,
+        batch=batch,
         workers=workers,
         ray=ray,
         epochs=epochs,

@@ -12,27 +12,31 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.util import DisplayType
 
 from prefdisco.dialogue.byo import resolve_solver
-from prefdisco.dialogue.carry import TEMPLATES as CARRY_TEMPLATES
 from prefdisco.dialogue.hygiene import MAX_USER_RETRY
 from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
-from prefdisco.dialogue.strategies import STRATEGIES, STRATEGY_TEMPLATES
-from prefdisco.dialogue.tool_protocol import TOOL_TEMPLATES, tools_style
-from prefdisco.dialogue.user import USER_TYPES, USERS
-from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
+from prefdisco.dialogue.strategies import STRATEGIES
+from prefdisco.dialogue.user import USER_TYPES
 from prefdisco.errors import UserError
+from prefdisco.evaluation.batch import check_batch
 from prefdisco.evaluation.preset_rules import check_ask, contradiction, defers
-from prefdisco.evaluation.protocols import protocol_id
+from prefdisco.evaluation.protocols import protocol_id, run_templates
 from prefdisco.evaluation.setting_checks import check_fixed_temperatures, check_usable
 from prefdisco.prompts import templates_hash
 from prefdisco.schema import CONDITIONS, CONTROLS, PROBES, SESSION_ARMS, Scenario
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.deferred import JUDGE_LATER
-from prefdisco.scoring.judging import JUDGE_TEMPLATES
 from prefdisco.scoring.non_answer import check_refusals
-from prefdisco.scoring.quality import JOINT_TEMPLATES, QUALITY_TEMPLATE
 from prefdisco.scoring.scorer import JUDGES
 
-UNCOMPARED_SETTINGS = ("n_scenarios", "cache", "user_max_connections", "judge_max_connections", "ray", "protocol_id")
+UNCOMPARED_SETTINGS = (
+    "n_scenarios",
+    "cache",
+    "user_max_connections",
+    "judge_max_connections",
+    "ray",
+    "protocol_id",
+    "batch",
+)
 PANEL_DEFAULTS: dict[str, Any] = {"judge_panel": [], "judge_repeats": 1, "judge_max_criteria": DEFAULT_MAX_CRITERIA}
 """The judge-panel settings of a single-judge run (and the structured judge's criteria a call): ``run.json``
 records them only when they differ (so a single-judge run's fingerprint is what it always was), and the guard
@@ -107,6 +111,8 @@ class RunConfig:
     """Processes the scenarios are split over (``evaluation/workers.py``); with ``ray``, shards run at once."""
     ray: str | None = None
     """Run the shards on Ray (``evaluation/ray_shards.py``): ``local``, ``auto`` or a cluster address; None: not."""
+    batch: str | None = None
+    """``--batch``: judge calls and single-turn answers by the provider's batch API (``evaluation/batch.py``)."""
     epochs: int = 1
     """Trials per scenario and condition (inspect epochs), each with its own seeds (``prefdisco.seeds``)."""
     seed: int = 0
@@ -197,6 +203,7 @@ class RunConfig:
         check_usable(self)
         check_fixed_temperatures(self, preset_named(self.preset).settings)
         check_refusals(self.refusals)
+        check_batch(self.batch, self.models, self.judge_models(), [*self.modes, *(["fixed_k"] if self.fixed_k else [])])
         for flag, cap in (
             ("--user-max-connections", self.user_max_connections),
             ("--judge-max-connections", self.judge_max_connections),
@@ -300,6 +307,7 @@ class RunConfig:
             "user_max_connections": self.user_max_connections,  # free settings (UNCOMPARED_SETTINGS)
             "judge_max_connections": self.judge_max_connections,
             **({"ray": self.ray} if self.ray else {}),  # where it ran: a free setting, recorded only when set
+            **({"batch": self.batch} if self.batch else {}),  # the same: the same requests, another price
             **{k: v for k, v in self.panel_settings().items() if v != PANEL_DEFAULTS[k]},
             **{k: v for k, v in self.protocol_settings().items() if v != PROTOCOL_DEFAULTS[k]},
             **({"sessions": file_hash(self.sessions)} if self.sessions is not None else {}),
@@ -327,32 +335,8 @@ class RunConfig:
         }
 
     def prompt_templates(self) -> list[str]:
-        """The templates this run renders: its preset's condition prompts, its user's, its judge's, the audit's, the
-        quality judge's and the SimpleQA grader's (``run.json`` hashes exactly these)."""
-        style = preset_named(self.preset).style
-        names = [value for value in vars(style).values() if isinstance(value, str)]
-        user_template = getattr(USERS[self.user_type], "template", None)
-        if isinstance(user_template, str):
-            names.append(user_template)
-        names += getattr(USERS[self.user_type], "extra_templates", ())  # a user with several (targeted)
-        names += JUDGE_TEMPLATES.get(self.judge, ())
-        if self.audit:
-            names.append("audit_user")
-        if self.quality:
-            names += [QUALITY_TEMPLATE, *JOINT_TEMPLATES]
-        names.append("simpleqa_grader")
-        if self.ask == "tools" or self.solver:  # the tool protocol's prompts (default preset only)
-            tools = tools_style(preset_named("default").style)
-            names += [value for value in vars(tools).values() if isinstance(value, str)] + list(TOOL_TEMPLATES)
-        if self.solver in [f"prefdisco/{name}" for name in STRATEGIES]:  # a strategy solver's own prompts
-            names += STRATEGY_TEMPLATES
-        if any(m in SESSION_ARMS for m in self.modes):  # the carry arms' prompts
-            names += CARRY_TEMPLATES
-        if self.pushback or "stated_belief" in self.modes:  # the person's pushback and stated belief
-            names += [*PUSHBACK_TEMPLATES, "user_stated_belief"]
-        if "oracle_distractor" in self.modes:
-            names.append(style.oracle)
-        return sorted(set(names))
+        """The templates this run renders (``protocols.run_templates``; ``run.json`` hashes exactly these)."""
+        return run_templates(self)
 
 
 def check_max_criteria(value: int) -> None:

@@ -62,7 +62,8 @@ from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wro
 from prefdisco.evaluation.config import RunConfig, selected_scenarios
 from prefdisco.evaluation.probe import Probe, Sent, drive
 from prefdisco.evaluation.sessions_run import load_session_run
-from prefdisco.prices import missing_line
+from prefdisco.modes import DIALOGUES
+from prefdisco.prices import batch_share, missing_line
 from prefdisco.schema import SESSION_ARMS, DialogueTurn, Mode, Scenario
 from prefdisco.scoring.audit import audit_user
 from prefdisco.scoring.correctness import check_correct, needs_grader
@@ -341,6 +342,10 @@ def _priced(tally: _Tally, config: RunConfig) -> list[PlanLine]:
         price = config.prices.get(line.model)
         if price is not None:
             line.usd = (line.input_tokens * price["input"] + line.output_tokens * price["output"]) / 1_000_000
+            dialogue = line.part in DIALOGUES or line.part.startswith(Mode.FIXED_K.value)
+            by_batch = config.batch and (line.role == "grader" or (line.role == "assistant" and not dialogue))
+            share = batch_share(line.model) if by_batch else None  # --batch: at the provider's batch share
+            line.usd *= 1.0 if share is None else share
     return lines
 
 
@@ -369,6 +374,10 @@ def _notes(config: RunConfig) -> list[str]:
     if config.user_type == "targeted":
         notes.append("targeted user: every question mapped to one attribute (a vague one would skip its user call)")
     notes.append("not counted: re-asks of invalid structured replies, provider retries; a resumed run makes fewer")
+    if config.batch:
+        notes.append(
+            "--batch: judge calls and single-turn answers at the provider's batch share (openai/, anthropic/, google/)"
+        )
     if config.prices:
         unpriced = missing_line(config.prices, sorted({*config.models, config.user_model, *config.judge_models()}))
         if unpriced:

@@ -17,6 +17,7 @@ from inspect_ai import Task
 from inspect_ai.util import DisplayType
 
 from prefdisco.errors import UserError
+from prefdisco.evaluation.batch import with_batch
 from prefdisco.evaluation.call_clock import clocking, record
 from prefdisco.evaluation.collector import tuned_collector
 from prefdisco.evaluation.config import (
@@ -30,6 +31,7 @@ from prefdisco.evaluation.effective_protocol import settle_protocol
 from prefdisco.evaluation.guard import guard_run
 from prefdisco.evaluation.limits import limit_roles
 from prefdisco.evaluation.task import build_task
+from prefdisco.modes import DIALOGUES
 from prefdisco.results.logs import Tables, results_from_logs, write_tables
 from prefdisco.results.stream import streaming_rows
 from prefdisco.schema import Mode, Scenario
@@ -60,10 +62,6 @@ def build_tasks(
     return [task(mode, k) for mode, k in longest_first(planned, config.max_questions)]
 
 
-DIALOGUES: frozenset[Mode] = frozenset({Mode.DISCOVERY, Mode.STATED_BELIEF, Mode.CARRY_TRANSCRIPT, Mode.CARRY_NOTES})
-"""The conditions whose samples are dialogues of up to ``max_questions`` questions (the others: one answer)."""
-
-
 def longest_first(planned: list[tuple[Mode, int | None]], max_questions: int) -> list[tuple[Mode, int | None]]:
     """The run's tasks, those with the longest dialogues first (a discovery dialogue asks up to ``max_questions``
     questions, a fixed-K one K, a single-turn condition none; ties keep their order): inspect starts the tasks of an
@@ -72,7 +70,7 @@ def longest_first(planned: list[tuple[Mode, int | None]], max_questions: int) ->
 
     def questions(item: tuple[Mode, int | None]) -> int:
         mode, k = item
-        return k or 0 if mode is Mode.FIXED_K else max_questions if mode in DIALOGUES else 0
+        return k or 0 if mode is Mode.FIXED_K else max_questions if mode.value in DIALOGUES else 0
 
     return sorted(planned, key=questions, reverse=True)
 
@@ -112,7 +110,8 @@ def run_eval_set(
     guard_folder(selected, config, decoys)
     judges = config.judge_models()
     named = [("user", config.user_model), *zip(panel_roles(len(judges)), judges, strict=True)]
-    roles = {role: get_model(name, config=config.role_config(role)) for role, name in named}
+    batch = {role: config.batch if role != "user" else None for role, _ in named}  # every judge call by batch
+    roles = {role: get_model(name, config=with_batch(config.role_config(role), batch[role])) for role, name in named}
     roles = limit_roles(roles, config.role_caps())  # --user/--judge-max-connections, across the whole run
     tasks = build_tasks(selected, config, decoys, sample_metadata)
     os.environ.setdefault("INSPECT_EVAL_LOG_FILE_PATTERN", "{task}_{model}_{id}")

@@ -38,6 +38,7 @@ from prefdisco.evaluation.config import run_scope
 from prefdisco.evaluation.guard import RUN_FILE, SPLIT_FILE
 from prefdisco.evaluation.judge_log import JudgedLog, judge_log
 from prefdisco.evaluation.limits import limit_roles
+from prefdisco.prices import sent_by_batch
 from prefdisco.progress import Tally, Ticker
 from prefdisco.results.judgings import recorded_judgings
 from prefdisco.results.logs import Tables, read_header, results_from_logs, select_logs, write_tables
@@ -49,8 +50,6 @@ from prefdisco.scoring.scorer import prefdisco_scorer
 from prefdisco.seeds import seed_scope
 
 JUDGINGS_FILE = "judgings.json"
-BATCH_PROVIDERS = ("openai", "anthropic", "google", "grok", "together")
-"""The providers whose inspect model API sends ``batch=True`` calls through a batch API; others ignore it."""
 
 
 @dataclass(frozen=True)
@@ -225,7 +224,7 @@ def plan_run(run_dir: Path, options: JudgeOptions) -> tuple[list[LogPlan], list[
 
 def batch_notes(models: Sequence[str]) -> list[str]:
     """One line per judge model whose provider inspect sends no batch: its calls go one by one."""
-    providers = sorted({m.split("/", 1)[0] for m in models} - set(BATCH_PROVIDERS))
+    providers = sorted({m.split("/", 1)[0] for m in models if not sent_by_batch(m)})
     return [f"--batch: inspect has no batch API for {p}; its judge calls are sent one by one" for p in providers]
 
 

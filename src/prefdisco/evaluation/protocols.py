@@ -39,10 +39,10 @@ from prefdisco.dialogue.user import USERS
 from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
 from prefdisco.prompts import templates_hash
 from prefdisco.results.protocol_record import ADDED_SETTINGS, PROTOCOL_SETTINGS, RENAMED_SETTINGS, ProtocolRecord
-from prefdisco.schema import Scenario
+from prefdisco.schema import SESSION_ARMS, Scenario
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.judging import JOINT_QUALITY, JUDGE_TEMPLATES
-from prefdisco.scoring.quality import JOINT_TEMPLATES
+from prefdisco.scoring.quality import JOINT_TEMPLATES, QUALITY_TEMPLATE
 
 CORRECTNESS_TEMPLATES: tuple[str, ...] = ("simpleqa_grader",)
 UNHASHED_AT_DEFAULT: tuple[str, ...] = ("refusals", "user_reasoning_tokens", "grader_reasoning_tokens")
@@ -114,17 +114,22 @@ SHIPPED: tuple[Shipped, ...] = (
 )
 
 
+def _condition_user_judge(config: Any) -> list[str]:
+    """Every condition prompt of ``config``'s preset, its simulated user's templates and its judge's."""
+    style = preset_named(config.preset).style
+    names = [value for value in vars(style).values() if isinstance(value, str)]
+    user = USERS[config.user_type]
+    names += [t for t in (getattr(user, "template", None),) if isinstance(t, str)]
+    names += getattr(user, "extra_templates", ())  # a user with several (targeted)
+    return names + list(JUDGE_TEMPLATES.get(config.judge, ()))
+
+
 def protocol_templates(config: Any) -> list[str]:
     """The templates whose text changes a run's numbers: every condition of its preset (the carry arms, the stated
     belief and pushback too, whichever the run has), its user's, its judge's, the correctness grader's, and the tool
     protocol's when it asks through tools; the quality criteria's when the judge's own call asks them (the structured
     judge in a run that judges quality: they are in its prompt)."""
-    style = preset_named(config.preset).style
-    names = [value for value in vars(style).values() if isinstance(value, str)]
-    user = USERS[config.user_type]
-    names += [t for t in (getattr(user, "template", None),) if isinstance(t, str)]
-    names += getattr(user, "extra_templates", ())
-    names += JUDGE_TEMPLATES.get(config.judge, ())
+    names = _condition_user_judge(config)
     if config.judge in JOINT_QUALITY and getattr(config, "quality", True):  # the quality asked in the judge's call
         names += JOINT_TEMPLATES
     names += [*CARRY_TEMPLATES, *PUSHBACK_TEMPLATES, "user_stated_belief", *CORRECTNESS_TEMPLATES]
@@ -133,6 +138,31 @@ def protocol_templates(config: Any) -> list[str]:
     if config.ask == "tools":
         tools = tools_style(preset_named("default").style)
         names += [value for value in vars(tools).values() if isinstance(value, str)] + list(TOOL_TEMPLATES)
+    return sorted(set(names))
+
+
+def run_templates(config: Any) -> list[str]:
+    """The templates a run of ``config`` (a ``RunConfig``) renders: its preset's condition prompts, its user's, its
+    judge's, the audit's, the quality judge's and the SimpleQA grader's, whatever the protocol holds of them and
+    more (``run.json`` hashes exactly these, so a changed template stops a resume)."""
+    style = preset_named(config.preset).style
+    names = _condition_user_judge(config)
+    if config.audit:
+        names.append("audit_user")
+    if config.quality:
+        names += [QUALITY_TEMPLATE, *JOINT_TEMPLATES]
+    names.append("simpleqa_grader")
+    if config.ask == "tools" or config.solver:  # the tool protocol's prompts (default preset only)
+        tools = tools_style(preset_named("default").style)
+        names += [value for value in vars(tools).values() if isinstance(value, str)] + list(TOOL_TEMPLATES)
+    if config.solver in [f"prefdisco/{name}" for name in STRATEGIES]:  # a strategy solver's own prompts
+        names += STRATEGY_TEMPLATES
+    if any(m in SESSION_ARMS for m in config.modes):  # the carry arms' prompts
+        names += CARRY_TEMPLATES
+    if config.pushback or "stated_belief" in config.modes:  # the person's pushback and stated belief
+        names += [*PUSHBACK_TEMPLATES, "user_stated_belief"]
+    if "oracle_distractor" in config.modes:
+        names.append(style.oracle)
     return sorted(set(names))
 
 

@@ -50,6 +50,7 @@ from prefdisco.dialogue.distractors import DISTRACTOR_KEY, choose_distractors
 from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wrong_answer_key
 from prefdisco.errors import UserError
+from prefdisco.evaluation.batch import BATCHED_KEY, batched_roles, with_batch
 from prefdisco.evaluation.config import (
     RunConfig,
     check_max_criteria,
@@ -177,6 +178,7 @@ def build_task(
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         raise UserError(f"scenario ids must be unique; repeated: {', '.join(dupes[:5])}")
     own = config.solver if condition is Mode.DISCOVERY else None
+    judging_now = config.judge != JUDGE_LATER
     benchmarks = sorted({s.problem.benchmark for s in scenarios})
     label = condition_label(condition, k)
     seeds = seed_scope(config.seed)
@@ -190,9 +192,12 @@ def build_task(
             extra |= extra_metadata(scenario)
         if extra:
             sample.metadata = {**(sample.metadata or {}), **extra}
+    batched = [r for r in batched_roles(condition.value, bool(config.batch)) if r != "grader" or judging_now]
     return Task(
         name=name or f"prefdisco_{label}",
         dataset=MemoryDataset(samples, name="+".join(benchmarks)),
+        # --batch: the model under test's one answer of a single-turn condition by batch (evaluation/batch.py)
+        config=with_batch(GenerateConfig(), config.batch if "assistant" in batched else None),
         solver=chain(seeded(seeds, label), condition_solver(condition, k, config, cache_scope)),
         scorer=prefdisco_dialogue()  # --judge later: no grader call now (``scoring/deferred.py``)
         if config.judge == JUDGE_LATER
@@ -220,6 +225,7 @@ def build_task(
             "prefdisco_ask": config.ask,
             "prefdisco_protocol_id": protocol_id(config),  # evaluation/protocols.py
             "prefdisco_solver": own,
+            BATCHED_KEY: batched,
             **(solver_task_metadata(own, config.solver_args, scenarios, config.max_questions) if own else {}),
         },
     )

@@ -113,6 +113,11 @@ QUALITY = "quality"
 empty when not measured (``--no-quality``, a reply still invalid after the re-asks, a row not judged yet)."""
 PROTOCOL_ID = "protocol_id"
 """The id of the protocol the row was made under (``evaluation/protocols.py``; empty in an older run)."""
+BATCHED = "batched"
+"""The roles whose calls for the row went through the provider's batch API (``--batch``, ``evaluation/batch.py``):
+``assistant`` and/or ``grader``, space-separated; empty when none did. ``cost_usd`` prices them at the batch share."""
+BATCHED_KEY = "prefdisco_batched"
+"""A task's metadata: the roles whose calls it sends by batch (the rows' ``batched``)."""
 SESSION_COLUMNS: tuple[str, ...] = ("session_id", "position")
 """A sessions run's session and 1-based position of the row's scenario (empty otherwise)."""
 SESSION_LABEL = "session_label"
@@ -153,6 +158,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "grader_model",
     PROTOCOL_ID,
     *COST_COLUMNS,
+    BATCHED,
     "assistant_seed",
     "user_seed",
     "grader_seed",

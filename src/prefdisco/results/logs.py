@@ -41,9 +41,10 @@ import pandas as pd
 
 from prefdisco.atomic import atomic_path
 from prefdisco.errors import UserError
-from prefdisco.prices import cost_usd
+from prefdisco.prices import batch_share, cost_usd
 from prefdisco.results.contract import (
     ATTRIBUTE_COLUMNS,
+    BATCHED,
     PROTOCOL_ID,
     RESULT_COLUMNS,
     RESULT_KEY,
@@ -65,12 +66,14 @@ def _costs(
 ) -> dict[str, float | None]:
     """USD for one sample: ``cost_usd`` over its roles and ``user_cost_usd`` / ``grader_cost_usd`` apart (``graders``:
     each judge's (model, input, output[, cache read, cache write]) tokens; None: the ``grader_*`` columns at the
-    ``grader_model``'s price); a role whose model has no price is None, and so is the total."""
+    ``grader_model``'s price); a role whose model has no price is None, and so is the total. The roles the row's
+    ``batched`` names are priced at their provider's batch share (``prices.batch_share``; full price without one)."""
+    batched = set(str(row.get(BATCHED) or "").split())
 
     def tokens(prefix: str) -> tuple[int, int, int, int]:
         return tuple(int(row.get(f"{prefix}{k}") or 0) for k in TOKEN_KINDS)  # type: ignore[return-value]
 
-    def priced(parts: list[tuple[Any, ...]]) -> float | None:
+    def priced(parts: list[tuple[Any, ...]], role: str) -> float | None:
         total = 0.0
         for model, *counts in parts:
             if not any(counts):
@@ -78,14 +81,15 @@ def _costs(
             price = prices.get(model or "")
             if price is None:
                 return None
-            total += cost_usd(price, *counts)
+            share = batch_share(str(model)) if role in batched else None
+            total += cost_usd(price, *counts) * (1.0 if share is None else share)
         return total
 
     judges = [(row["grader_model"], *tokens("grader_"))] if graders is None else list(graders)
     out = {
-        "assistant": priced([(row["model"], *tokens(""))]),
-        "user_cost_usd": priced([(row["user_model"], *tokens("user_"))]),
-        "grader_cost_usd": priced(judges),
+        "assistant": priced([(row["model"], *tokens(""))], "assistant"),
+        "user_cost_usd": priced([(row["user_model"], *tokens("user_"))], "user"),
+        "grader_cost_usd": priced(judges, "grader"),
     }
     parts = list(out.values())
     total = None if any(v is None for v in parts) else sum(v for v in parts if v is not None)

@@ -14,7 +14,10 @@ from typing import Any
 
 from prefdisco.dialogue.carry import SESSION_KEY
 from prefdisco.dialogue.hygiene import flag_reasons
+from prefdisco.prices import sent_by_batch
 from prefdisco.results.contract import (
+    BATCHED,
+    BATCHED_KEY,
     COVERAGE,
     DEFAULT_JUDGE,
     DEFAULT_REPEAT,
@@ -89,6 +92,13 @@ def role_model(spec: Any, role: str) -> str | None:
     if isinstance(config, list):
         config = config[0] if config else None
     return getattr(config, "model", None)
+
+
+def batched(roles: Any, model: str, judge: str | None) -> str | None:
+    """The ``batched`` column: the task's batched roles whose model inspect sends by batch (``prices.sent_by_batch``:
+    any other model's calls go as usual)."""
+    kept = [r for r in roles if sent_by_batch(model if r == "assistant" else judge or "")]
+    return " ".join(kept) or None
 
 
 def _is_judge(role: str) -> bool:
@@ -219,6 +229,7 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
         "user_model": role_model(spec, "user"),
         "grader_model": judge_model("grader"),
         PROTOCOL_ID: meta.get("prefdisco_protocol_id"),
+        BATCHED: batched(meta.get(BATCHED_KEY) or (), model, judge_model("grader")),
         "decoy_scenario_id": (sample.metadata or {}).get("decoy_scenario_id"),
         "pushback_target": (score.metadata or {}).get("pushback_target") if score is not None else None,
         "correct_after_pushback": value.get("correct_after_pushback"),

@@ -3,11 +3,10 @@
 Results (one row per model × task × scenario_id × mode [× fixed_k] × epoch) required columns:
 ``REQUIRED_RESULT_COLUMNS``; optional ``epoch`` (the trial, an integer >= 1; a table without it is one trial,
 epoch 1), ``failed`` (0/1), ``error``, ``pref_align_coverage`` (a share in [0, 1]), ``pref_align_reason``, the
-simulator columns (``SIMULATOR_COLUMNS``, numbers), the harm probes' and ``quality`` (a number in [1, 5]); each kept
-when present. Per-attribute (long) table:
-``REQUIRED_ATTRIBUTE_COLUMNS``, optional ``epoch`` likewise, optional ``judge`` (a table without it has one judge),
-``repeat`` (an integer >= 1; 1 when absent) and ``in_pref_align`` (0/1: whether PrefAlign is made of the row's
-judgement; 1 when absent or empty).
+simulator columns (``SIMULATOR_COLUMNS``, numbers), the harm probes', ``quality`` (a number in [1, 5]), ``batched``;
+each kept when present. Per-attribute (long) table: ``REQUIRED_ATTRIBUTE_COLUMNS``, optional ``epoch`` likewise,
+optional ``judge`` (a table without it has one judge), ``repeat`` (an integer >= 1; 1 when absent) and
+``in_pref_align`` (0/1: whether PrefAlign is made of the row's judgement; 1 when absent or empty).
 
 Text columns become pandas categoricals and numbers float64 (NaN = empty), so 300k results rows and a few
 million attribute rows stay small in memory. Every malformed cell raises a one-line ``UserError`` naming the
@@ -28,6 +27,7 @@ from prefdisco.errors import UserError
 from prefdisco.results.columns import Columns
 from prefdisco.results.contract import (
     ATTRIBUTE_KEY,
+    BATCHED,
     COVERAGE,
     CRITERION_KEY,
     DEFAULT_EPOCH,
@@ -223,7 +223,7 @@ def validate_results(table: pa.Table, where: str) -> pd.DataFrame:
         if name in table.column_names:
             df[name] = cols.number(name, **_SIMULATOR_BOUNDS.get(name, {"lo": 0}))
     # optional text: why unscored, the replies' faults, the protocol the row was made under (results/merge.py)
-    for name in (UNSCORED_REASON, USER_FLAG_REASONS, PROTOCOL_ID):
+    for name in (UNSCORED_REASON, USER_FLAG_REASONS, PROTOCOL_ID, BATCHED):
         if name in table.column_names:
             df[name] = cols.text(name, required=False)
     for name in ("correct_after_pushback", "belief_agreement"):  # optional: the harm probes
