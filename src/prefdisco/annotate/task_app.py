@@ -40,6 +40,7 @@ from starlette.staticfiles import StaticFiles
 
 from prefdisco.annotate.auth import NAME_RULE, CookieSigner, Tokens, valid_name
 from prefdisco.annotate.database import SubmissionError
+from prefdisco.annotate.math_text import math_html
 from prefdisco.annotate.middleware import BodyLimit, SecurityHeaders
 from prefdisco.errors import describe_validation_error
 
@@ -95,6 +96,7 @@ class TaskApp(ABC, Generic[ItemT, SubmissionT]):
             autoescape=True,
             undefined=jinja2.StrictUndefined,
         )
+        self.templates.filters["math"] = math_html  # problems and answers with their LaTeX drawn (math_text.py)
 
     # -- what a study says ---------------------------------------------------------------------------------
 
