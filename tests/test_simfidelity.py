@@ -248,6 +248,17 @@ def test_a_simulator_of_another_protocol_is_refused_and_ranks_use_only_shared_co
     assert summary["components_left_out"] == ["values"] and summary["allow_mixed"] is True
     c = next(s for s in summary["simulators"] if s["label"] == "sim_c")
     assert (c["max_tokens"], c["user_retry"], c["temperature"]) == (64, 1, 0.7)  # replayed as its run was
-    assert "left out values (not measured for every simulator)" in output
+    assert "ranked without values (not measured for every simulator)" in output
+    assert summary["caveats"] == ["ranked without values (not measured for every simulator)"]  # what it printed
+
     replay = pd.read_csv(folder / "replay_measures.csv").set_index("simulator")
     assert replay["value_judgements_invalid"].to_dict() == {"sim_a": 0, "sim_c": 0}
+
+
+def test_an_embedded_simulator_or_judge_carries_the_plumbing_note():
+    from prefdisco.analysis.simfidelity import fidelity_caveats
+
+    notes = fidelity_caveats(["prefdisco/smollm2", "openai/gpt-4.1"], [], 2)
+    assert notes[0].startswith("The embedded model prefdisco/smollm2 proves the plumbing, not quality")
+    assert notes[1] == "2 value judgement(s) stayed invalid and were left out of value agreement"
+    assert fidelity_caveats(["openai/gpt-4.1"], [], 0) == []

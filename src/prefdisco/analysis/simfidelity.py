@@ -45,6 +45,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 
 from prefdisco.analysis.bootstrap import per_resample, percentile_interval, resampled
+from prefdisco.analysis.caveats import plumbing_note
 from prefdisco.analysis.normalign import (
     MIN_INTERVAL_SCENARIOS,
     intersection_norm_align,
@@ -249,3 +250,15 @@ def fidelity_table(measures: pd.DataFrame, outcome: pd.DataFrame) -> pd.DataFram
     table = table.sort_values(["fidelity", "simulator"], ascending=[False, True], na_position="last")
     table.insert(0, "rank", range(1, len(table) + 1))
     return table.reset_index(drop=True)
+
+
+def fidelity_caveats(models: Sequence[str], left_out: Sequence[str], invalid: int) -> list[str]:
+    """What the console says of a fidelity result besides its ranking, kept in its ``summary.json`` (``caveats``) so
+    the files never show a number without it: an embedded simulator or judge proves only the plumbing, the
+    components left out of the ranking, the value judgements that stayed invalid."""
+    notes = [note for note in (plumbing_note(models),) if note]
+    if left_out:
+        notes.append(f"ranked without {', '.join(left_out)} (not measured for every simulator)")
+    if invalid:
+        notes.append(f"{invalid} value judgement(s) stayed invalid and were left out of value agreement")
+    return notes

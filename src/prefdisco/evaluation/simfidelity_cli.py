@@ -158,6 +158,7 @@ def simfidelity_command(
         raise UserError(f"{missing[0]}: needed (or --reference KIND PATH to measure against people's answers)")
     from prefdisco.analysis.simfidelity import (
         COMPONENTS,
+        fidelity_caveats,
         fidelity_table,
         outcome_table,
         replay_measures,
@@ -249,26 +250,15 @@ def simfidelity_command(
         "outcome": json.loads(outcome.to_json(orient="records")),
         "rank_correlation": ranks,
     }
+    invalid = int(measures["value_judgements_invalid"].sum()) if len(measures) else 0
+    left = [c for c in COMPONENTS if c not in shared]
+    summary["caveats"] = fidelity_caveats([*(s.user_model for s in simulators), grader], left, invalid)
     atomic_write(out / "summary.json", json.dumps(strict(summary), indent=2, allow_nan=False))
     for row in fidelity.to_dict("records"):
         score = "—" if row["fidelity"] is None else f"{row['fidelity']:.3f}"
         console.print(f"{row['rank']}. {row['simulator']}: fidelity {score}", markup=False, highlight=False)
-    left = [c for c in COMPONENTS if c not in shared]
-    if left:
-        console.print(
-            f"ranked on {', '.join(shared) or 'no component'}: left out {', '.join(left)} (not measured for every "
-            "simulator)",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-    invalid = int(measures["value_judgements_invalid"].sum()) if len(measures) else 0
-    if invalid:
-        console.print(
-            f"{invalid} value judgement(s) stayed invalid and were left out of value agreement",
-            markup=False,
-            highlight=False,
-        )
+    for note in summary["caveats"]:  # the same lines the summary keeps
+        console.print(note, markup=False, highlight=False, soft_wrap=True)
     console.print(
         f"{len(records)} replayed replies; wrote fidelity.csv, replay_measures.csv, replay_turns.csv, outcome.csv, "
         f"replay.jsonl, summary.json to {out}",
