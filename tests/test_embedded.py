@@ -9,7 +9,6 @@ import asyncio
 import json
 
 import pytest
-from inspect_ai.log import list_eval_logs, read_eval_log
 from inspect_ai.model import GenerateConfig, get_model
 from typer.testing import CliRunner
 
@@ -87,54 +86,6 @@ def test_unknown_embedded_model_is_a_clear_error(tmp_path):
     assert result.exit_code == 2
     assert "unknown embedded model 'nosuch'" in result.output
     assert not log_dir.exists()
-
-
-def test_demo_end_to_end_on_one_scenario(tmp_path):
-    """``prefdisco demo --limit 1``: one scenario is enough to prove the plumbing end to end (four conditions, the
-    report, the logs); each further scenario costs the test about 30 s of llama.cpp."""
-    out = tmp_path / "demo"
-    result = CliRunner().invoke(_app(), ["demo", "--out", str(out), "--limit", "1", "--display", "none"])
-    assert result.exit_code == 0, result.output
-    assert "PrefDisco demo" in result.output and "NormAlign" in result.output
-    text = " ".join(result.output.split())
-    assert "proves the plumbing, not quality" in text and "prefdisco demo --model" in text
-    assert (out / "report" / "report.html").is_file() and f"report: {out / 'report' / 'report.html'}" in text
-
-    summary = json.loads((out / "summary.json").read_text())
-    assert set(summary["modes"]) == {"baseline", "discovery", "oracle", "fixed_k=2"}
-    assert summary["modes"]["fixed_k=2"]["mean_questions"] in (2.0, None)  # the engine forces two questions
-    for mode in summary["modes"].values():
-        assert set(mode) >= {"pref_align_mean", "accuracy", "mean_questions", "n"}
-        assert mode["n"] + mode["failed"] == 1
-        assert mode["pref_align_mean"] is None or 1.0 <= mode["pref_align_mean"] <= 5.0
-    assert summary["norm_align"] is not None or summary["norm_align_reason"]
-    assert summary["models"] == {
-        "assistant": "prefdisco/smollm2",
-        "user": "prefdisco/smollm2",
-        "grader": "prefdisco/smollm2",
-    }
-
-    # the logs are ordinary inspect logs (what `inspect view` reads), one per condition, all finished
-    logs = [read_eval_log(info) for info in list_eval_logs(str(out / "logs"))]
-    assert sorted(log.eval.task for log in logs) == [
-        "prefdisco_baseline",
-        "prefdisco_discovery",
-        "prefdisco_fixed_k2",
-        "prefdisco_oracle",
-    ]
-    assert all(log.status == "success" and len(log.samples) == 1 for log in logs)
-    discovery = next(log for log in logs if log.eval.task == "prefdisco_discovery")
-    for sample in discovery.samples:
-        score = sample.scores["prefdisco_scorer"]
-        assert score.value["n_questions"] <= 5
-        assert len(score.metadata["judgements"]) == len(json.loads(json.dumps(sample.metadata["scenario"]))["rubric"])
-    # the demo shows a dialogue: fixed-K 2's turns are two questions, two replies of the simulated user, an answer
-    fixed = next(log for log in logs if log.eval.task == "prefdisco_fixed_k2")
-    for sample in fixed.samples:
-        kinds = [t["kind"] for t in sample.scores["prefdisco_scorer"].metadata["turns"]]
-        assert kinds == ["question", "reply", "question", "reply", "answer"]
-    results = (out / "logs" / "results.csv").read_text().splitlines()
-    assert len(results) == 1 + 4
 
 
 def test_prompt_cache_reads_only_what_differs_and_answers_the_same():
