@@ -292,3 +292,28 @@ def reference_table(
     ranked = table["fidelity"].iloc[1:].rank(ascending=False, method="min")
     table["rank"] = pd.concat([pd.Series([None]), ranked]).to_numpy()
     return table
+
+
+def fit_behaviour(measures: pd.DataFrame, source: str) -> dict[str, Any]:
+    """The human-like user's behaviour (``dialogue/humanlike.Behaviour``) fitted from the people's ``measures``
+    (``measured``): the share saying they don't know; of the rest, the share answering a bare yes or no; of the rest,
+    the share opening with a yes- or no-word; the share disclosing any of their need (where defined); and the word
+    counts of the answers neither don't-know nor bare, at the 5th, 10th, …, 95th percentiles."""
+    frame = measures.dropna(subset=["words"])
+    if frame.empty:
+        raise ValueError("no answer to fit a behaviour from")
+    dont_know = frame["dont_know"].astype(bool)
+    rest = frame[~dont_know]
+    bare = rest["bare_yes_no"].astype(bool)
+    full = rest[~bare]
+    opens = full["starts_no"].astype(bool) | full["starts_yes"].astype(bool)
+    disclosed = frame["discloses_any"].dropna()
+    counts = full["words"] if len(full) else frame["words"]
+    return {
+        "source": source,
+        "dont_know": float(dont_know.mean()),
+        "bare": float(bare.mean()) if len(rest) else 0.0,
+        "opens_yes_no": float(opens.mean()) if len(full) else 0.0,
+        "discloses": float(disclosed.astype(float).mean()) if len(disclosed) else 0.0,
+        "words": [round(float(np.percentile(counts, q))) for q in range(5, 100, 5)],
+    }

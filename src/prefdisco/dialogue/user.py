@@ -11,6 +11,8 @@ Every user type implements ``SimulatedUser`` and is built as ``USERS[name](model
 * ``cooperative``: answers, then volunteers at most one related preference;
 * ``paper_passive`` (the ``paper`` preset): the paper's passive simulator — minimal, atomic answers, and it does
   **not** see the problem (its prompt has no ``$problem``);
+* ``humanlike`` (``humanlike.py``): the passive user answering as people do — its manner each turn (don't know, a
+  bare yes or no, opening with yes or no, disclosing its need, a word cap) drawn from how real people answered;
 * ``targeted`` (recommended; ``targeted.py``): each question is first mapped to the profile attributes it asks
   about by one grader call, and the user model then sees only those attributes (a vague or off-profile question
   gets a fixed reply, no call), so every reply records what it revealed (``UserReply.revealed``);
@@ -41,6 +43,15 @@ from inspect_ai.model import (
     Model,
 )
 
+from prefdisco.dialogue.humanlike import (
+    PROFILE_TEMPLATE,
+    TURN_TEMPLATE,
+    Behaviour,
+    dont_know_reply,
+    manner,
+    packaged_behaviour,
+    shaped,
+)
 from prefdisco.dialogue.targeted import TargetedUser
 from prefdisco.dialogue.trained_user import TrainedUser
 from prefdisco.dialogue.user_reply import (
@@ -109,12 +120,35 @@ class PaperPassiveUser(PromptedUser):
     template = "user_paper_passive"
 
 
+class HumanlikeUser(PromptedUser):
+    """The passive user answering as people do, its manner drawn turn by turn from ``behaviour`` (``humanlike.py``;
+    None: the packaged one)."""
+
+    template = "user_humanlike"
+    extra_templates = (PROFILE_TEMPLATE, TURN_TEMPLATE)
+    behaviour: ClassVar[Behaviour | None] = None
+
+    async def reply(self, question: str) -> UserReply:
+        number = len(self.history) // 2 + 1
+        turn = manner(self.behaviour or packaged_behaviour(), self.scenario.id, number)
+        output = None
+        if turn.dont_know:
+            text = dont_know_reply(self.scenario.id, number)
+        else:  # the manner beside the question for the user model; its history keeps the question alone
+            messages = self.messages_for(f"{question}\n\n{turn.instruction()}")
+            output = await self.model.generate(messages, config=reply_config(self.model), cache=self.cache)
+            text = shaped(clean_reply(visible_text(output)), turn)
+        self.history = [*self.history, ChatMessageUser(content=question), ChatMessageAssistant(content=text)]
+        return UserReply(text, output)
+
+
 UserFactory = Callable[[Model, Scenario, CachePolicy | bool], SimulatedUser]
 
 USERS: dict[str, UserFactory] = {
     "passive": PassiveUser,
     "cooperative": CooperativeUser,
     "paper_passive": PaperPassiveUser,
+    "humanlike": HumanlikeUser,
     "targeted": TargetedUser,
     "trained": TrainedUser,
 }

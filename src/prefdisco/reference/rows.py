@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import json
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,3 +129,19 @@ def _clariq(path: Path) -> list[tuple[str, dict[str, Any]]]:
             return [(str(n), dict(record)) for n, record in enumerate(reader, start=1)]
     except UnicodeDecodeError as e:
         raise UserError(f"--reference clariq {path}: not UTF-8 text ({e.reason})") from None
+
+
+SPLITS = ("all", "fit", "heldout")
+"""The topic halves of a reference: ``fit`` (a topic whose id's CRC-32 is even), ``heldout`` (odd), or ``all``. The
+human-like user's packaged behaviour is fitted on Qulac's ``fit`` topics and measured on its ``heldout`` ones."""
+
+
+def topic_split(topic_id: str) -> str:
+    return "fit" if zlib.crc32(topic_id.encode()) % 2 == 0 else "heldout"
+
+
+def in_split(rows: list[ReferenceRow], split: str) -> list[ReferenceRow]:
+    """The rows of ``split``'s topics (every row for ``all``)."""
+    if split not in SPLITS:
+        raise UserError(f"--topics: expected one of {', '.join(SPLITS)}, got {split!r}")
+    return list(rows) if split == "all" else [r for r in rows if topic_split(r.topic_id) == split]
