@@ -100,14 +100,15 @@ def math_html(text: str | None) -> Markup:
     """``text`` as HTML: escaped, its math segments as MathML."""
     if not text:
         return Markup("")
-    out, last = [], 0
+    out: list[str] = []
+    last = 0
     for found in MATH.finditer(text):
-        out.append(escape(text[last : found.start()]))
+        out.append(str(escape(text[last : found.start()])))
         display = found.group("d1") is not None or found.group("d2") is not None
         latex = next(g for g in found.group("d1", "d2", "i1", "i2") if g is not None)
-        out.append(_mathml(latex, display) or escape(found.group(0)))
+        out.append(_mathml(latex, display) or str(escape(found.group(0))))
         last = found.end()
-    out.append(escape(text[last:]))
+    out.append(str(escape(text[last:])))
     return Markup("".join(out))
 
 

@@ -304,9 +304,9 @@ def _grade(
     judge, first_judging = Probe("judge", grader), Probe("judge", grader)
     if config.judge == "structured":
         for call in criterion_calls(len(scenario.rubric), config.judge_max_criteria, None):  # ceil(k / N) calls
-            for probe, quality in ((judge, False), (first_judging, joint and call.number == 1)):
+            for probe, asks in ((judge, False), (first_judging, joint and call.number == 1)):
                 args = (probe, problem, response, scenario.rubric, items, call)
-                drive(judge_call(*args, logprobs=config.logprobs, quality=quality))
+                drive(judge_call(*args, logprobs=config.logprobs, quality=asks))
     else:
         for c in scenario.rubric:
             drive(judge_criterion(judge, problem, response, c, items[c.attribute], logprobs=config.logprobs))

@@ -58,7 +58,8 @@ def build_tasks(
         extra = None if sample_metadata is None else (lambda s: sample_metadata(mode.value, s))
         return build_task(selected, config, mode.value, k, cache_scope=scope, decoys=chosen, extra_metadata=extra)
 
-    planned = [(Mode(m), None) for m in config.modes] + [(Mode.FIXED_K, k) for k in config.fixed_k]
+    planned: list[tuple[Mode, int | None]] = [(Mode(m), None) for m in config.modes]
+    planned += [(Mode.FIXED_K, k) for k in config.fixed_k]
     return [task(mode, k) for mode, k in longest_first(planned, config.max_questions)]
 
 

@@ -67,10 +67,12 @@ def configured_connections(entries: Sequence[dict[str, Any]]) -> int | None:
 def call_time(roots: Sequence[Path]) -> dict[str, Any]:
     """The call-time figures (module docstring) over every ``call_time.json`` under ``roots``."""
     entries = [e for root in roots for path in sorted(root.rglob(CALL_TIME_FILE)) for e in read_entries(path)]
-    spans = []
+    spans: list[tuple[datetime, datetime]] = []
     for e in entries:
         try:
-            spans.append(tuple(datetime.fromtimestamp(float(e[k]), UTC) for k in ("started", "ended")))
+            spans.append(
+                (datetime.fromtimestamp(float(e["started"]), UTC), datetime.fromtimestamp(float(e["ended"]), UTC))
+            )
         except (KeyError, TypeError, ValueError):
             continue
     wall = busy_seconds(spans) if spans else 0.0
