@@ -208,6 +208,17 @@ CASES = [
         lambda ws: eval_args(good_jsonl(ws), ws, "--distractors", "2"),
         "only oracle_distractor reads it",
     ),
+    Case(
+        "eval-batch-where-nothing-has-a-batch-api",
+        lambda ws: eval_args(good_jsonl(ws), ws, "--batch", "on"),
+        "has a batch API inspect drives",
+    ),
+    Case("eval-batch-size-zero", lambda ws: eval_args(good_jsonl(ws), ws, "--batch", "0"), "batch size is at least 1"),
+    Case(
+        "eval-batch-unreadable-settings",
+        lambda ws: eval_args(good_jsonl(ws), ws, "--batch", str(write(ws / "in" / "batch.json", "{size: 2"))),
+        "not a JSON object of batch settings",
+    ),
     Case("eval-no-model", lambda ws: ["eval", str(good_jsonl(ws)), "--log-dir", str(ws / "out")], "--model", "usage"),
     Case("eval-unknown-provider", lambda ws: eval_args(good_jsonl(ws), ws, model="nosuch/model"), "nosuch/model"),
     Case(
