@@ -362,3 +362,26 @@ def test_dry_run_of_a_later_run_plans_no_grader_call(app, tmp_path):  # noqa: F8
     assert planned.exit_code == 0, planned.output
     assert not any(line.lstrip().startswith("grader") for line in planned.output.splitlines()), planned.output
     assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_a_judging_by_batch_is_recorded_and_priced_where_the_provider_batches(runs, app):  # noqa: F811
+    """``prefdisco judge --batch``: the first judging's rewrite of each log says its judge calls went by batch
+    (``prefdisco_batched``), as an inline ``--batch`` run's task does; the rows price them at the batch share only
+    where the judge's provider has a batch API (this mock's ``openai-api`` has none: the rows say none went, at full
+    price); a rerun without ``--batch`` judges nothing again and leaves that record as it is."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    from prefdisco.results.contract import BATCHED_KEY
+
+    tmp = runs["tmp"]
+    dest = tmp / "batched"
+    shutil.copytree(tmp / "pending-copy", dest)
+    assert _judge(app, dest, "--batch").exit_code == 0
+    for info in list_eval_logs(str(dest)):
+        assert read_eval_log(info, header_only=True).eval.metadata[BATCHED_KEY] == ["grader"]
+    rows = _results(dest)
+    assert rows["batched"].isna().all()  # openai-api: sent one by one, billed in full
+    assert _judge(app, dest).exit_code == 0  # again without it: already judged, nothing rejudged, still by batch
+    for info in list_eval_logs(str(dest)):
+        assert read_eval_log(info, header_only=True).eval.metadata[BATCHED_KEY] == ["grader"]

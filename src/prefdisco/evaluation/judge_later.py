@@ -262,6 +262,7 @@ async def _judge_all(plans: list[LogPlan], options: JudgeOptions, tally: Tally |
                 first=plan.first,
                 record=j.record(),
                 tally=tally,
+                batched=options.batch and plan.first,  # its judge calls by batch: the rows priced so
             )
         )
     return list(await asyncio.gather(*jobs))

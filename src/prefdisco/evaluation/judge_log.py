@@ -35,6 +35,7 @@ from inspect_ai.scorer import Scorer
 from prefdisco.atomic import atomic_path
 from prefdisco.errors import UserError
 from prefdisco.progress import Tally
+from prefdisco.results.contract import BATCHED_KEY
 from prefdisco.results.judgings import JUDGINGS, USAGE_KEY, recorded_judgings
 from prefdisco.scoring.deferred import JUDGED_SCORE
 from prefdisco.scoring.metrics import none_aware_reducer
@@ -58,10 +59,13 @@ async def judge_log(
     first: bool,
     record: dict[str, Any],
     tally: Tally | None = None,
+    batched: bool = False,
 ) -> JudgedLog:
     """Score every sample of the log at ``path`` with ``scorer`` (judges bound as ``roles``), record ``record``
     (the judging's settings; its ``score`` key and tokens are filled in here) and replace the log. ``tally``
-    counts each sample judged (for the progress lines)."""
+    counts each sample judged (for the progress lines). ``batched``: the first judging's calls went through the
+    provider's batch API (``prefdisco judge --batch``): the first judging's rewrite of the task's metadata says so
+    (``BATCHED_KEY``; a regrade without it says they were not), so the rows price them as an inline run's."""
     from inspect_ai import score_async
     from inspect_ai.log import read_eval_log_async, write_eval_log_async
 
@@ -116,6 +120,9 @@ async def judge_log(
     tokens_in, tokens_out = sum(u.input_tokens for u in used.values()), sum(u.output_tokens for u in used.values())
     entry = {**record, "score": added[0], "input_tokens": tokens_in, "output_tokens": tokens_out}
     log.eval.metadata = {**(log.eval.metadata or {}), JUDGINGS: [*recorded_judgings(log.eval), entry]}
+    if first:  # these are now the sample's judge calls: by batch or not, whatever an earlier judging's were
+        kept = [r for r in log.eval.metadata.get(BATCHED_KEY) or [] if r != "grader"]
+        log.eval.metadata[BATCHED_KEY] = [*kept, *(["grader"] if batched else [])]
     with atomic_path(path) as tmp:
         await write_eval_log_async(log, str(tmp), format="eval")
     return JudgedLog(path, added[0], tokens_in, tokens_out)
