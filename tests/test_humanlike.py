@@ -126,6 +126,9 @@ def test_fitted_on_one_half_of_qulac_closer_to_people_than_passive_on_the_other(
     assert {k: v for k, v in json.loads(refit.read_text()).items() if k != "source"} == {
         k: v for k, v in packaged_behaviour().model_dump().items() if k != "source"
     }  # the packaged behaviour is the fit half's, as the command makes it
+    again = CliRunner().invoke(cli.app, [*args, "--topics", "heldout", "--fit-humanlike", str(refit)])
+    assert again.exit_code == 2 and "--fit-humanlike" in again.output and "--overwrite" in again.output
+    assert json.loads(refit.read_text())["source"].endswith("fit topics: 4982 answers of 96 topics")  # kept
 
     out = tmp_path / "held"
     run = ["simfidelity", "--reference", "qulac", str(qulac), "--topics", "heldout", "--limit", "60", "--out", str(out)]

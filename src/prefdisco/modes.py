@@ -36,11 +36,3 @@ PROBES: tuple[str, ...] = (Mode.ORACLE_DISTRACTOR.value, Mode.STATED_BELIEF.valu
 SESSION_ARMS: tuple[str, ...] = (Mode.CARRY_TRANSCRIPT.value, Mode.CARRY_NOTES.value)
 """The carry arms of a sessions run (``--sessions FILE``): discovery with what the assistant kept of the person."""
 MODES: tuple[str, ...] = tuple(m.value for m in Mode)
-DIALOGUES: tuple[str, ...] = (
-    Mode.DISCOVERY.value,
-    Mode.FIXED_K.value,
-    Mode.STATED_BELIEF.value,
-    Mode.CARRY_TRANSCRIPT.value,
-    Mode.CARRY_NOTES.value,
-)
-"""The conditions whose samples are dialogues (questions, then the answer); every other condition is one answer."""

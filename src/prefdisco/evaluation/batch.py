@@ -23,8 +23,8 @@ from pathlib import Path
 from inspect_ai.model import BatchConfig, GenerateConfig
 from pydantic import ValidationError
 
+from prefdisco.dialogue.plan import SINGLE_TURN
 from prefdisco.errors import UserError
-from prefdisco.modes import DIALOGUES
 from prefdisco.prices import sent_by_batch
 from prefdisco.results.contract import BATCHED_KEY
 
@@ -58,7 +58,7 @@ def batched_roles(mode: str, batch: bool) -> list[str]:
     in a single-turn condition."""
     if not batch:
         return []
-    return ["grader"] if mode in DIALOGUES else ["assistant", "grader"]
+    return ["assistant", "grader"] if mode in SINGLE_TURN else ["grader"]
 
 
 def with_batch(config: GenerateConfig, value: str | None) -> GenerateConfig:
@@ -73,7 +73,7 @@ def check_batch(value: str | None, models: list[str], judges: list[str], modes: 
     if value is None:
         return
     batch_value(value)
-    single_turn = [m for m in modes if m not in DIALOGUES]
+    single_turn = [m for m in modes if m in SINGLE_TURN]
     candidates = judges + (models if single_turn else [])
     if not any(sent_by_batch(m) for m in candidates):
         raise UserError(

@@ -53,7 +53,7 @@ from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.distractors import DISTRACTOR_KEY, choose_distractors
 from prefdisco.dialogue.drive import play
 from prefdisco.dialogue.engine import Dialogue
-from prefdisco.dialogue.plan import PlanSettings, opening_for, rules_for
+from prefdisco.dialogue.plan import SINGLE_TURN, PlanSettings, opening_for, rules_for
 from prefdisco.dialogue.strategies import STRATEGIES
 from prefdisco.dialogue.tool_protocol import TOOL_NAME
 from prefdisco.dialogue.user import build_user
@@ -62,7 +62,6 @@ from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wro
 from prefdisco.evaluation.config import RunConfig, selected_scenarios
 from prefdisco.evaluation.probe import Probe, Sent, drive
 from prefdisco.evaluation.sessions_run import load_session_run
-from prefdisco.modes import DIALOGUES
 from prefdisco.prices import batch_share, missing_line
 from prefdisco.schema import SESSION_ARMS, DialogueTurn, Mode, Scenario
 from prefdisco.scoring.audit import audit_user
@@ -304,7 +303,8 @@ def _grade(
     judge, first_judging = Probe("judge", grader), Probe("judge", grader)
     if config.judge == "structured":
         for call in criterion_calls(len(scenario.rubric), config.judge_max_criteria, None):  # ceil(k / N) calls
-            for probe, asks in ((judge, False), (first_judging, joint and call.number == 1)):
+            plans = [(judge, False), *([(first_judging, call.number == 1)] if joint else [])]  # its own: if it asks
+            for probe, asks in plans:
                 args = (probe, problem, response, scenario.rubric, items, call)
                 drive(judge_call(*args, logprobs=config.logprobs, quality=asks))
     else:
@@ -342,8 +342,8 @@ def _priced(tally: _Tally, config: RunConfig) -> list[PlanLine]:
         price = config.prices.get(line.model)
         if price is not None:
             line.usd = (line.input_tokens * price["input"] + line.output_tokens * price["output"]) / 1_000_000
-            dialogue = line.part in DIALOGUES or line.part.startswith(Mode.FIXED_K.value)
-            by_batch = config.batch and (line.role == "grader" or (line.role == "assistant" and not dialogue))
+            single_turn = line.part in SINGLE_TURN  # the plan's one-reply conditions (a fixed-K part is fixed_kN)
+            by_batch = config.batch and (line.role == "grader" or (line.role == "assistant" and single_turn))
             share = batch_share(line.model) if by_batch else None  # --batch: at the provider's batch share
             line.usd *= 1.0 if share is None else share
     return lines

@@ -16,6 +16,7 @@ from typing import Any, cast
 from inspect_ai import Task
 from inspect_ai.util import DisplayType
 
+from prefdisco.dialogue.plan import ASKING
 from prefdisco.errors import UserError
 from prefdisco.evaluation.batch import with_batch
 from prefdisco.evaluation.call_clock import clocking, record
@@ -31,7 +32,6 @@ from prefdisco.evaluation.effective_protocol import settle_protocol
 from prefdisco.evaluation.guard import guard_run
 from prefdisco.evaluation.limits import limit_roles
 from prefdisco.evaluation.task import build_task
-from prefdisco.modes import DIALOGUES
 from prefdisco.results.logs import Tables, results_from_logs, write_tables
 from prefdisco.results.stream import streaming_rows
 from prefdisco.schema import Mode, Scenario
@@ -71,7 +71,7 @@ def longest_first(planned: list[tuple[Mode, int | None]], max_questions: int) ->
 
     def questions(item: tuple[Mode, int | None]) -> int:
         mode, k = item
-        return k or 0 if mode is Mode.FIXED_K else max_questions if mode.value in DIALOGUES else 0
+        return k or 0 if mode is Mode.FIXED_K else max_questions if mode.value in ASKING else 0
 
     return sorted(planned, key=questions, reverse=True)
 

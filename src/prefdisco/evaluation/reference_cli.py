@@ -28,6 +28,7 @@ from prefdisco.evaluation.reference_replay import (
     run_settings,
 )
 from prefdisco.evaluation.simfidelity import Simulator
+from prefdisco.overwrite import refuse_overwrite
 from prefdisco.reference.rows import ReferenceRow, in_split, read_reference
 
 console = Console()
@@ -174,6 +175,7 @@ def reference_fidelity(
     read = read_reference(layout, path)
     rows = draw_rows(in_split(read.rows, topics), limit, seed)
     if fit_humanlike is not None:  # the people's behaviour on these rows, as a humanlike user profile
+        refuse_overwrite(fit_humanlike, overwrite, "--fit-humanlike")
         write_behaviour(rows, fit_humanlike, f"{layout} {path.name}, {topics} topics")
         return
     simulators = simulators_of(user_types, user_models, temperature, max_tokens, reasoning_effort, user_retry)

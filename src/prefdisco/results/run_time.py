@@ -55,7 +55,12 @@ def configured_connections(entries: Sequence[dict[str, Any]]) -> int | None:
     """The most connections configured at once: at each invocation's start, the ``max_connections`` of every
     invocation running then, summed (the shards of one ``--workers``/``--ray`` run each hold a share of the run's);
     None when none was given."""
-    given = [e for e in entries if e.get("max_connections")]
+    timed = (int, float)
+    given = [
+        e
+        for e in entries
+        if e.get("max_connections") and all(isinstance(e.get(k), timed) for k in ("started", "ended"))
+    ]
     if not given:
         return None
     at_once = [
