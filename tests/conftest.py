@@ -120,6 +120,43 @@ def _short_retry_backoff() -> Iterator[None]:
     patch.undo()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _cli_built_once() -> Iterator[None]:
+    """typer turns an app into its click command on every ``CliRunner().invoke(app, …)``, reading each command's
+    signature again: 9% of the edit loop's time went there. Each app's click command is built
+    once per worker and reused (a click command keeps no state between invocations; each gets a fresh context)."""
+    import typer.testing
+
+    built: dict[tuple[int, int, int], tuple[object, object]] = {}
+    build = typer.testing._get_command
+
+    def command(app):  # type: ignore[no-untyped-def]
+        # an app given more commands later is built again; the app is kept, so its id is never reused
+        key = (id(app), len(app.registered_commands), len(app.registered_groups))
+        if key not in built:
+            built[key] = (app, build(app))
+        return built[key][1]
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(typer.testing, "_get_command", command)
+    yield
+    patch.undo()
+
+
+@pytest.fixture(autouse=True)
+def _signals_restored() -> Iterator[None]:
+    """No test leaves a process-wide signal handler behind. verifiers' Environment installs its own SIGINT and
+    SIGTERM handlers when it is made, and its server ignores SIGINT: a process started later by another test on that
+    worker inherited the ignored SIGINT, and the Ctrl-C test's run never saw its Ctrl-C (2 runs in 3 failed)."""
+    import signal
+
+    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in kept.items():
+        if signal.getsignal(sig) is not handler and handler is not None:
+            signal.signal(sig, handler)
+
+
 def shared_missing() -> str | None:
     """The one line that stops the suite when the shared data folder is not there (None when it is)."""
     if (SHARED / "data").is_dir():
@@ -220,6 +257,15 @@ def leaderboard_runs(world: World) -> tuple[Path, int]:
 
     folder = world.get("leaderboard", build)
     return folder, json.loads((folder / "port.json").read_text())["port"]
+
+
+@pytest.fixture(scope="session")
+def readme_demo(world: World) -> Path:
+    """The folder the README's offline commands ran in (``tests/readme_world.py``): ``runs.json`` and the quick
+    demo's ``prefdisco-demo-1``. Its readers need the embedded model, so they are one xdist group already."""
+    from readme_world import build
+
+    return world.get("readme-demo", build)
 
 
 @pytest.fixture(scope="session")

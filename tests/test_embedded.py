@@ -122,52 +122,46 @@ def _app():
     return cli.app
 
 
-def test_eval_on_a_benchmark_folder_writes_results_and_resumes_without_calls(tmp_path):
+def test_a_benchmark_folder_of_the_demos_scenario_resumes_its_run_without_a_call(readme_demo, tmp_path):
+    """The README's quick demo ran its one scenario through the four conditions on the embedded model in a process of
+    its own (``readme_demo``). Here a benchmark folder holding that scenario, run with the demo's settings into the
+    demo's folder, resumes it: no embedded-model call, the same table (written again, unchanged); and the report
+    stage reads the run. (In place: a run's cache scope is its folder's path, so a copy elsewhere is another run.)"""
+    import pandas as pd
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
     from prefdisco.benchio import read_bench, write_bench
-    from prefdisco.evaluation.run import RunConfig, run_conditions
-    from prefdisco.models.llama_cpp import embedded_calls
-
-    scenarios = demo_scenarios()[:1]  # one scenario proves the plumbing; each more costs about 35 s of llama.cpp
-    personas = list({s.persona.id: s.persona for s in scenarios}.values())
     from prefdisco.builder.catalogue import load_catalogue
+    from prefdisco.demo import demo_run
+    from prefdisco.evaluation.run import run_conditions
+    from prefdisco.models.llama_cpp import embedded_calls
+    from readme_world import DEMO_FOLDER
 
-    bench = tmp_path / "bench"
-    write_bench(bench, scenarios, personas, load_catalogue(), {"source": "test"})
-    config = RunConfig(
-        models=["prefdisco/smollm2"],
-        user_model="prefdisco/smollm2",
-        grader_model="prefdisco/smollm2",
-        log_dir=tmp_path / "run",
-        modes=["discovery"],  # the dialogues (a single-turn condition: the README's demo runs them)
-        fixed_k=[1],
-        judge="structured",
-        max_tokens=120,
-        user_max_tokens=40,
-        constrain_ask=True,
-        display="none",
-    )
-    before = embedded_calls()
-    tables = run_conditions(read_bench(bench).scenarios, config)
-    first_calls = embedded_calls() - before
-    results = tables.results
-    assert len(results) == 2 and set(results["mode"]) == {"discovery", "fixed_k"}
-    assert set(results.loc[results["mode"] == "fixed_k", "fixed_k"]) == {1}
-    assert (results.loc[results["mode"] == "fixed_k", "n_questions"] == 1).all()
+    demo = readme_demo / DEMO_FOLDER
+    scenarios, config = demo_run(demo, limit=1, display="none")
+    results = pd.read_csv(demo / "logs" / "results.csv")
+    assert sorted(results["mode"]) == ["baseline", "discovery", "fixed_k", "oracle"]
     assert (results["family"] == "local").all() and (results["failed"] == 0).all()
     assert (results["input_tokens"] > 0).all() and (results["grader_input_tokens"] > 0).all()
     for name in ("results.csv", "results.parquet", "attributes.csv", "transcripts.jsonl"):
-        assert (config.log_dir / name).is_file()
-    assert first_calls >= 2 * 2  # at least an answer and a judge call per sample
+        assert (demo / "logs" / name).is_file()
+    # the embedded model answered and judged every sample: at least an answer and a judge call each
+    for info in list_eval_logs(str(demo / "logs")):
+        sample = read_eval_log(info).samples[0]
+        assert sum(1 for e in sample.events if e.event == "model") >= 2
 
-    # the same command again: the eval-set is complete, nothing is called, the table is the same
+    bench = tmp_path / "bench"
+    personas = list({s.persona.id: s.persona for s in scenarios[:1]}.values())
+    write_bench(bench, scenarios[:1], personas, load_catalogue(), {"source": "test"})
     before = embedded_calls()
-    again = run_conditions(read_bench(bench).scenarios, config)
+    again = run_conditions(read_bench(bench).scenarios, config, label="demo")
     assert embedded_calls() - before == 0
-    assert again.results.equals(tables.results)
+    pd.testing.assert_frame_equal(
+        again.results.reset_index(drop=True), pd.read_parquet(demo / "logs" / "results.parquet")
+    )
 
-    # and the report stage reads the run folder end to end
     report = tmp_path / "report"
-    result = CliRunner().invoke(_app(), ["report", str(config.log_dir), "--out", str(report), "--bootstrap", "50"])
+    result = CliRunner().invoke(_app(), ["report", str(demo / "logs"), "--out", str(report), "--bootstrap", "50"])
     assert result.exit_code == 0, result.output
     summary = json.loads((report / "summary.json").read_text())
     assert set(summary["mean_questions"]) == {"prefdisco/smollm2"}

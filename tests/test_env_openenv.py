@@ -407,7 +407,9 @@ def test_a_client_that_leaves_mid_step_is_one_line_not_tracebacks(capfd, caplog)
         assert json.loads(left.recv())["type"] == "observation"
         left.send(json.dumps({"type": "step", "data": {"text": "QUESTION: How detailed?"}}))
         left.close()  # gone before the step's answer
-        time.sleep(1.5)  # the step ends and its answer finds no one
+        deadline = time.monotonic() + 30  # the step ends (1 s; longer on a busy machine) and its answer finds no one
+        while time.monotonic() < deadline and not any(r.name == "prefdisco.env" for r in caplog.records):
+            time.sleep(0.05)
         with hub().PrefDiscoEnvClient(base_url=url) as env:  # the server still serves
             assert env.reset(scenario_id="s1").observation.scenario_id == "s1"
     err = capfd.readouterr().err

@@ -261,3 +261,18 @@ def test_the_inspect_task_refuses_a_retry_out_of_bounds(tmp_path):
     with pytest.raises(UserError, match=r"--user-retry: expected 0\.\.3"):
         prefdisco(scenarios=str(path), mode="discovery", user_retry=4)
     assert prefdisco(scenarios=str(path), mode="discovery", user_retry=1, pushback=1).dataset[0].id
+
+
+def test_the_scanner_is_found_by_its_name_where_scout_runs():
+    """``scout scan prefdisco/simulated_turns`` (docs/evaluation.md) finds the scanner by name: in a process that
+    imported inspect_scout first, as the ``scout`` command does, inspect's entry points register it (a process that
+    only evaluates reads them without importing inspect_scout: 0.7 s a process)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import inspect_scout\nfrom inspect_ai._util.registry import registry_lookup\n"
+        "print(registry_lookup('scanner', 'prefdisco/simulated_turns').__name__)"
+    )
+    scout = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
+    assert scout.stdout.split() == ["simulated_turns"], scout.stderr[-2000:]

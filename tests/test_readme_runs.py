@@ -3,24 +3,22 @@ that can run offline runs, as written, from an empty folder with its output to a
 or data the reader brings (a placeholder such as ``M``, ``J``, ``BENCH_DIR``, a folder an earlier line makes, or a
 provider's model), so a new offline command added to the README without a run here fails this test.
 
-The run is the quickest demo: one scenario through the four conditions on the embedded model, the report and its
-logs — the plumbing end to end (each further scenario costs about 30 s of llama.cpp).
+The commands run once per test session (``tests/readme_world.py``); the run is the quickest demo: one scenario
+through the four conditions on the embedded model, the report and its logs — the plumbing end to end.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
+from readme_world import DEMO_FOLDER, OFFLINE
+
 REPO = Path(__file__).resolve().parents[1]
-OFFLINE = (".venv/bin/prefdisco --help", ".venv/bin/prefdisco demo --limit 1")
-"""The README's commands that need nothing but the install, in the order they are run."""
 BROUGHT = re.compile(
     r"(?:^|\s)(?:M|J|BENCH_DIR|POLICY)(?:\s|$)|\b(?:openai|anthropic|google)/|\b(?:bench|runs|reports|personas|"
     r"sessions|annotations|ratings|play|studies|policy|board|fidelity|dpo)[/.\w]*"
@@ -53,21 +51,16 @@ def test_every_readme_command_either_runs_offline_here_or_names_what_the_reader_
     assert not unexplained, f"README commands that could run offline but are not run here: {unexplained}"
 
 
-def test_the_offline_readme_commands_run_as_written_from_an_empty_folder(tmp_path):
-    outputs = []
-    for command in OFFLINE:
-        argv = shlex.split(command)
-        argv[0] = str(REPO / argv[0])  # the clone's own install, from another folder
-        log = tmp_path / f"out-{len(outputs)}.txt"
-        with log.open("w") as fh:
-            done = subprocess.run(argv, cwd=tmp_path, stdout=fh, stderr=subprocess.STDOUT, timeout=600, check=False)
-        text = log.read_text()
-        assert done.returncode == 0, (command, text[-2000:])
-        assert "Traceback" not in text, command
-        outputs.append(" ".join(text.split()))
+def test_the_offline_readme_commands_run_as_written_from_an_empty_folder(readme_demo):
+    runs = json.loads((readme_demo / "runs.json").read_text())
+    assert [r["command"] for r in runs] == list(OFFLINE)
+    for run in runs:
+        assert run["returncode"] == 0, (run["command"], run["output"][-2000:])
+        assert "Traceback" not in run["output"], run["command"]
+    outputs = [" ".join(r["output"].split()) for r in runs]
     assert "demo" in outputs[0] and "eval" in outputs[0]  # the help names the commands
 
-    out = tmp_path / "prefdisco-demo-1"  # the quick demo's own folder, as the README says
+    out = readme_demo / DEMO_FOLDER
     text = outputs[1]
     assert "PrefDisco demo" in text and "NormAlign" in text
     assert "proves the plumbing, not quality" in text and "prefdisco demo --model" in text

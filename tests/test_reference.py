@@ -291,3 +291,45 @@ def test_an_empty_reply_is_no_answer_in_any_statistic():
     assert (stats["n"], stats["empty"]) == (3, 1)
     assert stats["mean_words"] == pytest.approx(13 / 3) and stats["starts_no"] == pytest.approx(1 / 3)
     assert stats["dont_know"] == pytest.approx(1 / 3) and stats["polarity_agreement"] == 0.0
+
+
+def test_the_resampled_fidelity_is_each_resamples_own_fidelity(shared_dir):
+    """The bootstrap computes every resample's fidelity on arrays at once (``resampled_fidelity``); each must equal
+    the statistics' own fidelity of that resample's rows. Person: 200 real Qulac answers; simulator: each row
+    answered with the next row's answer and every seventh left empty, so every closeness differs from 1. The small
+    case (the four planted rows, 200 resamples) also draws resamples with no polar row or no answer at all, where a
+    closeness is undefined."""
+    import numpy as np
+
+    from prefdisco.analysis.answer_behaviour import fidelity, resampled_fidelity
+
+    rows = read_reference("qulac", shared_dir / "data/human/qulac/qulac.json").rows[:200]
+    needs, questions = [r.need for r in rows], [r.question for r in rows]
+    replies = [("(no reply)" if i % 7 == 0 else rows[(i + 1) % len(rows)].answer) for i in range(len(rows))]
+    small = [ROWS[i] for i in range(4)]
+    cases = [
+        (measured([r.answer for r in rows], needs, questions), measured(replies, needs, questions), 40),
+        (
+            measured([r[5] for r in small], [r[3] for r in small], [r[4] for r in small]),
+            measured(
+                ["(no reply)", "(no reply)", *[SIM_A[r[4]] for r in small[2:]]],
+                [r[3] for r in small],
+                [r[4] for r in small],
+            ),
+            200,
+        ),
+    ]
+    undefined, means = 0, []
+    for person, simulator, n in cases:
+        draws = np.random.default_rng(5).integers(0, len(person), size=(n, len(person)))
+        fast = resampled_fidelity(person, simulator, draws)
+        for value, drawn in zip(fast, draws, strict=True):
+            p, s = person.iloc[drawn].reset_index(drop=True), simulator.iloc[drawn].reset_index(drop=True)
+            expected = fidelity(party_statistics(s, p), party_statistics(p))
+            if expected is None:
+                undefined += 1
+                assert np.isnan(value)
+            else:
+                assert value == pytest.approx(expected, abs=1e-12)
+        means.append(float(np.nanmean(fast)))
+    assert 0.5 < means[0] < 0.99 and undefined > 0, (means, undefined)  # the real case is neither equal nor unrelated

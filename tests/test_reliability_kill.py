@@ -125,7 +125,15 @@ def test_ctrl_c_says_the_run_was_interrupted_and_how_to_finish_it(tmp_path):
         model = f"openai-api/mock/m{mock.port}"
         command = [sys.executable, "-m", "prefdisco", "eval", str(bench), "--model", model, "--modes", "discovery"]
         command += ["--log-dir", str(tmp_path / "run")]
-        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # as from a terminal: SIGINT at its default, whatever this worker's earlier tests left in its disposition
+        process = subprocess.Popen(
+            command,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         deadline = time.monotonic() + 60
         while mock.stats()["completions"] < 6 and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.05)

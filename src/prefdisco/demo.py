@@ -134,12 +134,11 @@ def check_demo_folder(out: Path, selected: list[Scenario], model: str) -> None:
     raise UserError(f"--out {out}: holds {held}; give another --out (e.g. --out {out}-{n}) or remove {out}")
 
 
-def run_demo(
+def demo_run(
     out: Path = DEFAULT_OUT, limit: int | None = None, display: str | None = None, model: str = DEMO_MODEL
-) -> dict[str, Any]:
-    """Run the demo with ``model`` in every role (the embedded one by default: grammar-constrained, short turns),
-    then write the HTML report into ``OUT/report``."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+) -> tuple[list[Scenario], RunConfig]:
+    """The demo's scenarios and run settings, ``model`` in every role (the embedded one by default:
+    grammar-constrained, short turns), its logs in ``OUT/logs``."""
     embedded = model == DEMO_MODEL
     scenarios = embedded_selection(demo_scenarios()) if embedded else demo_scenarios()
     config = RunConfig(
@@ -158,6 +157,15 @@ def run_demo(
         display=display,
     )
     config.validate()
+    return scenarios, config
+
+
+def run_demo(
+    out: Path = DEFAULT_OUT, limit: int | None = None, display: str | None = None, model: str = DEMO_MODEL
+) -> dict[str, Any]:
+    """Run the demo (``demo_run``), then write the HTML report into ``OUT/report``."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    scenarios, config = demo_run(out, limit, display, model)
     check_demo_folder(out, scenarios[:limit] if limit else scenarios, model)
     run_conditions(scenarios, config, label="demo")
     summary = summarize(load_results(config.log_dir).results, {"assistant": model, "user": model, "grader": model})

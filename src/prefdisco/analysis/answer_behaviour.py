@@ -31,6 +31,7 @@ a row resampled together; ``bootstrap.py``).
 
 from __future__ import annotations
 
+import functools
 import re
 import zlib
 from collections.abc import Sequence
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.bootstrap import per_resample, percentile_interval, resampled
+from prefdisco.analysis.bootstrap import percentile_interval, resampled
 from prefdisco.dialogue.hygiene import EMPTY_REPLIES
 
 NO_WORDS = frozenset({"no", "nope", "nah", "not", "never", "neither"})
@@ -253,6 +254,38 @@ def fidelity(simulator: dict[str, Any], people: dict[str, Any]) -> float | None:
     return float(np.mean(defined)) if defined else None
 
 
+def _columns(measures: pd.DataFrame) -> dict[str, np.ndarray]:
+    """The measures as float arrays (NaN where undefined); polarity as 1 (yes), 2 (no) or NaN."""
+    out = {name: measures[name].astype(float).to_numpy() for name in ("words", *SHARES, "disclosure", "discloses_any")}
+    out["polarity"] = measures["polarity"].map({"yes": 1.0, "no": 2.0}).astype(float).to_numpy()
+    return out
+
+
+def _means(values: np.ndarray) -> np.ndarray:
+    """Each row's mean over its defined entries (NaN where none is), without numpy's all-NaN warning."""
+    defined = ~np.isnan(values)
+    count = defined.sum(axis=1)
+    total = np.where(defined, values, 0.0).sum(axis=1)
+    return np.divide(total, count, out=np.full(len(values), np.nan), where=count > 0)
+
+
+def resampled_fidelity(person: pd.DataFrame, simulator: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """``fidelity(party_statistics(simulator, person), party_statistics(person))`` of each resample at once (``rows``:
+    resamples × rows, the row indices drawn), NaN where it is undefined; the same figures, computed on arrays."""
+    p, s = _columns(person), _columns(simulator)
+    closeness = []
+    a, b = _means(s["words"][rows]), _means(p["words"][rows])
+    big = np.fmax(a, b)
+    ratio = np.divide(np.fmin(a, b), big, out=np.ones_like(big), where=big != 0)
+    closeness.append(np.where(np.isnan(a) | np.isnan(b), np.nan, ratio))
+    for name in (*SHARES, "disclosure", "discloses_any"):
+        closeness.append(1.0 - np.abs(_means(s[name][rows]) - _means(p[name][rows])))  # NaN where either is
+    held = ~np.isnan(p["polarity"][rows]) & ~np.isnan(s["words"][rows])
+    agree = held & (s["polarity"][rows] == p["polarity"][rows])
+    closeness.append(np.where(held.any(axis=1), agree.sum(axis=1) / np.maximum(held.sum(axis=1), 1), np.nan))
+    return _means(np.stack(closeness, axis=1))
+
+
 def fidelity_interval(
     person: pd.DataFrame, simulator: pd.DataFrame, *, seed: int, label: str, n_boot: int
 ) -> tuple[float | None, float | None]:
@@ -260,14 +293,9 @@ def fidelity_interval(
     ``numpy.random.default_rng([seed, crc32(label)])``; (None, None) under 4 rows or without resamples."""
     if len(person) < 4 or n_boot <= 0:
         return None, None
-    index = np.arange(len(person))
-
-    def of(rows: np.ndarray) -> float | None:
-        p, s = person.iloc[rows].reset_index(drop=True), simulator.iloc[rows].reset_index(drop=True)
-        return fidelity(party_statistics(s, p), party_statistics(p))
-
     rng = np.random.default_rng([seed, zlib.crc32(label.encode())])
-    lo, hi, _ = percentile_interval(resampled([index], rng, n_boot, per_resample(of)))
+    statistic = functools.partial(resampled_fidelity, person.reset_index(drop=True), simulator.reset_index(drop=True))
+    lo, hi, _ = percentile_interval(resampled([np.arange(len(person))], rng, n_boot, statistic))
     return lo, hi
 
 
