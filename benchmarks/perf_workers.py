@@ -131,9 +131,9 @@ def worker_eval(job: dict[str, Any]) -> dict[str, Any]:
         _prefdisco_eval(Path(job["warmup_bench"]), tmp / "warmup", job["model"], *job["extra"])
     _post(job["mock"], "/_mock/config", {"latency_s": latency})
     _post(job["mock"], "/_mock/reset")
-    cpu, wall = time.process_time(), time.perf_counter()
+    cpu, wall, started = time.process_time(), time.perf_counter(), time.monotonic()
     _prefdisco_eval(Path(job["bench"]), tmp / "run", job["model"], *job["extra"])
-    return {"cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall}
+    return {"cpu_s": time.process_time() - cpu, "wall_s": time.perf_counter() - wall, "started_monotonic": started}
 
 
 def worker_floor(job: dict[str, Any]) -> dict[str, Any]:

@@ -93,6 +93,10 @@ def scheduling(tmp: Path, n: int, env: dict[str, str], mock: MockProcess, name: 
         # (loading, task and log creation, processes or Ray) and the tables at the end
         "server_window_s": window,
         "outside_window_s": measured["wall_s"] - window,
+        # inside the window: the requests the server held at once on average (of the 64), and its seconds per
+        # request (the 1 s latency and its own handling): the window is ideal ÷ (in flight ÷ 64) × s per call
+        "server_in_flight_mean": stats["handled_s"] / window if window else None,
+        "server_s_per_call": stats["handled_s"] / calls if calls else None,
         # what the run's own summary.json reports (results/run_time.py): calls in flight over the connections
         "summary_connection_share": call_time([folder / "run"])["connection_share"],
     }

@@ -14,7 +14,8 @@ reads the whole folder back with the results reader, which merges the shard fold
 * The caps (``--max-connections`` per provider, ``--user-max-connections`` and ``--judge-max-connections`` per
   role) are the run's totals in both executors: ``split_caps`` gives each of the P shards running at once
   floor(cap / P), and runs fewer at once when a cap is smaller than P.
-* ``run_shard`` is the one runner both executors call, in a fresh process (``--workers``) or a Ray worker.
+* ``run_shard`` is the one runner both executors call, in a worker process (``--workers``, ``START_METHOD``) or a
+  Ray worker.
 * ``run_workers`` is the process-pool executor; ``ray_shards.run_ray`` the Ray one.
 
 Splitting by condition changes no result: a call's seed comes from the run seed, scenario, condition, trial and
@@ -27,6 +28,7 @@ from __future__ import annotations
 import math
 import multiprocessing
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
@@ -39,6 +41,14 @@ from prefdisco.evaluation.evalset import run_eval_set
 from prefdisco.evaluation.guard import prepare_log_dir
 from prefdisco.results.logs import Tables, results_from_logs, write_tables
 from prefdisco.schema import Mode, Scenario
+
+START_METHOD = "fork" if sys.platform == "linux" else "spawn"
+"""How ``--workers`` starts its processes. On Linux a copy of this process (fork): its imports and the one-time
+set-up of inspect's providers come with it, and the copy ends without tearing its interpreter down. A fresh
+interpreter (spawn) paid both in every worker, 4.5 s of a 47 s run (``benchmarks/run.py``), so two workers were
+slower than one process. The copy is made before any event loop runs in the executor's processes, and inspect closes
+and forgets a model whose eval ended, so no worker inherits an open client. Elsewhere (macOS: fork is unsafe there)
+a fresh interpreter."""
 
 SCENARIOS_PER_SHARD = 50
 """A Ray shard's scenario block holds at most this many scenarios (a constant, so the plan needs no cluster)."""
@@ -171,7 +181,7 @@ def run_workers(scenarios: list[Scenario], config: RunConfig, decoys: Mapping[st
     """Run ``scenarios`` as ``config.workers`` processes and return the merged tables of ``config.log_dir``.
     ``decoys`` (wrong_persona): chosen before the split, each shard is handed its own scenarios' decoys."""
     at_once, plan = split_caps(worker_plan(scenarios, config, decoys), config.workers)
-    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited event loop or model
+    context = multiprocessing.get_context(START_METHOD)
     with ProcessPoolExecutor(max_workers=at_once, mp_context=context) as pool:
         errors = [e for e in pool.map(run_shard, plan) if e]
     return merge_shards(config, len(plan), errors)
