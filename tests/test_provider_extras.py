@@ -48,3 +48,22 @@ def test_a_model_whose_sdk_is_missing_names_the_extra(monkeypatch):
     monkeypatch.setattr(inspect_ai.model, "get_model", no_key)
     with pytest.raises(UserError, match=r"^model 'openai/gpt-4.1' cannot be used: Unable to find API key: OPENAI"):
         args.check_models(["openai/gpt-4.1"])  # a missing key is not a missing SDK
+
+
+def test_model_args_are_read_as_inspect_reads_them():
+    """``-M`` as ``inspect eval -M``: a number, a boolean, a list or a mapping is that value (the openai client
+    refuses ``max_retries="0"``), anything else the text as given; a credential is refused."""
+    from prefdisco.errors import UserError
+    from prefdisco.models.args import parse_model_args
+
+    pairs = ["max_retries=0", "timeout=2.5", "stream=true", "stop=[a, b]", "base_url=http://h:8/v1", "name=007x"]
+    assert parse_model_args(pairs) == {
+        "max_retries": 0,
+        "timeout": 2.5,
+        "stream": True,
+        "stop": ["a", "b"],
+        "base_url": "http://h:8/v1",
+        "name": "007x",
+    }
+    with pytest.raises(UserError, match="-M api_key: pass credentials"):
+        parse_model_args(["api_key=sk-1"])

@@ -589,7 +589,8 @@ def test_an_unreachable_base_url_is_one_error_and_nothing_written(tmp_path: Path
     args = build_args("openai-api/dead/m", shared_benchmarks / "mmlu" / "test.jsonl", out)
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "prefdisco", *args, "--max-retries", "0", "--timeout", "20"],
+            # the openai client's own two retries of a refused connection (0.5-2 s each) off too: `-M max_retries=0`
+            [sys.executable, "-m", "prefdisco", *args, "--max-retries", "0", "--timeout", "20", "-M", "max_retries=0"],
             capture_output=True,
             text=True,
             timeout=240,

@@ -119,7 +119,7 @@ def test_ctrl_c_says_the_run_was_interrupted_and_how_to_finish_it(tmp_path):
     from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
 
     bench = write_scenarios(tmp_path / "scenarios.jsonl", tagged_scenarios(4))
-    with MockOpenAI(MockConfig(latency_s=0.3)) as mock:
+    with MockOpenAI(MockConfig(latency_s=0.1)) as mock:  # 10 calls a dialogue: about a second each run
         env = {**os.environ, **mock.env("mock"), "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
         env["XDG_DATA_HOME"] = str(tmp_path / "data")
         model = f"openai-api/mock/m{mock.port}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -38,7 +39,7 @@ class BuildConfig(BaseModel):
         "personas per problem)",
     )
     models: list[str] = Field(default_factory=list)
-    model_args: dict[str, str] = Field(default_factory=dict, description="provider args (-M) for every model")
+    model_args: dict[str, Any] = Field(default_factory=dict, description="provider args (-M) for every model")
     seed: int = 0
     temperature: float = Field(default=0.7, ge=0)
     retries: int = Field(default=2, ge=0)

@@ -51,7 +51,20 @@ def one_line(message: str) -> str:
     return " — ".join(p for p in parts if p)
 
 
+def arg_value(text: str) -> Any:
+    """A ``-M`` value as ``inspect eval -M`` reads it: a YAML number, boolean, list or mapping (``max_retries=0`` is
+    the integer 0, which the provider's client needs), else the text as given."""
+    import yaml  # type: ignore[import-untyped]
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+    return value if isinstance(value, int | float | bool | list | dict) else text
+
+
 def parse_model_args(pairs: list[str]) -> dict[str, Any]:
+    """``-M key=value`` pairs as model args (``arg_value``); a credential is refused (the args are logged)."""
     args: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -62,5 +75,5 @@ def parse_model_args(pairs: list[str]) -> dict[str, Any]:
                 f"-M {key}: pass credentials through the provider's environment variable, not -M "
                 "(model args are written to the logs)"
             )
-        args[key.strip()] = value.strip()
+        args[key.strip()] = arg_value(value.strip())
     return args
