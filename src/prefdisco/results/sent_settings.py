@@ -118,23 +118,29 @@ def _logs(folder: Path) -> Iterable[Path]:
 
 def sent_settings(folder: Path, wanted: Iterable[str] = ()) -> SentSettings:
     """The settings each role's requests carried in the logs under ``folder`` (the first request recorded per
-    role; a call answered from the cache sent nothing and is passed over). Each log is read until every role of
-    ``wanted`` has been seen (at most ``SAMPLES_PER_LOG`` samples; with nothing wanted, its first sample)."""
+    role; a call answered from the cache sent nothing and is passed over). Every log's first sample is read (each
+    model under test has logs of its own), then the logs' further samples in turn while a role of ``wanted`` is
+    still unseen (at most ``SAMPLES_PER_LOG`` a log): a single-turn condition's log has no simulated user, and reading
+    it to its limit for one cost most of the time from the last call to the tables."""
     from inspect_ai.event import ModelEvent
     from inspect_ai.log import read_eval_log_sample, read_eval_log_sample_summaries
 
     roles: dict[str, RoleSent] = {}
     wanted = set(wanted)
+    logs = []
     for log in _logs(folder):
         try:
-            summaries = read_eval_log_sample_summaries(str(log))
+            logs.append((log, read_eval_log_sample_summaries(str(log))[:SAMPLES_PER_LOG]))
         except (OSError, ValueError, KeyError):  # a log being written, or not a log: nothing to read yet
             continue
-        for n, summary in enumerate(summaries[:SAMPLES_PER_LOG]):
-            if n and wanted <= set(roles):
+    for depth in range(max((len(summaries) for _, summaries in logs), default=0)):
+        for log, summaries in logs:
+            if depth and wanted <= set(roles):
                 break
+            if depth >= len(summaries):
+                continue
             try:
-                sample = read_eval_log_sample(str(log), summary.id, summary.epoch)
+                sample = read_eval_log_sample(str(log), summaries[depth].id, summaries[depth].epoch)
             except (OSError, ValueError, KeyError):
                 continue
             for event in sample.events:
@@ -145,4 +151,6 @@ def sent_settings(folder: Path, wanted: Iterable[str] = ()) -> SentSettings:
                     roles[role] = RoleSent(
                         model=event.model, asked=asked_of(event.config), sent=from_request(event.call.request)
                     )
+        if wanted <= set(roles):
+            break
     return SentSettings(roles=roles)
