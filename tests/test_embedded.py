@@ -132,13 +132,13 @@ def test_a_benchmark_folder_of_the_demos_scenario_resumes_its_run_without_a_call
 
     from prefdisco.benchio import read_bench, write_bench
     from prefdisco.builder.catalogue import load_catalogue
-    from prefdisco.demo import demo_run
+    from prefdisco.demo import demo_plan
     from prefdisco.evaluation.run import run_conditions
     from prefdisco.models.llama_cpp import embedded_calls
     from readme_world import DEMO_FOLDER
 
     demo = readme_demo / DEMO_FOLDER
-    scenarios, config = demo_run(demo, limit=1, display="none")
+    scenarios, config = demo_plan(demo, limit=1, display="none")
     results = pd.read_csv(demo / "logs" / "results.csv")
     assert sorted(results["mode"]) == ["baseline", "discovery", "fixed_k", "oracle"]
     assert (results["family"] == "local").all() and (results["failed"] == 0).all()

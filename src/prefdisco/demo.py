@@ -134,7 +134,7 @@ def check_demo_folder(out: Path, selected: list[Scenario], model: str) -> None:
     raise UserError(f"--out {out}: holds {held}; give another --out (e.g. --out {out}-{n}) or remove {out}")
 
 
-def demo_run(
+def demo_plan(
     out: Path = DEFAULT_OUT, limit: int | None = None, display: str | None = None, model: str = DEMO_MODEL
 ) -> tuple[list[Scenario], RunConfig]:
     """The demo's scenarios and run settings, ``model`` in every role (the embedded one by default:
@@ -163,9 +163,9 @@ def demo_run(
 def run_demo(
     out: Path = DEFAULT_OUT, limit: int | None = None, display: str | None = None, model: str = DEMO_MODEL
 ) -> dict[str, Any]:
-    """Run the demo (``demo_run``), then write the HTML report into ``OUT/report``."""
+    """Run the demo (``demo_plan``), then write the HTML report into ``OUT/report``."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    scenarios, config = demo_run(out, limit, display, model)
+    scenarios, config = demo_plan(out, limit, display, model)
     check_demo_folder(out, scenarios[:limit] if limit else scenarios, model)
     run_conditions(scenarios, config, label="demo")
     summary = summarize(load_results(config.log_dir).results, {"assistant": model, "user": model, "grader": model})

@@ -235,25 +235,6 @@ def party_statistics(measures: pd.DataFrame, person: pd.DataFrame | None = None)
     return out
 
 
-def closeness(simulator: dict[str, Any], people: dict[str, Any]) -> dict[str, float | None]:
-    """Each of the eight closenesses of a simulator's statistics to the people's (1: equal), None where either side
-    is undefined."""
-    out: dict[str, float | None] = {}
-    a, b = simulator["mean_words"], people["mean_words"]
-    out["mean_words"] = None if a is None or b is None else (1.0 if max(a, b) == 0 else min(a, b) / max(a, b))
-    for name in (*SHARES, "disclosure", "discloses_any"):
-        a, b = simulator[name], people[name]
-        out[name] = None if a is None or b is None else 1.0 - abs(a - b)
-    out["polarity_agreement"] = simulator["polarity_agreement"]
-    return out
-
-
-def fidelity(simulator: dict[str, Any], people: dict[str, Any]) -> float | None:
-    """The mean of the defined closenesses (module docstring); None when none is defined."""
-    defined = [v for v in closeness(simulator, people).values() if v is not None]
-    return float(np.mean(defined)) if defined else None
-
-
 def _columns(measures: pd.DataFrame) -> dict[str, np.ndarray]:
     """The measures as float arrays (NaN where undefined); polarity as 1 (yes), 2 (no) or NaN."""
     out = {name: measures[name].astype(float).to_numpy() for name in ("words", *SHARES, "disclosure", "discloses_any")}
@@ -270,8 +251,10 @@ def _means(values: np.ndarray) -> np.ndarray:
 
 
 def resampled_fidelity(person: pd.DataFrame, simulator: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
-    """``fidelity(party_statistics(simulator, person), party_statistics(person))`` of each resample at once (``rows``:
-    resamples × rows, the row indices drawn), NaN where it is undefined; the same figures, computed on arrays."""
+    """The simulator's fidelity to the people (module docstring: the mean of the eight closenesses defined) on each
+    resample of the rows at once (``rows``: resamples × rows, the row indices drawn; the people's and the
+    simulator's answers of a row together), NaN where no closeness is defined. The one computation of it: the
+    point estimate is the resample of every row once (``fidelity``)."""
     p, s = _columns(person), _columns(simulator)
     closeness = []
     a, b = _means(s["words"][rows]), _means(p["words"][rows])
@@ -284,6 +267,12 @@ def resampled_fidelity(person: pd.DataFrame, simulator: pd.DataFrame, rows: np.n
     agree = held & (s["polarity"][rows] == p["polarity"][rows])
     closeness.append(np.where(held.any(axis=1), agree.sum(axis=1) / np.maximum(held.sum(axis=1), 1), np.nan))
     return _means(np.stack(closeness, axis=1))
+
+
+def fidelity(person: pd.DataFrame, simulator: pd.DataFrame) -> float | None:
+    """The simulator's fidelity on all rows (``resampled_fidelity``); None when no closeness is defined."""
+    value = float(resampled_fidelity(person, simulator, np.arange(len(person))[None, :])[0])
+    return None if np.isnan(value) else value
 
 
 def fidelity_interval(
@@ -310,7 +299,7 @@ def reference_table(
         stats = party_statistics(measures, person)
         lo, hi = fidelity_interval(person, measures, seed=seed, label=label, n_boot=n_boot)
         rows.append(
-            {"simulator": label, **stats, "fidelity": fidelity(stats, people)}
+            {"simulator": label, **stats, "fidelity": fidelity(person, measures)}
             | {
                 "fidelity_low": lo,
                 "fidelity_high": hi,
