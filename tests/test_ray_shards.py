@@ -1,4 +1,4 @@
-"""``prefdisco eval --ray``: the run's shards (model × condition × scenario block) as Ray tasks, each an ordinary
+"""``prefdisco eval --ray``: the run's shards (model × scenario block, every condition) as Ray tasks, each an ordinary
 resumable eval-set in its own folder, merged by the results reader; connection caps are totals over the run.
 
 The Ray tests start real local Ray instances bound to 127.0.0.1 and run against the mock server; one kills a
@@ -46,7 +46,7 @@ def calls_of(scenario: Any, mode: str, questions: int = 2) -> int:
 # ---- the plan: pure, decided by the flags alone ---------------------------------------------------------------
 
 
-def test_the_ray_plan_is_model_by_condition_by_scenario_block_and_stable(tmp_path, monkeypatch):
+def test_the_ray_plan_is_model_by_scenario_block_with_every_condition_and_stable(tmp_path, monkeypatch):
     monkeypatch.setattr(workers, "SCENARIOS_PER_SHARD", 2)
     scenarios = tagged_scenarios(5)
     run = config(
@@ -59,35 +59,35 @@ def test_the_ray_plan_is_model_by_condition_by_scenario_block_and_stable(tmp_pat
     decoys = {s.id: scenarios[(i + 1) % 5] for i, s in enumerate(scenarios)}
     plan = ray_plan(scenarios, run, decoys)
 
-    # 5 scenarios in blocks of at most 2: ceil(5 / 2) = 3 round-robin blocks; 2 models × 3 conditions × 3 blocks
-    assert len(plan) == 18
-    assert [s.name for s in plan[:4]] == [
-        "shard-openai-gpt-4.1-baseline-1of3",
-        "shard-openai-gpt-4.1-baseline-2of3",
-        "shard-openai-gpt-4.1-baseline-3of3",
-        "shard-openai-gpt-4.1-wrong_persona-1of3",
+    # 5 scenarios in blocks of at most 2: ceil(5 / 2) = 3 round-robin blocks; 2 models × 3 blocks
+    assert [s.name for s in plan] == [
+        "shard-openai-gpt-4.1-1of3",
+        "shard-openai-gpt-4.1-2of3",
+        "shard-openai-gpt-4.1-3of3",
+        "shard-openai-api-mock-m-1of3",
+        "shard-openai-api-mock-m-2of3",
+        "shard-openai-api-mock-m-3of3",
     ]
-    assert plan[-1].name == "shard-openai-api-mock-m-fixed_k2-3of3"
-    assert [[s.id for s in shard.scenarios] for shard in plan[:3]] == [
-        ["c0000", "c0003"],
-        ["c0001", "c0004"],
-        ["c0002"],
-    ]
-    fixed = plan[-1].config
-    assert (fixed.models, fixed.modes, fixed.fixed_k) == (["openai-api/mock/m"], [], [2])
-    assert fixed.log_dir == (tmp_path / "run").absolute() / plan[-1].name
-    assert (fixed.workers, fixed.limit, fixed.write_tables, fixed.display) == (1, None, False, "none")
-    assert fixed.max_connections == 12  # still the run's total: split_caps shares it out
-    # only a wrong_persona shard carries its scenarios' decoys, chosen before the split
-    assert plan[0].decoys is None
-    assert plan[3].decoys == {"c0000": scenarios[1], "c0003": scenarios[4]}
+    blocks = [["c0000", "c0003"], ["c0001", "c0004"], ["c0002"]]
+    assert [[s.id for s in shard.scenarios] for shard in plan] == blocks * 2
+    last = plan[-1].config
+    # every condition of the run in each shard: inside it, its eval-set starts the longest dialogues first
+    assert (last.models, last.modes, last.fixed_k) == (["openai-api/mock/m"], ["baseline", "wrong_persona"], [2])
+    assert plan[0].config.models == ["openai/gpt-4.1"]
+    assert last.log_dir == (tmp_path / "run").absolute() / plan[-1].name
+    assert (last.workers, last.limit, last.write_tables, last.display) == (1, None, False, "none")
+    assert last.max_connections == 12  # still the run's total: split_caps shares it out
+    # each shard carries its own scenarios' decoys, chosen from the whole set before the split
+    assert plan[0].decoys == {"c0000": scenarios[1], "c0003": scenarios[4]}
+    assert plan[5].decoys == {"c0002": scenarios[3]}
     # the same flags give the same folders: a rerun resumes each shard where it wrote
     assert [s.name for s in ray_plan(scenarios, run, decoys)] == [s.name for s in plan]
 
 
-def test_caps_are_run_wide_totals_split_evenly_over_the_shards_running_at_once(tmp_path):
-    plan = ray_plan(tagged_scenarios(2), config(tmp_path, max_connections=10, user_max_connections=3))
-    assert len(plan) == 3  # baseline, discovery, oracle
+def test_caps_are_run_wide_totals_split_evenly_over_the_shards_running_at_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(workers, "SCENARIOS_PER_SHARD", 1)
+    plan = ray_plan(tagged_scenarios(3), config(tmp_path, max_connections=10, user_max_connections=3))
+    assert len(plan) == 3  # one scenario a block
     # 3 at once asked: 10 // 3 = 3 connections and 3 // 3 = 1 user call per shard (9 <= 10 and 3 <= 3 in all)
     at_once, capped = split_caps(plan, 3)
     assert at_once == 3
@@ -95,18 +95,21 @@ def test_caps_are_run_wide_totals_split_evenly_over_the_shards_running_at_once(t
         (s.config.max_connections, s.config.user_max_connections, s.config.judge_max_connections) for s in capped
     } == {(3, 1, None)}
     # more at once than the smallest cap allows: P falls to that cap (2 user calls → 2 shards at once, 1 call each)
-    at_once, capped = split_caps(ray_plan(tagged_scenarios(2), config(tmp_path, user_max_connections=2)), 8)
+    at_once, capped = split_caps(ray_plan(tagged_scenarios(3), config(tmp_path, user_max_connections=2)), 8)
     assert (at_once, capped[0].config.user_max_connections) == (2, 1)
     # 2 at once: 10 // 2 = 5 and 3 // 2 = 1 (2 <= 3: never above the total)
     at_once, capped = split_caps(plan, 2)
     assert (at_once, capped[0].config.max_connections, capped[0].config.user_max_connections) == (2, 5, 1)
     # no cap given: as many at once as shards, inspect's own per-provider default in each
-    at_once, capped = split_caps(ray_plan(tagged_scenarios(2), config(tmp_path)), 16)
+    at_once, capped = split_caps(ray_plan(tagged_scenarios(3), config(tmp_path)), 16)
     assert at_once == 3 and capped[0].config.max_connections is None
+    # never more at once than shards: one block, one shard, every connection in it
+    at_once, capped = split_caps(ray_plan(tagged_scenarios(1), config(tmp_path, max_connections=10)), 2)
+    assert (at_once, capped[0].config.max_connections) == (1, 10)
 
 
 def test_the_split_record_refuses_another_plan_in_one_line(tmp_path):
-    names = ["shard-m-baseline-1of1", "shard-m-oracle-1of1"]
+    names = ["shard-m-1of2", "shard-m-2of2"]
     check_split(tmp_path / "ray", 1, "set-1", shards=names)
     assert json.loads((tmp_path / "ray" / SPLIT_FILE).read_text()) == {"ray_shards": names, "scenario_set": "set-1"}
     check_split(tmp_path / "ray", 4, "set-1", shards=names)  # --workers with --ray: only how many at once
@@ -185,9 +188,9 @@ def test_caps_hold_across_ray_shards_and_a_failed_shard_fails_the_command_after_
     monkeypatch,
     ray_environment,
 ):
-    """6 scenarios in blocks of 3, discovery and oracle: 4 shards, 2 at once on a local Ray instance. The run's
+    """6 scenarios in blocks of 3, discovery and oracle: 2 shards, both at once on a local Ray instance. The run's
     caps (4 connections, 2 user calls, 2 grader-role calls) are totals: 2, 1 and 1 per shard. Every request of
-    c0001 is rejected, so the two shards of its block fail; the other two finish and their rows are written."""
+    c0001 is rejected, so the shard of its block fails; the other finishes, and the rows of both are written."""
     monkeypatch.setattr(workers, "SCENARIOS_PER_SHARD", 3)
     scenarios = tagged_scenarios(6)
     bench = write_scenarios(tmp_path / "scenarios.jsonl", scenarios)
@@ -209,14 +212,18 @@ def test_caps_hold_across_ray_shards_and_a_failed_shard_fails_the_command_after_
     *forwarded, line = result.stderr.strip().splitlines()
     assert all("(shard-" in f for f in forwarded), forwarded  # Ray forwards the workers' own warnings, if any
     slug = f"openai-api-mock-m{mock.port}"
-    assert line.startswith(f"error: 2 of 4 shard(s) did not finish; first: shard-{slug}-"), line
-    assert "-2of2: the eval-set did not finish: 1 failed sample(s)" in line, line
+    assert line.startswith(f"error: 1 of 2 shard(s) did not finish; first: shard-{slug}-2of2: "), line
+    # c0001's two conditions; the shard wrote no results.csv of its own (the merged one is the run's)
+    assert line.endswith(
+        "2of2: the eval-set did not finish: 2 failed sample(s); rerun the same command to retry only "
+        "what failed or is missing"
+    ), line
     results = pd.read_csv(tmp_path / "run" / "results.csv")
     keys = sorted(zip(results["scenario_id"], results["mode"], strict=True))
     assert keys == sorted((s.id, m) for s in scenarios for m in ("discovery", "oracle"))
     assert sorted(results.loc[results["failed"] == 1, "scenario_id"]) == ["c0001", "c0001"]
     folders = sorted(p.name for p in (tmp_path / "run").iterdir() if p.is_dir())
-    assert folders == [f"shard-{slug}-{c}-{k}of2" for c in ("discovery", "oracle") for k in (1, 2)]
+    assert folders == [f"shard-{slug}-1of2", f"shard-{slug}-2of2"]
 
 
 def _shard_pids(prefix: str) -> list[int]:
@@ -238,10 +245,11 @@ def test_a_killed_ray_worker_loses_and_duplicates_nothing_and_a_rerun_makes_no_c
     tmp_path, monkeypatch, ray_environment
 ):
     """A local Ray instance (127.0.0.1, 2 CPUs) started here; the command runs in its own process and joins it by
-    address. 6 scenarios in baseline and discovery = 2 shards, at once, with 2 connections each. When a third of the
-    discovery calls are made, the worker running the discovery shard is killed (SIGKILL): Ray retries the task,
-    which resumes the shard. Nothing is lost or duplicated, only the shard's unstored calls at the kill (at most its
-    2 connections) are made twice, and the same command again makes no call."""
+    address. 6 scenarios in baseline and discovery = 1 shard (one block), with all 4 connections (``--workers 2``
+    asks for 2 at once; there is one). When a third of the discovery calls are made, the worker running the shard
+    is killed (SIGKILL): Ray retries the task, which resumes the shard. Nothing is lost or duplicated, only the
+    shard's unstored calls at the kill (at most its 4 connections) are made twice, and the same command again makes
+    no call."""
     scenarios = tagged_scenarios(6)
     bench = write_scenarios(tmp_path / "scenarios.jsonl", scenarios)
     expected = {m: sum(calls_of(s, m) for s in scenarios) for m in ("baseline", "discovery")}
@@ -259,7 +267,7 @@ def test_a_killed_ray_worker_loses_and_duplicates_nothing_and_a_rerun_makes_no_c
             command += ["--modes", "baseline,discovery", "--max-connections", "4"]
             started = time.monotonic()
             driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            prefix = f"ray::shard-openai-api-mock-m{mock.port}-discovery-1of1"
+            prefix = f"ray::shard-openai-api-mock-m{mock.port}-1of1"
             killed, in_flight, made = None, 0, 0
             while killed is None and driver.poll() is None and time.monotonic() - started < 60:
                 made = sum(n for key, n in mock.stats()["by_case"].items() if key.endswith("|discovery"))
@@ -289,10 +297,10 @@ def test_a_killed_ray_worker_loses_and_duplicates_nothing_and_a_rerun_makes_no_c
     assert sorted(keys) == sorted((s.id, m) for s in scenarios for m in expected)  # none lost, none twice
     assert (results["failed"] == 0).all()
     total = sum(expected.values())
-    # Made twice: the calls the killed shard had sent and not yet stored in its cache, at most its 2 connections:
+    # Made twice: the calls the killed shard had sent and not yet stored in its cache, at most its 4 connections:
     # in flight at the mock when the kill came, or answered an instant before it (the mock counted the answer, the
     # worker died before storing it; a first CI run saw 99 calls for 98 with 0 in flight at the kill).
-    per_shard = 4 // 2  # --max-connections 4 split over --workers 2
+    per_shard = 4  # --max-connections 4, one shard running
     repeated = first["completions"] - total
     assert 0 <= repeated <= per_shard, (first["completions"], total, in_flight)
     assert again.returncode == 0, again.stdout + again.stderr

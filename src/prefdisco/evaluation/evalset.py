@@ -135,8 +135,10 @@ def run_eval_set(
             "line above is inspect's, which counts an interrupted task as complete)"
         )
     if not success or failed:
+        # a shard writes no tables of its own: the run's merged results.csv, one folder up, holds its rows
+        where = f" recorded in {config.log_dir}/results.csv" if config.write_tables else ""
         raise UserError(
-            f"the eval-set did not finish: {failed} failed sample(s) recorded in {config.log_dir}/results.csv; "
+            f"the eval-set did not finish: {failed} failed sample(s){where}; "
             "rerun the same command to retry only what failed or is missing"
         )
     return tables

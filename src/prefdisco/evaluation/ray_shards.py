@@ -1,7 +1,7 @@
 """The shards of a run on Ray: ``prefdisco eval ... --ray local|auto|ADDRESS`` (``docs/scale.md``).
 
-The plan is ``workers.ray_plan`` (model × condition × scenario block, each shard an ordinary resumable eval-set in
-``LOG_DIR/shard-…``), recorded in ``LOG_DIR/workers.json`` so a rerun with other flags is refused rather than
+The plan is ``workers.ray_plan`` (model × scenario block, every condition in each shard, an ordinary resumable
+eval-set in ``LOG_DIR/shard-…``), recorded in ``LOG_DIR/workers.json`` so a rerun with other flags is refused rather than
 mixed. Each shard is one Ray task (``num_cpus=1``) running ``workers.run_shard``; a task whose worker process or
 node dies is retried by Ray (``MAX_RETRIES``), and the retry resumes the shard's eval-set: inspect reuses every
 sample its log holds, and the run's call cache replays the calls of samples that finished but were not yet

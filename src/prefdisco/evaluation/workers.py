@@ -8,9 +8,11 @@ reads the whole folder back with the results reader, which merges the shard fold
 * The plan is pure and decided by the flags alone, never by how many processes or nodes happen to run it, so a
   rerun maps every shard to the folder it wrote before and resumes there. ``worker_plan`` (``--workers N``, one
   machine): the scenarios round-robin into N shards ``worker-K`` with every model and condition. ``ray_plan``
-  (``--ray``, ``evaluation/ray_shards.py``): each model × condition (fixed-K per K) × block of at most
-  ``SCENARIOS_PER_SHARD`` scenarios (round-robin) is a shard ``shard-<model>-<condition>-<k>of<n>``: smaller,
-  evener units to spread over a cluster.
+  (``--ray``, ``evaluation/ray_shards.py``): each model × block of at most ``SCENARIOS_PER_SHARD`` scenarios
+  (round-robin) is a shard ``shard-<model>-<k>of<n>`` with every condition, so the count does not depend on the
+  cluster. Each shard's eval-set starts its longest dialogues first and fills its connections with the one-call
+  samples to its end: a shard per condition (before 2026-12-05) ran the conditions in waves, each wave idling the
+  connections of its shorter shard and paying an eval-set start.
 * The caps (``--max-connections`` per provider, ``--user-max-connections`` and ``--judge-max-connections`` per
   role) are the run's totals in both executors: ``split_caps`` gives each of the P shards running at once
   floor(cap / P), and runs fewer at once when a cap is smaller than P.
@@ -110,22 +112,18 @@ def _slugs(models: Sequence[str]) -> list[str]:
 
 
 def ray_plan(scenarios: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None) -> list[Shard]:
-    """``--ray``: one shard per model × condition (fixed-K: per K) × scenario block, named
-    ``shard-<model>-<condition>-<k>of<n>``; blocks are round-robin with at most ``SCENARIOS_PER_SHARD`` each.
-    Caps are the run's totals here; ``split_caps`` shares them out. ``log_dir`` is made absolute: a Ray worker's
-    working directory is not the driver's."""
+    """``--ray``: one shard per model × scenario block, every condition in each, named ``shard-<model>-<k>of<n>``;
+    blocks are round-robin with at most ``SCENARIOS_PER_SHARD`` each. Caps are the run's totals here;
+    ``split_caps`` shares them out. ``log_dir`` is made absolute: a Ray worker's working directory is not the
+    driver's."""
     blocks = shards(scenarios, max(1, math.ceil(len(scenarios) / SCENARIOS_PER_SHARD)))
-    units: list[tuple[str, dict[str, Any]]] = [(m, {"modes": [m], "fixed_k": []}) for m in config.modes]
-    units += [(f"{Mode.FIXED_K.value}{k}", {"modes": [], "fixed_k": [k]}) for k in config.fixed_k]
     whole = replace(config, log_dir=config.log_dir.absolute())
     plan = []
     for model, slug in zip(config.models, _slugs(config.models), strict=True):
-        for condition, narrowed in units:
-            for k, block in enumerate(blocks):
-                name = f"shard-{slug}-{condition}-{k + 1}of{len(blocks)}"
-                part = _part_config(whole, name, lambda cap: cap, models=[model], **narrowed)
-                wrong = Mode.WRONG_PERSONA.value in part.modes
-                plan.append(Shard(name, block, part, _decoys_of(block, decoys) if wrong else None))
+        for k, block in enumerate(blocks):
+            name = f"shard-{slug}-{k + 1}of{len(blocks)}"
+            part = _part_config(whole, name, lambda cap: cap, models=[model])
+            plan.append(Shard(name, block, part, _decoys_of(block, decoys)))
     return plan
 
 
