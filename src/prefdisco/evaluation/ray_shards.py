@@ -1,12 +1,12 @@
 """The shards of a run on Ray: ``prefdisco eval ... --ray local|auto|ADDRESS`` (``docs/scale.md``).
 
 The plan is ``workers.ray_plan`` (model × scenario block, every condition in each shard, an ordinary resumable
-eval-set in ``LOG_DIR/shard-…``), recorded in ``LOG_DIR/workers.json`` so a rerun with other flags is refused rather than
-mixed. Each shard is one Ray task (``num_cpus=1``) running ``workers.run_shard``; a task whose worker process or
-node dies is retried by Ray (``MAX_RETRIES``), and the retry resumes the shard's eval-set: inspect reuses every
-sample its log holds, and the run's call cache replays the calls of samples that finished but were not yet
-flushed to the log, so only the calls in flight when the worker died are made again. The parent then reads every
-shard folder back and writes the tables (``workers.merge_shards``), also when a shard failed.
+eval-set in ``LOG_DIR/shard-…``), recorded in ``LOG_DIR/workers.json`` so a rerun with other flags is refused rather
+than mixed. Each shard is one Ray task (``num_cpus=1``) running ``workers.run_shard``; a task whose worker process
+or node dies is retried by Ray (``MAX_RETRIES``), and the retry resumes the shard's eval-set: inspect reuses every
+sample its log holds, and the run's call cache replays the calls of samples that finished but were not yet flushed
+to the log, so only the calls in flight when the worker died are made again. The parent then reads every shard
+folder back and writes the tables (``workers.merge_shards``), also when a shard failed.
 
 * ``--ray local`` starts a Ray instance on this machine bound to 127.0.0.1 (Ray would otherwise resolve the
   loopback address to the machine's public one and listen there), with ``--workers N`` CPUs (default: all);

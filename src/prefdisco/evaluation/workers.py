@@ -42,7 +42,7 @@ from prefdisco.evaluation.effective_protocol import settle_protocol
 from prefdisco.evaluation.evalset import run_eval_set
 from prefdisco.evaluation.guard import prepare_log_dir
 from prefdisco.results.logs import Tables, results_from_logs, write_tables
-from prefdisco.schema import Mode, Scenario
+from prefdisco.schema import Scenario
 
 START_METHOD = "fork" if sys.platform == "linux" else "spawn"
 """How ``--workers`` starts its processes. On Linux a copy of this process (fork): its imports and the one-time
