@@ -292,8 +292,12 @@ def test_a_gap_whose_interval_reaches_zero_is_flagged_and_table_1_is_untouched(t
     wrong = {"s1": 3.5, "s2": 5.0, "s3": 3.8, "s4": 3.6}
     table = rows("baseline", BASE) + rows("discovery", DISC) + rows("oracle", ORACLE) + rows("wrong_persona", wrong)
     table.append(["m-a", "openai", "t1", "s5", "wrong_persona", "", "", "", 0, 0, 100, 50, 1])
-    with_control = build_report(load_results(write_csv(tmp_path / "with.csv", HEADER, table)), n_boot=500)
-    without = build_report(load_results(write_csv(tmp_path / "without.csv", HEADER, table[:12])), n_boot=500)
+    with_control = build_report(
+        load_results(write_csv(tmp_path / "with.csv", HEADER, table)), n_boot=500, figures=False
+    )
+    without = build_report(
+        load_results(write_csv(tmp_path / "without.csv", HEADER, table[:12])), n_boot=500, figures=False
+    )
 
     [cell] = with_control.control.to_dict("records")
     assert cell["n"] == 4
@@ -305,7 +309,7 @@ def test_a_gap_whose_interval_reaches_zero_is_flagged_and_table_1_is_untouched(t
     assert with_control.summary["control_gap_flagged"] == {"m-a": {"t1": True}}
     assert with_control.summary["control_gap_ci"]["m-a"]["t1"] == [cell["ci_low"], cell["ci_high"]]
     # the same seed gives the same interval
-    again = build_report(load_results(tmp_path / "with.csv"), n_boot=500).control
+    again = build_report(load_results(tmp_path / "with.csv"), n_boot=500, figures=False).control
     assert again.loc[0, "ci_low"] == cell["ci_low"]
 
     # NormAlign = 100·(mean disc − mean base)/(mean oracle − mean base) = 100·(3.0 − 2.375)/(4.0 − 2.375)

@@ -228,7 +228,7 @@ def test_a_run_without_the_columns_has_empty_keys(tmp_path):
     path = tmp_path / "results.csv"
     header = HEADER.rsplit(",elicited_weight", 1)[0]
     path.write_text("\n".join([header, *(r.rsplit(",", 3)[0] for r in ROWS)]) + "\n")
-    report = build_report(load_results(path), n_boot=10, n_examples=0)
+    report = build_report(load_results(path), n_boot=10, n_examples=0, figures=False)
     assert report.simulator is None
     assert report.summary["elicitation"] == {} and report.summary["simulator_errors"] == {}
 

@@ -190,7 +190,10 @@ def test_grammar_keeps_lists_distinct_and_strings_within_the_cap():
 def test_build_on_the_embedded_model_validates_and_resumes(tmp_path, shared_dir):
     """`prefdisco build` with SmolLM2: one MMLU problem x one persona, validated, and a rerun calls nothing. Strings
     are capped at 40 characters: the build's calls carry no seed, so what the model writes depends on the calls the
-    process made before, and at 80 characters the rubrics ran from 700 to 3,000 tokens (30 to 95 s)."""
+    process made before, and at 80 characters the rubrics ran from 700 to 3,000 tokens (30 to 95 s). The relevance
+    call picks 4 attributes and proposes none (``--max-new-attributes 0``): it wrote 222 tokens with up to 8 and 3
+    new ones, 37 without (a proposal's names, description and values; ``test_grammar_keeps_lists_distinct_and_
+    strings_within_the_cap`` has SmolLM2 write them)."""
     from prefdisco.benchio import read_bench
 
     library = tmp_path / "personas.jsonl"
@@ -200,7 +203,7 @@ def test_build_on_the_embedded_model_validates_and_resumes(tmp_path, shared_dir)
         "build", "--benchmark", "mmlu", "--source", str(shared_dir / "data/benchmarks/mmlu/test.jsonl"),
         "--problems", "1", "--personas-per-problem", "1", "--persona-library", str(library),
         "--model", "prefdisco/smollm2", "-M", "max_string_chars=40", "--max-attributes", "3", "--min-relevant", "4",
-        "--max-relevant", "8", "--out", str(out),
+        "--max-relevant", "4", "--max-new-attributes", "0", "--out", str(out),
     ]  # fmt: skip
     first = CliRunner().invoke(_app(), argv)
     assert first.exit_code == 0, first.output

@@ -196,7 +196,7 @@ def test_the_shuffle_is_seeded_recorded_as_sent_and_the_position_effect_is_the_h
     run_conditions(scenarios, other)
     assert sorted(SENT) != sorted(sent)
 
-    report, _ = make_report(folder, tmp_path / "report", seed=3, n_boot=200)
+    report, _ = make_report(folder, tmp_path / "report", seed=3, n_boot=200, figures=False)
     effect = report.summary["judge_position_effect"]["scripted/last-point-less"]
     for place, mean in (("1", 4.0), ("2", 4.0), ("3", 3.0)):
         assert effect["positions"][place]["mean"] == pytest.approx(mean)
@@ -235,7 +235,7 @@ def test_intervals_need_four_scenarios_and_widen_when_scenarios_differ(tmp_path)
         judge="structured",
         modes=["baseline", "oracle"],
     )
-    small_report = build_report(load_results(small), seed=1, n_boot=200)
+    small_report = build_report(load_results(small), seed=1, n_boot=200, figures=False)
     own = small_report.summary["judge_position_effect"]["scripted/last-point-less"]
     assert own["positions"]["3"]["ci"] == [None, None] and own["reason"] == "too few scenarios (n = 3)"
     assert not any(c.startswith("PrefAlign is void") for c in small_report.caveats)  # no interval: not called void
@@ -253,7 +253,7 @@ def test_intervals_need_four_scenarios_and_widen_when_scenarios_differ(tmp_path)
         judge="structured",
         modes=["baseline", "oracle"],
     )
-    mixed = build_report(load_results(folder), seed=1, n_boot=400)
+    mixed = build_report(load_results(folder), seed=1, n_boot=400, figures=False)
     own = mixed.summary["judge_position_effect"]["scripted/half"]
     assert own["positions"]["3"]["mean"] == pytest.approx(3.5)
     low, high = own["positions"]["3"]["ci"]
@@ -409,7 +409,7 @@ def test_effective_judges_of_a_planted_panel_and_the_one_family_warning(tmp_path
         judge_panel=["scripted/beta-judge", "scripted/gamma-judge"],
         modes=["baseline"],
     )
-    report = build_report(load_results(folder), n_boot=0)
+    report = build_report(load_results(folder), n_boot=0, figures=False)
     panel = report.summary["effective_judges"]
     assert panel["n_judges"] == 3
     pairs = {tuple(p["judges"]): (p["r"], p["n_items"]) for p in panel["pairs"]}
@@ -433,7 +433,7 @@ def test_effective_judges_of_a_planted_panel_and_the_one_family_warning(tmp_path
         judge_panel=["scripted/gpt-4.1-mini"],
         modes=["baseline"],
     )
-    report = build_report(load_results(folder), n_boot=0)
+    report = build_report(load_results(folder), n_boot=0, figures=False)
     panel = report.summary["effective_judges"]
     assert panel["rho_bar"] == pytest.approx(0.0, abs=1e-12) and panel["n_eff"] == pytest.approx(2.0)
     assert panel["families"] == {"scripted/gpt-4.1": "scripted/gpt", "scripted/gpt-4.1-mini": "scripted/gpt"}
@@ -465,7 +465,7 @@ def effective_of_table(folder: Path, scores: dict[str, list[float | str]]) -> di
     header = ["model", "task", "scenario_id", "mode", "fixed_k", "attribute", "weight", "score", "judge", "repeat"]
     rows = [["m", "t", f"s{i}", "baseline", "", "depth", 1.0, s[i], j, 1] for j, s in scores.items() for i in range(n)]
     write_csv(folder / "attributes.csv", header, rows)
-    return build_report(load_results(folder), n_boot=0).summary["effective_judges"]
+    return build_report(load_results(folder), n_boot=0, figures=False).summary["effective_judges"]
 
 
 def test_effective_judges_is_none_with_a_reason_for_constant_scores_too_few_items_or_one_judge(tmp_path):
@@ -520,7 +520,7 @@ def test_the_header_says_when_no_run_json_records_the_judge_settings(tmp_path):
     """A hand-made table has no run.json: the header says so, and ``judge_settings`` reads no file."""
     folder = tmp_path / "table"
     effective_of_table(folder, {"a/x": [1, 2, 3]})
-    report, _ = make_report(folder / "results.csv", tmp_path / "report", n_boot=0)
+    report, _ = make_report(folder / "results.csv", tmp_path / "report", n_boot=0, figures=False)
     assert report.summary["judge_settings"]["run_files"] == 0
     assert (
         "Judge settings (run.json): judge settings not recorded (no run.json beside the results)"

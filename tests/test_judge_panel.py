@@ -287,10 +287,14 @@ def make_run(folder: Path, attribute_rows: list[list[object]], header: list[str]
 
 
 def test_consumers_compute_the_same_numbers_for_a_single_judge_table_with_or_without_the_columns(tmp_path):
-    plain = build_report(load_results(make_run(tmp_path / "plain", single_rows(), ATTR_HEADER)), n_boot=0)
+    plain = build_report(
+        load_results(make_run(tmp_path / "plain", single_rows(), ATTR_HEADER)), n_boot=0, figures=False
+    )
     with_cols = [[*row, "openai/judge", 1] for row in single_rows()]
     tagged = build_report(
-        load_results(make_run(tmp_path / "tagged", with_cols, [*ATTR_HEADER, "judge", "repeat"])), n_boot=0
+        load_results(make_run(tmp_path / "tagged", with_cols, [*ATTR_HEADER, "judge", "repeat"])),
+        n_boot=0,
+        figures=False,
     )
     pd.testing.assert_frame_equal(plain.attribute_scores, tagged.attribute_scores)
     pd.testing.assert_frame_equal(plain.worst_attributes, tagged.worst_attributes)
@@ -336,7 +340,7 @@ def test_panel_tables_average_each_judges_repeats_then_the_judges(tmp_path):
     assert got[("s1", "baseline", "depth")] == pytest.approx(1.5)
     # (s3, discovery): clarity FIRST = 1 + 3 % 5 = 4 -> A (4 + 5)/2 = 4.5, B 5 -> 4.75
     assert got[("s3", "discovery", "clarity")] == pytest.approx(4.75)
-    report = build_report(data, n_boot=0)
+    report = build_report(data, n_boot=0, figures=False)
     baseline_clarity = report.attribute_scores.query("mode == 'baseline' and attribute == 'clarity'").iloc[0]
     # FIRST clarity in baseline is 1, 2, 3 -> A's means 1.5, 2.5, 3.5, each with B's 5 -> 3.25, 3.75, 4.25
     assert baseline_clarity["mean_score"] == pytest.approx((3.25 + 3.75 + 4.25) / 3)
@@ -390,7 +394,7 @@ def test_agreement_noise_and_length_bias_by_hand(tmp_path):
     assert bias.loc[("B", "baseline"), "n"] == 5 and bias.loc[("B", "baseline"), "spearman"] == pytest.approx(0.3)
     assert 0 < bias.loc[("B", "baseline"), "p"] <= 1
 
-    summary = build_report(data, n_boot=0).summary
+    summary = build_report(data, n_boot=0, figures=False).summary
     assert summary["judge_agreement"] == {"m-a": {"t1": {"alpha": pytest.approx(1.0), "n_units": 5, "reason": None}}}
     assert summary["judge_noise"]["A"]["alpha"] == pytest.approx(0.7)
     assert summary["judge_noise"]["B"] == {"alpha": None, "mean_sd": None, "reason": noise.loc["B", "reason"]}
@@ -519,7 +523,7 @@ def test_a_further_judge_is_reported_beside_pref_align_never_inside_it(tmp_path)
     from prefdisco.analysis.variance import variance_parts
 
     data = load_results(run_with_a_further_judge(tmp_path / "run"))
-    report = build_report(data, n_boot=0)
+    report = build_report(data, n_boot=0, figures=False)
     # the attribute table reads A only: clarity in baseline is 1, 2, 3 -> A's repeat-means 1.5, 2.5, 3.5 -> 2.5
     # (with B's 5 mixed in it would be 3.75)
     scores = report.attribute_scores.set_index(["mode", "attribute"])
@@ -579,7 +583,7 @@ def test_length_bias_is_one_point_per_response_within_each_condition(tmp_path):
         for (s, m), (n, _) in plan.items():
             key = {"model": "m-a", "task": "t1", "scenario_id": s, "mode": m, "fixed_k": None, "epoch": 1}
             fh.write(json.dumps({**key, "final_response": "z" * n}) + "\n")
-    summary = build_report(load_results(folder / "results.csv"), n_boot=0).summary["length_bias"]
+    summary = build_report(load_results(folder / "results.csv"), n_boot=0, figures=False).summary["length_bias"]
     assert set(summary) == {"A"} and set(summary["A"]) == {"baseline", "oracle"}
     assert summary["A"]["baseline"]["n"] == 3 and summary["A"]["baseline"]["spearman"] == pytest.approx(1.0)
     assert summary["A"]["oracle"]["n"] == 3 and summary["A"]["oracle"]["spearman"] == pytest.approx(-1.0)

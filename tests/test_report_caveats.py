@@ -61,7 +61,7 @@ def top_of_markdown(md: str) -> str:
 def test_the_caveats_stand_at_the_top_of_the_report_and_on_its_console(tmp_path):
     results = embedded_run(tmp_path / "run")
     out = tmp_path / "report"
-    cli = CliRunner().invoke(_app(), ["report", str(results), "--out", str(out), "--bootstrap", "50"])
+    cli = CliRunner().invoke(_app(), ["report", str(results), "--out", str(out), "--bootstrap", "50", "--no-figures"])
     assert cli.exit_code == 0, cli.output
     gap = "NormAlign divides by oracle - baseline PrefAlign, here +0.04: over so small a gap it swings by hundreds "
     gap += "of points and means nothing."
@@ -84,7 +84,7 @@ def test_a_caveat_that_holds_in_some_cells_names_them(tmp_path):
     # m-b/t1: one question, gap 4 − 2 = 2: neither caveat.
     rows = triple("m-a", "t1", "s1", 2.0, 2.05, 2.1) + triple("m-a", "t1", "s2", 3.0, 3.0, 3.1)
     rows += triple("m-b", "t1", "s1", 2.0, 3.0, 4.0, nq=1)
-    report = build_report(load_results(write_csv(tmp_path / "results.csv", HEADER, rows)), n_boot=20)
+    report = build_report(load_results(write_csv(tmp_path / "results.csv", HEADER, rows)), n_boot=20, figures=False)
     assert report.caveats == [
         SILENT.replace("Discovery asked no question:", "Discovery asked no question in m-a/t1:"),
         "NormAlign divides by oracle - baseline PrefAlign, here +0.10 (m-a/t1): over so small a gap it swings by "
@@ -92,7 +92,7 @@ def test_a_caveat_that_holds_in_some_cells_names_them(tmp_path):
     ]
     # a NormAlign left undefined (oracle = baseline) is explained by its reason, not by a caveat
     flat = triple("m-a", "t1", "s1", 2.0, 2.5, 2.0, nq=1)
-    flat_report = build_report(load_results(write_csv(tmp_path / "flat.csv", HEADER, flat)), n_boot=20)
+    flat_report = build_report(load_results(write_csv(tmp_path / "flat.csv", HEADER, flat)), n_boot=20, figures=False)
     assert flat_report.caveats == []
 
 
@@ -135,7 +135,7 @@ def test_too_few_scenarios_is_said_never_an_interval_of_nothing(tmp_path):
         assert "0.0 to 0.0" not in text and "NormAlign points" not in text
     # one cell of two scenarios: the finding is the reason alone
     two = triple("m-a", "t1", "s1", 2.0, 3.0, 4.0, nq=1) + triple("m-a", "t1", "s2", 2.0, 2.5, 3.0, nq=2)
-    small = build_report(load_results(write_csv(tmp_path / "two.csv", HEADER, two)), n_boot=200)
+    small = build_report(load_results(write_csv(tmp_path / "two.csv", HEADER, two)), n_boot=200, figures=False)
     [mde] = [v for v in small.summary["validity"] if v["instrument"] == "Smallest detectable NormAlign difference"]
     assert mde["finding"] == "too few scenarios (n = 2)"
 

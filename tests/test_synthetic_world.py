@@ -196,7 +196,7 @@ def test_the_instruments_measure_the_planted_effects(tmp_path: Path, monkeypatch
             assert (row["question_hit_rate"], row["first_hit_turn"], row["volunteered_count"]) == (1.0, 1, int(leak))
             assert row["user_critical_errors"] == int(epoch == 2 and sid in HELPS)
 
-    report, _ = make_report(log_dir, tmp_path / "report", n_boot=200)
+    report, _ = make_report(log_dir, tmp_path / "report", n_boot=200, figures=False)
     s = report.summary
     [model] = s["models"]
     # NormAlign over the trial means. oracle: (4.75 + 4.475) / 2 = 4.6125, 4.475, 4.475, 4.6125 -> 4.54375;

@@ -150,7 +150,7 @@ def test_without_a_user_that_records_what_it_revealed_the_reask_rate_is_not_meas
     """The passive user does not say what it revealed: the re-ask rate is null at every position, never 0, and the
     reading says how to measure it."""
     run = transfer_runs(SMART, user_type="passive")
-    report, _ = make_report(run, tmp_path / "report-passive", n_boot=0)
+    report, _ = make_report(run, tmp_path / "report-passive", n_boot=0, figures=False)
     t = report.summary["transfer"][f"scripted/{SMART}"]["demo"]
     for arm in ("discovery", "carry_transcript", "carry_notes"):
         assert by_position(t[arm], "reask_rate") == [None, None, None]
