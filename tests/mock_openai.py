@@ -42,8 +42,9 @@ dropped connection, a malformed 200 body, an empty completion and a prose (non-J
 ``judge_garbage_rate`` makes judge replies unparseable, deterministically per prompt (a retried judge prompt stays
 garbage, so the judgement ends invalid), and only when configured. ``api_key`` set → any other key is answered 401
 (message masked like OpenAI's, or the full key echoed with ``echo_key_in_401``). ``reject_case`` answers
-``reject_status`` (400) to every request of one ``[case ID]`` tag. ``endings`` makes every assistant turn of a case
-end as a refusal, a content filter, an empty completion or a cut at the token limit (``ENDINGS``).
+``reject_status`` (400) to every request of one ``[case ID]`` tag (a 429 or 5xx one with the faults' ``Retry-After``).
+``endings`` makes every assistant turn of a case end as a refusal, a content filter, an empty completion or a cut at
+the token limit (``ENDINGS``).
 
 ``MockOpenAI(structured=fn)`` lets a test fill JSON-schema requests itself: ``fn(messages, schema, h)`` returns
 the reply (a string, or a value sent as JSON), or None for the default ``from_schema`` instance (``h``: the
@@ -745,9 +746,11 @@ class MockOpenAI:
         c = self.config
         if c.reject_case is not None and who.case == c.reject_case:
             self._count(f"rejected_{c.reject_status}")
+            retryable = c.reject_status == 429 or c.reject_status >= 500  # with Retry-After, as a 429 or 500 fault
             return web.json_response(
                 {"error": {"message": f"request rejected for case {who.case}", "type": "invalid_request_error"}},
                 status=c.reject_status,
+                headers=self._retry_after() if retryable else None,
             )
         latency = c.latency_s + (random.random() * c.latency_jitter_s if c.latency_jitter_s else 0.0)
         if latency > 0:

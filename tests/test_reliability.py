@@ -147,7 +147,7 @@ def test_failed_samples_fail_the_command_and_a_rerun_retries_only_them(rejected_
 def test_retries_are_bounded_by_max_retries(app, tmp_path, monkeypatch):
     scenarios = tagged_scenarios(2)
     bench = write_scenarios(tmp_path / "scenarios.jsonl", scenarios)
-    with MockOpenAI(MockConfig(reject_case="c0001", reject_status=500)) as mock:
+    with MockOpenAI(MockConfig(reject_case="c0001", reject_status=500, retry_after_s=0.05)) as mock:
         mock_env(monkeypatch, mock, tmp_path)
         result = run_eval(
             app, mock, bench, tmp_path / "run", "--modes", "baseline", "--max-retries", "1", "--timeout", "20"
