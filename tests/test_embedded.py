@@ -192,8 +192,8 @@ def test_build_on_the_embedded_model_validates_and_resumes(tmp_path, shared_dir)
     are capped at 40 characters: the build's calls carry no seed, so what the model writes depends on the calls the
     process made before, and at 80 characters the rubrics ran from 700 to 3,000 tokens (30 to 95 s). The relevance
     call picks 4 attributes and proposes none (``--max-new-attributes 0``): it wrote 222 tokens with up to 8 and 3
-    new ones, 37 without (a proposal's names, description and values; ``test_grammar_keeps_lists_distinct_and_
-    strings_within_the_cap`` has SmolLM2 write them)."""
+    new ones, 37 without. SmolLM2 writing new-attribute proposals (names, descriptions, values) under the grammar is
+    another test's claim: ``test_grammar_keeps_lists_distinct_and_strings_within_the_cap``."""
     from prefdisco.benchio import read_bench
 
     library = tmp_path / "personas.jsonl"
