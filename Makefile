@@ -11,7 +11,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: demo test test-fast install lint clean check-shared
+.PHONY: demo test test-fast install lint clean check-shared chromium
 
 install: $(STAMP)
 
@@ -44,7 +44,32 @@ SHARED ?= $(if $(PREFDISCO_SHARED),$(PREFDISCO_SHARED),../shared)
 check-shared:
 	@test -d "$(SHARED)/data" || { echo "make test: the tests need the shared data folder, not found at $(SHARED)/data: put the shared folder beside the repository or set PREFDISCO_SHARED" >&2; exit 2; }
 
-test: check-shared install
+# The browser tests drive Debian's Chromium (Playwright with its executable_path, never a browser download). `make test`
+# installs the package where it is missing and it may (as root, or through sudo that asks no password: apt-get, about
+# 350 MB, under a minute to three); otherwise it stops here, before the tests, in one line saying what to run.
+# CHROMIUM=PATH names another Chromium (the tests read it as PREFDISCO_CHROMIUM). APT_GET, SUDO and USER_ID are there
+# so a test can stand in for the system's own.
+CHROMIUM ?= /usr/bin/chromium
+APT_GET ?= apt-get
+SUDO ?= sudo
+USER_ID ?= $(shell id -u)
+export PREFDISCO_CHROMIUM := $(CHROMIUM)
+CHROMIUM_HINT := run 'sudo apt-get install -y chromium' (Debian/Ubuntu), or set CHROMIUM=PATH to a Chromium, then make test again
+
+chromium:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  if [ "$(USER_ID)" = 0 ]; then as=""; \
+	  elif $(SUDO) -n true 2>/dev/null; then as="$(SUDO) -n"; \
+	  else echo "make test: the browser tests need Chromium, not found at $(CHROMIUM), and installing it needs root: $(CHROMIUM_HINT)" >&2; exit 2; fi; \
+	  command -v $(APT_GET) >/dev/null 2>&1 || { echo "make test: the browser tests need Chromium, not found at $(CHROMIUM), and there is no $(APT_GET) to install it with: $(CHROMIUM_HINT)" >&2; exit 2; }; \
+	  echo "make test: installing Debian's chromium for the browser tests ($(APT_GET) install chromium, about 350 MB)"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $$as $(APT_GET) update -qq >/dev/null && $$as $(APT_GET) install -y -qq chromium >/dev/null || \
+	    { echo "make test: '$(APT_GET) install chromium' failed (see above): $(CHROMIUM_HINT)" >&2; exit 2; }; \
+	  test -x "$(CHROMIUM)" || { echo "make test: chromium was installed but $(CHROMIUM) is still missing: $(CHROMIUM_HINT)" >&2; exit 2; }; \
+	fi
+
+test: check-shared chromium install
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(XDIST) --durations=25
 
 test-fast: check-shared install

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,9 @@ from prefdisco.annotate.study import ServeOptions
 from test_annotate_bench import HOSTILE, running_server, standard_bench
 from test_annotate_ratings import rating_run
 
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's chromium, which `make test` installs where it is missing (the Makefile's CHROMIUM, given to the tests as
+# PREFDISCO_CHROMIUM)
+CHROMIUM = Path(os.environ.get("PREFDISCO_CHROMIUM") or "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -59,7 +62,7 @@ def log_in(browser, base: str, name: str, dialogs: list[str], posts: list[str]):
 @pytest.mark.browser
 def test_two_annotators_complete_a_session_in_chromium(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
+        pytest.fail(f"{CHROMIUM} is missing: make test installs it, or run 'sudo apt-get install -y chromium'")
     db = tmp_path / "annotations.sqlite"
     items = prepare(standard_bench(tmp_path), db, per_task=1).items  # gpqa, mmlu, simpleqa
     total = len(items)
@@ -145,7 +148,7 @@ def test_two_annotators_complete_a_session_in_chromium(tmp_path: Path, caplog: p
 @pytest.mark.browser
 def test_an_annotator_rates_a_response_in_chromium_and_it_is_exported(tmp_path: Path) -> None:
     if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
+        pytest.fail(f"{CHROMIUM} is missing: make test installs it, or run 'sudo apt-get install -y chromium'")
     run, bench = rating_run(tmp_path)
     db = tmp_path / "ratings.sqlite"
     items = prepare_ratings(run, db, bench=bench, n_items=3).items
@@ -191,7 +194,7 @@ def test_one_session_visits_two_studies_of_one_server_in_chromium(tmp_path: Path
     """One server hosts the relevance and the rating study from one database: alice logs in once, lands on the
     overview, answers a relevance item under /annotate and rates a response under /rate in the same session."""
     if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
+        pytest.fail(f"{CHROMIUM} is missing: make test installs it, or run 'sudo apt-get install -y chromium'")
     run, bench = rating_run(tmp_path)
     db = tmp_path / "one.sqlite"
     relevance = prepare(bench, db, per_task=1).items

@@ -48,7 +48,7 @@ def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
 @pytest.mark.browser
 def test_a_person_plays_a_whole_dialogue_in_chromium_and_the_report_shows_it(tmp_path, play_runs) -> None:
     if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
+        pytest.fail(f"{CHROMIUM} is missing: make test installs it, or run 'sudo apt-get install -y chromium'")
     db = study_db(tmp_path)
     scenario = play_scenario()
     dialogs: list[str] = []

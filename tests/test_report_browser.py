@@ -57,7 +57,7 @@ def run_folder(folder: Path) -> Path:
 @pytest.mark.browser
 def test_the_rendered_report_shows_the_console_caveats_first_and_cuts_no_label(tmp_path: Path) -> None:
     if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
+        pytest.fail(f"{CHROMIUM} is missing: make test installs it, or run 'sudo apt-get install -y chromium'")
     out = tmp_path / "report"
     cli = CliRunner().invoke(_app(), ["report", str(run_folder(tmp_path / "run")), "--out", str(out)])
     assert cli.exit_code == 0, cli.output
@@ -98,7 +98,7 @@ def test_a_sessions_report_shows_its_transfer_section_and_cuts_no_label(tmp_path
     from transfer_world import SMART
 
     if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
+        pytest.fail(f"{CHROMIUM} is missing: make test installs it, or run 'sudo apt-get install -y chromium'")
     prefdisco_cli._register()
     run = transfer_runs(SMART, epochs=2)  # the run tests/test_transfer.py reads
     out = tmp_path / "report"
@@ -161,7 +161,7 @@ def test_the_harms_section_renders_and_cuts_no_label(tmp_path: Path, harms_runs)
     from test_report_caveats import drawn_texts
 
     if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
+        pytest.fail(f"{CHROMIUM} is missing: make test installs it, or run 'sudo apt-get install -y chromium'")
     prefdisco_cli._register()
     run = harms_runs(HARMFUL)  # the run tests/test_harms.py reads
     out = tmp_path / "report"
