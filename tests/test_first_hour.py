@@ -359,7 +359,8 @@ def test_validate_warns_about_attribute_names_that_are_not_words(app, tmp_path: 
 # ---- item 3: never silent --------------------------------------------------------------------------------------
 
 TICK = re.compile(
-    r"^(\w+): (?:(\w+) (\d+)/(\d+) done, (\d+) failed(?:; (\d+) model calls made(?:, (\d+) from the cache)?)?"
+    r"^(\w+): (?:(\w+) (\d+)/(\d+) done, (\d+) failed(?:; (\d+) model calls made(?:, (\d+) from the cache)?"
+    r"(?: \(of about \d+\))?)?(?:[;,] \d+ model calls? running)?(?:; about [\w ]+ left)?"
     r"(?:; latest: ([\w ]+))?|starting); (\d+) s elapsed$"
 )
 CALLS_TICK = re.compile(r"; (\d+) model calls made(?:, (\d+) from the cache)?")
@@ -466,6 +467,10 @@ def test_eval_and_judge_into_a_file_print_progress_lines_and_eval_names_the_next
     calls = [int(m.group(1)) for m in map(CALLS_TICK.search, result.stdout.splitlines()) if m]
     assert calls and calls == sorted(calls) and len(set(calls)) > len({done for _, done, _, _ in seen}), result.stdout
     assert any("; latest: discovery" in line or "; latest: baseline" in line for line in result.stdout.splitlines())
+    # the calls are counted against the run's planned calls (its dry-run estimate) and the time left is estimated
+    planned = json.loads((run / "estimate.json").read_text())["lines"]
+    of_about = f" (of about {sum(line['calls'] for line in planned)})"
+    assert any(of_about in line and " left" in line for line in result.stdout.splitlines()), result.stdout
     report = f"prefdisco report {run} --out {run / 'report'}"
     assert result.stdout.strip().splitlines()[-1] == f"next: prefdisco judge {run}, then {report}"
 

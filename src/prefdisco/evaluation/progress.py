@@ -10,17 +10,24 @@ A sample is many calls, so the line also counts the model calls this process has
 condition of the latest finished sample: the line changes whenever any call finishes, so a run that waits on slow
 calls is told from one that hangs (``samples 18/24 done, 0 failed; 412 model calls made, 30 from the cache; latest:
 discovery``). Calls made in ``--workers`` processes or Ray shards are theirs: there the samples count alone.
+
+The calls still running are counted too (begun, not yet answered: a slow first call reads ``1 model call running``
+instead of a count that sits still), and once a call has been answered the line estimates what remains: the run's
+planned calls (the dry run's estimate, ``evaluation/estimate.py``; a discovery dialogue planned at its whole
+question budget, so the estimate errs long) at the pace of the calls so far, or, where this process does not see
+the calls (``--workers``, Ray), the samples left at the pace of the samples so far (``about 1 min 20 s left``).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
-from inspect_ai.hooks import Hooks, ModelCacheUsageData, ModelUsageData, hooks
+from inspect_ai.hooks import BeforeModelGenerate, Hooks, ModelCacheUsageData, ModelUsageData, hooks
 
-from prefdisco.progress import Tally
+from prefdisco.progress import Tally, elapsed
 from prefdisco.results.stream import ROWS_FOLDER
 
 
@@ -30,8 +37,15 @@ class _Calls:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.active = 0
+        self.begun = 0
+        """Calls begun (each attempt of a retried call once): answered ones are ``made`` or ``cached``."""
         self.made = 0
         self.cached = 0
+
+    def begin(self) -> None:
+        with self.lock:
+            if self.active:
+                self.begun += 1
 
     def add(self, cached: bool = False) -> None:
         with self.lock:
@@ -51,6 +65,9 @@ class CallCounter(Hooks):
     def enabled(self) -> bool:
         return CALLS.active > 0
 
+    async def on_before_model_generate(self, data: BeforeModelGenerate) -> None:
+        CALLS.begin()
+
     async def on_model_usage(self, data: ModelUsageData) -> None:
         CALLS.add()
 
@@ -59,20 +76,24 @@ class CallCounter(Hooks):
 
 
 class RunProgress:
-    """The samples finished of ``total`` below ``folder``; ``text()`` for a progress line."""
+    """The samples finished of ``total`` below ``folder``; ``text()`` for a progress line. ``planned_calls``: the
+    run's planned model calls (the dry run's estimate), for the estimate of what remains."""
 
-    def __init__(self, folder: Path, total: int) -> None:
+    def __init__(self, folder: Path, total: int, planned_calls: int | None = None) -> None:
         self.folder = Path(folder)
         self.total = total
+        self.planned_calls = planned_calls
         self._read: dict[Path, int] = {}
         self._failed: dict[tuple[object, ...], bool] = {}
         self._latest: str | None = None
-        self._at_start = (CALLS.made, CALLS.cached)
+        self._at_start = (CALLS.begun, CALLS.made, CALLS.cached)
+        self._started = time.monotonic()
 
     def __enter__(self) -> RunProgress:
         with CALLS.lock:
             CALLS.active += 1
-            self._at_start = (CALLS.made, CALLS.cached)
+            self._at_start = (CALLS.begun, CALLS.made, CALLS.cached)
+        self._started = time.monotonic()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -82,7 +103,27 @@ class RunProgress:
     @property
     def calls(self) -> tuple[int, int]:
         """The model calls this process made since the run began, and those the cache answered."""
-        return CALLS.made - self._at_start[0], CALLS.cached - self._at_start[1]
+        return CALLS.made - self._at_start[1], CALLS.cached - self._at_start[2]
+
+    @property
+    def running(self) -> int:
+        """The calls begun since the run began and not answered (a failed attempt that inspect retries is one
+        begun twice and answered once, so the count errs high while it retries)."""
+        made, cached = self.calls
+        return max(0, CALLS.begun - self._at_start[0] - made - cached)
+
+    def remaining(self, now: float | None = None) -> float | None:
+        """Seconds the run has left at its pace so far: the planned calls not yet answered at the seconds per call
+        made (calls the cache answers cost nothing), else the samples left at the seconds per sample; None before
+        the first of them is done."""
+        spent = (time.monotonic() if now is None else now) - self._started
+        made, cached = self.calls
+        if self.planned_calls is not None and made:
+            return max(0, self.planned_calls - made - cached) * spent / made
+        tally = self.tally()
+        if tally.done:
+            return (tally.total - tally.done) * spent / tally.done
+        return None
 
     def _poll(self) -> None:
         for path in sorted(self.folder.rglob(f"{ROWS_FOLDER}/*.jsonl")):
@@ -110,8 +151,16 @@ class RunProgress:
         return Tally("samples", self.total, len(self._failed), failed)
 
     def text(self) -> str:
-        line = self.tally().text()
+        tally = self.tally()
+        line = tally.text()
         made, cached = self.calls
         if made or cached:
             line += f"; {made} model calls made" + (f", {cached} from the cache" if cached else "")
+            line += f" (of about {self.planned_calls})" if self.planned_calls is not None else ""
+        running = self.running
+        if running:
+            line += ("," if made or cached else ";") + f" {running} model call{'' if running == 1 else 's'} running"
+        left = self.remaining() if tally.done < tally.total else None
+        if left is not None:
+            line += f"; about {elapsed(left)} left"
         return line + (f"; latest: {self._latest}" if self._latest else "")

@@ -37,16 +37,19 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig, label: str 
     preflight(scenarios, config)  # what --dry-run checks too, before anything is written
     decoys = run_decoys(scenarios, config)
     prepare_log_dir(config.log_dir)
+    planned: int | None = None
     if config.write_tables:  # what the run's numbers are made under; the run's whole configuration, as one file
         write_record(config.log_dir, protocol_record(config, scenarios))
-        write_estimate(config.log_dir, estimate_run(scenarios, config))  # the dry run's, beside what is measured
+        estimate = estimate_run(scenarios, config)
+        write_estimate(config.log_dir, estimate)  # the dry run's, beside what is measured
+        planned = estimate.calls  # what the progress line's estimate of the time left counts down
         if config.resolved is not None:
             write_config(config.log_dir, config.resolved)
     selected = selected_scenarios(scenarios, config)
     if config.sessions is not None:
         selected = load_session_run(scenarios, config)[1]
     trials = len(selected) * (len(config.modes) + len(config.fixed_k)) * len(config.models) * config.epochs
-    progress = RunProgress(config.log_dir, trials)
+    progress = RunProgress(config.log_dir, trials, planned)
     with progress, Ticker(label, progress.text, quiet=config.display == "none"):
         if config.sessions is not None:  # the per-scenario conditions, then the carry arms position by position
             return run_sessions(scenarios, config)
