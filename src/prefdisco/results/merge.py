@@ -108,6 +108,14 @@ def _concat(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     return out
 
 
+ROLES_HINT = (
+    "the simulated user and the judge default to each run's model under test, so every model met its own user and "
+    "judge: run each model with the same --user-model and --judge-model to compare them, or "
+)
+"""What the refusal adds when the runs differ in their simulated user or judges, the usual cause: runs made with
+``eval --model M`` alone."""
+
+
 def load_runs(paths: Sequence[Path], allow_mixed: bool = False) -> Merged:
     """The runs at ``paths`` as one ``ResultsData`` (one path: that run as it is, its protocol checked for rows of
     several protocols), refusing incomparable protocols unless ``allow_mixed``."""
@@ -135,7 +143,8 @@ def load_runs(paths: Sequence[Path], allow_mixed: bool = False) -> Merged:
             shown = "; ".join(why[:4]) + (f"; and {len(why) - 4} more" if len(why) > 4 else "")
             raise UserError(
                 f"{first.run} and {other.run} ran different protocols ({shown}): their numbers are not comparable; "
-                "give --allow-mixed to put them in one table anyway"
+                + (ROLES_HINT if any(w.startswith(("user_model ", "judges ")) for w in why) else "")
+                + "give --allow-mixed to put them in one table anyway"
             )
         if why:
             notes.append(f"{other.run} ran another protocol than {first.run} ({'; '.join(why)}) (--allow-mixed)")
