@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import pickle
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -111,9 +112,14 @@ def test_kill_9_then_rerun_gives_the_uninterrupted_results(tmp_path, monkeypatch
 
 @pytest.mark.slow
 def test_ctrl_c_says_the_run_was_interrupted_and_how_to_finish_it(tmp_path):
-    """Ctrl-C (SIGINT) mid-run: inspect ends the tasks as cancelled and prints "Completed all tasks … successfully";
-    the command's last line says it was interrupted, how many samples finished and to rerun, and exits 2; the rerun
-    finishes the run (issue 35, class 6)."""
+    """Ctrl-C in a terminal (SIGINT to the whole process group, the run's output a pseudo-terminal, as a terminal
+    sends it): inspect ends the tasks as cancelled and prints "Completed all tasks … successfully"; the command's
+    last line says it was interrupted, how many of all the run's samples finished and to rerun, and exits 2; a
+    sample the interrupt cancelled is no failed row (before: a ``CancelledError`` row each, and a run whose task log
+    said failed rather than cancelled ended "the eval-set did not finish: N failed sample(s)"); the rerun finishes
+    the run (issue 35, class 6; issue 49, finding 6)."""
+    import pty
+    import select
     import signal
 
     from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
@@ -123,25 +129,52 @@ def test_ctrl_c_says_the_run_was_interrupted_and_how_to_finish_it(tmp_path):
         env = {**os.environ, **mock.env("mock"), "INSPECT_CACHE_DIR": str(tmp_path / "cache")}
         env["XDG_DATA_HOME"] = str(tmp_path / "data")
         model = f"openai-api/mock/m{mock.port}"
-        command = [sys.executable, "-m", "prefdisco", "eval", str(bench), "--model", model, "--modes", "discovery"]
-        command += ["--log-dir", str(tmp_path / "run")]
-        # as from a terminal: SIGINT at its default, whatever this worker's earlier tests left in its disposition
+        command = [sys.executable, "-m", "prefdisco", "eval", str(bench), "--model", model]
+        command += ["--modes", "baseline,discovery", "--log-dir", str(tmp_path / "run")]
+        terminal, its_end = pty.openpty()
+        # a session and process group of its own, as a terminal's foreground job; SIGINT at its default, whatever
+        # this worker's earlier tests left in its disposition
         process = subprocess.Popen(
             command,
             env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
+            stdin=its_end,
+            stdout=its_end,
+            stderr=its_end,
+            start_new_session=True,
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
+        os.close(its_end)
+        said = bytearray()
+
+        def read(wait: float) -> bool:
+            if select.select([terminal], [], [], wait)[0]:
+                try:
+                    chunk = os.read(terminal, 65536)
+                except OSError:  # the terminal's other end is closed: the process has ended
+                    return False
+                said.extend(chunk)
+                return bool(chunk)
+            return process.poll() is None
+
         deadline = time.monotonic() + 60
-        while mock.stats()["completions"] < 6 and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
+        while mock.stats()["completions"] < 12 and time.monotonic() < deadline and process.poll() is None:
+            read(0.05)
         assert process.poll() is None, "the run ended before it could be interrupted"
-        process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=90)
+        os.killpg(process.pid, signal.SIGINT)  # Ctrl-C: the whole foreground process group
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and read(0.5):
+            pass
+        process.wait(timeout=30)
+        os.close(terminal)
+        output = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", said.decode(errors="replace"))
+        interrupted = pd.read_csv(tmp_path / "run" / "results.csv")
         again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
-    last = output.strip().splitlines()[-1]
+    text = " ".join(output.split())  # the terminal wraps long lines
     assert process.returncode == 2, output
-    assert last.startswith("error: interrupted (Ctrl-C) with ") and "rerun the same command to finish" in last, last
+    ended = re.search(r"error: interrupted \(Ctrl-C\) with (\d) of 8 samples finished: rerun the same command", text)
+    assert ended and text.index("Completed all tasks") < ended.start(), text[-2000:]
+    assert "did not finish" not in text and "failed sample" not in text
+    assert "CancelledError" not in interrupted.to_csv() and not interrupted["failed"].any()
+    assert len(interrupted) == int(ended.group(1))  # the finished rows, nothing else
     assert again.returncode == 0, again.stdout + again.stderr
+    assert len(pd.read_csv(tmp_path / "run" / "results.csv")) == 8

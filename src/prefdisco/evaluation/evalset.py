@@ -128,9 +128,12 @@ def run_eval_set(
         if config.write_tables:
             write_tables(tables, config.log_dir)
     failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
-    if interrupted:  # inspect has just printed "Completed all tasks … successfully" for the interrupted tasks
+    # a sample Ctrl-C cancelled is in no table (results/logs.py); a task's log may still say it failed rather than
+    # that it was cancelled, when the cancellation reached a sample first
+    if interrupted or tables.interrupted:  # inspect has just printed "Completed all tasks … successfully"
+        trials = len(selected) * len(tasks) * len(config.models) * config.epochs
         raise UserError(
-            f"interrupted (Ctrl-C) with {len(tables.results) - failed} of {len(tables.results)} samples finished: "
+            f"interrupted (Ctrl-C) with {len(tables.results) - failed} of {trials} samples finished: "
             "rerun the same command to finish the rest (no finished sample is repeated; the 'Completed all tasks' "
             "line above is inspect's, which counts an interrupted task as complete)"
         )

@@ -28,6 +28,7 @@ from pathlib import Path
 from inspect_ai.hooks import BeforeModelGenerate, Hooks, ModelCacheUsageData, ModelUsageData, hooks
 
 from prefdisco.progress import Tally, elapsed
+from prefdisco.results.sample_rows import interrupted
 from prefdisco.results.stream import ROWS_FOLDER
 
 
@@ -140,6 +141,9 @@ class RunProgress:
                     row = json.loads(line)["result"]
                     key = (row["model"], row["mode"], row.get("fixed_k"), row["scenario_id"], row.get("epoch"))
                 except (ValueError, KeyError, TypeError):
+                    continue
+                if interrupted(row.get("error")):  # cancelled by Ctrl-C: not finished (a rerun runs it)
+                    self._failed.pop(key, None)
                     continue
                 self._failed[key] = bool(row.get("failed"))
                 self._latest = str(row["mode"]) + (f" {row['fixed_k']}" if row.get("fixed_k") else "")

@@ -33,7 +33,7 @@ logs say.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ from prefdisco.results.contract import (
     RESULT_KEY,
 )
 from prefdisco.results.protocol_record import read_record
-from prefdisco.results.sample_rows import SampleRows, role_model, sample_rows, scores_digest
+from prefdisco.results.sample_rows import SampleRows, interrupted, role_model, sample_rows, scores_digest
 from prefdisco.results.stream import streamed_rows
 
 
@@ -59,6 +59,9 @@ class Tables:
     results: pd.DataFrame
     attributes: pd.DataFrame
     transcripts: pd.DataFrame
+    interrupted: int = 0
+    """Samples an interrupt (Ctrl-C) cancelled while they ran: in no table (not finished, not failed: a rerun runs
+    them)."""
 
 
 def _costs(
@@ -163,13 +166,16 @@ def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | 
     parts: list[SampleRows] = []
     for info, header in select_logs(Path(folder)):
         parts += _log_rows(info, header, streamed)
+    cancelled = sum(interrupted(part.result.get("error")) for part in parts)
+    parts = [part for part in parts if not interrupted(part.result.get("error"))]
     results = [with_cost(part, prices) for part in parts] if prices else [part.result for part in parts]
-    return _finish(
+    tables = _finish(
         folder,
         pd.DataFrame(results, columns=list(RESULT_COLUMNS)),
         pd.DataFrame([a for part in parts for a in part.attributes], columns=list(ATTRIBUTE_COLUMNS)),
         pd.DataFrame([part.transcript for part in parts]),
     )
+    return replace(tables, interrupted=cancelled)
 
 
 def _log_rows(info: Any, header: Any, streamed: dict[str, SampleRows]) -> list[SampleRows]:

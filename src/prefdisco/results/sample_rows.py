@@ -72,6 +72,12 @@ def model_family(model: str) -> str:
     return _FAMILIES.get(provider, provider or "unknown")
 
 
+def interrupted(error: str | None) -> bool:
+    """Whether a sample's error (its message, as the log or its summary holds it) is the cancellation of an
+    interrupted run (Ctrl-C: inspect cancels every running sample): a sample not finished, not a failure."""
+    return bool(error) and str(error).lstrip().startswith("CancelledError")
+
+
 def error_cause(message: str) -> str:
     """One line saying why a sample failed: the provider's ``Error code: ...`` line when there is one (a
     generate error's message also carries the request, prompt included), else its first line; at most 300 chars."""
