@@ -34,7 +34,7 @@ def test_a_run_from_its_config_file_equals_the_run_from_flags(app, tmp_path, mon
         a = invoke(app, "eval", str(bench), "--model", model, "--log-dir", str(tmp_path / "a"), *flags)
         assert a.exit_code == 0, a.output
         written = tomllib.loads((tmp_path / "a" / "config.toml").read_text())
-        assert written["bench"] == str(bench) and written["model"] == [model]
+        assert written["bench"] == "../scenarios.jsonl" and written["model"] == [model]  # beside the run folder
         assert (written["modes"], written["user-retry"], written["seed"], written["epochs"]) == (
             "baseline,discovery",
             1,
@@ -57,12 +57,13 @@ def test_a_run_from_its_config_file_equals_the_run_from_flags(app, tmp_path, mon
         assert mock.stats()["completions"] > calls  # a new folder: it ran again
 
     run_a, run_b = (json.loads((tmp_path / n / "run.json").read_text()) for n in "ab")
+    assert run_a.pop("run_id") != run_b.pop("run_id")  # two runs (a new folder replays no call of the other)
     assert run_a == run_b
     key = ["scenario_id", "mode", "epoch"]
     results = [pd.read_csv(tmp_path / n / "results.csv").sort_values(key).reset_index(drop=True) for n in "ab"]
     assert len(results[0]) == 2 * 2 * 2
     pd.testing.assert_frame_equal(results[0][key + SCORES], results[1][key + SCORES])
-    assert tomllib.loads((tmp_path / "b" / "config.toml").read_text())["log-dir"] == str(tmp_path / "b")
+    assert tomllib.loads((tmp_path / "b" / "config.toml").read_text())["log-dir"] == "."
 
 
 def test_flags_override_the_file_and_lists_and_tables_read_as_the_flags_take_them(app, tmp_path, monkeypatch):  # noqa: F811
@@ -161,11 +162,11 @@ def test_the_question_budget_is_a_flag_and_the_documented_key(app, tmp_path):  #
     assert not (tmp_path / "run").exists()
 
 
-def test_paths_in_a_config_file_are_relative_to_the_file_and_written_absolute(app, tmp_path, monkeypatch):  # noqa: F811
+def test_paths_in_a_config_file_are_relative_to_the_file_and_written_relative_to_the_run(app, tmp_path, monkeypatch):  # noqa: F811
     """Issue 31, defect 8: config.toml stored a path as given, relative to where the run was started, so the same
     file rerun from another directory named another benchmark and another run folder. A relative path in a file is
-    relative to the file's folder; a written config.toml holds absolute paths; and every path setting of the
-    command is known as one."""
+    relative to the file's folder; a written config.toml holds paths relative to its run folder (issue 49: no
+    absolute path of the machine); and every path setting of the command is known as one."""
     project = tmp_path / "project"
     write_scenarios(project / "bench" / "scenarios.jsonl", tagged_scenarios(1))
     (project / "run.toml").write_text(
@@ -185,10 +186,7 @@ def test_paths_in_a_config_file_are_relative_to_the_file_and_written_absolute(ap
         made = invoke(app, "eval", *args, "--display", "none")
         assert made.exit_code == 0, made.output
         written = tomllib.loads((project / "runs" / "b" / "config.toml").read_text())
-        assert (written["bench"], written["log-dir"]) == (
-            str(project / "bench" / "scenarios.jsonl"),
-            str(project / "runs" / "b"),
-        )
+        assert (written["bench"], written["log-dir"]) == ("../../bench/scenarios.jsonl", ".")
         calls = mock.stats()["completions"]
         monkeypatch.chdir(elsewhere)  # the written file resumes the same run from anywhere: no call, same run.json
         run_json = (project / "runs" / "b" / "run.json").read_text()

@@ -159,6 +159,10 @@ class RunConfig:
     sessions: Path | None = None
     """A session set (``prefdisco sessions``): the run evaluates its scenarios, records each one's session and
     position, and plays the carry arms in ``modes`` position by position (``evaluation/sessions_run.py``)."""
+    run_id: str | None = None
+    """The run's identity, recorded in its folder's ``run.json`` when its first run starts (``guard.run_identity``)
+    and set by the eval-set from there: the cache scope of its calls, which moves with the folder. None: not yet
+    read (``cache_scope`` then takes the folder's path)."""
     resolved: dict[str, Any] | None = None
     """``prefdisco eval``'s settings as resolved (``evaluation/config_file.py``), written to ``config.toml`` once
     the folder is checked; None (a run made from Python): no file."""
@@ -247,8 +251,11 @@ class RunConfig:
             resolve_solver(self.solver, self.solver_args)  # fails here, before run.json records it
 
     def cache_scope(self, scenarios: Sequence[Scenario]) -> str | None:
-        """The cache scope of the run's calls on ``scenarios`` (its folder and scenario set); None: no cache."""
-        return run_scope(self.log_dir, scenario_set_hash(scenarios)) if self.cache else None
+        """The cache scope of the run's calls on ``scenarios``: its ``run_id`` (a task built outside a run folder,
+        without one: its folder's path and scenario set); None: no cache."""
+        if not self.cache:
+            return None
+        return self.run_id or run_scope(self.log_dir, scenario_set_hash(scenarios))
 
     def role_caps(self) -> dict[str, int | None]:
         """The per-role connection caps by pool (``evaluation/limits.py``): ``user`` and ``judge``."""
@@ -367,7 +374,8 @@ def scenario_set_hash(scenarios: Sequence[Scenario]) -> str:
 
 
 def run_scope(log_dir: Path, scenario_set: str) -> str:
-    """The cache scope of a run: its folder and scenario set (a new folder never replays an old run)."""
+    """The cache scope of a run without a ``run_id``: its folder's path and scenario set (the scope of the runs
+    written before run folders recorded their identity, and of a task built outside a run folder)."""
     return hashlib.sha256(f"{log_dir.resolve()}|{scenario_set}".encode()).hexdigest()[:16]
 
 

@@ -18,15 +18,17 @@ A value is what the flag takes: a list for a flag that repeats (``model``, ``jud
 are the command's defaults (click's ``default_map``, in the click typer carries): a flag given on the command
 line overrides it, and every value is checked as the flag's own would be, the error naming the file and the key.
 
-Every run writes the settings it ran with, resolved (the file's, the flags', the defaults; paths absolute), to
-``LOG_DIR/config.toml`` once the folder is checked (``evaluation/run.py``), so a published number is rerun from
-one file: ``prefdisco eval --config RUN/config.toml`` (in the same folder it resumes and makes no call; with
-``--log-dir`` elsewhere it runs again). ``prefdisco config RUN`` prints it.
+Every run writes the settings it ran with, resolved (the file's, the flags', the defaults; paths relative to the
+run folder, ``log-dir = "."``), to ``LOG_DIR/config.toml`` once the folder is checked (``evaluation/run.py``), so a
+published number is rerun from one file: ``prefdisco eval --config RUN/config.toml`` (in the same folder it resumes
+and makes no call, also after the folder was copied or moved; with ``--log-dir`` elsewhere it runs again). The file
+names no absolute path of the machine the run was made on. ``prefdisco config RUN`` prints it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -48,7 +50,8 @@ PAIRS = ("model_arg", "solver_arg")
 """Settings the command takes as repeated ``key=value``: a table in the file is split into pairs."""
 PATH_SETTINGS = ("bench", "log_dir", "prices", "sessions")
 """Settings that name a file or folder: relative in a file, they are relative to the file's own folder; written,
-they are absolute, so the same file reruns the same run from any directory."""
+they are relative to the run folder (where ``config.toml`` is), so the same file reruns the same run from any
+directory, and from wherever the run folder is copied, with what it names at the same place beside it."""
 
 
 OLDER_KEYS = {old.replace("_", "-"): new.replace("_", "-") for old, new in RENAMED_SETTINGS.items()}
@@ -127,15 +130,29 @@ def _toml_value(value: Any) -> Any:
 
 def resolved(values: Mapping[str, Any]) -> dict[str, Any]:
     """The run's settings as the file writes them (key → value; a setting left unset, None, is left out: it reads
-    back as its default)."""
+    back as its default); paths relative to the run folder (``values["log_dir"]``)."""
+    folder = values.get("log_dir")
     out: dict[str, Any] = {}
     for name, value in values.items():
         if name in NOT_SETTINGS or value is None:
             continue
         if name in PATH_SETTINGS:
-            value = Path(value).expanduser().absolute()
+            value = relative_to(Path(value), Path(folder) if folder is not None else None)
         out[name.replace("_", "-")] = _toml_value(value)
     return out
+
+
+def relative_to(path: Path, folder: Path | None) -> str:
+    """``path`` as the run folder ``folder``'s config.toml names it: relative to ``folder`` (``.`` for the folder
+    itself), with forward slashes; absolute only where no relative path leads there (no folder, another drive).
+    Both are resolved first: the system follows a ``..`` from the folder's real place, not through a link to it."""
+    target = path.expanduser().resolve()
+    if folder is None:
+        return str(target)
+    try:
+        return Path(os.path.relpath(target, folder.expanduser().resolve())).as_posix()
+    except ValueError:
+        return str(target)
 
 
 def write_config(log_dir: Path, settings: Mapping[str, Any]) -> Path:

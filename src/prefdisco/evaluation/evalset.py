@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from inspect_ai import Task
@@ -89,13 +90,14 @@ def decoys_hash(selected: Sequence[Scenario], decoys: Mapping[str, Scenario]) ->
 
 def guard_folder(
     selected: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None, record: bool = True
-) -> None:
+) -> str:
     """Refuse a ``config.log_dir`` holding a run of other settings (``guard.guard_run``), then record this run's
-    (unless not ``record``: the dry run checks the same)."""
+    (unless not ``record``: the dry run checks the same); the run's identity (``guard.run_identity``)."""
     fingerprint = config.fingerprint(scenario_set_hash(selected), len(selected))
     if decoys is not None and Mode.WRONG_PERSONA.value in config.modes:
         fingerprint["decoys"] = decoys_hash(selected, decoys)  # decoys may come from beyond --limit
-    guard_run(config.log_dir, fingerprint, UNCOMPARED_SETTINGS, {**PANEL_DEFAULTS, **PROTOCOL_DEFAULTS}, record)
+    defaults = {**PANEL_DEFAULTS, **PROTOCOL_DEFAULTS}
+    return guard_run(config.log_dir, fingerprint, UNCOMPARED_SETTINGS, defaults, record)
 
 
 def run_eval_set(
@@ -108,7 +110,9 @@ def run_eval_set(
     ``decoys``, ``sample_metadata``: see ``build_tasks``."""
     from inspect_ai.model import get_model
 
-    guard_folder(selected, config, decoys)
+    # the run's identity, recorded in its folder (never its path): the cache scope of its calls, so a copied or
+    # moved folder builds the same tasks and inspect's eval-set finds its finished logs there
+    config = replace(config, run_id=guard_folder(selected, config, decoys))
     judges = config.judge_models()
     named = [("user", config.user_model), *zip(panel_roles(len(judges)), judges, strict=True)]
     batch = {role: config.batch if role != "user" else None for role, _ in named}  # every judge call by batch

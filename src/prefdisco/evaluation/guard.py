@@ -1,6 +1,9 @@
 """What a run folder holds, and the refusals that keep one folder to one run.
 
-* ``run.json``: the settings of a single-process run; a rerun with another scenario set is refused.
+* ``run.json``: the settings of a single-process run; a rerun with another scenario set is refused. It also holds
+  the run's identity (``run_id``, drawn once when the folder's first run starts): the cache scope of its calls, and
+  so of the solver arguments inspect's eval-set matches the folder's logs by. Never a path: a run folder copied or
+  moved elsewhere resumes there as the same run.
 * ``workers.json``: the split of a ``--workers N`` run (or the shard names of a ``--ray`` run); a rerun with
   another worker count, shard plan or scenario set, or a single-process run in the same folder, is refused
   rather than mixed.
@@ -11,17 +14,21 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
 from prefdisco.atomic import atomic_write
 from prefdisco.benchio import MANIFEST_FILE
 from prefdisco.errors import UserError
+from prefdisco.evaluation.config import run_scope
 from prefdisco.overwrite import holds, report_of
 from prefdisco.results.logs import read_header
 from prefdisco.results.protocol_record import renamed
 
 RUN_FILE = "run.json"
+RUN_ID = "run_id"
+"""``run.json``'s key of the run's identity (``run_identity``)."""
 SPLIT_FILE = "workers.json"
 SESSIONS_FILE = "sessions.json"
 """A sessions run's folder (``sessions_run.py``): the session file's hash and the run's parts."""
@@ -64,15 +71,16 @@ def guard_run(
     uncompared: tuple[str, ...] = (),
     defaults: dict[str, Any] | None = None,
     record: bool = True,
-) -> None:
+) -> str:
     """Refuse to resume a run in ``log_dir`` with another scenario set or any other setting that changes results
     (every key of ``fingerprint`` but ``uncompared``; a key an older ``run.json`` lacks is not compared, unless it
     has a value in ``defaults``: a setting recorded only when it differs from its default, compared as that
-    default when either side lacks it), in one line naming the setting; then record ``fingerprint`` (unless not
-    ``record``: the dry run)."""
+    default when either side lacks it), in one line naming the setting; then record ``fingerprint`` with the run's
+    identity (unless not ``record``: the dry run) and return that identity (``run_identity``)."""
     run_file = log_dir / RUN_FILE
     wanted = json.loads(json.dumps(fingerprint))  # as it reads back
     implied = json.loads(json.dumps(defaults or {}))
+    previous: dict[str, Any] | None = None
     if run_file.exists():
         try:
             previous = json.loads(run_file.read_text())
@@ -98,8 +106,42 @@ def guard_run(
                     f"{log_dir} holds a run with {key} = {json.dumps(previous[key])}, not {json.dumps(value)}; "
                     "rerun with the same settings to resume, or use a new --log-dir for another setting"
                 )
+    wanted[RUN_ID] = run_identity(log_dir, str(wanted["scenario_set"]), previous)
     if record:
         atomic_write(run_file, json.dumps(wanted, indent=2))
+    return str(wanted[RUN_ID])
+
+
+def run_identity(log_dir: Path, scenario_set: str, previous: dict[str, Any] | None) -> str:
+    """The identity of the run in ``log_dir`` (``previous``: its ``run.json``, None when it has none): the one it
+    recorded; else, for a folder written before runs had one, the cache scope its logs' solvers were built with
+    (what inspect's eval-set matches them by), or, with no such log, the scope older runs took from their folder's
+    path; else a new one, 16 random hex digits. A new ``--log-dir`` is a new run (its calls never replay another
+    folder's); a copied or moved folder is the same run."""
+    recorded = (previous or {}).get(RUN_ID)
+    if isinstance(recorded, str) and recorded:
+        return recorded
+    logged = logged_scope(log_dir)
+    if logged is not None:
+        return logged
+    if previous is not None:
+        return run_scope(log_dir, scenario_set)
+    return secrets.token_hex(8)
+
+
+def logged_scope(log_dir: Path) -> str | None:
+    """The cache scope the solvers of ``log_dir``'s own logs were built with (their plan's ``cache_scope``
+    argument), or None (no log, or a run without a cache)."""
+    from inspect_ai.log import list_eval_logs
+
+    if not log_dir.is_dir():
+        return None
+    for info in list_eval_logs(str(log_dir), recursive=False):
+        for step in read_header(info).plan.steps:
+            scope = (step.params_passed or step.params or {}).get("cache_scope")
+            if isinstance(scope, str) and scope:
+                return scope
+    return None
 
 
 def check_split(

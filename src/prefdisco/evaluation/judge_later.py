@@ -3,7 +3,7 @@
 Every prefdisco log below ``RUN_DIR`` (split runs included: the results reader's own log selection) is scored by
 the judging asked for — its judge models in panel order (``--judge-model``, default the run's own from
 ``run.json``), judge kind, repeats — with the settings its run recorded in the ``run.json`` beside it: the cache
-scope (``run_scope`` of that folder and its scenario set) and the seeds (``seed_scope`` of its ``--seed``), so a
+scope (its ``run_id``, which moves with the folder) and the seeds (``seed_scope`` of its ``--seed``), so a
 deferred judging sends exactly the calls, seeds and cache keys an inline one would, and on a deterministic judge
 gives the same scores. The judges' generation settings are the run's grader settings (``--judge-temperature``
 overrides the temperature; ``--batch`` sends them through the providers' batch APIs where inspect has one).
@@ -34,8 +34,7 @@ from urllib.parse import unquote, urlparse
 
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import run_scope
-from prefdisco.evaluation.guard import RUN_FILE, SPLIT_FILE
+from prefdisco.evaluation.guard import RUN_FILE, SPLIT_FILE, run_identity
 from prefdisco.evaluation.judge_log import JudgedLog, judge_log
 from prefdisco.evaluation.limits import limit_roles
 from prefdisco.prices import sent_by_batch
@@ -97,7 +96,10 @@ class RunSettings:
         return Judging(models, judge, int(s.get("judge_repeats", 1)), bool(s.get("logprobs", False)))
 
     def cache_scope(self) -> str | None:
-        return run_scope(self.folder, str(self.settings["scenario_set"])) if self.settings.get("cache", True) else None
+        """The run's ``run_id`` (one written before run folders recorded it: what its logs were built with)."""
+        if not self.settings.get("cache", True):
+            return None
+        return run_identity(self.folder, str(self.settings["scenario_set"]), self.settings)
 
     def seed_scope(self) -> str:
         return seed_scope(int(self.settings.get("seed", 0)))

@@ -26,7 +26,8 @@ keeps every dialogue and judges it again.
 * **Recorded.** RUN2 holds a ``run.json`` per run folder (RUN's, with the regrade's judging and
   ``regraded_from``), ``protocol.json`` (the new record: FIXED's rubrics hash, the judges; ``regraded_from``: RUN,
   its protocol id and what changed), ``regrade.json`` (what this regrade is), and the tables; every results row's
-  ``protocol_id`` is the new id. The judge calls' tokens are added to each row's judge tokens and cost.
+  ``protocol_id`` is the new id. RUN is named by its path relative to RUN2 (``../run``), never an absolute one.
+  The judge calls' tokens are added to each row's judge tokens and cost.
 * **Resumable.** A log already regraded with the same FIXED and judging is skipped; a crash leaves each log copied
   or judged whole (atomic writes), and the rerun replays finished calls from the cache. An ``--out`` holding
   anything else is refused.
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -190,8 +192,17 @@ def settings_record(
     return record_of(SimpleNamespace(**settings, quality=quality), user_model, judges, rubrics)
 
 
-def _marker(run: Path, bench_hash: str, judging: Judging, temperature: float | None) -> dict[str, Any]:
-    return {"from": str(run.resolve()), "bench": bench_hash, "judging": judging.record(), "temperature": temperature}
+def _origin(run: Path, out: Path) -> str:
+    """RUN as RUN2 records it: its path relative to RUN2 (``../run``), so that neither names the machine's folders
+    and the two can move together (absolute only where no relative path leads there: another drive)."""
+    try:
+        return Path(os.path.relpath(run.resolve(), out.resolve())).as_posix()
+    except ValueError:
+        return str(run.resolve())
+
+
+def _marker(origin: str, bench_hash: str, judging: Judging, temperature: float | None) -> dict[str, Any]:
+    return {"from": origin, "bench": bench_hash, "judging": judging.record(), "temperature": temperature}
 
 
 def _check_out(run: Path, out: Path, marker: dict[str, Any]) -> None:
@@ -279,7 +290,8 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
 
     first = next(iter(folders.values()))
     judging = judge.judging(first)
-    marker = _marker(run, scenario_set_hash(scenarios), judging, judge.temperature)
+    origin = _origin(run, out)
+    marker = _marker(origin, scenario_set_hash(scenarios), judging, judge.temperature)
     _check_out(run, out, marker)
     old_settings = _settings_of(first)
     new_settings = {
@@ -292,7 +304,7 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
     quality = bool(first.settings.get("quality", True))
     new = settings_record(new_settings, old.user_model, judging.models, rubrics_hash(scenarios), quality)
     new = new.model_copy(
-        update={"regraded_from": {"run": str(run), "protocol": old.id, "changes": differences(old, new)}}
+        update={"regraded_from": {"run": origin, "protocol": old.id, "changes": differences(old, new)}}
     )
 
     out.mkdir(parents=True, exist_ok=True)
@@ -317,7 +329,7 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
             "judge_repeats": judging.repeats,
             "grader_temperature": new_settings["grader_temperature"],
             "protocol_id": new.id,
-            "regraded_from": str(run),
+            "regraded_from": origin,
         }
         atomic_write(target / RUN_FILE, json.dumps(recorded, indent=2))
     for name in (SPLIT_FILE, SESSIONS_FILE):

@@ -158,7 +158,7 @@ def build_task(
 ) -> Task:
     """The task of ``scenarios`` in one condition (``mode``, and ``k`` for fixed-K) under the run's settings
     (``config``; None: the defaults): ``config.epochs`` trials per scenario, seeded from ``config.seed``, calls
-    cached under ``cache_scope`` (a run's: ``RunConfig.cache_scope``, its folder and scenario set; None: no
+    cached under ``cache_scope`` (a run's: ``RunConfig.cache_scope``, its ``run_id``; None: no
     cache). ``decoys`` (wrong_persona only): scenario id → decoy scenario,
     chosen from the run's full scenario set (``dialogue/decoys.py``); None: chosen from ``scenarios``. The judges
     (roles ``grader``, ``grader_2``, …: one per ``config.judge_models()``) score every criterion
