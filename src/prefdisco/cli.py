@@ -162,8 +162,24 @@ def _reporting_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+HELP_WIDTH = 160
+"""Columns of ``--help`` printed outside a terminal (a pipe, a file): wide enough that no option's name is cut (rich
+fits help to 80 columns when it knows no width, and cut 37 of ``eval``'s names to ``--judge-max-cr…``)."""
+
+
+def _help_width() -> None:
+    """Outside a terminal, and unless ``TERMINAL_WIDTH`` says otherwise, help is ``HELP_WIDTH`` columns wide."""
+    import os
+
+    import typer.rich_utils
+
+    if not os.environ.get("TERMINAL_WIDTH") and not os.environ.get("COLUMNS") and not sys.stdout.isatty():
+        typer.rich_utils.MAX_WIDTH = HELP_WIDTH
+
+
 def main(argv: list[str] | None = None) -> None:
     _register()
+    _help_width()
     try:
         app(args=argv, standalone_mode=True)
     except UserError as e:  # raised outside a command body (e.g. while registering)
