@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 
 import prefdisco.cli as cli
 
