@@ -479,6 +479,42 @@ CASES = [
         lambda ws: ["annotate", "stats", "--from", str(write(ws / "in" / "labels.csv", "who,what\nx,y\n"))],
         "labels.csv",
     ),
+    # ---- issue 49, findings 7 and 8: inspect's internals and files left; nonsense accepted in silence ------------
+    Case(
+        "eval-mode-twice",  # inspect's "task not distinct … @solver decorator", six files written
+        lambda ws: eval_args(good_jsonl(ws), ws, "--modes", "baseline,baseline"),
+        "--modes: baseline given more than once",
+    ),
+    Case("eval-fixed-k-twice", lambda ws: eval_args(good_jsonl(ws), ws, "--fixed-k", "2,2"), "--fixed-k: 2 given"),
+    Case(
+        "eval-log-dir-empty",  # Path("") is the current folder: seven files and a 3 MB logs.json written there
+        lambda ws: ["eval", str(good_jsonl(ws)), "--model", MOCK, "--log-dir", "", "--display", "none"],
+        "an empty path",
+        "usage",
+        setup=lambda ws: os.chdir(ws),  # the current folder is the workspace, whose files are compared
+    ),
+    Case(
+        "build-out-empty",
+        lambda ws: ["build", "--benchmark", "math500", "--out", "", "--model", MOCK],
+        "empty",
+        "usage",
+    ),
+    Case("report-results-empty", lambda ws: ["report", "", "--out", str(ws / "out" / "r")], "an empty path", "usage"),
+    Case(
+        "eval-model-trailing-space",  # became a model of its own: another cache, another row label
+        lambda ws: eval_args(good_jsonl(ws), ws, model=MOCK + " "),
+        "has white space at its end",
+    ),
+    Case(
+        "eval-judge-model-trailing-space",
+        lambda ws: eval_args(good_jsonl(ws), ws, "--judge-model", " " + MOCK),
+        "--judge-model: ",
+    ),
+    Case(
+        "build-model-trailing-space",
+        lambda ws: ["build", "--benchmark", "math500", "--out", str(ws / "out" / "b"), "--model", MOCK + " "],
+        "has white space at its end",
+    ),
 ]
 
 

@@ -19,10 +19,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from prefdisco.cli_paths import CheckedGroup
 from prefdisco.errors import UserError, print_error
 from prefdisco.wording import counted
 
 app = typer.Typer(
+    cls=CheckedGroup,
     name="prefdisco",
     help="Build PrefDisco benchmarks, evaluate models in baseline/discovery/oracle modes, report the results.",
     no_args_is_help=True,

@@ -25,6 +25,7 @@ from prefdisco.annotate.serve_options import (
     console,
     db_option,
 )
+from prefdisco.cli_paths import CheckedGroup
 
 if TYPE_CHECKING:
     from prefdisco.annotate.stats import AgreementStats
@@ -114,6 +115,7 @@ the human majority (accuracy, precision, recall, Cohen's kappa). Tie rule: {TIE_
 
 def register(app: typer.Typer) -> None:
     annotate = typer.Typer(
+        cls=CheckedGroup,
         name="annotate",
         help="Human studies: attribute relevance, response ratings, play the user.",
         no_args_is_help=True,

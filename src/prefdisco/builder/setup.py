@@ -17,6 +17,7 @@ from prefdisco.builder.config import BuildConfig
 from prefdisco.builder.personas import load_library
 from prefdisco.builder.pool import Checkpoint, ModelPool, NoProgress, Progress, StepRunner
 from prefdisco.errors import UserError
+from prefdisco.models.args import check_model_name
 from prefdisco.overwrite import holds, refuse_overwrite
 from prefdisco.schema import Problem
 
@@ -72,10 +73,12 @@ NO_MODEL = "--model: give at least one model (e.g. --model openai/gpt-4o)"
 
 def check_build(config: BuildConfig, overwrite: bool = False) -> None:
     """Everything a build checks before its first model call, the same for ``build`` and ``build --dry-run``: the
-    output folder, a benchmark already there, a builder model named, and a given persona library (readable, at least
-    ``--personas-per-problem`` personas)."""
+    output folder, a benchmark already there, a builder model named (its name without white space at an end), and a
+    given persona library (readable, at least ``--personas-per-problem`` personas)."""
     if not config.models:
         raise UserError(NO_MODEL)
+    for name in config.models:
+        check_model_name(name)
     check_out_folder(config.out)
     check_existing_build(config, overwrite)
     if config.persona_library is not None:
@@ -118,6 +121,8 @@ def load_build_problems(config: BuildConfig) -> list[Problem]:
 def resolve_models(names: Sequence[str], config: BuildConfig) -> list[Model]:
     if not names:
         raise UserError(NO_MODEL)
+    for name in names:
+        check_model_name(name)
     try:
         model_args: dict[str, Any] = dict(config.model_args)
         return [

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from prefdisco.cli_paths import CheckedGroup
 from prefdisco.errors import UserError
 
 console = Console()
@@ -127,6 +128,8 @@ def serve_command(
 
 def register(app: typer.Typer) -> None:
     """Add the ``env`` group (``env serve``) to ``app``."""
-    env = typer.Typer(name="env", help="PrefDisco's RL environment on the RL hubs.", no_args_is_help=True)
+    env = typer.Typer(
+        name="env", help="PrefDisco's RL environment on the RL hubs.", no_args_is_help=True, cls=CheckedGroup
+    )
     env.command("serve", help=SERVE_HELP)(serve_command)
     app.add_typer(env, name="env")

@@ -8,6 +8,7 @@ from typing import Any
 
 from prefdisco.dialogue.distractors import DEFAULT_DISTRACTORS
 from prefdisco.errors import UserError
+from prefdisco.models.args import check_model_name
 from prefdisco.models.sampling import drops_temperature
 
 MAX_TEMPERATURE = 2.0
@@ -41,8 +42,9 @@ def check_fixed_temperatures(config: Any, fixed: Mapping[str, Any]) -> None:
 
 def check_usable(config: Any) -> None:
     """What no provider or condition can use, refused before any call: a token limit under 1, a temperature
-    outside the providers' 0..2, a model given twice (its plan and calls doubled), and --distractors without
-    the one condition that reads it."""
+    outside the providers' 0..2, a model name with white space at its end, a model, condition or K given twice
+    (its plan and calls doubled; inspect refuses two tasks of one name only after writing to the folder), and
+    --distractors without the one condition that reads it."""
     for flag, tokens in (
         ("--max-tokens", config.max_tokens),
         ("--user-max-tokens", config.user_max_tokens),
@@ -60,6 +62,16 @@ def check_usable(config: Any) -> None:
     ):
         if value is not None and not 0 <= value <= MAX_TEMPERATURE:
             raise UserError(f"{flag}: expected 0 to {MAX_TEMPERATURE:g} (the providers' range), got {value:g}")
+    named = [("--model", m) for m in config.models] + [("--user-model", config.user_model)]
+    for flag, name in [*named, *(("--judge-model", j) for j in config.judge_models())]:
+        check_model_name(name, flag)
+    for flag, given in (("--modes", list(config.modes)), ("--fixed-k", list(config.fixed_k))):
+        repeated = sorted({str(v) for v in given if given.count(v) > 1})
+        if repeated:
+            raise UserError(
+                f"{flag}: {', '.join(repeated)} given more than once; each condition runs once (--epochs N for more "
+                "trials)"
+            )
     twice = sorted({m for m in config.models if config.models.count(m) > 1})
     if twice:
         raise UserError(

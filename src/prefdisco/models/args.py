@@ -28,11 +28,21 @@ def missing_sdk(name: str, error: Exception) -> str | None:
     )
 
 
+def check_model_name(name: str, flag: str = "--model") -> None:
+    """Refuse a model name with white space at either end: inspect would take ``"openai/gpt-4.1 "`` as a model of its
+    own (another cache, another row label, a leaderboard of one model twice)."""
+    if not name.strip():
+        raise UserError(f"{flag}: an empty model name; give an inspect model name such as openai/gpt-4.1")
+    if name != name.strip():
+        raise UserError(f"{flag}: {name!r} has white space at its end; give the model's name as {name.strip()!r}")
+
+
 def check_models(names: list[str]) -> None:
     """Resolve every model once, so a typo, a missing API key or a missing SDK fails before anything runs."""
     from inspect_ai.model import get_model
 
     for name in names:
+        check_model_name(name)
         try:
             get_model(name)
         except UserError:

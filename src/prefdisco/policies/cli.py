@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from prefdisco.cli_paths import CheckedGroup
+
 
 def fit_command(
     bench: Annotated[Path, typer.Argument(help="Benchmark folder, scenarios.jsonl, or a prefq-bench JSONL file.")],
@@ -37,7 +39,10 @@ def fit_command(
 def register(app: typer.Typer) -> None:
     """Add the ``policy`` group (``policy fit``) to ``app``."""
     policy = typer.Typer(
-        name="policy", help="Elicitation policies fitted on a benchmark's profiles.", no_args_is_help=True
+        cls=CheckedGroup,
+        name="policy",
+        help="Elicitation policies fitted on a benchmark's profiles.",
+        no_args_is_help=True,
     )
     policy.command("fit")(fit_command)
     app.add_typer(policy, name="policy")
