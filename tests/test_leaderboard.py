@@ -356,6 +356,8 @@ def test_the_leaderboard_says_the_reports_caveats_at_its_top_and_on_its_console(
     console = " ".join(made.output.split())
     for line in report.caveats:
         assert f"<li>{line}</li>" in top and " ".join(line.split()) in console, line
+        # issue 49: before the numbers they qualify (the ranking's lines)
+        assert console.index(" ".join(line.split())) < console.index(": NormAlign "), console
 
 
 def test_usd_per_scenario_sums_each_conditions_mean_and_says_nothing_without_a_price(tmp_path):

@@ -71,12 +71,27 @@ def test_the_caveats_stand_at_the_top_of_the_report_and_on_its_console(tmp_path)
     assert summary["caveats"] == expected
     console = " ".join(cli.output.split())
     assert all(line in console for line in expected)
+    # issue 49: before the numbers they qualify (the NormAlign table), as at the report's top
+    assert all(console.index(line) < console.index("NormAlign (%)") for line in expected), console
     html = (out / "report.html").read_text()
     top = html[html.index("<h1>") : html.index("<h2")]  # before the first section
     assert all(f"<li>{line}</li>" in top for line in expected)
     assert top.index('id="caveats"') < top.index("Source:")
     md = top_of_markdown((out / "report.md").read_text())
     assert all(f"> - {line}" in md for line in expected)
+
+
+def test_the_demos_normalign_line_carries_its_qualifier(tmp_path):
+    """Issue 49: the demo's console printed "NormAlign: -400.0" alone, its caveat lines after it. The line itself now
+    says when its denominator (oracle − baseline, here +0.04) is too small for the number to mean anything."""
+    from prefdisco.demo import norm_align_line, summarize
+
+    summary = summarize(load_results(embedded_run(tmp_path / "run")).results, {})
+    assert summary["norm_align"] == pytest.approx(125.0) and summary["norm_align_gap"] == pytest.approx(0.04)
+    line = norm_align_line(summary)
+    assert line.startswith("NormAlign: 125.0") and "means nothing" in line and "+0.04" in line
+    wide = summarize(load_results(write_csv(tmp_path / "wide.csv", HEADER, triple("m", "t", "s", 1, 3, 5))).results, {})
+    assert norm_align_line(wide) == "NormAlign: 50.0"  # a gap of 4: the number alone
 
 
 def test_a_caveat_that_holds_in_some_cells_names_them(tmp_path):
