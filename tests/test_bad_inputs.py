@@ -359,6 +359,21 @@ CASES = [
         "--bootstrap",
         "usage",
     ),
+    Case(  # issue 49: three resamples printed intervals as if they meant something
+        "report-too-few-resamples",
+        lambda ws: ["report", str(ws / "in"), "--out", str(ws / "out" / "rep"), "--bootstrap", "3"],
+        "--bootstrap 3: too few resamples for a 95 % percentile interval",
+    ),
+    Case(
+        "leaderboard-too-few-resamples",
+        lambda ws: ["leaderboard", str(ws / "in"), "--out", str(ws / "out" / "lb"), "--bootstrap", "199"],
+        "give at least 200, or 0 for no interval",
+    ),
+    Case(
+        "calibrate-too-few-resamples",
+        lambda ws: ["calibrate", "--human", str(ws / "in" / "r.csv"), "--run", str(ws / "in"), "--bootstrap", "3"],
+        "--bootstrap 3",
+    ),
     # ---- build / personas -------------------------------------------------------------------------------
     Case(
         "build-unknown-benchmark",

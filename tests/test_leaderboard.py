@@ -204,7 +204,7 @@ def test_the_same_seed_gives_the_same_leaderboard(runs, tmp_path):
     cli_app, base, _port = runs
     args = [str(base / n) for n in ("good", "fair", "poor")]
     for name in ("one", "two"):
-        out = invoke(cli_app, "leaderboard", *args, "--out", str(tmp_path / name), "--bootstrap", "50")
+        out = invoke(cli_app, "leaderboard", *args, "--out", str(tmp_path / name), "--bootstrap", "200")
         assert out.exit_code == 0, out.output
     for f in ("leaderboard.csv", "pairwise.csv"):
         assert (tmp_path / "one" / f).read_bytes() == (tmp_path / "two" / f).read_bytes()
@@ -213,14 +213,14 @@ def test_the_same_seed_gives_the_same_leaderboard(runs, tmp_path):
 def test_mixed_protocols_are_refused_naming_the_difference_unless_allowed(runs, tmp_path):
     cli_app, base, port = runs
     args = [str(base / n) for n in ("good", "fair", "poor", "late")]
-    refused = invoke(cli_app, "leaderboard", *args, "--out", str(tmp_path / "mixed"), "--bootstrap", "50")
+    refused = invoke(cli_app, "leaderboard", *args, "--out", str(tmp_path / "mixed"), "--bootstrap", "200")
     assert refused.exit_code == 2
     assert len(refused.output.strip().splitlines()) == 1
     assert "ran different protocols (user_temperature 0.7 vs 1.0)" in refused.output
     assert not (tmp_path / "mixed").exists()
 
     mixed = invoke(
-        cli_app, "leaderboard", *args, "--out", str(tmp_path / "mixed"), "--bootstrap", "50", "--allow-mixed"
+        cli_app, "leaderboard", *args, "--out", str(tmp_path / "mixed"), "--bootstrap", "200", "--allow-mixed"
     )
     assert mixed.exit_code == 0, mixed.output
     html = (tmp_path / "mixed" / "leaderboard.html").read_text()
@@ -234,12 +234,14 @@ def test_an_out_holding_a_leaderboard_is_refused_without_overwrite(runs, tmp_pat
     cli_app, base, _port = runs
     out = tmp_path / "board"
     args = [str(base / n) for n in ("good", "fair")]
-    assert invoke(cli_app, "leaderboard", *args, "--out", str(out), "--bootstrap", "20").exit_code == 0
+    assert invoke(cli_app, "leaderboard", *args, "--out", str(out), "--bootstrap", "200").exit_code == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    again = invoke(cli_app, "leaderboard", str(base / "good"), "--out", str(out), "--bootstrap", "20")
+    again = invoke(cli_app, "leaderboard", str(base / "good"), "--out", str(out), "--bootstrap", "200")
     assert again.exit_code == 2 and "give --overwrite to replace it" in again.output
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    replaced = invoke(cli_app, "leaderboard", str(base / "good"), "--out", str(out), "--overwrite", "--bootstrap", "20")
+    replaced = invoke(
+        cli_app, "leaderboard", str(base / "good"), "--out", str(out), "--overwrite", "--bootstrap", "200"
+    )
     assert replaced.exit_code == 0, replaced.output
     assert "Pairwise differences" in (out / "leaderboard.html").read_text()
     assert len(pd.read_csv(out / "pairwise.csv")) == 0  # one model: no pair

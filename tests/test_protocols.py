@@ -150,7 +150,7 @@ def test_the_id_is_in_run_json_every_row_and_protocol_json(runs):
 
 def test_a_report_merges_runs_of_one_protocol(runs, tmp_path):
     cli_app, base = runs
-    flags = ["--out", str(tmp_path / "ab"), "--bootstrap", "20", "--no-figures"]
+    flags = ["--out", str(tmp_path / "ab"), "--bootstrap", "200", "--no-figures"]
     out = invoke(cli_app, "report", str(base["a"]), str(base["b"]), *flags)
     assert out.exit_code == 0, out.output
     summary = json.loads((tmp_path / "ab" / "summary.json").read_text())

@@ -61,7 +61,7 @@ def top_of_markdown(md: str) -> str:
 def test_the_caveats_stand_at_the_top_of_the_report_and_on_its_console(tmp_path):
     results = embedded_run(tmp_path / "run")
     out = tmp_path / "report"
-    cli = CliRunner().invoke(_app(), ["report", str(results), "--out", str(out), "--bootstrap", "50", "--no-figures"])
+    cli = CliRunner().invoke(_app(), ["report", str(results), "--out", str(out), "--bootstrap", "200", "--no-figures"])
     assert cli.exit_code == 0, cli.output
     gap = "NormAlign divides by oracle - baseline PrefAlign, here +0.04: over so small a gap it swings by hundreds "
     gap += "of points and means nothing."
@@ -99,7 +99,7 @@ def test_a_caveat_that_holds_in_some_cells_names_them(tmp_path):
     # m-b/t1: one question, gap 4 − 2 = 2: neither caveat.
     rows = triple("m-a", "t1", "s1", 2.0, 2.05, 2.1) + triple("m-a", "t1", "s2", 3.0, 3.0, 3.1)
     rows += triple("m-b", "t1", "s1", 2.0, 3.0, 4.0, nq=1)
-    report = build_report(load_results(write_csv(tmp_path / "results.csv", HEADER, rows)), n_boot=20, figures=False)
+    report = build_report(load_results(write_csv(tmp_path / "results.csv", HEADER, rows)), n_boot=200, figures=False)
     assert report.caveats == [
         SILENT.replace("Discovery asked no question:", "Discovery asked no question in m-a/t1:"),
         "NormAlign divides by oracle - baseline PrefAlign, here +0.10 (m-a/t1): over so small a gap it swings by "
@@ -107,7 +107,7 @@ def test_a_caveat_that_holds_in_some_cells_names_them(tmp_path):
     ]
     # a NormAlign left undefined (oracle = baseline) is explained by its reason, not by a caveat
     flat = triple("m-a", "t1", "s1", 2.0, 2.5, 2.0, nq=1)
-    flat_report = build_report(load_results(write_csv(tmp_path / "flat.csv", HEADER, flat)), n_boot=20, figures=False)
+    flat_report = build_report(load_results(write_csv(tmp_path / "flat.csv", HEADER, flat)), n_boot=200, figures=False)
     assert flat_report.caveats == []
 
 
@@ -159,7 +159,7 @@ def test_an_empty_figure_panel_says_why_in_the_panel_and_the_caption(tmp_path):
     # baseline and oracle only, correctness never judged: no discovery point, no per-scenario NormAlign, no accuracy
     rows = [row("m-a", "t1", "s1", "baseline", 2.0, ""), row("m-a", "t1", "s1", "oracle", 3.0, "")]
     data = load_results(write_csv(tmp_path / "results.csv", HEADER, rows))
-    report, _ = make_report(tmp_path / "results.csv", tmp_path / "out", n_boot=20)
+    report, _ = make_report(tmp_path / "results.csv", tmp_path / "out", n_boot=200)
     empty = {f.name: f.empty for f in report.figures}
     assert empty["fig_normalign_scenarios.png"] == [
         "no scenario is scored in all three of baseline, discovery and oracle"
@@ -225,7 +225,7 @@ def test_no_figure_label_is_cut_and_every_text_lies_inside_its_figure(tmp_path):
         attributes,
     )
     data = load_results(folder)
-    report = build_report(data, n_boot=20, n_examples=0)
+    report = build_report(data, n_boot=200, n_examples=0)
     drawn = charts(report, data.results, 0)
     assert {c.name for c in drawn} >= {"fig_normalign.png", "fig_fixed_k.png", "fig_attributes.png"}
     for chart in drawn:

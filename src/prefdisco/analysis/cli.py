@@ -20,7 +20,9 @@ def register(app: typer.Typer) -> None:
         ),
         out: Path = typer.Option(..., "--out", help="Folder for report.html, report.md, summary.json, PNG, CSV."),
         seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap (and of the scatter subsample)."),
-        bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap resamples per cell (0: none)."),
+        bootstrap: int = typer.Option(
+            1000, "--bootstrap", min=0, help="Bootstrap resamples per cell (0: none; else at least 200)."
+        ),
         examples: int = typer.Option(2, "--examples", min=0, help="Qualitative examples picked per kind."),
         scenario: list[str] = typer.Option(
             [], "--scenario", help="Also show this scenario id as an example (repeatable)."

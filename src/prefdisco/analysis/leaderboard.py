@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.accuracy import ALL, accuracy_table
+from prefdisco.analysis.bootstrap import check_resamples
 from prefdisco.analysis.caveats import caveats
 from prefdisco.analysis.control import mean_interval
 from prefdisco.analysis.cost import cost_table
@@ -211,8 +212,7 @@ def build_leaderboard(
     notes: list[str] | None = None,
 ) -> Leaderboard:
     """Every number of the leaderboard of ``data`` (module docstring)."""
-    if n_boot < 0:
-        raise UserError(f"--bootstrap: expected a number of resamples >= 0, got {n_boot}")
+    check_resamples(n_boot)
     results = average_trials(data.results)
     tasks = sorted(results["task"].astype(str).unique())
     if OVERALL in tasks:

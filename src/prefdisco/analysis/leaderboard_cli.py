@@ -19,7 +19,10 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="Folder for leaderboard.html, leaderboard.csv, pairwise.csv."),
         seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap."),
         bootstrap: int = typer.Option(
-            1000, "--bootstrap", min=0, help="Bootstrap resamples per interval and per pair (0: none, no tests)."
+            1000,
+            "--bootstrap",
+            min=0,
+            help="Bootstrap resamples per interval and per pair (0: none, no tests; else at least 200).",
         ),
         allow_mixed: bool = typer.Option(
             False,

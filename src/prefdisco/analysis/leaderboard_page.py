@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prefdisco.analysis.bootstrap import check_resamples
 from prefdisco.analysis.harms import MEASURES
 from prefdisco.analysis.leaderboard import OVERALL, USD_PER_SCENARIO, Leaderboard, build_leaderboard
 from prefdisco.analysis.pairwise import ALPHA
@@ -233,6 +234,7 @@ def make_leaderboard(
 ) -> tuple[Leaderboard, list[Path]]:
     """Load the runs (one table when their protocols agree, or with ``allow_mixed``), compute the leaderboard and
     write its three files to ``out``; nothing is written when any step fails before the writes."""
+    check_resamples(n_boot)  # before any file is read
     paths = [Path(p) for p in runs]
     if not paths:
         raise UserError("RUN: give at least one eval run folder or results table")

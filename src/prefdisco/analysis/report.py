@@ -14,6 +14,7 @@ import pandas as pd
 from prefdisco.analysis import figures as figs
 from prefdisco.analysis.accuracy import accuracy_table
 from prefdisco.analysis.attributes import attribute_table, heatmap_matrix, heatmap_mode, worst_attributes
+from prefdisco.analysis.bootstrap import check_resamples
 from prefdisco.analysis.calibrate import Calibration, calibrate
 from prefdisco.analysis.caveats import caveats, not_sent, position_void
 from prefdisco.analysis.contents import Report
@@ -99,8 +100,7 @@ def build_report(
     ``run_dir``: RESULTS as given, whose ``run.json`` files give the header's judge settings (``run_record.py``);
     ``protocols``: what each run's numbers were made under, ``notes``: what merging the runs needs said
     (``results/merge.py``); ``figures``: False leaves the figures out (every number and table is the same)."""
-    if n_boot < 0:
-        raise UserError(f"--bootstrap: expected a number of resamples >= 0, got {n_boot}")
+    check_resamples(n_boot)
     results = average_trials(data.results)  # every number below is over trials averaged per scenario and condition
     attributes = None if data.attributes is None else average_attribute_trials(data.attributes, data.results)
     scenarios = scenario_table(results)
@@ -371,6 +371,7 @@ def make_report(
     """Load RESULTS (a file or an eval run folder, or several: one table when their protocols agree, or with
     ``allow_mixed``), compute the report and write it to ``out``; ``human``: a ratings CSV (``prefdisco annotate
     export-ratings``) to calibrate the judge with (RESULTS must then be one run folder)."""
+    check_resamples(n_boot)  # before any file is read
     paths = [Path(results)] if isinstance(results, (str, Path)) else [Path(p) for p in results]
     if not paths:
         raise UserError("RESULTS: give a results table or a run folder")
