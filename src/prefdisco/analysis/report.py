@@ -37,7 +37,7 @@ from prefdisco.analysis.non_answers import (
 from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario_table
 from prefdisco.analysis.questions import question_stats
 from prefdisco.analysis.reference_reading import ReferenceTable, load_reference_table, reference_reading
-from prefdisco.analysis.report_folder import check_report_out, write_report
+from prefdisco.analysis.report_folder import check_apart, check_report_out, write_report
 from prefdisco.analysis.run_record import header_line, judge_settings
 from prefdisco.analysis.simulator import elicitation_figure, simulator_table
 from prefdisco.analysis.simulator_flags import flag_table, flags_reading, flags_summary
@@ -375,6 +375,7 @@ def make_report(
     paths = [Path(results)] if isinstance(results, (str, Path)) else [Path(p) for p in results]
     if not paths:
         raise UserError("RESULTS: give a results table or a run folder")
+    check_apart(Path(out), paths)
     merged = load_runs(paths, allow_mixed=allow_mixed)
     check_report_out(Path(out), merged.data.source, overwrite)
     reference = load_reference_table(reference_table) if reference_table is not None else None
