@@ -331,6 +331,31 @@ def test_the_overall_interval_resamples_each_task_within_itself_as_the_pairwise_
     assert unstratified[:2] != (lo, hi)
 
 
+def test_a_one_task_leaderboard_gives_its_overall_and_task_rows_the_same_intervals(tmp_path):
+    """Issue 49: with one task the overall ranking holds the task's scenarios and nothing else, yet its intervals
+    came from streams named ``overall``: two different intervals (and p-values) for the same data on one page.
+    Every stream is now named by the one task its scenarios hold (``normalign.stream_task``)."""
+    from prefdisco.analysis.leaderboard import build_leaderboard
+    from prefdisco.results.table import load_results
+    from test_report import HEADER, r, write_csv
+
+    rows = []
+    for i, (da, db) in enumerate([(4.0, 2.0), (3.5, 3.0), (5.0, 1.5), (2.5, 2.0), (4.5, 3.5)], start=1):
+        for model, d in (("m-a", da), ("m-b", db)):
+            rows += [r(model, "t1", f"s{i}", "baseline", 1.5, 1), r(model, "t1", f"s{i}", "discovery", d, 1)]
+            rows.append(r(model, "t1", f"s{i}", "oracle", 4.0 + i / 10, 1))
+    data = load_results(write_csv(tmp_path / "results.csv", HEADER, rows))
+    board = build_leaderboard(data, seed=3, n_boot=400)
+    table = board.table.set_index(["task", "model"])
+    columns = ["normalign", "normalign_low", "normalign_high", "oracle_pref_align_low", "oracle_pref_align_high"]
+    for model in ("m-a", "m-b"):
+        overall, task = table.loc[("overall", model), columns], table.loc[("t1", model), columns]
+        assert overall["normalign_low"] is not None and overall["oracle_pref_align_low"] is not None
+        assert overall.to_dict() == task.to_dict(), model
+    pairs = board.pairwise.set_index("task")[["low", "high", "p", "p_holm"]]
+    assert pairs.loc["overall"].to_dict() == pairs.loc["t1"].to_dict() and pairs.loc["t1", "low"] is not None
+
+
 def test_the_leaderboard_says_the_reports_caveats_at_its_top_and_on_its_console(tmp_path):
     """Issue 35, class 5: the leaderboard ranked the embedded model first with NormAlign 100.0 and no word that its
     numbers prove only the plumbing. Now its page's top and its console carry every caveat the report of the same
