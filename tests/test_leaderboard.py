@@ -331,6 +331,41 @@ def test_the_overall_interval_resamples_each_task_within_itself_as_the_pairwise_
     assert unstratified[:2] != (lo, hi)
 
 
+def test_the_rankings_axis_labels_never_overlap_whatever_the_range():
+    """Issue 49: a NormAlign interval down to -4000 put the lines of 0 and 100 eleven pixels apart and their labels,
+    centred under them, overlapped ("0100"). Each label's box is measured with matplotlib's renderer at the page's
+    11 px (DejaVu Sans, wider than the browsers' default fonts), over intervals from -110 down to -100000, the
+    gap between the two lines from 214 px down to half a pixel."""
+    import re
+
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    from prefdisco.analysis.leaderboard_page import _svg
+
+    renderer = RendererAgg(1000, 200, 72)  # at 72 dpi a point is a pixel
+    font = FontProperties(family="DejaVu Sans", size=11)
+    for low in [*range(-110, -6000, -37), -100000]:  # the lines' gap from 214 px down to 0.5 px
+        rows = [
+            {"rank": 1, "group": 1, "model": "a", "normalign": 40.0, "normalign_low": 0.0, "normalign_high": 90.0},
+            {"rank": 2, "group": 1, "model": "b", "normalign": -40.0, "normalign_low": low, "normalign_high": 100.0},
+        ]
+        svg = _svg(rows)
+        width = float(re.search(r'<svg [^>]*width="([\d.]+)"', svg).group(1))
+        height = float(re.search(r'<svg [^>]*height="([\d.]+)"', svg).group(1))
+        boxes = []
+        for x, y, anchor, text in re.findall(r'<text x="([\d.]+)" y="([\d.]+)"[^>]*text-anchor="(\w+)">([^<]*)<', svg):
+            if float(y) != height - 8:  # the axis row, under the rankings
+                continue
+            w = renderer.get_text_width_height_descent(text, font, ismath=False)[0]
+            start = {"start": float(x), "middle": float(x) - w / 2, "end": float(x) - w}[anchor]
+            boxes.append((start, start + w, text))
+        assert [t for _, _, t in boxes] == ["0", "100"], svg
+        (a0, a1, _), (b0, b1, _) = boxes
+        assert a1 + 1 <= b0, (low, boxes)  # a pixel apart at least
+        assert a0 >= 0 and b1 <= width, (low, boxes, width)
+
+
 def test_a_one_task_leaderboard_gives_its_overall_and_task_rows_the_same_intervals(tmp_path):
     """Issue 49: with one task the overall ranking holds the task's scenarios and nothing else, yet its intervals
     came from streams named ``overall``: two different intervals (and p-values) for the same data on one page.
