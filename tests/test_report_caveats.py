@@ -158,31 +158,31 @@ def test_too_few_scenarios_is_said_never_an_interval_of_nothing(tmp_path):
 def test_an_empty_figure_panel_says_why_in_the_panel_and_the_caption(tmp_path):
     # baseline and oracle only, correctness never judged: no discovery point, no per-scenario NormAlign, no accuracy
     rows = [row("m-a", "t1", "s1", "baseline", 2.0, ""), row("m-a", "t1", "s1", "oracle", 3.0, "")]
-    data = load_results(write_csv(tmp_path / "results.csv", HEADER, rows))
-    report, _ = make_report(tmp_path / "results.csv", tmp_path / "out", n_boot=200)
+    report, _ = make_report(write_csv(tmp_path / "results.csv", HEADER, rows), tmp_path / "out", n_boot=200)
     empty = {f.name: f.empty for f in report.figures}
-    assert empty["fig_normalign_scenarios.png"] == [
-        "no scenario is scored in all three of baseline, discovery and oracle"
-    ]
     assert (
         empty["fig_accuracy.png"]
         == ["no row of baseline, discovery or oracle has its correctness judged (correct is empty)"] * 2
     )
-    assert empty["fig_questions.png"] == [
-        "no scored discovery row records its number of questions",
-        "no (model, task) cell has a discovery row that records its number of questions",
-    ]
-    assert empty["fig_normalign.png"] == []
-    # the panel itself says it (its text, wrapped) ...
-    drawn = {c.name: c.figure for c in charts(report, data.results, 0)}
-    panel_texts = [" ".join(t.get_text().split()) for ax in drawn["fig_questions.png"].axes for t in ax.texts]
-    assert panel_texts == empty["fig_questions.png"]
-    # ... and so do the captions of both reports
+    # a figure none of whose panels could show anything is left out, its place saying why (issue 49)
+    assert report.figures_omitted["fig_normalign_scenarios"] == (
+        "no scenario is scored in all three of baseline, discovery and oracle"
+    )
+    assert {"fig_normalign", "fig_questions"} <= set(report.figures_omitted) and "fig_questions.png" not in empty
+    # three discovery points asking 0, 1, 2 questions and no oracle: the left panel draws, the right one says why
+    asked = [row("m-a", "t1", f"d{i}", "discovery", 2.0 + i, nq=i) for i in range(3)] + rows
+    data = load_results(write_csv(tmp_path / "asked.csv", HEADER, asked))
+    drawn = {c.name: c for c in charts(build_report(data, n_boot=0, figures=False), data.results, 0)}
+    why = "no (model, task) cell with discovery questions has a NormAlign (Table 1 says why)"
+    assert drawn["fig_questions.png"].file().empty == [why]
+    panel_texts = [" ".join(t.get_text().split()) for ax in drawn["fig_questions.png"].figure.axes for t in ax.texts]
+    assert panel_texts == [why]  # the panel itself says it (its text, wrapped) ...
+    # ... and so do the captions of both reports, where the figures left out say why in their place
     html = (tmp_path / "out" / "report.html").read_text()
     md = (tmp_path / "out" / "report.md").read_text()
     for text in (html, md):
-        assert "Empty panel: no scored discovery row records its number of questions." in text
-        assert "Empty panel: no scenario is scored in all three of baseline, discovery and oracle." in text
+        assert "Empty panel: no row of baseline, discovery or oracle has its correctness judged" in text
+        assert "No figure: no scenario is scored in all three of baseline, discovery and oracle." in text
 
 
 def drawn_texts(fig) -> list[Text]:  # type: ignore[no-untyped-def]
@@ -211,9 +211,10 @@ def test_no_figure_label_is_cut_and_every_text_lies_inside_its_figure(tmp_path):
     rows: list[list] = []
     attributes = []
     for model in LONG:
-        for i, sid in enumerate(("s1", "s2", "s3", "s4")):
+        for i, sid in enumerate(("s1", "s2", "s3", "s4", "s5")):  # five: a box of quartiles each (charts.MIN_BOX)
             rows += triple(model, LONG_TASK, sid, 2.0 + 0.1 * i, 2.5 + 0.2 * i, 3.5, nq=i)
-            rows.append([model, "fam", LONG_TASK, sid, "fixed_k", 2, 3.0, 1, 2, 0, 100, 50, 0])
+            for k in (1, 2):  # two K: a line of alignment against K
+                rows.append([model, "fam", LONG_TASK, sid, "fixed_k", k, 3.0, 1, k, 0, 100, 50, 0])
             for mode in ("baseline", "discovery", "oracle"):
                 attributes.append([model, LONG_TASK, sid, mode, "", "Explanation of wrong answer options", 1.0, 3])
     folder = tmp_path / "run"
@@ -227,7 +228,12 @@ def test_no_figure_label_is_cut_and_every_text_lies_inside_its_figure(tmp_path):
     data = load_results(folder)
     report = build_report(data, n_boot=200, n_examples=0)
     drawn = charts(report, data.results, 0)
-    assert {c.name for c in drawn} >= {"fig_normalign.png", "fig_fixed_k.png", "fig_attributes.png"}
+    assert {c.name for c in drawn} >= {
+        "fig_normalign.png",
+        "fig_normalign_scenarios.png",
+        "fig_fixed_k.png",
+        "fig_attributes.png",
+    }
     for chart in drawn:
         fig = chart.figure
         canvas = FigureCanvasAgg(fig)  # the canvas the PNG is drawn on
