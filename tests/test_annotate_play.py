@@ -437,7 +437,7 @@ def test_export_is_a_run_folder_report_shows_beside_a_simulated_run(tmp_path, pl
     assert refused.exit_code == 2 and "user_type" in refused.output and "--allow-mixed" in refused.output
     out = tmp_path / "report"
     shown = runner.invoke(
-        cli.app, ["report", str(human), str(sim), "--out", str(out), "--allow-mixed", "--bootstrap", "20"]
+        cli.app, ["report", str(human), str(sim), "--out", str(out), "--allow-mixed", "--bootstrap", "200"]
     )
     assert shown.exit_code == 0, shown.output
     summary = json.loads((out / "summary.json").read_text())

@@ -118,7 +118,7 @@ def test_a_person_plays_a_whole_dialogue_in_chromium_and_the_report_shows_it(tmp
     sim = play_runs()
     out = tmp_path / "report"
     shown = runner.invoke(
-        cli.app, ["report", str(human), str(sim), "--out", str(out), "--allow-mixed", "--bootstrap", "20"]
+        cli.app, ["report", str(human), str(sim), "--out", str(out), "--allow-mixed", "--bootstrap", "200"]
     )
     assert shown.exit_code == 0, shown.output
     summary = json.loads((out / "summary.json").read_text())

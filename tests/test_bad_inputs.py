@@ -100,6 +100,12 @@ def resumable_run_with_truncated_log(ws: Path) -> None:
     (ws / "out" / "run" / "2026-01-01T00-00-00-00-00_prefdisco-baseline_mock_abc.eval").write_bytes(b"PK\x03\x04")
 
 
+def a_run(ws: Path) -> Path:
+    """A run folder holding a results table (never read: the refusal comes first)."""
+    write(ws / "in" / "run" / "results.csv", "model,task\n")
+    return ws / "in" / "run"
+
+
 def library_file(ws: Path) -> Path:
     return write(
         ws / "in" / "personas.jsonl", "".join(s.persona.model_dump_json() + "\n" for s in demo_scenarios()[:2])
@@ -358,6 +364,31 @@ CASES = [
         lambda ws: ["report", str(ws / "in"), "--out", str(ws / "out" / "rep"), "--bootstrap", "-1"],
         "--bootstrap",
         "usage",
+    ),
+    Case(  # issue 49: `report --out RUN` mixed 31 report files into the run folder
+        "report-out-is-the-run",
+        lambda ws: ["report", str(a_run(ws)), "--out", str(a_run(ws))],
+        "is the run folder",
+    ),
+    Case(
+        "report-out-beside-its-table",
+        lambda ws: ["report", str(a_run(ws) / "results.csv"), "--out", str(a_run(ws))],
+        "is the folder of",
+    ),
+    Case(  # issue 49: three resamples printed intervals as if they meant something
+        "report-too-few-resamples",
+        lambda ws: ["report", str(ws / "in"), "--out", str(ws / "out" / "rep"), "--bootstrap", "3"],
+        "--bootstrap 3: too few resamples for a 95 % percentile interval",
+    ),
+    Case(
+        "leaderboard-too-few-resamples",
+        lambda ws: ["leaderboard", str(ws / "in"), "--out", str(ws / "out" / "lb"), "--bootstrap", "199"],
+        "give at least 200, or 0 for no interval",
+    ),
+    Case(
+        "calibrate-too-few-resamples",
+        lambda ws: ["calibrate", "--human", str(ws / "in" / "r.csv"), "--run", str(ws / "in"), "--bootstrap", "3"],
+        "--bootstrap 3",
     ),
     # ---- build / personas -------------------------------------------------------------------------------
     Case(

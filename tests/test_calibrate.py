@@ -286,7 +286,7 @@ def test_cli_prints_a_table_and_json(tmp_path: Path) -> None:
     cli.command("noop")(lambda: None)  # a second command, so typer keeps "calibrate" as a sub-command
     human, run = hand_ratings(tmp_path / "r.csv"), hand_run(tmp_path)
     runner = CliRunner()
-    result = runner.invoke(cli, ["calibrate", "--human", str(human), "--run", str(run), "--json", "--bootstrap", "50"])
+    result = runner.invoke(cli, ["calibrate", "--human", str(human), "--run", str(run), "--json", "--bootstrap", "200"])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     for key in ("n_pairs", "spearman", "weighted_kappa", "mae", "judge_bias", "human_alpha", "calibrated"):

@@ -4,6 +4,7 @@ report shows at the top (the rule itself: ``tests/test_report_caveats.py``)."""
 
 from __future__ import annotations
 
+import csv
 import json
 
 from typer.testing import CliRunner
@@ -34,6 +35,18 @@ def test_demo_with_another_model_writes_the_report_and_prints_its_path(tmp_path,
     run = json.loads((out / "logs" / "run.json").read_text())
     assert run["constrain_ask"] is False  # the grammar is the embedded model's only
     assert "prefdisco demo --model" in PLUMBING_NOTE
+    # issue 49: K is an integer in every table the run writes (it was "2.0" beside the empty K of the other modes)
+    for name in ("results.csv", "attributes.csv"):
+        with (out / "logs" / name).open(newline="") as fh:
+            ks = {r["mode"]: r["fixed_k"] for r in csv.DictReader(fh)}
+        assert ks == {"baseline": "", "discovery": "", "oracle": "", "fixed_k": "2"}, (name, ks)
+    lines = [json.loads(line) for line in (out / "logs" / "transcripts.jsonl").read_text().splitlines()]
+    assert {(t["mode"], repr(t["fixed_k"])) for t in lines} == {
+        ("baseline", "None"),
+        ("discovery", "None"),
+        ("oracle", "None"),
+        ("fixed_k", "2"),
+    }
 
 
 def test_the_demo_console_says_what_its_report_says(tmp_path, monkeypatch) -> None:
@@ -53,6 +66,9 @@ def test_the_demo_console_says_what_its_report_says(tmp_path, monkeypatch) -> No
     assert summary["caveats"] == report["caveats"]
     assert report["caveats"][0].startswith("Discovery asked no question: the model answered at once")
     console = " ".join(result.output.split())
+    # issue 49: the caveats come before the numbers they qualify (the table, NormAlign), as at the report's top
+    first_number = min(console.index("PrefDisco demo —"), console.index("NormAlign:"))
+    assert all(console.index(line) < first_number for line in report["caveats"]), console
     html = (out / "report" / "report.html").read_text()
     md = (out / "report" / "report.md").read_text()
     top = html[: html.index("<h2")]

@@ -210,7 +210,7 @@ def test_simulator_table_and_summary_by_hand(table):
 
 
 def test_the_report_carries_the_keys_the_table_and_the_figure(table):
-    report = build_report(load_results(table), n_boot=10, n_examples=0)
+    report = build_report(load_results(table), n_boot=200, n_examples=0)
     assert report.summary["elicitation"]["m1"]["t"]["fixed_k=2"] == {
         "elicited_weight": 0.3,
         "question_hit_rate": 0.5,
@@ -228,7 +228,7 @@ def test_a_run_without_the_columns_has_empty_keys(tmp_path):
     path = tmp_path / "results.csv"
     header = HEADER.rsplit(",elicited_weight", 1)[0]
     path.write_text("\n".join([header, *(r.rsplit(",", 3)[0] for r in ROWS)]) + "\n")
-    report = build_report(load_results(path), n_boot=10, n_examples=0, figures=False)
+    report = build_report(load_results(path), n_boot=200, n_examples=0, figures=False)
     assert report.simulator is None
     assert report.summary["elicitation"] == {} and report.summary["simulator_errors"] == {}
 

@@ -161,7 +161,7 @@ def test_a_benchmark_folder_of_the_demos_scenario_resumes_its_run_without_a_call
     )
 
     report = tmp_path / "report"
-    result = CliRunner().invoke(_app(), ["report", str(demo / "logs"), "--out", str(report), "--bootstrap", "50"])
+    result = CliRunner().invoke(_app(), ["report", str(demo / "logs"), "--out", str(report), "--bootstrap", "200"])
     assert result.exit_code == 0, result.output
     summary = json.loads((report / "summary.json").read_text())
     assert set(summary["mean_questions"]) == {"prefdisco/smollm2"}

@@ -219,7 +219,7 @@ def test_two_trials_are_averaged_before_every_statistic(tmp_path):
     run.mkdir()
     write_csv(run / "results.csv", EPOCH_HEADER, TWO_TRIALS)
     write_csv(run / "attributes.csv", ATTR_HEADER, TWO_TRIAL_ATTRIBUTES)
-    report, _ = make_report(run, tmp_path / "out", seed=1, n_boot=50, n_examples=0, figures=False)
+    report, _ = make_report(run, tmp_path / "out", seed=1, n_boot=200, n_examples=0, figures=False)
     s = report.summary
 
     # per scenario (b, d, o): s1 (2.5, 3.5, 4.5) from both trials; s2 (2, 3, 3.5): the failed and the unscored
@@ -324,8 +324,8 @@ def test_cli_epochs_give_one_trials_report_and_resume_without_calls(app, tmp_pat
     assert json.loads((tmp_path / "two" / "run.json").read_text())["epochs"] == 2
     results = pd.read_csv(tmp_path / "two" / "results.csv")
     assert sorted(set(results["epoch"])) == [1, 2] and len(results) == 2 * 3 * 3
-    a, _ = make_report(tmp_path / "one", tmp_path / "ra", seed=0, n_boot=100, n_examples=0, figures=False)
-    b, _ = make_report(tmp_path / "two", tmp_path / "rb", seed=0, n_boot=100, n_examples=0, figures=False)
+    a, _ = make_report(tmp_path / "one", tmp_path / "ra", seed=0, n_boot=200, n_examples=0, figures=False)
+    b, _ = make_report(tmp_path / "two", tmp_path / "rb", seed=0, n_boot=200, n_examples=0, figures=False)
     # the judge-reliability statistics count units per trial (analysis/judges.py), so their n doubles too; the run
     # time is each run's own clock (the samples of two trials are twice as many)
     drop = ("source", "protocols", "trials", "judge_agreement", "judge_noise", "length_bias", "variance", "validity")

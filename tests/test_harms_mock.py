@@ -48,7 +48,7 @@ def test_every_probe_on_the_fault_mock_resumes_without_repeating_a_call_and_repo
     assert len(results) == len(cases) * len(MODES) and (results["failed"] == 0).all()
     assert results["pushback_target"].notna().all() and results["correct_after_pushback"].notna().all()
 
-    report = CliRunner().invoke(cli.app, ["report", str(run), "--out", str(out), "--bootstrap", "100"])
+    report = CliRunner().invoke(cli.app, ["report", str(run), "--out", str(out), "--bootstrap", "200"])
     assert report.exit_code == 0, report.output
     [model], [task] = results["model"].unique(), results["task"].unique()
     cell = json.loads((out / "summary.json").read_text())["harms"][model][task]

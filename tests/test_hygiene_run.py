@@ -133,7 +133,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory):
     try:
         for name, user, retry in (("faulty", "faulty", 0), ("retried", "faulty", 1), ("clean", "clean", 0)):
             run = planted_run(base / name, user, retry)
-            make_report(run, base / f"report-{name}", n_boot=50, figures=False)
+            make_report(run, base / f"report-{name}", n_boot=200, figures=False)
             out[name] = {
                 "results": pd.read_csv(run / "results.csv").set_index(["scenario_id", "mode"]),
                 "transcripts": [json.loads(line) for line in (run / "transcripts.jsonl").read_text().splitlines()],

@@ -402,6 +402,38 @@ def test_agreement_noise_and_length_bias_by_hand(tmp_path):
     assert summary["length_bias"]["B"]["baseline"]["n"] == 5
 
 
+def test_the_validity_line_gives_the_length_probes_own_reason(tmp_path):
+    """Issue 49: the Validity table said length bias "needs transcripts" of a run whose transcripts were there and
+    whose probe had too few responses for a ρ (two here). The line now gives the reason the probe
+    computed: too few responses, no transcripts, or no variation."""
+
+    def reading(n: int, transcripts: bool, lengths=(10, 30, 20), scores=(1, 2, 3)):
+        folder = tmp_path / f"run-{n}-{transcripts}-{lengths[0]}-{scores[0]}"
+        folder.mkdir()
+        sids = [f"s{i}" for i in range(1, n + 1)]
+        results = [["m-a", "openai", "t1", s, "baseline", "", 2, 1, 0, 0, 1, 1, 0] for s in sids]
+        write_csv(folder / "results.csv", HEADER, results)
+        rows = [["m-a", "t1", s, "baseline", "", "clarity", 1.0, v, "A", 1] for s, v in zip(sids, scores, strict=False)]
+        write_csv(folder / "attributes.csv", [*ATTR_HEADER, "judge", "repeat"], rows)
+        if transcripts:
+            with (folder / "transcripts.jsonl").open("w") as fh:
+                for sid, length in zip(sids, lengths, strict=False):
+                    key = {"model": "m-a", "task": "t1", "scenario_id": sid, "mode": "baseline", "fixed_k": None}
+                    fh.write(json.dumps({**key, "epoch": 1, "final_response": "y" * length}) + "\n")
+        report = build_report(load_results(folder / "results.csv"), n_boot=0, figures=False)
+        return next(r for r in report.validity.readings if r.instrument.startswith("Length bias"))
+
+    few = reading(2, transcripts=True)  # transcripts beside the results, two responses: too few for a rank correlation
+    assert "transcripts" not in few.finding + few.reading
+    assert few.finding == "not measured: at most 2 scored response(s) with a length per judge and condition"
+    assert few.reading.startswith("Spearman's ρ needs at least 3 responses in a condition")
+    none = reading(3, transcripts=False)
+    assert none.finding == "not measured: no transcripts" and "needs transcripts" in none.reading
+    flat = reading(3, transcripts=True, lengths=(20, 20, 20))
+    assert flat.finding == "not measured: no variation in scores or in response lengths"
+    assert reading(3, transcripts=True).finding == "|ρ| at most 0.50"  # ranks 1 2 3 against 1 3 2: 1 - 6·2/24
+
+
 def test_a_failed_rows_judgements_are_left_out_of_the_reliability_statistics(tmp_path):
     folder = make_run(tmp_path / "run", panel_rows(), [*ATTR_HEADER, "judge", "repeat"])
     write_csv(folder / "results.csv", HEADER, results_rows(failed=("s2", "oracle")))

@@ -204,7 +204,7 @@ def test_the_same_seed_gives_the_same_leaderboard(runs, tmp_path):
     cli_app, base, _port = runs
     args = [str(base / n) for n in ("good", "fair", "poor")]
     for name in ("one", "two"):
-        out = invoke(cli_app, "leaderboard", *args, "--out", str(tmp_path / name), "--bootstrap", "50")
+        out = invoke(cli_app, "leaderboard", *args, "--out", str(tmp_path / name), "--bootstrap", "200")
         assert out.exit_code == 0, out.output
     for f in ("leaderboard.csv", "pairwise.csv"):
         assert (tmp_path / "one" / f).read_bytes() == (tmp_path / "two" / f).read_bytes()
@@ -213,14 +213,14 @@ def test_the_same_seed_gives_the_same_leaderboard(runs, tmp_path):
 def test_mixed_protocols_are_refused_naming_the_difference_unless_allowed(runs, tmp_path):
     cli_app, base, port = runs
     args = [str(base / n) for n in ("good", "fair", "poor", "late")]
-    refused = invoke(cli_app, "leaderboard", *args, "--out", str(tmp_path / "mixed"), "--bootstrap", "50")
+    refused = invoke(cli_app, "leaderboard", *args, "--out", str(tmp_path / "mixed"), "--bootstrap", "200")
     assert refused.exit_code == 2
     assert len(refused.output.strip().splitlines()) == 1
     assert "ran different protocols (user_temperature 0.7 vs 1.0)" in refused.output
     assert not (tmp_path / "mixed").exists()
 
     mixed = invoke(
-        cli_app, "leaderboard", *args, "--out", str(tmp_path / "mixed"), "--bootstrap", "50", "--allow-mixed"
+        cli_app, "leaderboard", *args, "--out", str(tmp_path / "mixed"), "--bootstrap", "200", "--allow-mixed"
     )
     assert mixed.exit_code == 0, mixed.output
     html = (tmp_path / "mixed" / "leaderboard.html").read_text()
@@ -234,12 +234,14 @@ def test_an_out_holding_a_leaderboard_is_refused_without_overwrite(runs, tmp_pat
     cli_app, base, _port = runs
     out = tmp_path / "board"
     args = [str(base / n) for n in ("good", "fair")]
-    assert invoke(cli_app, "leaderboard", *args, "--out", str(out), "--bootstrap", "20").exit_code == 0
+    assert invoke(cli_app, "leaderboard", *args, "--out", str(out), "--bootstrap", "200").exit_code == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    again = invoke(cli_app, "leaderboard", str(base / "good"), "--out", str(out), "--bootstrap", "20")
+    again = invoke(cli_app, "leaderboard", str(base / "good"), "--out", str(out), "--bootstrap", "200")
     assert again.exit_code == 2 and "give --overwrite to replace it" in again.output
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    replaced = invoke(cli_app, "leaderboard", str(base / "good"), "--out", str(out), "--overwrite", "--bootstrap", "20")
+    replaced = invoke(
+        cli_app, "leaderboard", str(base / "good"), "--out", str(out), "--overwrite", "--bootstrap", "200"
+    )
     assert replaced.exit_code == 0, replaced.output
     assert "Pairwise differences" in (out / "leaderboard.html").read_text()
     assert len(pd.read_csv(out / "pairwise.csv")) == 0  # one model: no pair
@@ -329,6 +331,66 @@ def test_the_overall_interval_resamples_each_task_within_itself_as_the_pairwise_
     assert unstratified[:2] != (lo, hi)
 
 
+def test_the_rankings_axis_labels_never_overlap_whatever_the_range():
+    """Issue 49: a NormAlign interval down to -4000 put the lines of 0 and 100 eleven pixels apart and their labels,
+    centred under them, overlapped ("0100"). Each label's box is measured with matplotlib's renderer at the page's
+    11 px (DejaVu Sans, wider than the browsers' default fonts), over intervals from -110 down to -100000, the
+    gap between the two lines from 214 px down to half a pixel."""
+    import re
+
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    from prefdisco.analysis.leaderboard_page import _svg
+
+    renderer = RendererAgg(1000, 200, 72)  # at 72 dpi a point is a pixel
+    font = FontProperties(family="DejaVu Sans", size=11)
+    for low in [*range(-110, -6000, -37), -100000]:  # the lines' gap from 214 px down to 0.5 px
+        rows = [
+            {"rank": 1, "group": 1, "model": "a", "normalign": 40.0, "normalign_low": 0.0, "normalign_high": 90.0},
+            {"rank": 2, "group": 1, "model": "b", "normalign": -40.0, "normalign_low": low, "normalign_high": 100.0},
+        ]
+        svg = _svg(rows)
+        width = float(re.search(r'<svg [^>]*width="([\d.]+)"', svg).group(1))
+        height = float(re.search(r'<svg [^>]*height="([\d.]+)"', svg).group(1))
+        boxes = []
+        for x, y, anchor, text in re.findall(r'<text x="([\d.]+)" y="([\d.]+)"[^>]*text-anchor="(\w+)">([^<]*)<', svg):
+            if float(y) != height - 8:  # the axis row, under the rankings
+                continue
+            w = renderer.get_text_width_height_descent(text, font, ismath=False)[0]
+            start = {"start": float(x), "middle": float(x) - w / 2, "end": float(x) - w}[anchor]
+            boxes.append((start, start + w, text))
+        assert [t for _, _, t in boxes] == ["0", "100"], svg
+        (a0, a1, _), (b0, b1, _) = boxes
+        assert a1 + 1 <= b0, (low, boxes)  # a pixel apart at least
+        assert a0 >= 0 and b1 <= width, (low, boxes, width)
+
+
+def test_a_one_task_leaderboard_gives_its_overall_and_task_rows_the_same_intervals(tmp_path):
+    """Issue 49: with one task the overall ranking holds the task's scenarios and nothing else, yet its intervals
+    came from streams named ``overall``: two different intervals (and p-values) for the same data on one page.
+    Every stream is now named by the one task its scenarios hold (``normalign.stream_task``)."""
+    from prefdisco.analysis.leaderboard import build_leaderboard
+    from prefdisco.results.table import load_results
+    from test_report import HEADER, r, write_csv
+
+    rows = []
+    for i, (da, db) in enumerate([(4.0, 2.0), (3.5, 3.0), (5.0, 1.5), (2.5, 2.0), (4.5, 3.5)], start=1):
+        for model, d in (("m-a", da), ("m-b", db)):
+            rows += [r(model, "t1", f"s{i}", "baseline", 1.5, 1), r(model, "t1", f"s{i}", "discovery", d, 1)]
+            rows.append(r(model, "t1", f"s{i}", "oracle", 4.0 + i / 10, 1))
+    data = load_results(write_csv(tmp_path / "results.csv", HEADER, rows))
+    board = build_leaderboard(data, seed=3, n_boot=400)
+    table = board.table.set_index(["task", "model"])
+    columns = ["normalign", "normalign_low", "normalign_high", "oracle_pref_align_low", "oracle_pref_align_high"]
+    for model in ("m-a", "m-b"):
+        overall, task = table.loc[("overall", model), columns], table.loc[("t1", model), columns]
+        assert overall["normalign_low"] is not None and overall["oracle_pref_align_low"] is not None
+        assert overall.to_dict() == task.to_dict(), model
+    pairs = board.pairwise.set_index("task")[["low", "high", "p", "p_holm"]]
+    assert pairs.loc["overall"].to_dict() == pairs.loc["t1"].to_dict() and pairs.loc["t1", "low"] is not None
+
+
 def test_the_leaderboard_says_the_reports_caveats_at_its_top_and_on_its_console(tmp_path):
     """Issue 35, class 5: the leaderboard ranked the embedded model first with NormAlign 100.0 and no word that its
     numbers prove only the plumbing. Now its page's top and its console carry every caveat the report of the same
@@ -356,6 +418,8 @@ def test_the_leaderboard_says_the_reports_caveats_at_its_top_and_on_its_console(
     console = " ".join(made.output.split())
     for line in report.caveats:
         assert f"<li>{line}</li>" in top and " ".join(line.split()) in console, line
+        # issue 49: before the numbers they qualify (the ranking's lines)
+        assert console.index(" ".join(line.split())) < console.index(": NormAlign "), console
 
 
 def test_usd_per_scenario_sums_each_conditions_mean_and_says_nothing_without_a_price(tmp_path):

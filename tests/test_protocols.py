@@ -29,7 +29,12 @@ from prefdisco.results.merge import load_runs
 
 
 def shipped_config(shipped) -> RunConfig:
-    """The run a researcher makes for ``shipped``: its preset, and its other settings as flags."""
+    """The run a researcher makes for ``shipped``: its preset, and its other settings as flags (the demo's: what
+    ``prefdisco demo`` runs)."""
+    if shipped.id.startswith("demo-"):
+        from prefdisco.demo import demo_plan
+
+        return demo_plan()[1]
     preset = shipped.settings["preset"]
     fixed = preset_named(preset).settings
     given = {k: v for k, v in shipped.settings.items() if k != "preset" and k not in fixed}
@@ -44,6 +49,20 @@ def test_a_shipped_protocols_prompts_are_pinned(shipped):
     assert templates_hash(protocol_templates(config)) == shipped.prompts
     assert protocol_settings(config) == shipped.settings  # every setting it fixes is what that run has
     assert protocol_id(config) == shipped.id
+
+
+def test_the_packaged_demo_runs_a_shipped_protocol_of_its_own():
+    """Issue 49: the packaged demo's run was filed under ``custom-fd30580c``, a hash a reader cannot look up. Its
+    settings are the demo's own (its user's replies cut at 60 tokens, the one-call structured judge, a grammar on the
+    assistant's turns: its numbers compare with no default run), so it has a documented id of its own; the demo
+    on another model runs the defaults, and the same flags on ``prefdisco eval`` give the same id."""
+    from prefdisco.demo import demo_plan
+
+    assert protocol_id(demo_plan()[1]) == "demo-v1.0"
+    assert protocol_id(demo_plan(model="openai/gpt-4.1")[1]) == "default-v1.0"
+    flags = RunConfig(user_max_tokens=60, judge="structured", constrain_ask=True, quality=False)
+    assert protocol_id(flags) == "demo-v1.0"
+    assert protocol_id(RunConfig(user_max_tokens=60, judge="structured", constrain_ask=True)).startswith("custom-")
 
 
 def test_the_default_protocol_is_runconfigs_defaults():
@@ -131,7 +150,7 @@ def test_the_id_is_in_run_json_every_row_and_protocol_json(runs):
 
 def test_a_report_merges_runs_of_one_protocol(runs, tmp_path):
     cli_app, base = runs
-    flags = ["--out", str(tmp_path / "ab"), "--bootstrap", "20", "--no-figures"]
+    flags = ["--out", str(tmp_path / "ab"), "--bootstrap", "200", "--no-figures"]
     out = invoke(cli_app, "report", str(base["a"]), str(base["b"]), *flags)
     assert out.exit_code == 0, out.output
     summary = json.loads((tmp_path / "ab" / "summary.json").read_text())

@@ -65,6 +65,13 @@ def test_the_offline_readme_commands_run_as_written_from_an_empty_folder(readme_
     assert "PrefDisco demo" in text and "NormAlign" in text
     assert "proves the plumbing, not quality" in text and "prefdisco demo --model" in text
     assert (out / "report" / "report.html").is_file() and "report: prefdisco-demo-1/report/report.html" in text
+    # issue 49: the caveats before the numbers they qualify; the demo's own shipped protocol, not a custom-… id
+    assert text.index("proves the plumbing, not quality") < text.index("PrefDisco demo —") < text.index("NormAlign:")
+    assert json.loads((out / "logs" / "run.json").read_text())["protocol_id"] == "demo-v1.0"
+    # a one-scenario report: its dialogue first, no figure that cannot show anything
+    html = (out / "report" / "report.html").read_text()
+    assert html.index('<h2 id="dialogue">') < html.index('<h2 id="normalign">')
+    assert "No figure: one (model, task) cell" in html and not (out / "report" / "fig_normalign.png").exists()
 
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary["modes"]) == {"baseline", "discovery", "oracle", "fixed_k=2"}

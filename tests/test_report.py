@@ -356,9 +356,10 @@ def test_same_seed_same_numbers_other_seed_other_interval(run_dir, tmp_path, bui
         assert (tmp_path / "again" / name).read_bytes() == (built.out / name).read_bytes(), name
     assert not list((tmp_path / "again").glob("*.png")) and len(list(built.out.glob("*.png"))) >= 5
     html = (tmp_path / "again" / "report.html").read_text()
-    assert "<img" not in html and html.count("Figure left out (<code>--no-figures</code>)") == 5
+    assert "<img" not in html and html.count("Figure left out (<code>--no-figures</code>)") == 4
+    assert html.count("No figure: a box of quartiles needs 5 scenarios") == 1  # it cannot show anything (issue 49)
     markdown = (tmp_path / "again" / "report.md").read_text()
-    assert "](fig_" not in markdown and markdown.count("_Figure left out (`--no-figures`)._") == 5
+    assert "](fig_" not in markdown and markdown.count("_Figure left out (`--no-figures`)._") == 4
     make_report(run_dir / "results.csv", tmp_path / "other", seed=8, n_boot=500, n_examples=0, figures=False)
     other = json.loads((tmp_path / "other" / "summary.json").read_text())
     assert other["normalign_ci"]["m-a"]["t1"] != built.summary["normalign_ci"]["m-a"]["t1"]
@@ -416,13 +417,15 @@ def test_html_is_self_contained_and_holds_every_figure(built):
     pngs = sorted(built.out.glob("*.png"))
     assert {p.name for p in pngs} == {
         "fig_normalign.png",
-        "fig_normalign_scenarios.png",
         "fig_accuracy.png",
         "fig_questions.png",
         "fig_fixed_k.png",
         "fig_attributes.png",
         "fig_harms_breakage.png",  # every report's Harms section
     }
+    # m-a has 3 per-scenario NormAligns, m-b 2: too few for boxes of quartiles, said in the figure's place (issue 49)
+    box = "No figure: a box of quartiles needs 5 scenarios with a per-scenario NormAlign and no model has more than 3"
+    assert box in html
     embedded = [base64.b64decode(src.removeprefix("data:image/png;base64,")) for src in parser.srcs]
     assert all(src.startswith("data:image/png;base64,") for src in parser.srcs)
     assert sorted(embedded) == sorted(p.read_bytes() for p in pngs)

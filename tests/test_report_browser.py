@@ -102,10 +102,10 @@ def test_a_sessions_report_shows_its_transfer_section_and_cuts_no_label(tmp_path
     prefdisco_cli._register()
     run = transfer_runs(SMART, epochs=2)  # the run tests/test_transfer.py reads
     out = tmp_path / "report"
-    cli = CliRunner().invoke(_app(), ["report", str(run), "--out", str(out), "--bootstrap", "100"])
+    cli = CliRunner().invoke(_app(), ["report", str(run), "--out", str(out), "--bootstrap", "200"])
     assert cli.exit_code == 0, cli.output
 
-    report = build_report(load_results(run), n_boot=100, n_examples=0)
+    report = build_report(load_results(run), n_boot=200, n_examples=0)
     assert report.transfer is not None
     for chart in report.transfer.charts():  # every text of the Transfer figures lies inside its figure, uncut
         canvas = FigureCanvasAgg(chart.figure)
@@ -165,10 +165,10 @@ def test_the_harms_section_renders_and_cuts_no_label(tmp_path: Path, harms_runs)
     prefdisco_cli._register()
     run = harms_runs(HARMFUL)  # the run tests/test_harms.py reads
     out = tmp_path / "report"
-    cli = CliRunner().invoke(_app(), ["report", str(run), "--out", str(out), "--bootstrap", "100"])
+    cli = CliRunner().invoke(_app(), ["report", str(run), "--out", str(out), "--bootstrap", "200"])
     assert cli.exit_code == 0, cli.output
 
-    report = build_report(load_results(run), n_boot=100, n_examples=0)
+    report = build_report(load_results(run), n_boot=200, n_examples=0)
     assert report.harms is not None
     charts = report.harms.charts()
     assert [c.name for c in charts] == ["fig_harms_breakage.png", "fig_harms_flip.png"]

@@ -61,7 +61,7 @@ def top_of_markdown(md: str) -> str:
 def test_the_caveats_stand_at_the_top_of_the_report_and_on_its_console(tmp_path):
     results = embedded_run(tmp_path / "run")
     out = tmp_path / "report"
-    cli = CliRunner().invoke(_app(), ["report", str(results), "--out", str(out), "--bootstrap", "50", "--no-figures"])
+    cli = CliRunner().invoke(_app(), ["report", str(results), "--out", str(out), "--bootstrap", "200", "--no-figures"])
     assert cli.exit_code == 0, cli.output
     gap = "NormAlign divides by oracle - baseline PrefAlign, here +0.04: over so small a gap it swings by hundreds "
     gap += "of points and means nothing."
@@ -71,6 +71,8 @@ def test_the_caveats_stand_at_the_top_of_the_report_and_on_its_console(tmp_path)
     assert summary["caveats"] == expected
     console = " ".join(cli.output.split())
     assert all(line in console for line in expected)
+    # issue 49: before the numbers they qualify (the NormAlign table), as at the report's top
+    assert all(console.index(line) < console.index("NormAlign (%)") for line in expected), console
     html = (out / "report.html").read_text()
     top = html[html.index("<h1>") : html.index("<h2")]  # before the first section
     assert all(f"<li>{line}</li>" in top for line in expected)
@@ -79,12 +81,25 @@ def test_the_caveats_stand_at_the_top_of_the_report_and_on_its_console(tmp_path)
     assert all(f"> - {line}" in md for line in expected)
 
 
+def test_the_demos_normalign_line_carries_its_qualifier(tmp_path):
+    """Issue 49: the demo's console printed "NormAlign: -400.0" alone, its caveat lines after it. The line itself now
+    says when its denominator (oracle − baseline, here +0.04) is too small for the number to mean anything."""
+    from prefdisco.demo import norm_align_line, summarize
+
+    summary = summarize(load_results(embedded_run(tmp_path / "run")).results, {})
+    assert summary["norm_align"] == pytest.approx(125.0) and summary["norm_align_gap"] == pytest.approx(0.04)
+    line = norm_align_line(summary)
+    assert line.startswith("NormAlign: 125.0") and "means nothing" in line and "+0.04" in line
+    wide = summarize(load_results(write_csv(tmp_path / "wide.csv", HEADER, triple("m", "t", "s", 1, 3, 5))).results, {})
+    assert norm_align_line(wide) == "NormAlign: 50.0"  # a gap of 4: the number alone
+
+
 def test_a_caveat_that_holds_in_some_cells_names_them(tmp_path):
     # m-a/t1: asks nothing; means b (2.0 + 3.0)/2 = 2.5, o (2.1 + 3.1)/2 = 2.6: gap +0.10.
     # m-b/t1: one question, gap 4 − 2 = 2: neither caveat.
     rows = triple("m-a", "t1", "s1", 2.0, 2.05, 2.1) + triple("m-a", "t1", "s2", 3.0, 3.0, 3.1)
     rows += triple("m-b", "t1", "s1", 2.0, 3.0, 4.0, nq=1)
-    report = build_report(load_results(write_csv(tmp_path / "results.csv", HEADER, rows)), n_boot=20, figures=False)
+    report = build_report(load_results(write_csv(tmp_path / "results.csv", HEADER, rows)), n_boot=200, figures=False)
     assert report.caveats == [
         SILENT.replace("Discovery asked no question:", "Discovery asked no question in m-a/t1:"),
         "NormAlign divides by oracle - baseline PrefAlign, here +0.10 (m-a/t1): over so small a gap it swings by "
@@ -92,7 +107,7 @@ def test_a_caveat_that_holds_in_some_cells_names_them(tmp_path):
     ]
     # a NormAlign left undefined (oracle = baseline) is explained by its reason, not by a caveat
     flat = triple("m-a", "t1", "s1", 2.0, 2.5, 2.0, nq=1)
-    flat_report = build_report(load_results(write_csv(tmp_path / "flat.csv", HEADER, flat)), n_boot=20, figures=False)
+    flat_report = build_report(load_results(write_csv(tmp_path / "flat.csv", HEADER, flat)), n_boot=200, figures=False)
     assert flat_report.caveats == []
 
 
@@ -143,31 +158,31 @@ def test_too_few_scenarios_is_said_never_an_interval_of_nothing(tmp_path):
 def test_an_empty_figure_panel_says_why_in_the_panel_and_the_caption(tmp_path):
     # baseline and oracle only, correctness never judged: no discovery point, no per-scenario NormAlign, no accuracy
     rows = [row("m-a", "t1", "s1", "baseline", 2.0, ""), row("m-a", "t1", "s1", "oracle", 3.0, "")]
-    data = load_results(write_csv(tmp_path / "results.csv", HEADER, rows))
-    report, _ = make_report(tmp_path / "results.csv", tmp_path / "out", n_boot=20)
+    report, _ = make_report(write_csv(tmp_path / "results.csv", HEADER, rows), tmp_path / "out", n_boot=200)
     empty = {f.name: f.empty for f in report.figures}
-    assert empty["fig_normalign_scenarios.png"] == [
-        "no scenario is scored in all three of baseline, discovery and oracle"
-    ]
     assert (
         empty["fig_accuracy.png"]
         == ["no row of baseline, discovery or oracle has its correctness judged (correct is empty)"] * 2
     )
-    assert empty["fig_questions.png"] == [
-        "no scored discovery row records its number of questions",
-        "no (model, task) cell has a discovery row that records its number of questions",
-    ]
-    assert empty["fig_normalign.png"] == []
-    # the panel itself says it (its text, wrapped) ...
-    drawn = {c.name: c.figure for c in charts(report, data.results, 0)}
-    panel_texts = [" ".join(t.get_text().split()) for ax in drawn["fig_questions.png"].axes for t in ax.texts]
-    assert panel_texts == empty["fig_questions.png"]
-    # ... and so do the captions of both reports
+    # a figure none of whose panels could show anything is left out, its place saying why (issue 49)
+    assert report.figures_omitted["fig_normalign_scenarios"] == (
+        "no scenario is scored in all three of baseline, discovery and oracle"
+    )
+    assert {"fig_normalign", "fig_questions"} <= set(report.figures_omitted) and "fig_questions.png" not in empty
+    # three discovery points asking 0, 1, 2 questions and no oracle: the left panel draws, the right one says why
+    asked = [row("m-a", "t1", f"d{i}", "discovery", 2.0 + i, nq=i) for i in range(3)] + rows
+    data = load_results(write_csv(tmp_path / "asked.csv", HEADER, asked))
+    drawn = {c.name: c for c in charts(build_report(data, n_boot=0, figures=False), data.results, 0)}
+    why = "no (model, task) cell with discovery questions has a NormAlign (Table 1 says why)"
+    assert drawn["fig_questions.png"].file().empty == [why]
+    panel_texts = [" ".join(t.get_text().split()) for ax in drawn["fig_questions.png"].figure.axes for t in ax.texts]
+    assert panel_texts == [why]  # the panel itself says it (its text, wrapped) ...
+    # ... and so do the captions of both reports, where the figures left out say why in their place
     html = (tmp_path / "out" / "report.html").read_text()
     md = (tmp_path / "out" / "report.md").read_text()
     for text in (html, md):
-        assert "Empty panel: no scored discovery row records its number of questions." in text
-        assert "Empty panel: no scenario is scored in all three of baseline, discovery and oracle." in text
+        assert "Empty panel: no row of baseline, discovery or oracle has its correctness judged" in text
+        assert "No figure: no scenario is scored in all three of baseline, discovery and oracle." in text
 
 
 def drawn_texts(fig) -> list[Text]:  # type: ignore[no-untyped-def]
@@ -196,9 +211,10 @@ def test_no_figure_label_is_cut_and_every_text_lies_inside_its_figure(tmp_path):
     rows: list[list] = []
     attributes = []
     for model in LONG:
-        for i, sid in enumerate(("s1", "s2", "s3", "s4")):
+        for i, sid in enumerate(("s1", "s2", "s3", "s4", "s5")):  # five: a box of quartiles each (charts.MIN_BOX)
             rows += triple(model, LONG_TASK, sid, 2.0 + 0.1 * i, 2.5 + 0.2 * i, 3.5, nq=i)
-            rows.append([model, "fam", LONG_TASK, sid, "fixed_k", 2, 3.0, 1, 2, 0, 100, 50, 0])
+            for k in (1, 2):  # two K: a line of alignment against K
+                rows.append([model, "fam", LONG_TASK, sid, "fixed_k", k, 3.0, 1, k, 0, 100, 50, 0])
             for mode in ("baseline", "discovery", "oracle"):
                 attributes.append([model, LONG_TASK, sid, mode, "", "Explanation of wrong answer options", 1.0, 3])
     folder = tmp_path / "run"
@@ -210,9 +226,14 @@ def test_no_figure_label_is_cut_and_every_text_lies_inside_its_figure(tmp_path):
         attributes,
     )
     data = load_results(folder)
-    report = build_report(data, n_boot=20, n_examples=0)
+    report = build_report(data, n_boot=200, n_examples=0)
     drawn = charts(report, data.results, 0)
-    assert {c.name for c in drawn} >= {"fig_normalign.png", "fig_fixed_k.png", "fig_attributes.png"}
+    assert {c.name for c in drawn} >= {
+        "fig_normalign.png",
+        "fig_normalign_scenarios.png",
+        "fig_fixed_k.png",
+        "fig_attributes.png",
+    }
     for chart in drawn:
         fig = chart.figure
         canvas = FigureCanvasAgg(fig)  # the canvas the PNG is drawn on

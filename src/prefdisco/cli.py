@@ -110,10 +110,12 @@ def demo(
 ) -> None:
     """Run baseline, discovery and oracle on the packaged demo scenarios (the embedded model, offline, by default)
     and write the HTML report."""
-    from prefdisco.demo import default_out, format_number, run_demo
+    from prefdisco.demo import default_out, format_number, norm_align_line, run_demo
 
     out = out or default_out(limit, model)
     summary = run_demo(out=out, limit=limit, display=display, model=model)
+    for line in summary["caveats"]:  # the report's own caveats, before the numbers they qualify (as its top)
+        console.print(line, soft_wrap=True, highlight=False, markup=False)
     title = f"PrefDisco demo — {counted(summary['n_scenarios'], 'scenario')}, model {summary['models']['assistant']}"
     table = Table(title=title)
     for column in ("mode", "PrefAlign (1-5)", "accuracy", "questions asked", "n", "judge invalid", "failed"):
@@ -129,12 +131,7 @@ def demo(
             str(row["failed"]),
         )
     console.print(table)
-    if summary["norm_align"] is None:
-        console.print(f"NormAlign: undefined — {summary['norm_align_reason']}")
-    else:
-        console.print(f"NormAlign: {summary['norm_align']:.1f}")
-    for line in summary["caveats"]:  # the report's own caveats (its top says the same lines)
-        console.print(line, soft_wrap=True, highlight=False, markup=False)
+    console.print(norm_align_line(summary), soft_wrap=True, highlight=False, markup=False)
     console.print(
         f"Wrote {out / 'summary.json'}; logs in {summary['log_dir']} (inspect view --log-dir {summary['log_dir']})"
     )

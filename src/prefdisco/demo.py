@@ -10,13 +10,15 @@ beside them, and ``OUT/summary.json``::
 
     {"modes": {"baseline"|"discovery"|"oracle"|"fixed_k=2":
                {"pref_align_mean", "accuracy", "mean_questions", "n", ...}},
-     "norm_align": number | null, "norm_align_reason": str, "models": {"assistant", "user", "grader"},
-     "note": str | null, "caveats": [str], ...}
+     "norm_align": number | null, "norm_align_reason": str, "norm_align_gap": number | null,
+     "models": {"assistant", "user", "grader"}, "note": str | null, "caveats": [str], ...}
 
 The per-mode means are over each mode's scored rows; NormAlign is the report's (``analysis/normalign.py``):
-over the scenarios scored in all three modes, pooled over the demo's benchmarks. ``caveats`` are the report's
-(``analysis/caveats.py``: the embedded model's note, a discovery that asked nothing, NormAlign over a tiny gap),
-so the console prints what the report's top says; ``note`` is the embedded model's line alone.
+over the scenarios scored in all three modes, pooled over the demo's benchmarks; ``norm_align_gap`` is its
+denominator, the oracle − baseline mean PrefAlign. ``caveats`` are the report's (``analysis/caveats.py``: the
+embedded model's note, a discovery that asked nothing, NormAlign over a tiny gap), so the console prints what the
+report's top says, and prints them first, before the numbers they qualify; the NormAlign line itself says when its
+gap is too small for it to mean anything (``norm_align_line``). ``note`` is the embedded model's line alone.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any
 
 import pandas as pd
 
-from prefdisco.analysis.caveats import plumbing_note
+from prefdisco.analysis.caveats import TINY_GAP, plumbing_note
 from prefdisco.analysis.normalign import intersection_norm_align, scenario_table
 from prefdisco.analysis.report import make_report
 from prefdisco.analysis.summary import summary_json
@@ -110,8 +112,20 @@ def summarize(results: pd.DataFrame, models: dict[str, str]) -> dict[str, Any]:
             "failed": int((of_condition & (results["failed"] == 1)).sum()),
             "judge_invalid": int(pd.to_numeric(rows["judge_invalid"], errors="coerce").fillna(0).sum()),
         }
-    value, reason, _ = intersection_norm_align(scenario_table(results))
-    return {"modes": modes, "norm_align": value, "norm_align_reason": reason, "models": models}
+    value, reason, means = intersection_norm_align(scenario_table(results))
+    gap = means["oracle"] - means["baseline"] if means else None
+    return {"modes": modes, "norm_align": value, "norm_align_reason": reason, "norm_align_gap": gap, "models": models}
+
+
+def norm_align_line(summary: dict[str, Any]) -> str:
+    """The console's NormAlign, with what qualifies it on the same line: undefined and why, or a number over an
+    oracle − baseline gap under ``caveats.TINY_GAP`` said to mean nothing (the report's caveat, in short)."""
+    value, gap = summary["norm_align"], summary.get("norm_align_gap")
+    if value is None:
+        return f"NormAlign: undefined — {summary['norm_align_reason']}"
+    if gap is not None and abs(gap) < TINY_GAP:
+        return f"NormAlign: {value:.1f} — means nothing here: it divides by oracle − baseline PrefAlign, {gap:+.2f}"
+    return f"NormAlign: {value:.1f}"
 
 
 def check_demo_folder(out: Path, selected: list[Scenario], model: str) -> None:

@@ -15,6 +15,12 @@ the same order). A stratified bootstrap (``stratified``) draws each stratum with
   a resample whose statistic is undefined (NaN: a denominator 0, nothing eligible) is dropped, never a number.
 
 Whether a cell has an interval at all (too few scenarios, ``--bootstrap 0``) is ``normalign.interval_reason``'s.
+
+**How many resamples.** ``--bootstrap B`` is 0 (no interval) or at least ``MIN_RESAMPLES`` (``check_resamples``, the
+report's, the leaderboard's and calibrate's one refusal). The 2.5th percentile of B draws lies 0.025 · B draws into
+the tail: at B = 3 it is the smallest draw (interpolated), at B = 40 the first or second, so the interval's ends are
+single resamples' values and a rerun with another seed moves them anywhere. At 200 each tail holds 5 draws, the
+fewest a share is read from (the rule of at least 5 expected counts); the default, 1000, holds 25.
 """
 
 from __future__ import annotations
@@ -24,8 +30,24 @@ from typing import Any
 
 import numpy as np
 
+from prefdisco.errors import UserError
+
 BLOCK = 2_000_000
 """At most this many resampled values are held at once."""
+MIN_RESAMPLES = 200
+"""The fewest resamples a percentile 95 % interval is drawn from (module docstring); 0 draws none."""
+
+
+def check_resamples(n_boot: int) -> None:
+    """Refuse, in one line, a ``--bootstrap`` below 0 or between 1 and ``MIN_RESAMPLES`` − 1."""
+    if n_boot < 0:
+        raise UserError(f"--bootstrap: expected a number of resamples >= 0, got {n_boot}")
+    if 0 < n_boot < MIN_RESAMPLES:
+        raise UserError(
+            f"--bootstrap {n_boot}: too few resamples for a 95 % percentile interval (each 2.5 % tail would hold "
+            f"{0.025 * n_boot:g} of them, its end a single resample's value); give at least {MIN_RESAMPLES}, "
+            "or 0 for no interval"
+        )
 
 
 def index_blocks(rng: np.random.Generator, n: int, n_boot: int, width: int = 1) -> Iterator[np.ndarray]:

@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.bootstrap import per_resample, percentile_interval, resampled
+from prefdisco.analysis.bootstrap import check_resamples, per_resample, percentile_interval, resampled
 from prefdisco.analysis.human_ratings import ITEM_KEY, criterion_scores, join_ratings, mode_label, read_ratings
 from prefdisco.analysis.normalign import norm_align, norm_align_of
 from prefdisco.results.contract import RESULT_KEY, TRIAL_GROUP
@@ -218,6 +218,7 @@ def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
 
 def calibrate(human: Path, run: Path, *, seed: int = 0, n_boot: int = DEFAULT_BOOTSTRAP) -> Calibration:
     """The ``prefdisco calibrate`` result (see the module docstring)."""
+    check_resamples(n_boot)
     items = criterion_scores(load_results(run), str(run))
     ratings = read_ratings(human)
     pairs = join_ratings(ratings, items, str(human), str(run))

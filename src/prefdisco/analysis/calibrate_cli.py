@@ -24,7 +24,9 @@ def register(app: typer.Typer) -> None:
         run: Path = typer.Option(..., "--run", help="The eval run folder (or results table) the ratings rate."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
         seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap over the rated items."),
-        bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap resamples (0: no interval)."),
+        bootstrap: int = typer.Option(
+            1000, "--bootstrap", min=0, help="Bootstrap resamples (0: no interval; else at least 200)."
+        ),
     ) -> None:
         from prefdisco.analysis.calibrate import calibrate
 

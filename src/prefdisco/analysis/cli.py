@@ -20,7 +20,9 @@ def register(app: typer.Typer) -> None:
         ),
         out: Path = typer.Option(..., "--out", help="Folder for report.html, report.md, summary.json, PNG, CSV."),
         seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap (and of the scatter subsample)."),
-        bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Bootstrap resamples per cell (0: none)."),
+        bootstrap: int = typer.Option(
+            1000, "--bootstrap", min=0, help="Bootstrap resamples per cell (0: none; else at least 200)."
+        ),
         examples: int = typer.Option(2, "--examples", min=0, help="Qualitative examples picked per kind."),
         scenario: list[str] = typer.Option(
             [], "--scenario", help="Also show this scenario id as an example (repeatable)."
@@ -74,6 +76,16 @@ def register(app: typer.Typer) -> None:
         )
         console = Console()
         s = made.summary
+        for line in made.caveats:  # first, before the numbers they qualify (the report's top says the same lines)
+            console.print(line, highlight=False, soft_wrap=True, markup=False)
+        pending = s["trials"]["not_judged"]
+        if pending:
+            console.print(
+                f"not judged yet: {pending} of {s['trials']['total']} trial rows (--judge later) are left out of "
+                f"every PrefAlign number; judge them with: prefdisco judge RUN_DIR",
+                highlight=False,
+                soft_wrap=True,
+            )
         table = Table(title="NormAlign (%)", show_lines=False)
         table.add_column("model")
         for task in s["tasks"]:
@@ -88,16 +100,6 @@ def register(app: typer.Typer) -> None:
             f"({s['n_cells_negative']} of {s['n_cells_defined']} defined); "
             f"Pearson r: {num(s['pearson_r'], 3)}" + (f" ({s['pearson_reason']})" if s["pearson_reason"] else "")
         )
-        for line in made.caveats:  # the report's top says the same lines (analysis/caveats.py)
-            console.print(line, highlight=False, soft_wrap=True, markup=False)
-        pending = s["trials"]["not_judged"]
-        if pending:
-            console.print(
-                f"not judged yet: {pending} of {s['trials']['total']} trial rows (--judge later) are left out of "
-                f"every PrefAlign number; judge them with: prefdisco judge RUN_DIR",
-                highlight=False,
-                soft_wrap=True,
-            )
         if made.settings.get("protocol"):
             console.print(f"protocol: {made.settings['protocol']}", highlight=False, soft_wrap=True, markup=False)
         console.print(f"report: {out / 'report.html'}", highlight=False)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from prefdisco.analysis.examples import Example
+from prefdisco.analysis.examples import Example, Lead
 from prefdisco.analysis.figures import FigureFile
 from prefdisco.analysis.harms_section import Harms
 from prefdisco.analysis.judges import JudgeReliability
@@ -38,6 +38,11 @@ class Report:
     figures: list[FigureFile] = field(default_factory=list)
     figures_left_out: bool = False
     """``--no-figures``: the report has no figure (each one's place says so)."""
+    figures_omitted: dict[str, str] = field(default_factory=dict)
+    """The figures that cannot show anything with this data (their names without ``.png``), each with why
+    (``charts.left_out``); their places say it."""
+    lead: Lead | None = None
+    """A run of few scenarios: the dialogue shown near the report's top (``examples.lead_dialogue``)."""
     judges: JudgeReliability | None = None
     """Judge agreement, judge noise and the length-bias probe (``analysis/judges.py``); None without an attribute
     table."""

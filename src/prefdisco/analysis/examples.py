@@ -28,6 +28,10 @@ from prefdisco.schema import CONDITIONS
 
 KINDS = ("monotone gain", "discovery worse than baseline", "correct baseline turned incorrect")
 FALLBACK = "first scenario (none fits a kind)"
+FEW_SCENARIOS = 10
+"""A run of fewer scenarios leads its HTML and Markdown report with one dialogue (``lead_dialogue``): its intervals
+are absent (under 4 scenarios) or span much of the scale, so its numbers say little, and its dialogues are few
+enough to read."""
 
 
 @dataclass
@@ -49,6 +53,28 @@ class Example:
     scenario_id: str
     modes: list[ModeView]
     attributes: list[dict[str, object]]
+
+
+@dataclass
+class Lead:
+    """The dialogue a small run's report shows near its top: one condition of its first example."""
+
+    example: Example
+    view: ModeView
+    n_scenarios: int
+
+
+def lead_dialogue(examples: list[Example], n_scenarios: int) -> Lead | None:
+    """For a run of fewer than ``FEW_SCENARIOS`` scenarios, the first example's condition with a transcript that
+    asked the most questions (a fixed-K or discovery dialogue, where there is one); None for a larger run or when
+    no example has a transcript."""
+    if n_scenarios >= FEW_SCENARIOS:
+        return None
+    for example in examples:
+        shown = [v for v in example.modes if v.has_transcript]
+        if shown:
+            return Lead(example, max(shown, key=lambda v: v.n_questions or 0), n_scenarios)
+    return None
 
 
 def _wide(results: pd.DataFrame) -> pd.DataFrame:

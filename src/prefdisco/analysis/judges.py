@@ -53,6 +53,9 @@ _TEXT = ("model", "task", "scenario_id", "mode", "attribute", JUDGE)
 AGREEMENT_COLUMNS = ["model", "task", "n_judges", "n_units", "alpha", "reason"]
 NOISE_COLUMNS = ["judge", "n_repeats", "n_units", "alpha", "mean_sd", "reason"]
 LENGTH_COLUMNS = ["judge", "mode", "fixed_k", "n", "spearman", "p", "reason"]
+MIN_LENGTH_POINTS = 3
+"""The fewest responses (scored, with a length) of a judge and condition that give a length-bias ρ."""
+NO_LENGTHS = "no transcripts to measure response lengths"
 
 
 @dataclass(frozen=True)
@@ -198,12 +201,13 @@ def length_bias(att: pd.DataFrame, lengths: pd.DataFrame) -> pd.DataFrame:
     for (judge, mode, k), own in joined.groupby([JUDGE, "mode", "fixed_k"], sort=True):
         head = [judge, mode, None if k == NO_K else int(k)]
         if no_lengths:
-            rows.append([*head, 0, None, None, "no transcripts to measure response lengths"])
+            rows.append([*head, 0, None, None, NO_LENGTHS])
             continue
         pairs = own[["score", "length"]].dropna()
         n = len(pairs)
-        if n < 3:
-            rows.append([*head, n, None, None, f"{n} scored response(s) with a length; need at least 3"])
+        if n < MIN_LENGTH_POINTS:
+            why = f"{n} scored response(s) with a length; need at least {MIN_LENGTH_POINTS}"
+            rows.append([*head, n, None, None, why])
             continue
         if pairs["score"].nunique() < 2 or pairs["length"].nunique() < 2:
             rows.append([*head, n, None, None, "no variation in scores or in response lengths"])

@@ -12,7 +12,9 @@ questions', so the overall ranking's NormAlign is ``normalign_cells`` over the m
 resamples each task's scenarios within that task, as the ranking's pairwise tests do, with the seed of the task
 ``overall``); the oracle PrefAlign's interval is
 ``control.mean_interval`` over the same scenarios with the stream ``default_rng([seed, crc32(model), crc32(task),
-crc32("oracle_pref_align")])``. Harms and transfer are per task only (their overall row is empty), as in the report.
+crc32("oracle_pref_align")])``. Every stream of the overall ranking whose scenarios are all of one task is that task's
+(``normalign.stream_task``), so a one-task leaderboard's overall row and task row are the same numbers. Harms and
+transfer are per task only (their overall row is empty), as in the report.
 
 A ranking orders the models by NormAlign, highest first (ties by name); a model with no NormAlign in it is listed
 last with no rank and no group. Pairs, Holm and groups: ``pairwise.py``.
@@ -31,11 +33,12 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.accuracy import ALL, accuracy_table
+from prefdisco.analysis.bootstrap import check_resamples
 from prefdisco.analysis.caveats import caveats
 from prefdisco.analysis.control import mean_interval
 from prefdisco.analysis.cost import cost_table
 from prefdisco.analysis.harms_section import build_harms
-from prefdisco.analysis.normalign import interval_reason, normalign_cells, scenario_table
+from prefdisco.analysis.normalign import interval_reason, normalign_cells, scenario_table, stream_task
 from prefdisco.analysis.pairwise import ALPHA, PAIR_COLUMNS, grouping, pairwise_table
 from prefdisco.analysis.questions import question_stats
 from prefdisco.analysis.transfer_section import build_transfer
@@ -99,8 +102,9 @@ class Leaderboard:
 def _oracle_interval(sub: pd.DataFrame, model: str, task: str, seed: int, n_boot: int) -> tuple[Any, Any]:
     if interval_reason(len(sub), n_boot):
         return None, None
+    stream = stream_task(task, sub["task"].astype(str))  # one task's scenarios draw alike in every ranking
     rng = np.random.default_rng(
-        [seed, zlib.crc32(model.encode()), zlib.crc32(task.encode()), zlib.crc32(b"oracle_pref_align")]
+        [seed, zlib.crc32(model.encode()), zlib.crc32(stream.encode()), zlib.crc32(b"oracle_pref_align")]
     )
     return mean_interval(sub["oracle"].to_numpy(), rng, n_boot)
 
@@ -211,8 +215,7 @@ def build_leaderboard(
     notes: list[str] | None = None,
 ) -> Leaderboard:
     """Every number of the leaderboard of ``data`` (module docstring)."""
-    if n_boot < 0:
-        raise UserError(f"--bootstrap: expected a number of resamples >= 0, got {n_boot}")
+    check_resamples(n_boot)
     results = average_trials(data.results)
     tasks = sorted(results["task"].astype(str).unique())
     if OVERALL in tasks:

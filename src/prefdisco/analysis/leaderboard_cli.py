@@ -19,7 +19,10 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", help="Folder for leaderboard.html, leaderboard.csv, pairwise.csv."),
         seed: int = typer.Option(0, "--seed", help="Seed of every bootstrap."),
         bootstrap: int = typer.Option(
-            1000, "--bootstrap", min=0, help="Bootstrap resamples per interval and per pair (0: none, no tests)."
+            1000,
+            "--bootstrap",
+            min=0,
+            help="Bootstrap resamples per interval and per pair (0: none, no tests; else at least 200).",
         ),
         allow_mixed: bool = typer.Option(
             False,
@@ -52,7 +55,7 @@ def register(app: typer.Typer) -> None:
             reference_table=reference_table,
         )
         console = Console()
-        for line in board.notes:
+        for line in [*board.notes, *board.caveats]:  # before the numbers they qualify (the page's top says them)
             console.print(line, highlight=False, soft_wrap=True, markup=False)
         overall = board.table.loc[board.table["task"] == OVERALL]
         for r in overall.to_dict("records"):
@@ -69,8 +72,6 @@ def register(app: typer.Typer) -> None:
                     )
                 )
                 line = f"{r['rank']}. {r['model']} (group {r['group']}): NormAlign {value}"
-            console.print(line, highlight=False, soft_wrap=True, markup=False)
-        for line in board.caveats:  # the page's top says the same lines
             console.print(line, highlight=False, soft_wrap=True, markup=False)
         console.print(f"leaderboard: {out / 'leaderboard.html'}", highlight=False, soft_wrap=True)
         names = ", ".join(p.name for p in written)

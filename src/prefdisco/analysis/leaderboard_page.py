@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from prefdisco.analysis.bootstrap import check_resamples
 from prefdisco.analysis.harms import MEASURES
 from prefdisco.analysis.leaderboard import OVERALL, USD_PER_SCENARIO, Leaderboard, build_leaderboard
 from prefdisco.analysis.pairwise import ALPHA
@@ -63,7 +64,7 @@ def _svg(rows: list[dict[str, Any]]) -> str:
         for r in ranked
     ]
     left = int(min(420, 16 + 6.5 * max(len(t) for t in labels)))  # room for the longest label at 11px
-    width, right, line = left + 480, 20, 22
+    width, right, line = left + 480, TICK_ROOM, 22
     height = line * len(ranked) + 30
 
     def x(v: float) -> float:
@@ -74,8 +75,7 @@ def _svg(rows: list[dict[str, Any]]) -> str:
         f'aria-label="NormAlign with 95% intervals">',
         f'<line x1="{x(0):.1f}" y1="4" x2="{x(0):.1f}" y2="{height - 24}" stroke="#999" stroke-dasharray="3,3"/>',
         f'<line x1="{x(100):.1f}" y1="4" x2="{x(100):.1f}" y2="{height - 24}" stroke="#ccc" stroke-dasharray="3,3"/>',
-        f'<text x="{x(0):.1f}" y="{height - 8}" font-size="11" text-anchor="middle">0</text>',
-        f'<text x="{x(100):.1f}" y="{height - 8}" font-size="11" text-anchor="middle">100</text>',
+        *_ticks(x(0), x(100), height - 8),
     ]
     palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
     from html import escape
@@ -91,6 +91,24 @@ def _svg(rows: list[dict[str, Any]]) -> str:
         parts.append(f'<circle cx="{x(r["normalign"]):.1f}" cy="{y}" r="4" fill="{colour}"/>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+TICK_ROOM = 30
+"""Room right of the axis, for the "100" written to the right of its line."""
+CHAR_WIDTH = 7.5
+"""An upper bound of a digit's width at 11px in a sans-serif font (7.0 px in DejaVu Sans, 6.1 in Arial)."""
+
+
+def _ticks(zero: float, hundred: float, y: float) -> list[str]:
+    """The axis labels "0" and "100" under their lines: centred where there is room for both, else "0" to the left
+    of its line and "100" to the right of its own (a NormAlign far below 0 puts the two lines a few pixels apart,
+    where centred labels overlap)."""
+    room = hundred - zero >= (1 + 3) * CHAR_WIDTH / 2 + 4  # half of each label, and a gap
+    anchors = (("middle", zero), ("middle", hundred)) if room else (("end", zero - 3), ("start", hundred + 3))
+    return [
+        f'<text x="{at:.1f}" y="{y}" font-size="11" text-anchor="{anchor}">{text}</text>'
+        for (anchor, at), text in zip(anchors, ("0", "100"), strict=True)
+    ]
 
 
 def _header(column: str) -> str:
@@ -233,6 +251,7 @@ def make_leaderboard(
 ) -> tuple[Leaderboard, list[Path]]:
     """Load the runs (one table when their protocols agree, or with ``allow_mixed``), compute the leaderboard and
     write its three files to ``out``; nothing is written when any step fails before the writes."""
+    check_resamples(n_boot)  # before any file is read
     paths = [Path(p) for p in runs]
     if not paths:
         raise UserError("RUN: give at least one eval run folder or results table")

@@ -8,7 +8,8 @@ Per-scenario NormAlign is the same formula on one scenario's three scores; it is
 the median and the share of negatives) when that scenario's oracle and baseline scores are equal.
 
 The bootstrap resamples a cell's scenarios (in scenario-id order) with replacement, ``n_boot`` times, with the generator
-``numpy.random.default_rng([seed, crc32(model), crc32(task)])`` drawing ``integers(0, n, size=(n_boot, n))``
+``numpy.random.default_rng([seed, crc32(model), crc32(task)])`` (a pooled cell's ``task`` is its pool's name, or the
+one task its scenarios hold: ``stream_task``) drawing ``integers(0, n, size=(n_boot, n))``
 (in row blocks of that one stream), recomputes the ratio of means per resample, drops resamples whose
 denominator is 0, and takes the 2.5th and 97.5th percentiles. A cell of fewer than ``MIN_INTERVAL_SCENARIOS``
 scenarios gets no interval, and ``ci_reason`` says so ("too few scenarios (n = 2)"): with n scenarios a resample
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -110,6 +111,14 @@ def cell_seed(seed: int, model: str, task: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(model.encode()), zlib.crc32(task.encode())])
 
 
+def stream_task(name: str, tasks: Iterable[str]) -> str:
+    """The task a bootstrap stream is named by: the one task the resampled scenarios hold, else ``name`` (a pooled
+    cell's, the leaderboard's ``overall``). The same scenarios then draw the same resamples, whichever ranking
+    holds them: a one-task leaderboard's overall row and its task's row give one interval."""
+    found = set(tasks)
+    return str(next(iter(found))) if len(found) == 1 else name
+
+
 def bootstrap_interval(
     num: np.ndarray,
     den: np.ndarray,
@@ -170,7 +179,8 @@ def normalign_cells(
             den = (sub["oracle"] - sub["baseline"]).to_numpy()
             labels = sub[strata].astype(str).to_numpy() if strata is not None else None
             within = None if labels is None else [np.flatnonzero(labels == t) for t in sorted(set(labels))]
-            lo, hi, kept = bootstrap_interval(num, den, cell_seed(seed, model, task), n_boot, within)
+            stream = task if labels is None else stream_task(task, labels)
+            lo, hi, kept = bootstrap_interval(num, den, cell_seed(seed, model, stream), n_boot, within)
             why = "" if kept else "every resample has oracle = baseline (denominator 0)"
         row |= {"ci_low": lo, "ci_high": hi, "bootstrap_kept": kept, "ci_reason": why}
         out.append(row)

@@ -12,7 +12,9 @@ recomputes both models' NormAlign on the *same* draw; a resample where either de
 baseline) is 0 is dropped. The interval is the 2.5th and 97.5th percentiles of the kept differences; the two-sided
 p-value is ``2 · min(share of differences ≤ 0, share ≥ 0)``, capped at 1 and never below ``1 / kept`` (a bootstrap
 of ``kept`` resamples cannot show a smaller one). The draws come from ``numpy.random.default_rng([seed,
-crc32(first), crc32(second), crc32(ranking)])`` with the two model names in sorted order, ``integers(0, n_t,
+crc32(first), crc32(second), crc32(ranking)])`` with the two model names in sorted order (``ranking`` the task
+when the shared scenarios are all of one, ``normalign.stream_task``: the same pair of one task draws alike in the
+overall ranking and the task's), ``integers(0, n_t,
 size=(rows, n_t))`` per task in sorted task order, in row blocks. A pair of fewer than ``MIN_INTERVAL_SCENARIOS``
 shared scenarios (or ``--bootstrap 0``) is not tested: its ``p`` is empty and ``reason`` says why.
 
@@ -38,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.bootstrap import percentile_interval, ratio_of_stratified_means, stratified
-from prefdisco.analysis.normalign import ZERO, intersection_norm_align, interval_reason
+from prefdisco.analysis.normalign import ZERO, intersection_norm_align, interval_reason, stream_task
 
 ALPHA = 0.05
 """Family-wise error rate of each ranking's pairs (Holm)."""
@@ -186,7 +188,8 @@ def pairwise_table(
     for i, a in enumerate(ranking):
         for b in ranking[i + 1 :]:
             shared = shared_scenarios(by_model.get(a, empty), by_model.get(b, empty))
-            test = paired_bootstrap(shared, pair_rng(seed, a, b, ranking_name), n_boot)
+            stream = stream_task(ranking_name, shared["task"].astype(str))
+            test = paired_bootstrap(shared, pair_rng(seed, a, b, stream), n_boot)
             rows.append({"task": ranking_name, "model_a": a, "model_b": b, **test})
             ps.append(test["p"] if isinstance(test["p"], float) else None)
     adjusted = holm(ps)

@@ -208,6 +208,17 @@ def _reference(report: Report) -> dict[str, Any] | None:
     return {"about": table.reference, "file": str(table.folder / "reference.csv"), "columns": SHOWN, "rows": rows}
 
 
+def _slope_cards(report: Report) -> list[dict[str, Any]]:
+    """The headline's slope of PrefAlign on questions asked, one card per model family whose slope is defined (one
+    that is not says why in section 3's table, not as a card of "—")."""
+    families = report.questions.points.groupby("family")["model"].agg(lambda m: sorted(set(m)))
+    return [
+        {"family": r["family"], "slope": r["slope"], "models": ", ".join(families.get(r["family"], [])), "n": r["n"]}
+        for r in _records(report.questions.slopes)
+        if r["slope"] is not None
+    ]
+
+
 def context(report: Report, *, inline: bool) -> dict[str, Any]:
     figures = []
     for f in report.figures:
@@ -220,6 +231,9 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
         "settings": report.settings,
         "figures": {f["key"]: f for f in figures},
         "figures_left_out": report.figures_left_out,
+        "omitted": report.figures_omitted,
+        "lead": report.lead,
+        "slope_cards": _slope_cards(report),
         "reference": _reference(report),
         "table1": _table1(report),
         "cells": _records(report.cells),

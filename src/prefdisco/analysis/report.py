@@ -11,16 +11,17 @@ from pathlib import Path
 
 import pandas as pd
 
-from prefdisco.analysis import figures as figs
 from prefdisco.analysis.accuracy import accuracy_table
-from prefdisco.analysis.attributes import attribute_table, heatmap_matrix, heatmap_mode, worst_attributes
+from prefdisco.analysis.attributes import attribute_table, heatmap_mode, worst_attributes
+from prefdisco.analysis.bootstrap import check_resamples
 from prefdisco.analysis.calibrate import Calibration, calibrate
 from prefdisco.analysis.caveats import caveats, not_sent, position_void
+from prefdisco.analysis.charts import charts, left_out
 from prefdisco.analysis.contents import Report
 from prefdisco.analysis.control import control_table
 from prefdisco.analysis.cost import cost_of
 from prefdisco.analysis.effective_judges import PAIR_COLUMNS, effective_judges
-from prefdisco.analysis.examples import build_examples
+from prefdisco.analysis.examples import build_examples, lead_dialogue
 from prefdisco.analysis.fixed_k import fixed_k_table
 from prefdisco.analysis.further_judges import further_judge_table
 from prefdisco.analysis.further_judges import summary_part as further_judges_summary
@@ -36,9 +37,9 @@ from prefdisco.analysis.non_answers import (
 from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario_table
 from prefdisco.analysis.questions import question_stats
 from prefdisco.analysis.reference_reading import ReferenceTable, load_reference_table, reference_reading
-from prefdisco.analysis.report_folder import check_report_out, write_report
+from prefdisco.analysis.report_folder import check_apart, check_report_out, write_report
 from prefdisco.analysis.run_record import header_line, judge_settings
-from prefdisco.analysis.simulator import elicitation_figure, simulator_table
+from prefdisco.analysis.simulator import simulator_table
 from prefdisco.analysis.simulator_flags import flag_table, flags_reading, flags_summary
 from prefdisco.analysis.summary import build_summary, plain
 from prefdisco.analysis.transfer_section import build_transfer
@@ -99,8 +100,7 @@ def build_report(
     ``run_dir``: RESULTS as given, whose ``run.json`` files give the header's judge settings (``run_record.py``);
     ``protocols``: what each run's numbers were made under, ``notes``: what merging the runs needs said
     (``results/merge.py``); ``figures``: False leaves the figures out (every number and table is the same)."""
-    if n_boot < 0:
-        raise UserError(f"--bootstrap: expected a number of resamples >= 0, got {n_boot}")
+    check_resamples(n_boot)
     results = average_trials(data.results)  # every number below is over trials averaged per scenario and condition
     attributes = None if data.attributes is None else average_attribute_trials(data.attributes, data.results)
     scenarios = scenario_table(results)
@@ -236,6 +236,8 @@ def build_report(
         harms=harms,
         reference=reference,
     )
+    report.lead = lead_dialogue(examples, len(results[["task", "scenario_id"]].drop_duplicates()))
+    report.figures_omitted = left_out(report, data.results)  # figures that cannot show anything here, and why
     report.figures = [chart.file() for chart in charts(report, data.results, seed)] if figures else []
     report.figures_left_out = not figures
     report.tables = {
@@ -280,74 +282,6 @@ def build_report(
     return report
 
 
-def charts(report: Report, trial_rows: pd.DataFrame, seed: int) -> list[figs.Chart]:
-    """Every figure of ``report``, drawn (``trial_rows``: the results as run, for the elicitation figure)."""
-    q = report.questions
-    out = [
-        figs.Chart(
-            "fig_normalign.png",
-            "Table 1 as a heatmap: NormAlign per (model, task)",
-            "Grey cells are null (see Table 1 for the reason).",
-            figs.normalign_heatmap(report.cells),
-        ),
-        figs.Chart(
-            "fig_normalign_scenarios.png",
-            "Per-scenario NormAlign distribution",
-            "Scenarios whose oracle and baseline scores are equal are excluded; boxes: quartiles and median, "
-            "whiskers: 1.5 IQR.",
-            figs.normalign_distribution(report.scenarios),
-        ),
-        figs.Chart(
-            "fig_accuracy.png",
-            "Figure 4: accuracy by condition",
-            "Bars: accuracy; whiskers: 95% Wilson interval.",
-            figs.accuracy_figure(report.accuracy),
-        ),
-        figs.Chart(
-            "fig_questions.png",
-            "Figure 3: questions asked vs alignment",
-            f"Left: discovery scenarios (at most {figs.MAX_SCATTER:,} drawn), OLS line per family. "
-            "Right: mean questions vs NormAlign per (model, task).",
-            figs.questions_figure(q.points, q.slopes, q.per_cell, seed),
-        ),
-    ]
-    if not report.fixed_k.empty:
-        out.append(
-            figs.Chart(
-                "fig_fixed_k.png",
-                "Figure 5: alignment against a fixed number of questions K",
-                "Mean PrefAlign of the fixed-K rows per task and model.",
-                figs.fixed_k_figure(report.fixed_k),
-            )
-        )
-    mode = report.heatmap_mode
-    matrix = None if report.attribute_scores is None or mode is None else heatmap_matrix(report.attribute_scores, mode)
-    if matrix is not None and mode is not None and matrix.size:
-        out.append(
-            figs.Chart(
-                "fig_attributes.png",
-                "Per-attribute alignment",
-                f"Mean judge score per model and attribute in {mode} mode "
-                f"({matrix.shape[1]} most often judged attributes).",
-                figs.attributes_heatmap(matrix, mode),
-            )
-        )
-    if report.simulator is not None:
-        out.append(
-            figs.Chart(
-                "fig_elicitation.png",
-                "PrefAlign against elicited weight",
-                "One point per discovery / fixed-K dialogue with a measured elicited weight, coloured by model.",
-                elicitation_figure(trial_rows, seed),
-            )
-        )
-    if report.harms is not None:
-        out += report.harms.charts()
-    if report.transfer is not None:
-        out += report.transfer.charts()
-    return out
-
-
 def _protocol_line(protocols: list[RunProtocol]) -> str | None:
     """The report header's protocol: the id with its simulator and judges, or each run's when they differ."""
     said = list(dict.fromkeys(p.record.described() if p.record else (p.id or "unknown") for p in protocols))
@@ -371,9 +305,11 @@ def make_report(
     """Load RESULTS (a file or an eval run folder, or several: one table when their protocols agree, or with
     ``allow_mixed``), compute the report and write it to ``out``; ``human``: a ratings CSV (``prefdisco annotate
     export-ratings``) to calibrate the judge with (RESULTS must then be one run folder)."""
+    check_resamples(n_boot)  # before any file is read
     paths = [Path(results)] if isinstance(results, (str, Path)) else [Path(p) for p in results]
     if not paths:
         raise UserError("RESULTS: give a results table or a run folder")
+    check_apart(Path(out), paths)
     merged = load_runs(paths, allow_mixed=allow_mixed)
     check_report_out(Path(out), merged.data.source, overwrite)
     reference = load_reference_table(reference_table) if reference_table is not None else None

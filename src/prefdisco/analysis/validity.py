@@ -19,7 +19,7 @@ import pandas as pd
 from prefdisco.analysis.calibrate import Calibration
 from prefdisco.analysis.effective_judges import EffectiveJudges
 from prefdisco.analysis.judge_position import PositionEffect
-from prefdisco.analysis.judges import JudgeReliability
+from prefdisco.analysis.judges import MIN_LENGTH_POINTS, NO_LENGTHS, JudgeReliability
 from prefdisco.analysis.normalign import MIN_INTERVAL_SCENARIOS, too_few
 from prefdisco.analysis.variance import PARTS
 from prefdisco.results.contract import condition_label
@@ -176,12 +176,33 @@ def judge_readings(judges: JudgeReliability | None) -> list[Reading]:
         )
     rho = pd.to_numeric(judges.length["spearman"], errors="coerce").dropna()
     if rho.empty:
-        out.append(Reading(length, "not measured", "needs transcripts (final responses) beside the results"))
+        out.append(Reading(length, *_length_unmeasured(judges.length)))
     else:
         strongest = float(rho.abs().max())
         word = "scores barely follow length" if strongest < 0.3 else "longer responses tend to score differently"
         out.append(Reading(length, f"|ρ| at most {strongest:.2f}", word))
     return out
+
+
+def _length_unmeasured(table: pd.DataFrame) -> tuple[str, str]:
+    """The finding and reading of a length-bias probe with no ρ, from why each (judge, condition) has none
+    (``judges.length_bias``): no transcripts, too few responses with a length, or no variation."""
+    reasons = [str(r) for r in table["reason"].dropna()]
+    if not reasons:
+        return "not measured: no judged response", "needs judged responses with their transcripts"
+    if all(r.startswith(NO_LENGTHS) for r in reasons):
+        return "not measured: no transcripts", "needs transcripts (final responses) beside the results"
+    n = pd.to_numeric(table["n"], errors="coerce")
+    if any("need at least" in r for r in reasons):
+        most = int(n.max()) if n.notna().any() else 0
+        return (
+            f"not measured: at most {most} scored response(s) with a length per judge and condition",
+            f"Spearman's ρ needs at least {MIN_LENGTH_POINTS} responses in a condition; run more scenarios",
+        )
+    return (
+        "not measured: no variation in scores or in response lengths",
+        "every response of a condition had the same score or the same length, so ρ is undefined",
+    )
 
 
 def _ordinal(n: int) -> str:

@@ -10,8 +10,9 @@ preset's conditions, whichever a run has, so a run with more conditions is still
 (the models under test, their settings and agents, seeds, trials, which conditions it ran) and how it ran
 (connections, workers, cache, the audit, the quality judge) are not part of it.
 
-A protocol has an id ``NAME-vN.X``: the shipped ones (``SHIPPED``, documented in docs/evaluation.md) fix every
-setting but the user and judge models, which are named beside the id; N bumps when results stop being comparable
+A protocol has an id ``NAME-vN.X``: the shipped ones (``SHIPPED``, documented in docs/evaluation.md: ``default``,
+``targeted``, ``paper`` and ``demo``, the embedded demo's own short turns and one-call judge) fix every setting but
+the user and judge models, which are named beside the id; N bumps when results stop being comparable
 (a setting or a prompt changes: ``tests/test_protocols.py`` pins each shipped protocol's prompt hash, so editing a
 prompt fails until the version is bumped), X when only the interface changes. A run whose settings match no
 shipped protocol has the id ``custom-<8 hex>`` (a hash of its settings and prompts).
@@ -110,6 +111,14 @@ SHIPPED: tuple[Shipped, ...] = (
         "0b88a475c765ccd8",
         "the paper's evaluator protocol (--preset paper): its prompts, its passive simulator that does not see the "
         "problem, user temperature 0.4, judge temperature 0.1",
+    ),
+    Shipped(
+        "demo-v1.0",
+        DEFAULT_SETTINGS | {"user_max_tokens": 60, "judge": "structured", "constrain_ask": True},
+        "adbc65daad0a4e94",
+        "the embedded demo's (prefdisco demo, demo.demo_plan): the defaults with the simulated user's replies cut at "
+        "60 tokens, every criterion judged in one structured call (no quality asked in it) and a grammar on the "
+        "assistant's turns; it proves the plumbing, and its numbers compare with no other protocol's",
     ),
 )
 

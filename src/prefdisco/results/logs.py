@@ -199,6 +199,8 @@ def _matches(rows: SampleRows, summary: Any) -> bool:
 
 _SEED_TYPES = {"assistant_seed": "Int64", "user_seed": "Int64", "grader_seed": "Int64"}
 """Seeds stay integers when a row has none (a sample an older version logged)."""
+_K_TYPE = {"fixed_k": "Int64"}
+"""K stays an integer beside the conditions without one (empty): written ``2``, never ``2.0``."""
 
 
 def _finish(
@@ -212,12 +214,15 @@ def _finish(
             "appears in more than one run folder below it; read the runs separately or remove the duplicate run"
         )
     order = ["model", "task", "mode", "fixed_k", "scenario_id", "epoch"]
-    results_df = results_df.astype(_SEED_TYPES).sort_values(order, kind="stable")
+    results_df = results_df.astype(_SEED_TYPES | _K_TYPE).sort_values(order, kind="stable")
+    attributes = attributes.astype(_K_TYPE)
     record = read_record(Path(folder)) if Path(folder).is_dir() else None
     if record is not None and record.asked_id is not None:  # what was sent made it another protocol
         results_df[PROTOCOL_ID] = results_df[PROTOCOL_ID].replace(record.asked_id, record.id)
     if len(transcripts) and "assistant_seed" in transcripts.columns:
         transcripts = transcripts.astype(_SEED_TYPES)
+    if len(transcripts) and "fixed_k" in transcripts.columns:
+        transcripts = transcripts.astype(_K_TYPE)
     return Tables(results=results_df.reset_index(drop=True), attributes=attributes, transcripts=transcripts)
 
 
