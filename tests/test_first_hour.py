@@ -147,6 +147,14 @@ def test_build_onto_another_benchmark_is_refused_and_the_same_build_resumes(
     assert result.exit_code == 0, result.output
     assert fake_builder.total == calls and (out / "scenarios.jsonl").read_bytes() == before
 
+    # the same source given as its folder, not its file, is the same source: it resumes without a call
+    args = build_args(shared_benchmarks, "math500", out)
+    args[args.index("--source") + 1] = str(shared_benchmarks / "math500")
+    result = invoke(app, *args)
+    assert result.exit_code == 0, result.output
+    assert fake_builder.total == calls
+    assert [s.id for s in read_bench(out).scenarios] == [json.loads(line)["id"] for line in before.splitlines()]
+
     # --overwrite replaces it
     result = invoke(app, *build_args(shared_benchmarks, "mmlu", out, "--overwrite"))
     assert result.exit_code == 0, result.output
