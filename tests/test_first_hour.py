@@ -218,6 +218,19 @@ def test_export_release_onto_a_benchmark_file_is_refused(app, tmp_path: Path) ->
     assert invoke(app, "export-release", str(bench), "--out", str(release), "--overwrite").exit_code == 0
 
 
+def test_an_export_counts_the_library_the_build_drew_from(app, tmp_path: Path, shared_benchmarks, fake_builder):
+    """A build of 2 problems x 2 personas from a library of 6 keeps the 4 it used in its folder; the export's
+    metadata line says the library's 6 (the paper's ``total_personas_in_library``), not the 4."""
+    bench = tmp_path / "bench"
+    result = invoke(app, *build_args(shared_benchmarks, "math500", bench, "--library-size", "6"))
+    assert result.exit_code == 0, result.output
+    assert len((bench / "personas.jsonl").read_text().splitlines()) == 4
+    release = tmp_path / "r.jsonl"
+    assert invoke(app, "export-release", str(bench), "--out", str(release)).exit_code == 0
+    metadata = json.loads(release.read_text().splitlines()[0])
+    assert metadata["type"] == "metadata" and metadata["total_personas_in_library"] == 6
+
+
 # ---- item 2: failure is not success ----------------------------------------------------------------------------
 
 
