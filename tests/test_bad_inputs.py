@@ -83,6 +83,13 @@ def set_weight(data: dict) -> None:
     data["profile"]["items"][0]["weight"] += 0.25
 
 
+def zero_weight(data: dict) -> None:
+    """The first profile attribute at weight 0, its weight given to the second: the weights still sum to 1."""
+    items = data["profile"]["items"]
+    items[1]["weight"] += items[0]["weight"]
+    items[0]["weight"] = 0.0
+
+
 def truncated_log(ws: Path) -> Path:
     """A run folder whose only eval log was cut off mid-file."""
     run = ws / "in" / "run"
@@ -135,6 +142,11 @@ CASES = [
         "eval-wrong-field-type",
         lambda ws: eval_args(write(ws / "in" / "s.jsonl", scenario_json(lambda d: d.update(rubric="x")) + "\n"), ws),
         "s.jsonl:1: rubric",
+    ),
+    Case(
+        "eval-weight-0",
+        lambda ws: eval_args(write(ws / "in" / "s.jsonl", scenario_json(zero_weight) + "\n"), ws),
+        "of weight 0",
     ),
     Case(
         "eval-weights-not-summing-to-1",
@@ -279,6 +291,12 @@ CASES = [
         "validate-bad-weights",
         lambda ws: ["validate", str(write(ws / "in" / "s.jsonl", scenario_json(set_weight) + "\n"))],
         "weights",
+        kind="report",
+    ),
+    Case(
+        "validate-weight-0",
+        lambda ws: ["validate", str(write(ws / "in" / "s.jsonl", scenario_json(zero_weight) + "\n"))],
+        "adds nothing to PrefAlign but is still judged",
         kind="report",
     ),
     # ---- import-release / export-release ----------------------------------------------------------------

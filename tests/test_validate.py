@@ -150,7 +150,7 @@ def test_validate_reports_every_problem_with_its_line(tmp_path, scenario):
     renamed = mismatch["rubric"][0]["attribute"]
     mismatch["rubric"][0]["attribute"] = "Kitchen Vocabulary"
     several = _variant(scenario, 7)
-    several["profile"]["items"][0]["weight"] = 0.0  # sum 0.64
+    several["profile"]["items"][0]["weight"] = 0.02  # sum 0.66
     del several["rubric"][2]["levels"]["1"]
     several["persona"]["age"] = 7
     extra = _variant(scenario, 8)
@@ -181,7 +181,7 @@ def test_validate_reports_every_problem_with_its_line(tmp_path, scenario):
         issues, "(record): scenario s8: rubric criterion for attribute(s) ['Kitchen Vocabulary'] not in profile"
     ) == [8]
     line7 = [msg for line, msg in issues if line == 7]
-    assert any(m == "profile: profile weights must sum to 1, got 0.64" for m in line7)
+    assert any(m == "profile: profile weights must sum to 1, got 0.66" for m in line7)
     assert any(m.startswith("rubric.2.levels:") and "missing [1]" in m for m in line7)
     assert any(m.startswith("persona.age:") for m in line7)
     assert len(line7) == 3  # each problem once, as pydantic reports it
