@@ -189,6 +189,41 @@ def test_validate_reports_every_problem_with_its_line(tmp_path, scenario):
     assert len(issues) == 9
 
 
+def test_validate_refuses_text_that_is_no_text_and_levels_alike(tmp_path, scenario):
+    """What SmolLM2 wrote into a build (issue 49, finding 5): a level of JSON punctuation, one holding a JSON key,
+    two levels alike, a persona field of dots. Each is an error on its line, in the folder's personas too; the
+    packaged demo scenarios and the paper's example record stay valid."""
+    from importlib.resources import files
+
+    junk = _variant(scenario, 1)
+    junk["rubric"][0]["levels"]["3"] = '") }, {"'
+    junk["rubric"][1]["levels"]["2"] = 'Mostly ignores it", "description": "'
+    alike = _variant(scenario, 2)
+    alike["rubric"][2]["levels"]["4"] = alike["rubric"][2]["levels"]["2"].upper() + "!"
+    persona = _variant(scenario, 3)
+    persona["persona"]["summary"] = "... ..."
+    path = _write_jsonl(tmp_path / SCENARIOS_FILE, [junk, alike, persona])
+    issues = _issues(path)
+    first, second, third = (scenario.rubric[i].attribute for i in range(3))
+    assert issues == [
+        (1, f"""rubric criterion '{first}': level 3 '") }}, {{"': it has no letter or digit"""),
+        (
+            1,
+            f"rubric criterion '{second}': level 2 {junk['rubric'][1]['levels']['2']!r}: it holds a fragment of JSON",
+        ),
+        (2, f"rubric criterion '{third}': levels 2 and 4 say the same"),
+        (3, "persona summary '... ...': it has no letter or digit"),
+    ]
+    bench = tmp_path / "b"
+    write_bench(bench, [Scenario.model_validate(persona)], [Scenario.model_validate(persona).persona], [])
+    assert _lines_matching(_issues(bench), "persona summary '... ...'") == [1, 1]  # personas.jsonl, scenarios.jsonl
+
+    demo = files("prefdisco") / "data" / "demo_scenarios.jsonl"
+    for good in (Path(str(demo)), _write_jsonl(tmp_path / "one.jsonl", [_variant(scenario, 4)])):
+        report = validate_path(good)
+        assert report.ok and not report.issues, report.issues
+
+
 def test_validate_bench_folder_checks_hash_and_personas(tmp_path, scenario):
     bench = tmp_path / "b"
     write_bench(bench, [scenario], [], load_catalogue()[:3])
