@@ -83,6 +83,25 @@ def set_weight(data: dict) -> None:
     data["profile"]["items"][0]["weight"] += 0.25
 
 
+def zero_weight(data: dict) -> None:
+    """The first profile attribute at weight 0, its weight given to the second: the weights still sum to 1."""
+    items = data["profile"]["items"]
+    items[1]["weight"] += items[0]["weight"]
+    items[0]["weight"] = 0.0
+
+
+def results_table(ws: Path) -> Path:
+    """A run's results table (a row per scenario and condition), as ``prefdisco eval`` writes it."""
+    header = "model,family,task,scenario_id,mode,fixed_k,pref_align,correct,n_questions,failed\n"
+    rows = "".join(f"m,fam,demo,s{i},{mode},,3.0,1,0,0\n" for i in range(30) for mode in ("baseline", "oracle"))
+    return write(ws / "in" / "run" / "results.csv", header + rows)
+
+
+def raw_rows(ws: Path) -> Path:
+    """The MATH-500 rows of the shared data as the Hub serves them: a build's --source, no benchmark."""
+    return write(ws / "in" / "test.jsonl", (SHARED / "data" / "benchmarks" / "math500" / "test.jsonl").read_text())
+
+
 def truncated_log(ws: Path) -> Path:
     """A run folder whose only eval log was cut off mid-file."""
     run = ws / "in" / "run"
@@ -141,6 +160,11 @@ CASES = [
         "eval-wrong-field-type",
         lambda ws: eval_args(write(ws / "in" / "s.jsonl", scenario_json(lambda d: d.update(rubric="x")) + "\n"), ws),
         "s.jsonl:1: rubric",
+    ),
+    Case(
+        "eval-weight-0",
+        lambda ws: eval_args(write(ws / "in" / "s.jsonl", scenario_json(zero_weight) + "\n"), ws),
+        "of weight 0",
     ),
     Case(
         "eval-weights-not-summing-to-1",
@@ -286,6 +310,24 @@ CASES = [
         lambda ws: ["validate", str(write(ws / "in" / "s.jsonl", scenario_json(set_weight) + "\n"))],
         "weights",
         kind="report",
+    ),
+    Case(
+        "validate-weight-0",
+        lambda ws: ["validate", str(write(ws / "in" / "s.jsonl", scenario_json(zero_weight) + "\n"))],
+        "adds nothing to PrefAlign but is still judged",
+        kind="report",
+    ),
+    Case(
+        "validate-results-table",
+        lambda ws: ["validate", str(results_table(ws))],
+        "results.csv: the results table of a run (a row per scenario and condition), not a benchmark; its report: "
+        "prefdisco report",
+    ),
+    Case(
+        "validate-raw-benchmark-rows",
+        lambda ws: ["validate", str(raw_rows(ws))],
+        "test.jsonl: rows of the math500 benchmark as its Hugging Face dataset serves them, not a benchmark; build "
+        "one from them: prefdisco build --benchmark math500 --source",
     ),
     # ---- import-release / export-release ----------------------------------------------------------------
     Case(

@@ -137,6 +137,39 @@ def test_length_limits_are_validated_but_not_sent() -> None:
         parse_reply(json.dumps(reply), schema)
 
 
+def test_a_rubric_or_persona_that_is_no_text_is_asked_again() -> None:
+    """A small model's junk (issue 49, finding 5) fails the reply, so the build re-asks with why, instead of writing
+    a benchmark ``prefdisco validate`` refuses."""
+    from prefdisco.builder.personas import persona_schema
+    from prefdisco.builder.rubrics import rubric_schema
+    from prefdisco.structured import parse_reply
+
+    schema = rubric_schema(("A",))
+    levels = {str(k): f"Level {k}: the response follows it in part {k}." for k in range(1, 6)}
+    reply = {"criteria": [{"attribute": "A", "description": "Whether it is followed.", "levels": levels}]}
+    assert parse_reply(json.dumps(reply), schema).criteria[0].levels.l3 == levels["3"]  # type: ignore[attr-defined]
+    reply["criteria"][0]["levels"] = {**levels, "3": '") }, {"', "5": levels["1"]}
+    with pytest.raises(ValueError) as info:
+        parse_reply(json.dumps(reply), schema)
+    assert str(info.value) == (
+        """criteria.0.levels: level 3 '") }, {"': it has no letter or digit; levels 1 and 5 say the same"""
+    )
+    reply["criteria"][0] |= {"levels": levels, "description": "{ ... }"}
+    with pytest.raises(ValueError, match=r"^criteria\.0\.description: description '\{ \.\.\. \}': it has no letter"):
+        parse_reply(json.dumps(reply), schema)
+
+    person = {
+        "name": "Ada Okafor", "age": 40, "occupation": "nurse", "location": "Lyon", "education": "a degree",
+        "summary": "A nurse who likes numbers.", "backstory": '", "backstory": "', "occupation_group": "health",
+        "expertise": dict.fromkeys(("mathematics", "science", "medicine", "logic", "general_knowledge",
+                                    "social_situations"), "novice"),
+    }  # fmt: skip
+    with pytest.raises(
+        ValueError, match=r"^backstory: backstory '\", \"backstory\": \"': it holds a fragment of JSON$"
+    ):
+        parse_reply(json.dumps(person), persona_schema(("health",)))
+
+
 def test_a_reply_cut_at_the_token_limit_is_echoed_capped_with_a_hint() -> None:
     from prefdisco.structured import ECHO_LIMIT
 

@@ -147,6 +147,14 @@ def test_build_onto_another_benchmark_is_refused_and_the_same_build_resumes(
     assert result.exit_code == 0, result.output
     assert fake_builder.total == calls and (out / "scenarios.jsonl").read_bytes() == before
 
+    # the same source given as its folder, not its file, is the same source: it resumes without a call
+    args = build_args(shared_benchmarks, "math500", out)
+    args[args.index("--source") + 1] = str(shared_benchmarks / "math500")
+    result = invoke(app, *args)
+    assert result.exit_code == 0, result.output
+    assert fake_builder.total == calls
+    assert [s.id for s in read_bench(out).scenarios] == [json.loads(line)["id"] for line in before.splitlines()]
+
     # --overwrite replaces it
     result = invoke(app, *build_args(shared_benchmarks, "mmlu", out, "--overwrite"))
     assert result.exit_code == 0, result.output
@@ -208,6 +216,19 @@ def test_export_release_onto_a_benchmark_file_is_refused(app, tmp_path: Path) ->
     result = invoke(app, "export-release", str(bench), "--out", str(release))
     assert "holds a prefq-bench release of 4 records" in one_error(result)
     assert invoke(app, "export-release", str(bench), "--out", str(release), "--overwrite").exit_code == 0
+
+
+def test_an_export_counts_the_library_the_build_drew_from(app, tmp_path: Path, shared_benchmarks, fake_builder):
+    """A build of 2 problems x 2 personas from a library of 6 keeps the 4 it used in its folder; the export's
+    metadata line says the library's 6 (the paper's ``total_personas_in_library``), not the 4."""
+    bench = tmp_path / "bench"
+    result = invoke(app, *build_args(shared_benchmarks, "math500", bench, "--library-size", "6"))
+    assert result.exit_code == 0, result.output
+    assert len((bench / "personas.jsonl").read_text().splitlines()) == 4
+    release = tmp_path / "r.jsonl"
+    assert invoke(app, "export-release", str(bench), "--out", str(release)).exit_code == 0
+    metadata = json.loads(release.read_text().splitlines()[0])
+    assert metadata["type"] == "metadata" and metadata["total_personas_in_library"] == 6
 
 
 # ---- item 2: failure is not success ----------------------------------------------------------------------------
@@ -385,11 +406,14 @@ def test_a_build_into_a_file_prints_progress_lines(app, tmp_path: Path, monkeypa
     from test_build_support import FakeBuilder, fake_model
 
     class Slow(FakeBuilder):
-        """0.1 s a call; the rubrics of all problems but the first cut off (3 failures)."""
+        """0.1 s a call; the relevance of the last problem invalid (1 failure), the rubrics of the others but the
+        first cut off (2 failures)."""
 
         def __call__(self, input, tools, tool_choice, config):
             time.sleep(0.1)
             out = super().__call__(input, tools, tool_choice, config)
+            if config.response_schema.name == "relevance" and "What is 4 + 4?" in input[0].text:
+                return ModelOutput.from_content("mockllm", "not json")
             if config.response_schema.name == "rubric" and "What is 1 + 1?" not in input[0].text:
                 return ModelOutput.from_content("mockllm", "{", stop_reason="max_tokens")
             return out
@@ -403,8 +427,9 @@ def test_a_build_into_a_file_prints_progress_lines(app, tmp_path: Path, monkeypa
     assert {what for what, *_ in seen} >= {"persona", "relevance", "profile", "rubric"}, result.stdout
     assert all(0 <= done <= total for _, done, total, _ in seen)
     assert {(total, failed) for what, _, total, failed in seen if what == "persona"} == {(4, 0)}
+    assert {failed for what, *_, failed in seen if what == "profile"} == {0}  # not the relevance step's failure
     rubric = [(done, failed) for what, done, _, failed in seen if what == "rubric"]
-    assert rubric == sorted(rubric) and 1 <= rubric[-1][1] <= 3  # the failures are counted as the rubrics end
+    assert rubric == sorted(rubric) and 1 <= rubric[-1][1] <= 2  # the failures are counted as the rubrics end
 
     # a terminal gets rich's bars instead (no plain line)
     monkeypatch.setattr("rich.console.Console.is_terminal", property(lambda self: True))

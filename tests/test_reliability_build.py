@@ -546,6 +546,35 @@ def test_a_broken_persona_library_line_is_one_error_and_no_call(
     assert tree(workspace) == before  # no --out folder, no checkpoint
 
 
+def test_a_persona_the_mock_cannot_write_is_refused_with_every_reason(
+    app, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_benchmarks: Path
+) -> None:
+    """The mock's own instance of the persona schema breaks four of its rules; the build's one line names all four,
+    not the first and "(+3 more)" (issue 49, finding 5), and the re-ask told the model all four too."""
+    asked: list[list[dict[str, Any]]] = []
+
+    def default_instance(messages: list[dict[str, Any]], schema: dict[str, Any], h: int) -> None:
+        asked.append(messages)  # and the mock's own instance of the schema (None)
+
+    with MockOpenAI(structured=default_instance) as mock:
+        mock_env(monkeypatch, mock, tmp_path)
+        args = build_args(model_of(mock), shared_benchmarks / "mmlu" / "test.jsonl", tmp_path / "out")
+        result = CliRunner().invoke(app, [*args, "--retries", "1"])
+    retry = next(str(m[-1]["content"]) for m in asked if len(m) > 1)  # a re-ask: the question, the reply, why
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    reasons = (
+        "name: name must be a first and a last name",
+        "age: Input should be greater than or equal to 13",
+        "summary: String should have at least 10 characters",
+        "backstory: String should have at least 10 characters",
+    )
+    assert "first failure: persona " in lines[0] and all(r in lines[0] for r in reasons), lines[0]
+    assert "more)" not in lines[0]
+    assert all(r in retry for r in reasons), retry
+    assert not (tmp_path / "out" / "scenarios.jsonl").exists()
+
+
 def test_out_naming_an_existing_file_is_one_error_before_any_call(
     app, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_benchmarks: Path
 ) -> None:

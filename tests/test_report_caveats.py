@@ -124,6 +124,50 @@ def test_the_embedded_note_follows_the_models_of_the_run() -> None:
     assert caveats(results.assign(user_model="prefdisco/smollm2"), cells, None) == [EMBEDDED_NOTE]
 
 
+@pytest.mark.slow  # an eval of its own: the worlds' benchmarks are hand-written
+def test_a_run_on_a_benchmark_the_embedded_model_built_says_so_in_its_report(tmp_path, monkeypatch):
+    """A real model (the mock) run on scenarios whose profiles and rubrics SmolLM2 wrote (issue 49, finding 5): the
+    run's protocol.json names the builders, and its report (summary, markdown, console) and leaderboard carry the
+    caveat, though no model of the run is embedded."""
+    import prefdisco.cli as cli
+    from mock_openai import MockOpenAI, mock_env, tagged_scenarios, write_scenarios
+    from prefdisco.analysis.leaderboard import build_leaderboard
+    from prefdisco.results.merge import load_runs
+
+    built = {
+        "persona": "",
+        "relevance": "prefdisco/smollm2",
+        "profile": "prefdisco/smollm2",
+        "rubric": "prefdisco/smollm2",
+    }
+    bench = write_scenarios(
+        tmp_path / "bench" / "scenarios.jsonl",
+        [s.model_copy(update={"provenance": built}) for s in tagged_scenarios(2)],
+    )
+    cli._register()
+    run = tmp_path / "run"
+    with MockOpenAI() as mock:
+        mock_env(monkeypatch, mock, tmp_path)
+        args = ["eval", str(bench), "--model", f"openai-api/mock/m{mock.port}", "--log-dir", str(run)]
+        args += ["--modes", "baseline,oracle", "--no-quality", "--no-audit", "--display", "none"]
+        result = CliRunner().invoke(cli.app, args)
+    assert result.exit_code == 0, result.output
+    assert json.loads((run / "protocol.json").read_text())["builders"] == ["prefdisco/smollm2"]
+    note = (
+        "The benchmark was built by the embedded model prefdisco/smollm2: its personas, profiles and rubrics prove "
+        "the build's plumbing, not a benchmark, so no number here measures personalization; build one with a real "
+        "model (prefdisco build --model ...)."
+    )
+    out = tmp_path / "report"
+    result = CliRunner().invoke(cli.app, ["report", str(run), "--out", str(out), "--bootstrap", "20", "--no-figures"])
+    assert result.exit_code == 0, result.output
+    assert note in json.loads((out / "summary.json").read_text())["caveats"]
+    assert note in " ".join(result.output.split())
+    assert note in " ".join((out / "report.md").read_text().split())
+    merged = load_runs([run])
+    assert note in build_leaderboard(merged.data, protocols=merged.protocols, n_boot=20).caveats
+
+
 def test_too_few_scenarios_is_said_never_an_interval_of_nothing(tmp_path):
     # m-a/t1: one scenario (b 2, d 3, o 4: NormAlign 50); m-b/t1: four identical scenarios (NormAlign 50, every
     # resample the same: an interval of no width); neither gives a smallest detectable difference

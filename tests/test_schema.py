@@ -21,6 +21,15 @@ def test_negative_weight_rejected():
         PreferenceItem(attribute="a", value="v", weight=-0.1)
 
 
+def test_a_profile_attribute_of_weight_0_is_refused():
+    """It would add nothing to PrefAlign = Σ w·g and still be judged (and paid for) in every condition."""
+    items = [PreferenceItem(attribute="a", value="v", weight=1.0), PreferenceItem(attribute="b", value="v", weight=0.0)]
+    with pytest.raises(ValidationError, match="profile attribute\\(s\\) of weight 0: b "):
+        PreferenceProfile(items=items)
+    with pytest.raises(ValueError, match="of weight 0: b "):
+        PreferenceProfile.normalized(items, weights=[3, 0])
+
+
 def test_duplicate_profile_attribute_rejected():
     items = [PreferenceItem(attribute="a", value="v", weight=0.5)] * 2
     with pytest.raises(ValidationError, match="more than once: a"):

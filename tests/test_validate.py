@@ -150,7 +150,7 @@ def test_validate_reports_every_problem_with_its_line(tmp_path, scenario):
     renamed = mismatch["rubric"][0]["attribute"]
     mismatch["rubric"][0]["attribute"] = "Kitchen Vocabulary"
     several = _variant(scenario, 7)
-    several["profile"]["items"][0]["weight"] = 0.0  # sum 0.64
+    several["profile"]["items"][0]["weight"] = 0.02  # sum 0.66
     del several["rubric"][2]["levels"]["1"]
     several["persona"]["age"] = 7
     extra = _variant(scenario, 8)
@@ -181,12 +181,47 @@ def test_validate_reports_every_problem_with_its_line(tmp_path, scenario):
         issues, "(record): scenario s8: rubric criterion for attribute(s) ['Kitchen Vocabulary'] not in profile"
     ) == [8]
     line7 = [msg for line, msg in issues if line == 7]
-    assert any(m == "profile: profile weights must sum to 1, got 0.64" for m in line7)
+    assert any(m == "profile: profile weights must sum to 1, got 0.66" for m in line7)
     assert any(m.startswith("rubric.2.levels:") and "missing [1]" in m for m in line7)
     assert any(m.startswith("persona.age:") for m in line7)
     assert len(line7) == 3  # each problem once, as pydantic reports it
     assert 1 not in {line for line, _ in issues}
     assert len(issues) == 9
+
+
+def test_validate_refuses_text_that_is_no_text_and_levels_alike(tmp_path, scenario):
+    """What SmolLM2 wrote into a build (issue 49, finding 5): a level of JSON punctuation, one holding a JSON key,
+    two levels alike, a persona field of dots. Each is an error on its line, in the folder's personas too; the
+    packaged demo scenarios and the paper's example record stay valid."""
+    from importlib.resources import files
+
+    junk = _variant(scenario, 1)
+    junk["rubric"][0]["levels"]["3"] = '") }, {"'
+    junk["rubric"][1]["levels"]["2"] = 'Mostly ignores it", "description": "'
+    alike = _variant(scenario, 2)
+    alike["rubric"][2]["levels"]["4"] = alike["rubric"][2]["levels"]["2"].upper() + "!"
+    persona = _variant(scenario, 3)
+    persona["persona"]["summary"] = "... ..."
+    path = _write_jsonl(tmp_path / SCENARIOS_FILE, [junk, alike, persona])
+    issues = _issues(path)
+    first, second, third = (scenario.rubric[i].attribute for i in range(3))
+    assert issues == [
+        (1, f"""rubric criterion '{first}': level 3 '") }}, {{"': it has no letter or digit"""),
+        (
+            1,
+            f"rubric criterion '{second}': level 2 {junk['rubric'][1]['levels']['2']!r}: it holds a fragment of JSON",
+        ),
+        (2, f"rubric criterion '{third}': levels 2 and 4 say the same"),
+        (3, "persona summary '... ...': it has no letter or digit"),
+    ]
+    bench = tmp_path / "b"
+    write_bench(bench, [Scenario.model_validate(persona)], [Scenario.model_validate(persona).persona], [])
+    assert _lines_matching(_issues(bench), "persona summary '... ...'") == [1, 1]  # personas.jsonl, scenarios.jsonl
+
+    demo = files("prefdisco") / "data" / "demo_scenarios.jsonl"
+    for good in (Path(str(demo)), _write_jsonl(tmp_path / "one.jsonl", [_variant(scenario, 4)])):
+        report = validate_path(good)
+        assert report.ok and not report.issues, report.issues
 
 
 def test_validate_bench_folder_checks_hash_and_personas(tmp_path, scenario):

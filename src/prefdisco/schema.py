@@ -3,7 +3,8 @@
 Every artefact that crosses a stage boundary (benchmark folder, eval logs, results table) is one of these
 pydantic models, and every invariant the method relies on is enforced here, at construction time:
 
-* a preference profile is non-empty, its attribute names are unique, its weights are >= 0 and sum to 1;
+* a preference profile is non-empty, its attribute names are unique, its weights are > 0 and sum to 1 (an
+  attribute of weight 0 adds nothing to PrefAlign = Σ w·g, yet would be judged and paid for);
 * a rubric criterion describes every score level 1..5;
 * a scenario has exactly one rubric criterion per profile attribute (and no other);
 * a multiple-choice problem's gold answer is one of its option letters.
@@ -215,7 +216,8 @@ class PreferenceItem(_Model):
 
 
 class PreferenceProfile(_Model):
-    """A sparse, weighted profile. Weights are >= 0 and sum to 1."""
+    """A sparse, weighted profile. Weights are > 0 and sum to 1: an attribute of weight 0 would count for nothing
+    in PrefAlign (Σ w·g) and still be judged, every condition, every trial."""
 
     items: list[PreferenceItem] = Field(min_length=1)
 
@@ -225,9 +227,18 @@ class PreferenceProfile(_Model):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"profile lists attribute(s) more than once: {', '.join(dupes)}")
+        problems = []
         total = math.fsum(i.weight for i in self.items)
         if abs(total - 1.0) > WEIGHT_TOLERANCE:
-            raise ValueError(f"profile weights must sum to 1, got {total:.6g}")
+            problems.append(f"profile weights must sum to 1, got {total:.6g}")
+        zero = [i.attribute for i in self.items if i.weight == 0]
+        if zero:
+            problems.append(
+                f"profile attribute(s) of weight 0: {', '.join(zero)} (it adds nothing to PrefAlign but is still "
+                "judged): give it a weight > 0, or remove it and its rubric criterion"
+            )
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     @classmethod

@@ -36,7 +36,7 @@ from inspect_ai.util import JSONSchema, json_schema
 from pydantic import BaseModel, ValidationError
 
 from prefdisco import prompts
-from prefdisco.errors import validation_message
+from prefdisco.errors import validation_messages
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -185,14 +185,15 @@ def extract_json(text: str) -> Any:
 
 
 def parse_reply(text: str, schema: type[T]) -> T:
-    """Parse and validate one reply. Raises ``ValueError`` whose message is one line."""
+    """Parse and validate one reply. Raises ``ValueError`` whose message is one line naming every field that is
+    wrong (``name: ...; age: ...``): the model's re-ask and a failure's reason show them all, never "(+N more)"."""
     data = extract_json(text)
     if not isinstance(data, dict):
         raise ValueError(f"expected a JSON object, got {type(data).__name__}")
     try:
         return schema.model_validate(data)
     except ValidationError as err:
-        raise ValueError(validation_message(err)) from None
+        raise ValueError("; ".join(validation_messages(err))) from None
 
 
 async def generate_structured(

@@ -7,6 +7,9 @@ the report say the same lines.
 * **The embedded model** (``plumbing_note``): a run one of whose models is an embedded ``prefdisco/...`` model
   (the assistant, simulated user or grader of the results table, a judge of the attribute table) proves the
   plumbing, not quality.
+* **A benchmark built by the embedded model** (``embedded_build``): a run whose protocol record names an embedded
+  model among its benchmark's builders (``protocol.json``'s ``builders``): its personas, profiles and rubrics are a
+  small model's, whatever models the run itself used.
 * **Discovery asked no question**: a (model, task) cell whose discovery rows that did not fail asked 0 questions
   on average; its discovery rows are baseline answers under another prompt.
 * **NormAlign over a tiny gap**: a cell with a defined NormAlign whose denominator, the oracle − baseline mean
@@ -63,6 +66,22 @@ def plumbing_note(models: Iterable[str]) -> str | None:
 
 PLUMBING_NOTE = plumbing_note(["prefdisco/smollm2"])
 """The note of the demo's own embedded model."""
+
+
+def embedded_build(protocols: Sequence[Any]) -> str | None:
+    """The caveat of runs on a benchmark built by an embedded model (a ``RunProtocol``'s record's ``builders``),
+    naming the runs when not every run is one; None when none is."""
+    built = {p.run: embedded_models(p.record.builders) for p in protocols if p.record is not None}
+    on_embedded = {run: models for run, models in built.items() if models}
+    if not on_embedded:
+        return None
+    models = sorted({m for found in on_embedded.values() for m in found})
+    where = "" if len(on_embedded) == len(protocols) else f" ({', '.join(sorted(on_embedded))})"
+    return (
+        f"The benchmark was built by the embedded model {', '.join(models)}{where}: its personas, profiles and "
+        "rubrics prove the build's plumbing, not a benchmark, so no number here measures personalization; build "
+        "one with a real model (prefdisco build --model ...)."
+    )
 
 
 def _cell(model: str, task: str) -> str:

@@ -34,7 +34,7 @@ import pandas as pd
 
 from prefdisco.analysis.accuracy import ALL, accuracy_table
 from prefdisco.analysis.bootstrap import check_resamples
-from prefdisco.analysis.caveats import caveats
+from prefdisco.analysis.caveats import caveats, embedded_build
 from prefdisco.analysis.control import mean_interval
 from prefdisco.analysis.cost import cost_table
 from prefdisco.analysis.harms_section import build_harms
@@ -288,7 +288,7 @@ def build_leaderboard(
         source=data.source,
         seed=seed,
         n_boot=n_boot,
-        caveats=caveats(results, cells, data.attributes),
+        caveats=[*caveats(results, cells, data.attributes), *filter(None, [embedded_build(protocols or [])])],
     )
 
 

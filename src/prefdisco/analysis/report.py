@@ -15,7 +15,7 @@ from prefdisco.analysis.accuracy import accuracy_table
 from prefdisco.analysis.attributes import attribute_table, heatmap_mode, worst_attributes
 from prefdisco.analysis.bootstrap import check_resamples
 from prefdisco.analysis.calibrate import Calibration, calibrate
-from prefdisco.analysis.caveats import caveats, not_sent, position_void
+from prefdisco.analysis.caveats import caveats, embedded_build, not_sent, position_void
 from prefdisco.analysis.charts import charts, left_out
 from prefdisco.analysis.contents import Report
 from prefdisco.analysis.control import control_table
@@ -193,7 +193,8 @@ def build_report(
     if transfer is not None:
         summary["transfer"] = plain(transfer.summary())
         summary["transfer_readings"] = [r.__dict__ for r in transfer.readings]
-    extra = [position_void(position), non_answers_caveat(non_answers), not_sent(protocols or [])]
+    extra = [embedded_build(protocols or []), position_void(position), non_answers_caveat(non_answers)]
+    extra.append(not_sent(protocols or []))
     warnings = [*(notes or []), *caveats(results, cells, data.attributes), *(w for w in extra if w)]
     summary["caveats"] = warnings
     ids = sorted({p.id or "unknown" for p in protocols or []})

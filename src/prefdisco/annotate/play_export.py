@@ -44,6 +44,7 @@ from prefdisco.annotate.export import check_out
 from prefdisco.annotate.play_session import PlaySettings
 from prefdisco.annotate.play_store import PlayItem, PlayStore, PlayUsage
 from prefdisco.atomic import atomic_write
+from prefdisco.builder.pipeline import written_by
 from prefdisco.dialogue.dialogue_state import DialogueState
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.dialogue.user import USERS
@@ -104,6 +105,7 @@ def play_protocol(settings: PlaySettings, judge_model: str, items: list[PlayItem
         rubrics_hash([item.scenario for item in items]),
         prompts=prompts,
         record_id=f"human-{digest[:8]}",
+        builders=written_by([item.scenario for item in items]),
     )
 
 

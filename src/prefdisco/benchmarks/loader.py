@@ -106,6 +106,23 @@ def load_generic(
     return _problems(rows, mapping, benchmark=name or default_name, split=split_name, n=n, seed=seed)
 
 
+def local_source_files(benchmark: str, source: str | Path, split: str | None = None) -> tuple[str, ...] | None:
+    """What a local source reads, however it is written (a folder or the data file in it, a relative or an absolute
+    path): its data files, resolved as ``load_problems`` / ``load_generic`` resolve them, and for ``generic`` the
+    benchmark name they give the problems. None when ``source`` is not a local file or folder that resolves."""
+    path = Path(source)
+    if not path.exists():
+        return None
+    generic = benchmark == "generic"
+    try:
+        default = "train" if generic else get_spec(benchmark).split
+        files = resolve_local(path, split or default, explicit_split=split is not None)
+    except UserError:
+        return None
+    name = (_local_name(path, files[0]),) if generic else ()
+    return (*(str(f.resolve()) for f in files), *name)
+
+
 def _is_hub_id(text: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?", text)) and (
         Path(text).suffix.lower() not in BUILDERS

@@ -38,23 +38,22 @@ class _RichProgress:
 
 class _PlainProgress:
     """The pipeline's progress protocol as one plain line every few seconds (``prefdisco.progress.Ticker``), for
-    output that is not a terminal: the step running, its items done of all, the failures so far."""
+    output that is not a terminal: the step running, its items done of all, and how many of them failed (that
+    step's own failures: an earlier step's are not carried into the next one's line)."""
 
     def __init__(self) -> None:
         from prefdisco.progress import Tally
 
         self.tally = Tally()
-        self.failed = 0
 
     def start(self, step: str, total: int) -> None:
         if total > 0:
-            self.tally.what, self.tally.total, self.tally.done = step, total, 0
+            self.tally.what, self.tally.total, self.tally.done, self.tally.failed = step, total, 0, 0
 
     def advance(self, step: str, n: int = 1, failed: int = 0) -> None:
-        self.failed += failed
         if step == self.tally.what:
             self.tally.done += n
-        self.tally.failed = self.failed
+            self.tally.failed += failed
 
     def text(self) -> str:
         return self.tally.text() if self.tally.what else "starting"

@@ -27,7 +27,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, create_model, field_validator
 
 from prefdisco import prompts
 from prefdisco.atomic import atomic_write
@@ -41,6 +41,7 @@ from prefdisco.builder.blueprints import (
     trait_lines,
     trait_pattern,
 )
+from prefdisco.builder.degenerate import PERSONA_TEXT, no_text
 from prefdisco.builder.ipip import IpipItem
 from prefdisco.builder.pool import StepRunner
 from prefdisco.errors import UserError
@@ -85,6 +86,15 @@ class _PersonaDraftBase(BaseModel):
     summary: str = Field(min_length=10, max_length=400)
     backstory: str = Field(min_length=10, max_length=600)
     expertise: ExpertiseDraft
+
+    @field_validator(*PERSONA_TEXT)
+    @classmethod
+    def _text(cls, v: str, info: ValidationInfo) -> str:
+        """A field of punctuation or JSON is asked again (``degenerate.py``)."""
+        why = no_text(v)
+        if why:
+            raise ValueError(f"{info.field_name} {v!r}: {why}")
+        return v
 
     @field_validator("name")
     @classmethod

@@ -48,6 +48,16 @@ def choose_personas(library: Sequence[Persona], problem: Problem, k: int, seed: 
     return rng.sample(list(library), k)
 
 
+WRITERS = ("persona", relevance_lib.STEP, profile_lib.STEP, rubric_lib.STEP)
+"""The keys of a built scenario's provenance that name the model that wrote each of its parts."""
+
+
+def written_by(scenarios: Sequence[Scenario]) -> list[str]:
+    """The models that wrote the scenarios' parts (their provenance), each once, sorted; none for scenarios not
+    built by ``prefdisco build`` (hand-written, imported from a release)."""
+    return sorted({v for s in scenarios for k in WRITERS if isinstance(v := s.provenance.get(k), str) and v})
+
+
 def scenario_id(problem: Problem, persona: Persona) -> str:
     head = problem.id if problem.id.startswith(problem.benchmark) else f"{problem.benchmark}::{problem.id}"
     return f"{head}::{persona.id}"

@@ -3,7 +3,8 @@
 The LLM writes, for each preference of a scenario's profile, what a grader checks on this problem and a
 description of each level 1..5, where 5 fully matches the preferred value and 1 ignores or contradicts it.
 The response schema requires all five levels and exactly one criterion per profile attribute: a missing level
-or attribute is a structured-output failure that gets retried. The preferred value comes from the profile
+or attribute is a structured-output failure that gets retried, as is a level or description that is no text or
+two levels alike (``degenerate.py``). The preferred value comes from the profile
 (code), never from the rubric reply.
 """
 
@@ -12,9 +13,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, ClassVar, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from prefdisco import prompts
+from prefdisco.builder.degenerate import level_problems, no_text
 from prefdisco.builder.pool import StepOutcome, StepRunner
 from prefdisco.builder.relevance import UNIQUE, problem_text
 from prefdisco.schema import AnswerType, Persona, PreferenceProfile, Problem, RubricCriterion
@@ -44,6 +46,21 @@ class Levels(BaseModel):
 
     def as_dict(self) -> dict[int, str]:
         return {1: self.l1.strip(), 2: self.l2.strip(), 3: self.l3.strip(), 4: self.l4.strip(), 5: self.l5.strip()}
+
+    @model_validator(mode="after")
+    def _text(self) -> Levels:
+        """No level that is no text, no two alike (``degenerate.py``): such a reply is asked again."""
+        problems = level_problems(self.as_dict())
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
+def _description_text(value: str) -> str:
+    why = no_text(value)
+    if why:
+        raise ValueError(f"description {value!r}: {why}")
+    return value
 
 
 class _RubricBase(BaseModel):
@@ -86,6 +103,7 @@ def rubric_schema(attributes: tuple[str, ...]) -> type[BaseModel]:
     criterion = create_model(
         "Criterion",
         __config__=ConfigDict(extra="ignore"),
+        __validators__={"_description_text": field_validator("description")(_description_text)},
         attribute=(name_type, ...),
         description=(str, Field(min_length=5, max_length=500)),
         levels=(Levels, ...),

@@ -13,6 +13,7 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 
 from prefdisco.benchio import MANIFEST_FILE
 from prefdisco.benchmarks import load_generic, load_problems
+from prefdisco.benchmarks.loader import local_source_files
 from prefdisco.builder.config import BuildConfig
 from prefdisco.builder.personas import load_library
 from prefdisco.builder.pool import Checkpoint, ModelPool, NoProgress, Progress, StepRunner
@@ -60,12 +61,23 @@ def check_existing_build(config: BuildConfig, overwrite: bool = False) -> None:
         return
     before = {**ADDED_SETTINGS, **_flat(recorded)}
     for key, value in _flat(config.model_dump(mode="json")).items():
+        if key == "source" and _same_source(config, before.get(key), value):
+            continue
         if key in before and key.split(".")[0] not in FREE_SETTINGS and before[key] != value:
             held = holds(out)
             raise UserError(
                 f"--out {out}: holds {held} built with other settings ({key} {json.dumps(before[key])} there, "
                 f"{json.dumps(value)} now); give --overwrite to replace it{kept}, or another --out"
             )
+
+
+def _same_source(config: BuildConfig, recorded: Any, now: Any) -> bool:
+    """Whether two ``--source`` values read the same data files (a folder and its data file, a relative and an
+    absolute path), with the same benchmark name for ``generic``: the same source, written another way."""
+    if not isinstance(recorded, str) or not isinstance(now, str):
+        return False
+    reads = local_source_files(config.benchmark, now, config.split)
+    return reads is not None and reads == local_source_files(config.benchmark, recorded, config.split)
 
 
 NO_MODEL = "--model: give at least one model (e.g. --model openai/gpt-4o)"

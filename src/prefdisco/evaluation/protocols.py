@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prefdisco.builder.pipeline import written_by
 from prefdisco.dialogue.carry import TEMPLATES as CARRY_TEMPLATES
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.dialogue.strategies import STRATEGIES, STRATEGY_TEMPLATES
@@ -211,12 +212,13 @@ def rubrics_hash(scenarios: Sequence[Scenario]) -> str:
 
 
 def protocol_record(config: Any, scenarios: Sequence[Scenario] | None = None) -> ProtocolRecord:
-    """A run's protocol record, of its ``RunConfig`` (``record_of``)."""
+    """A run's protocol record, of its ``RunConfig`` (``record_of``), with the benchmark's builders."""
     return record_of(
         config,
         config.user_model,
         [config.grader_model, *config.judge_panel],
         rubrics_hash(scenarios) if scenarios is not None else None,
+        builders=written_by(scenarios or []),
     )
 
 
@@ -228,6 +230,7 @@ def record_of(
     *,
     prompts: str | None = None,
     record_id: str | None = None,
+    builders: Sequence[str] = (),
 ) -> ProtocolRecord:
     """The one maker of a protocol record: ``config``'s protocol settings (a ``RunConfig``, or any object with
     them: a regrade's settings, a play study's), its prompt hash (``prompts``: given when the templates are not all
@@ -239,4 +242,5 @@ def record_of(
         user_model=user_model,
         judges=list(judges),
         rubrics=rubrics,
+        builders=list(builders),
     )

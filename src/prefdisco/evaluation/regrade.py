@@ -46,6 +46,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from prefdisco.atomic import atomic_path, atomic_write
+from prefdisco.builder.pipeline import written_by
 from prefdisco.dialogue.scenario import SCENARIO_KEY
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import scenario_set_hash
@@ -185,11 +186,16 @@ def _settings_of(run: RunSettings) -> dict[str, Any]:
 
 
 def settings_record(
-    settings: dict[str, Any], user_model: str, judges: Sequence[str], rubrics: str | None, quality: bool = True
+    settings: dict[str, Any],
+    user_model: str,
+    judges: Sequence[str],
+    rubrics: str | None,
+    quality: bool = True,
+    builders: Sequence[str] = (),
 ) -> ProtocolRecord:
     """The record of a run's protocol ``settings`` (``protocols.record_of``); ``quality``: the run judged the
-    general quality (with the structured judge, its prompts are the judge's)."""
-    return record_of(SimpleNamespace(**settings, quality=quality), user_model, judges, rubrics)
+    general quality (with the structured judge, its prompts are the judge's); ``builders``: the benchmark's."""
+    return record_of(SimpleNamespace(**settings, quality=quality), user_model, judges, rubrics, builders=builders)
 
 
 def _origin(run: Path, out: Path) -> str:
@@ -302,7 +308,9 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
     }
     old = _old_record(run, first, old_settings)
     quality = bool(first.settings.get("quality", True))
-    new = settings_record(new_settings, old.user_model, judging.models, rubrics_hash(scenarios), quality)
+    new = settings_record(
+        new_settings, old.user_model, judging.models, rubrics_hash(scenarios), quality, written_by(scenarios)
+    )
     new = new.model_copy(
         update={"regraded_from": {"run": origin, "protocol": old.id, "changes": differences(old, new)}}
     )

@@ -4,8 +4,10 @@ Every line is built into its model (:class:`Scenario`, :class:`Persona`, :class:
 own errors are reported (:func:`prefdisco.errors.validation_messages`): the invariants of
 :mod:`prefdisco.schema` (weights summing to 1, five rubric levels, one criterion per profile attribute, ...)
 are checked there and nowhere else. On top of that, what no single model can see: JSON syntax, duplicate ids,
-a scenario persona absent from ``personas.jsonl``, the manifest's format and content hash, missing files; and a
-warning for an attribute name that is not words (``Moloch 253.506``, from a small model: ``catalogue.not_words``).
+a scenario persona absent from ``personas.jsonl``, the manifest's format and content hash, missing files; text
+that is no text (a rubric level ``") }, {"``, two levels alike, a persona field of punctuation: an error,
+``builder/degenerate.py``); and a warning for an attribute name that is not words (``Moloch 253.506``, from a
+small model: ``catalogue.not_words``).
 """
 
 from __future__ import annotations
@@ -27,15 +29,29 @@ from prefdisco.benchio import (
     json_error,
 )
 from prefdisco.builder.catalogue import not_words
+from prefdisco.builder.degenerate import level_problems, no_text, persona_problems
 from prefdisco.errors import validation_messages
 from prefdisco.release.report import Issue, ValidationReport, read_lines
 from prefdisco.schema import Attribute, Persona, Scenario
 
 
+def no_text_problems(record: Scenario | Persona) -> list[str]:
+    """What of a valid scenario or persona is no text (``builder/degenerate.py``): rubric levels, criteria, persona
+    fields; one line each."""
+    persona = record.persona if isinstance(record, Scenario) else record
+    out = [f"persona {m}" for m in persona_problems(persona.model_dump())]
+    for c in record.rubric if isinstance(record, Scenario) else []:
+        why = no_text(c.description)
+        found = [f"description {c.description!r}: {why}"] if why else []
+        out += [f"rubric criterion {c.attribute!r}: {m}" for m in [*found, *level_problems(c.levels)]]
+    return out
+
+
 def _model_lines(
     path: Path, issues: list[Issue], model: type[Scenario] | type[Persona]
 ) -> tuple[int, dict[str, int], list[tuple[int, Any]]]:
-    """Validate a JSONL file of ``model``; returns (records, id → first line, parsed lines)."""
+    """Validate a JSONL file of ``model`` (and that its text is text); returns (records, id → first line, parsed
+    lines)."""
     lines = read_lines(path, issues)
     ids: dict[str, int] = {}
     for lineno, d in lines:
@@ -43,9 +59,11 @@ def _model_lines(
             issues.append(Issue(path, lineno, f"expected a JSON object, got {type(d).__name__}"))
         else:
             try:
-                model.model_validate(d)
+                record = model.model_validate(d)
             except ValidationError as e:
                 issues.extend(Issue(path, lineno, m) for m in validation_messages(e))
+            else:
+                issues.extend(Issue(path, lineno, m) for m in no_text_problems(record))
         rid = d.get("id") if isinstance(d, dict) else None
         if isinstance(rid, str):
             if rid in ids:

@@ -155,15 +155,25 @@ def _stored_metadata(value: Any) -> list[MetadataLine] | None:
     return lines
 
 
+def library_size(manifest: dict[str, Any], held: int) -> int:
+    """The personas of the library a benchmark folder was built from: the build's library (``build_counts``), of
+    which the folder holds only the personas its scenarios use; else the ``held`` personas of the folder."""
+    counts = manifest.get("build_counts")
+    size = counts.get("library_personas") if isinstance(counts, dict) else None
+    return size if isinstance(size, int) and size >= held else held
+
+
 def export_bench_to_release(src: Path | str, out: Path | str, skip_invalid: bool = False) -> ExportSummary:
     """Export a benchmark folder, scenarios.jsonl or release file to a prefq-bench JSONL file, with its images."""
     src, out = Path(src), Path(out)
     metadata: list[MetadataLine] | None = None
     issues: list[Issue] = []
+    library: int | None = None
     if src.is_dir() and (src / MANIFEST_FILE).is_file():
         bench = read_bench(src)
         scenarios, attributes, images_dir = bench.scenarios, bench.attributes, src
         metadata = _stored_metadata(bench.manifest.get("release_metadata"))
+        library = library_size(bench.manifest, len(bench.personas))
     elif src.is_file() and is_release_file(src):
         read = import_release(src, skip_invalid=skip_invalid)
         scenarios, attributes, images_dir = read.scenarios, load_catalogue(), src.parent
@@ -174,7 +184,7 @@ def export_bench_to_release(src: Path | str, out: Path | str, skip_invalid: bool
     if not scenarios:
         raise UserError(f"{src}: nothing to export (no scenarios)")
     copied, missing = copy_images(scenario_images(scenarios), images_dir, out.parent)
-    n = export_release(scenarios, out, metadata=metadata, attributes=attributes)
+    n = export_release(scenarios, out, metadata=metadata, attributes=attributes, library_size=library)
     return ExportSummary(n, copied, missing, issues)
 
 

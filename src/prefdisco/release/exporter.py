@@ -130,8 +130,10 @@ def release_problem_ids(scenarios: list[Scenario]) -> list[str]:
     return ids
 
 
-def default_metadata(scenarios: list[Scenario]) -> MetadataLine:
-    """A generator-style metadata line for scenarios that carry none."""
+def default_metadata(scenarios: list[Scenario], library_size: int | None = None) -> MetadataLine:
+    """A generator-style metadata line for scenarios that carry none. ``library_size``: the personas of the library
+    the scenarios were drawn from (a build's library, most of whose personas a small build may not use); without it,
+    the personas the scenarios use."""
     benchmarks = sorted({s.problem.benchmark for s in scenarios})
     per_problem: dict[tuple[str, str], int] = {}
     for s in scenarios:
@@ -141,7 +143,7 @@ def default_metadata(scenarios: list[Scenario]) -> MetadataLine:
         "type": METADATA_TYPE,
         "dataset": benchmarks[0] if len(benchmarks) == 1 else "mixed",
         "general_preferences": {},
-        "total_personas_in_library": len({s.persona.id for s in scenarios}),
+        "total_personas_in_library": library_size or len({s.persona.id for s in scenarios}),
         "fixed_persona_library": True,
         "personas_per_problem": max(per_problem.values()),
         "sample_size": len(per_problem),
@@ -180,12 +182,13 @@ def export_release(
     path: Path | str,
     metadata: Sequence[MetadataLine] | None = None,
     attributes: list[Attribute] | None = None,
+    library_size: int | None = None,
 ) -> int:
     """Write ``scenarios`` as a prefq-bench JSONL file (atomically). Returns the number of records.
 
     ``metadata`` is the file's metadata lines (an import's, :class:`MetadataLine`; ``[]`` for none); by default
-    (None) one line derived from the scenarios. ``attributes`` (e.g. Θ) supply value ranges and descriptions of
-    preferences the scenarios do not carry.
+    (None) one line derived from the scenarios (``default_metadata``, with ``library_size``). ``attributes`` (e.g.
+    Θ) supply value ranges and descriptions of preferences the scenarios do not carry.
     """
     scenarios = list(scenarios)
     if not scenarios:
@@ -193,6 +196,6 @@ def export_release(
     by_name = {a.name: a for a in attributes or []}
     ids = release_problem_ids(scenarios)
     records = [scenario_to_record(s, pid, by_name) for s, pid in zip(scenarios, ids, strict=True)]
-    lines = list(metadata) if metadata is not None else [default_metadata(scenarios)]
+    lines = list(metadata) if metadata is not None else [default_metadata(scenarios, library_size)]
     write_jsonl_atomic(Path(path), interleave(lines, records))
     return len(records)

@@ -1,7 +1,9 @@
 """``prefdisco validate``: check a benchmark in either format and report every problem with its line.
 
 Accepted inputs: a benchmark folder (manifest + scenarios/personas/attributes), a bare ``scenarios.jsonl``, or
-a prefq-bench release JSONL (recognized by the first line that parses having a release ``type``). Unlike the
+a prefq-bench release JSONL (recognized by the first line that parses having a release ``type``). Any other file
+(a run's results table, a benchmark's raw rows) is refused in one line saying what it is and what to run instead
+(:mod:`prefdisco.release.identify`). Unlike the
 readers of our format, which stop at the first error, the validator keeps going and returns one
 :class:`~prefdisco.release.report.Issue` per problem, sorted by file and line. What is checked:
 :mod:`prefdisco.release.bench_checks` (our format); for a release, the importer's own reading
@@ -19,6 +21,7 @@ from prefdisco.benchio import MANIFEST_FILE, SCENARIOS_FILE, json_lines
 from prefdisco.errors import UserError
 from prefdisco.release.bench_checks import validate_bench, validate_scenarios_file
 from prefdisco.release.format import METADATA_TYPE, RECORD_TYPE
+from prefdisco.release.identify import not_a_benchmark
 from prefdisco.release.reader import read_release
 from prefdisco.release.report import ValidationReport
 
@@ -72,8 +75,13 @@ def validate_path(path: Path | str, skip_images: bool = False) -> ValidationRepo
             raise UserError(f"{path}: no {MANIFEST_FILE} or {SCENARIOS_FILE} in this folder")
     elif not path.is_file():
         raise UserError(f"{path}: not found (expected a benchmark folder, scenarios.jsonl or a release JSONL)")
+    elif _looks_like_release(path):
+        report = validate_release(path, skip_images)
     else:
-        report = validate_release(path, skip_images) if _looks_like_release(path) else validate_scenarios_file(path)
+        what = not_a_benchmark(path)  # a results table, a benchmark's raw rows, ...: one line, not an error a field
+        if what is not None:
+            raise UserError(what)
+        report = validate_scenarios_file(path)
     files = list(dict.fromkeys(i.path for i in report.issues))
     report.issues.sort(key=lambda i: (files.index(i.path), i.line))  # stable: a line's issues keep their order
     return report

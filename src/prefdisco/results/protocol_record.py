@@ -81,6 +81,9 @@ class ProtocolRecord(BaseModel):
     judges: list[str]
     rubrics: str | None = None
     """``rubrics_hash`` of the benchmark the run was given (None: not known, e.g. a record made from a task)."""
+    builders: list[str] = Field(default_factory=list)
+    """The models that built that benchmark's scenarios (their provenance, ``builder/pipeline.written_by``); empty
+    when not known (a hand-written or imported benchmark, an older record). Not compared: ``rubrics`` is."""
     regraded_from: dict[str, Any] | None = None
     """A regrade's origin (``prefdisco regrade``): the run, its protocol id and what changed."""
     sent: dict[str, RoleSent] | None = None
