@@ -261,7 +261,7 @@ def eval_command(
     """
     settings = dict(locals())  # every setting as resolved: the file's, the flags', the defaults (config.toml)
     from prefdisco.dialogue.byo import parse_solver_args
-    from prefdisco.evaluation.config import with_strict_policy
+    from prefdisco.evaluation.config import limit_note, with_strict_policy
     from prefdisco.evaluation.config_file import resolved
     from prefdisco.evaluation.preset_rules import preset_settings
     from prefdisco.evaluation.run import RunConfig, run_conditions
@@ -335,6 +335,9 @@ def eval_command(
         resolved=resolved(settings),
     )
     config.validate()
+    said = limit_note(scenarios, config.limit)
+    if said:
+        Console(stderr=True).print(said, markup=False, highlight=False, soft_wrap=True)
     if config.judge_repeats > 1 and config.grader_temperature == 0:
         n = config.judge_repeats
         Console(stderr=True).print(

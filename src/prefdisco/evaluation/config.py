@@ -382,3 +382,11 @@ def run_scope(log_dir: Path, scenario_set: str) -> str:
 def selected_scenarios(scenarios: Sequence[Scenario], config: RunConfig) -> list[Scenario]:
     """The scenarios a run evaluates: the first ``config.limit``, or all."""
     return list(scenarios[: config.limit] if config.limit else scenarios)
+
+
+def limit_note(scenarios: Sequence[Scenario], limit: int | None) -> str | None:
+    """What a ``--limit`` above the scenario set's size means, said once before the run (it runs the whole set), or
+    None when the limit cuts the set or there is none."""
+    if limit is None or limit <= len(scenarios):
+        return None
+    return f"note: --limit {limit} is more than the {len(scenarios)} scenarios given: all {len(scenarios)} run"

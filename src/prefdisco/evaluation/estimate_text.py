@@ -22,6 +22,7 @@ def render_estimate(estimate: RunEstimate) -> str:
     for ln in [*lines, total]:
         rows.append([ln.role, ln.part, ln.model, *map(str, (ln.calls, ln.input_tokens, ln.output_tokens))])
         rows[-1] += ["none" if ln.bound is None else str(ln.bound), "—" if ln.usd is None else f"{ln.usd:.4f}"]
+    rows[-1][-1] = total_usd(lines)
     rows = [row if estimate.priced else row[:-1] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     table = [
@@ -29,3 +30,14 @@ def render_estimate(estimate: RunEstimate) -> str:
         for r in rows
     ]
     return "\n".join([f"{estimate.calls} model calls", *table, *(f"- {note}" for note in estimate.notes)])
+
+
+def total_usd(lines: list[PlanLine]) -> str:
+    """The total's USD cell: the sum where every line has a price, ``unknown`` where none has, and the known part
+    as a lower bound (``≥ 1.2345``) where some have none: never a $0.0000 for calls nobody priced."""
+    known = [ln.usd for ln in lines if ln.usd is not None]
+    if not known and lines:
+        return "unknown"
+    if len(known) < len(lines):
+        return f"≥ {sum(known):.4f}"
+    return f"{sum(known):.4f}"

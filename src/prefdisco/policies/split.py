@@ -6,7 +6,9 @@ so a policy fitted on one of them has seen the others' question). A problem is n
 The split is taken within each task family (benchmark), so every family keeps training problems: a family's
 problems are ranked by the first 8 bytes, big-endian, of ``sha256("<seed>\\x1f<benchmark>\\x1f<problem id>")``
 (ties, which need a hash collision, by id) and the first ``max(1, floor(fraction · n))`` go to training;
-``fraction`` 1.0 takes all. Nothing depends on the order of the input or on global random state.
+``fraction`` 1.0 takes all, and a fraction under 1 that would hold no problem out at all (one problem per family,
+or a fraction close to 1 on a few) is refused. Nothing depends on the order of the input or on global random
+state.
 """
 
 from __future__ import annotations
@@ -54,4 +56,12 @@ def train_problems(scenarios: Iterable[Scenario], fraction: float, seed: int) ->
     for problems in by_family.values():
         ranked = sorted(problems, key=lambda p: (problem_rank(seed, p), p.id))
         chosen.extend(ranked[: n_train(len(ranked), fraction)])
+    total = sum(len(problems) for problems in by_family.values())
+    if fraction < 1 and len(chosen) == total:  # a held-out split that holds nothing out
+        families = ", ".join(f"{name} {len(problems)}" for name, problems in sorted(by_family.items()))
+        raise UserError(
+            f"--train-split {fraction:g}: every problem would be fitted on and none held out (a family keeps at least "
+            f"one training problem; problems: {families}); give --train-split 1.0 to fit on all of them knowingly, "
+            "or a benchmark with more problems"
+        )
     return sorted(chosen, key=lambda p: p.key)
