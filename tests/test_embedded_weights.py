@@ -18,7 +18,8 @@ from prefdisco.errors import UserError
 from prefdisco.models.gguf import resolve_gguf, weights_copy
 from prefdisco.models.grammar import schema_to_gbnf
 from prefdisco.models.greedy_grammar import GreedyGrammar, applies
-from prefdisco.models.llama_cpp import default_threads, load_model
+from prefdisco.models.llama_cpp import load_model
+from prefdisco.models.threads import default_threads
 from prefdisco.scoring.judge import CriterionScore
 
 pytestmark = pytest.mark.embedded

