@@ -159,13 +159,13 @@ def test_a_run_on_a_benchmark_the_embedded_model_built_says_so_in_its_report(tmp
         "model (prefdisco build --model ...)."
     )
     out = tmp_path / "report"
-    result = CliRunner().invoke(cli.app, ["report", str(run), "--out", str(out), "--bootstrap", "20", "--no-figures"])
+    result = CliRunner().invoke(cli.app, ["report", str(run), "--out", str(out), "--bootstrap", "200", "--no-figures"])
     assert result.exit_code == 0, result.output
     assert note in json.loads((out / "summary.json").read_text())["caveats"]
     assert note in " ".join(result.output.split())
     assert note in " ".join((out / "report.md").read_text().split())
     merged = load_runs([run])
-    assert note in build_leaderboard(merged.data, protocols=merged.protocols, n_boot=20).caveats
+    assert note in build_leaderboard(merged.data, protocols=merged.protocols, n_boot=200).caveats
 
 
 def test_too_few_scenarios_is_said_never_an_interval_of_nothing(tmp_path):

@@ -31,6 +31,14 @@ def call_seed(run_scope: str, scenario_id: str, condition: str, epoch: int, role
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") % SEED_MODULUS
 
 
+def step_seed(build_seed: int, step: str, item: str) -> int:
+    """The seed of a build's call for ``item`` at ``step`` (``builder/pool.py``): the first 8 bytes of the sha256 of
+    the build's ``--seed``, the step and the item, big-endian, modulo 2**31. What a seeded model writes for an item
+    no longer depends on the calls made before it (the embedded model's sampler kept its state from call to call)."""
+    text = "\x1f".join(("build", str(int(build_seed)), step, item))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") % SEED_MODULUS
+
+
 def redraw_seed(seed: int | None, attempt: int) -> int:
     """The seed of a simulated reply drawn again (``--user-retry``; ``attempt`` from 1) by a user model whose calls
     send ``seed`` (None: none): the first 8 bytes of the sha256 of the two, big-endian, modulo 2**31."""

@@ -26,6 +26,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from inspect_ai.model import ChatMessage, GenerateConfig, Model
 from pydantic import BaseModel, ValidationError
 
+from prefdisco.seeds import step_seed
 from prefdisco.structured import StructuredOutputError, generate_structured, model_name
 
 T = TypeVar("T", bound=BaseModel)
@@ -230,6 +231,8 @@ class StepRunner:
             return cached
         model = self.pool.choose(item, step)
         config = self.config
+        if config.seed is None:  # each item's call its own seed, whatever ran before it (seeds.step_seed)
+            config = config.merge(GenerateConfig(seed=step_seed(self.pool.seed, step, item)))
         if max_tokens is not None and config.max_tokens is None:
             config = config.merge(GenerateConfig(max_tokens=max_tokens))
         failure: Failure | None
