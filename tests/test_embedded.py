@@ -189,11 +189,12 @@ def test_grammar_keeps_lists_distinct_and_strings_within_the_cap():
 
 def test_build_on_the_embedded_model_validates_and_resumes(tmp_path, shared_dir):
     """`prefdisco build` with SmolLM2: one MMLU problem x one persona, validated, and a rerun calls nothing. Strings
-    are capped at 40 characters: the build's calls carry no seed, so what the model writes depends on the calls the
-    process made before, and at 80 characters the rubrics ran from 700 to 3,000 tokens (30 to 95 s). The relevance
-    call picks 4 attributes and proposes none (``--max-new-attributes 0``): it wrote 222 tokens with up to 8 and 3
-    new ones, 37 without. SmolLM2 writing new-attribute proposals (names, descriptions, values) under the grammar is
-    another test's claim: ``test_grammar_keeps_lists_distinct_and_strings_within_the_cap``."""
+    are capped at 40 characters (at 80 the rubrics ran from 700 to 3,000 tokens, 30 to 95 s). Each of the build's
+    calls carries its own seed (``seeds.step_seed``): before, what the model wrote depended on the calls its process
+    had made, and in the suite's order it once wrote five identical rubric levels, which validate refuses. The
+    relevance call picks 4 attributes and proposes none (``--max-new-attributes 0``): it wrote 222 tokens with up to
+    8 and 3 new ones, 37 without. SmolLM2 writing new-attribute proposals (names, descriptions, values) under the
+    grammar is another test's claim: ``test_grammar_keeps_lists_distinct_and_strings_within_the_cap``."""
     from prefdisco.benchio import read_bench
 
     library = tmp_path / "personas.jsonl"
