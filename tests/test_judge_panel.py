@@ -26,8 +26,8 @@ from prefdisco.analysis.judges import (
     length_bias,
     ordinal_alpha,
     response_lengths,
-    usable,
 )
+from prefdisco.analysis.panel import judged_rows
 from prefdisco.analysis.report import build_report
 from prefdisco.analysis.trials import average_attribute_trials
 from prefdisco.errors import UserError
@@ -346,7 +346,7 @@ def test_panel_tables_average_each_judges_repeats_then_the_judges(tmp_path):
     assert baseline_clarity["mean_score"] == pytest.approx((3.25 + 3.75 + 4.25) / 3)
 
     # per-judge PrefAlign from the attribute table: (s1, baseline) A = 0.6 * 1.5 + 0.4 * 1.5, B = 5 (depth invalid)
-    att = usable(data.attributes, data.results)
+    att = judged_rows(data.attributes, data.results)
     per_judge = judge_pref_align(att).set_index(["scenario_id", "mode", "judge"])["pref_align"]
     assert per_judge[("s1", "baseline", "A")] == pytest.approx(1.5)
     assert per_judge[("s1", "baseline", "B")] == pytest.approx(5.0)
@@ -375,7 +375,7 @@ def test_agreement_noise_and_length_bias_by_hand(tmp_path):
             obj = {"model": "m-a", "task": "t1", "scenario_id": sid, "mode": "baseline", "fixed_k": None}
             fh.write(json.dumps({**obj, "epoch": 1, "final_response": "y" * n}) + "\n")
     data = load_results(folder / "results.csv")
-    att = usable(data.attributes, data.results)
+    att = judged_rows(data.attributes, data.results)
 
     [cell] = judge_agreement(att).to_dict("records")
     assert cell["n_judges"] == 2 and cell["n_units"] == 5 and cell["alpha"] == pytest.approx(1.0)
@@ -438,7 +438,7 @@ def test_a_failed_rows_judgements_are_left_out_of_the_reliability_statistics(tmp
     folder = make_run(tmp_path / "run", panel_rows(), [*ATTR_HEADER, "judge", "repeat"])
     write_csv(folder / "results.csv", HEADER, results_rows(failed=("s2", "oracle")))
     data = load_results(folder / "results.csv")
-    att = usable(data.attributes, data.results)
+    att = judged_rows(data.attributes, data.results)
     assert len(att) == 8 * 2 * 3
     assert not ((att["scenario_id"] == "s2") & (att["mode"] == "oracle")).any()
 

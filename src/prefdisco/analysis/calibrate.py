@@ -4,7 +4,9 @@ Inputs: a ratings CSV (``analysis/human_ratings.py``; written by ``prefdisco ann
 run folder it rates. An *item* is one judged criterion of one response; its judge score is the mean valid score
 of its attribute rows (over judges × repeats when the table has them), its *human mean* the mean of its ratings.
 Ratings are joined to items on (scenario_id, mode, attribute, and model / task / fixed_k / epoch where the ratings
-have them); ratings of items the run lacks, or judged invalid, are left out (``notes`` counts them).
+have them); ratings of items the run lacks, or judged invalid, or scored by rule (a refused or empty response's
+criteria, ``human_ratings.criterion_scores``' ``by_rule``: no judge scored them), are left out (``notes`` counts
+them).
 
 Definitions:
 
@@ -22,9 +24,10 @@ A statistic that is undefined (a constant series, 0/0) is None with the reason i
 
 Calibration (``method = "isotonic"``): an increasing isotonic regression (``sklearn.isotonic.IsotonicRegression``,
 ``y_min=1, y_max=5, out_of_bounds="clip"``) fitted on (judge score → human mean) over the rated items, one point
-per item, is applied to every criterion score of the run. Each scored response's PrefAlign is recomputed from the
-calibrated scores: Σ w·f(g) / Σ w over its validly judged criteria (``scoring/alignment.py``'s rule, weights from
-the attributes table); a response's trials are averaged (mean over its scored trials), then
+per item, is applied to every judge's criterion score of the run (a criterion scored by rule keeps the rule's 1).
+Each scored response's PrefAlign is recomputed from the calibrated scores: Σ w·f(g) / Σ w over its validly judged
+criteria (``scoring/alignment.py``'s rule, weights from the attributes table); a response's trials are averaged
+(mean over its scored trials), then
 
 * ``calibrated[model][task][mode]`` = {``mean``: the mean over scenarios of the calibrated PrefAlign, ``ci_low``,
   ``ci_high``, ``raw``: the same mean from the judge's own scores, ``n_scenarios``}, mode ``fixed_k=K`` for
@@ -64,6 +67,7 @@ from prefdisco.analysis.normalign import norm_align, norm_align_of
 from prefdisco.results.contract import RESULT_KEY, TRIAL_GROUP
 from prefdisco.results.table import load_results
 from prefdisco.schema import CONDITIONS
+from prefdisco.scoring.non_answer import RULE_SCORE
 
 if TYPE_CHECKING:
     from sklearn.isotonic import IsotonicRegression
@@ -161,35 +165,48 @@ class Aggregation:
     cell means are ``cells @ f(u)``, the three condition means of a NormAlign cell ``normalign[i] @ f(u)``."""
 
     u: np.ndarray
+    """The judge scores of the run; a last column beyond them holds the criteria scored by rule (``by_rule``)."""
     cell_keys: list[tuple[str, str, str]]
-    cells: np.ndarray  # (cells, len(u))
+    cells: np.ndarray  # (cells, len(u) + 1)
     cell_sizes: list[int]
     normalign_keys: list[tuple[str, str]]
-    normalign: np.ndarray  # (cells, 3 conditions, len(u)); empty rows where no scenario has all three
+    normalign: np.ndarray  # (cells, 3 conditions, len(u) + 1); empty rows where no scenario has all three
+
+
+def with_rule(values: np.ndarray) -> np.ndarray:
+    """Values at each judge score of ``Aggregation.u`` (a vector, or one row per resample) followed by the rule's
+    score, ``RULE_SCORE``: a refused or empty response's criteria keep it, calibrated or not (no judge scored them,
+    so the judge-to-human map does not apply)."""
+    values = np.asarray(values, dtype=float)
+    rule = np.full((*values.shape[:-1], 1), RULE_SCORE)
+    return np.concatenate([values, rule], axis=-1)
 
 
 def aggregation(items: pd.DataFrame) -> Aggregation:
     valid = items.loc[items["score"].notna().to_numpy() & (items["weight"].to_numpy() > 0)]
-    u, inverse = np.unique(valid["score"].to_numpy(dtype=float), return_inverse=True)
+    by_rule = valid["by_rule"].to_numpy(dtype=bool) if "by_rule" in valid.columns else np.zeros(len(valid), bool)
+    u, inverse = np.unique(valid.loc[~by_rule, "score"].to_numpy(dtype=float), return_inverse=True)
+    column = np.full(len(valid), len(u))  # the rule's column for the criteria scored by rule
+    column[~by_rule] = inverse
     sample, samples = _codes(valid, list(RESULT_KEY))
-    weights = np.zeros((len(samples), len(u)))
-    np.add.at(weights, (sample, inverse), valid["weight"].to_numpy(dtype=float))
+    weights = np.zeros((len(samples), len(u) + 1))
+    np.add.at(weights, (sample, column), valid["weight"].to_numpy(dtype=float))
     weights /= weights.sum(axis=1, keepdims=True)
     trial, scenarios = _codes(samples, list(TRIAL_GROUP))
-    per = np.zeros((len(scenarios), len(u)))
+    per = np.zeros((len(scenarios), len(u) + 1))
     np.add.at(per, trial, weights)
     per /= np.bincount(trial)[:, None]  # the mean over a response's scored trials
     scenarios["mode"] = [mode_label(m, int(k)) for m, k in zip(scenarios["mode"], scenarios["fixed_k"], strict=True)]
     cell, cell_index = _codes(scenarios, ["model", "task", "mode"])
     sizes = np.bincount(cell, minlength=len(cell_index))
-    cells = np.zeros((len(cell_index), len(u)))
+    cells = np.zeros((len(cell_index), len(u) + 1))
     np.add.at(cells, cell, per)
     cells /= sizes[:, None]
     keys, blocks = [], []
     for (model, task), group in scenarios.groupby(["model", "task"], sort=True):
         by_mode = [group.loc[group["mode"] == m, "scenario_id"] for m in CONDITIONS]
         common = set.intersection(*(set(ids) for ids in by_mode))
-        block = np.full((len(CONDITIONS), len(u)), np.nan)
+        block = np.full((len(CONDITIONS), len(u) + 1), np.nan)
         if common:  # the scenarios scored in all three conditions, as analysis/normalign.py takes them
             for i, ids in enumerate(by_mode):
                 block[i] = per[ids.index[ids.isin(common)]].mean(axis=0)
@@ -201,7 +218,7 @@ def aggregation(items: pd.DataFrame) -> Aggregation:
         cells=cells,
         cell_sizes=[int(s) for s in sizes],
         normalign_keys=keys,
-        normalign=np.array(blocks).reshape(len(keys), len(CONDITIONS), len(u)),
+        normalign=np.array(blocks).reshape(len(keys), len(CONDITIONS), len(u) + 1),
     )
 
 
@@ -221,7 +238,8 @@ def calibrate(human: Path, run: Path, *, seed: int = 0, n_boot: int = DEFAULT_BO
     check_resamples(n_boot)
     items = criterion_scores(load_results(run), str(run))
     ratings = read_ratings(human)
-    pairs = join_ratings(ratings, items, str(human), str(run))
+    judged = items.loc[~items["by_rule"].to_numpy(dtype=bool)]  # a rule's score is no judge's: not compared
+    pairs = join_ratings(ratings, judged, str(human), str(run))
     notes: list[str] = []
     if len(pairs) < len(ratings):
         left = len(ratings) - len(pairs)
@@ -230,9 +248,12 @@ def calibrate(human: Path, run: Path, *, seed: int = 0, n_boot: int = DEFAULT_BO
     rated = pairs.groupby(list(ITEM_KEY), sort=True).agg(judge=("judge", "first"), human=("human", "mean"))
     judge, human_mean = rated["judge"].to_numpy(), rated["human"].to_numpy()
     agg = aggregation(items)
-    f = fit_map(judge, human_mean).predict(agg.u)
+    f = with_rule(fit_map(judge, human_mean).predict(agg.u))
+    raw = with_rule(agg.u)
     rng = np.random.default_rng(seed)
-    boot = resampled([judge, human_mean], rng, n_boot, per_resample(lambda j, h: fit_map(j, h).predict(agg.u)))
+    boot = with_rule(
+        resampled([judge, human_mean], rng, n_boot, per_resample(lambda j, h: fit_map(j, h).predict(agg.u)))
+    )
     calibrated: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
     for i, (model, task, mode) in enumerate(agg.cell_keys):
         lo, hi = _interval(boot @ agg.cells[i]) if n_boot else (None, None)
@@ -240,7 +261,7 @@ def calibrate(human: Path, run: Path, *, seed: int = 0, n_boot: int = DEFAULT_BO
             "mean": float(agg.cells[i] @ f),
             "ci_low": lo,
             "ci_high": hi,
-            "raw": float(agg.cells[i] @ agg.u),
+            "raw": float(agg.cells[i] @ raw),
             "n_scenarios": agg.cell_sizes[i],
         }
     normalign: dict[str, dict[str, dict[str, Any]]] = {}
@@ -251,7 +272,7 @@ def calibrate(human: Path, run: Path, *, seed: int = 0, n_boot: int = DEFAULT_BO
             cell["reason"] = "no scenario is scored in all three modes (baseline, discovery, oracle)"
         else:
             cell["mean"], cell["reason"] = norm_align(*(float(v) for v in block @ f))
-            cell["raw"] = norm_align(*(float(v) for v in block @ agg.u))[0]
+            cell["raw"] = norm_align(*(float(v) for v in block @ raw))[0]
             if n_boot and cell["mean"] is not None:
                 cell["ci_low"], cell["ci_high"] = _interval(norm_align_of(*(boot @ block.T).transpose(1, 0)))
         normalign.setdefault(model, {})[task] = cell
@@ -262,7 +283,7 @@ def calibrate(human: Path, run: Path, *, seed: int = 0, n_boot: int = DEFAULT_BO
         calibrated_normalign=normalign,
         seed=seed,
         bootstrap=n_boot,
-        calibration_map={f"{x:g}": float(y) for x, y in zip(agg.u, f, strict=True)},
+        calibration_map={f"{x:g}": float(y) for x, y in zip(agg.u, f[: len(agg.u)], strict=True)},
         notes=notes,
         **stats,
     )

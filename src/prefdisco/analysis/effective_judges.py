@@ -5,11 +5,12 @@ correlation ρ̄, the effective number of judges is ``n / (1 + (n − 1)·ρ̄)`
 they agree perfectly (the field finds same-family panels worth about two votes).
 
 **What is correlated.** The panel is the judges PrefAlign is made of (attribute rows with ``in_pref_align``; a
-judge added afterwards is not part of it), over the attribute rows of results rows that did not fail
-(``judges.usable``). An *item* is one criterion of one trial: (model, task, scenario_id, mode, fixed_k, epoch,
-attribute); a judge's score of an item is its mean over its valid repeats (``panel.judge_means``). For each pair of
-judges, r is Pearson's correlation of their scores over the items both scored validly. A pair with fewer than
-``MIN_ITEMS`` (3) such items, or whose scores are constant for either judge (r is 0/0), has no r, with the reason.
+judge added afterwards is not part of it), over the rows a judge actually judged (``panel.judged_rows``: not of a
+failed results row, nor a refused or empty response's scores by rule, on which every judge "agrees"). An *item* is
+one criterion of one trial: (model, task, scenario_id, mode, fixed_k, epoch, attribute); a judge's score of an item
+is its mean over its valid repeats (``panel.judge_means``). For each pair of judges, r is Pearson's correlation of
+their scores over the items both scored validly. A pair with fewer than ``MIN_ITEMS`` (3) such items, or whose
+scores are constant for either judge (r is 0/0), has no r, with the reason.
 ρ̄ is the mean of the pairs' r, defined only when every pair has one (else None, with the first pair's reason: a
 mean over some pairs would be a different panel). A negative ρ̄ counts as 0 in n_eff (judges that disagree
 systematically are not worth more than independent ones), so n_eff is at most n. One judge: no n_eff (a panel needs
@@ -113,7 +114,7 @@ def pair_correlation(a: np.ndarray, b: np.ndarray) -> tuple[float | None, str | 
 
 
 def effective_judges(att: pd.DataFrame) -> EffectiveJudges | None:
-    """The effective number of judges of the panel in ``att`` (``judges.usable`` rows); None without rows."""
+    """The effective number of judges of the panel in ``att`` (``panel.judged_rows``); None without rows."""
     panel = pref_align_judgements(att)
     if panel.empty:
         return None

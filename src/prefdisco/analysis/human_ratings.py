@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.panel import panel_scores
+from prefdisco.analysis.panel import panel_scores, ruled
 from prefdisco.errors import UserError
 from prefdisco.results.contract import NO_K, RESULT_KEY, condition_label
 from prefdisco.results.table import ResultsData
@@ -54,17 +54,19 @@ def mode_label(mode: str, fixed_k: int) -> str:
 
 
 def criterion_scores(data: ResultsData, where: str) -> pd.DataFrame:
-    """One row per item of the run's scored responses: ``ITEM_KEY`` columns, ``weight`` and ``score`` (the panel
+    """One row per item of the run's scored responses: ``ITEM_KEY`` columns, ``weight``, ``score`` (the panel
     score of the judgements PrefAlign is made of, ``analysis.panel.panel_scores``: each judge's repeat-mean, then
-    the mean over judges, invalid judgements left out; NaN when every judgement of the criterion was invalid)."""
+    the mean over judges, invalid judgements left out; NaN when every judgement of the criterion was invalid) and
+    ``by_rule``: True when the response was refused or empty and the score is the rule's 1, no judge's
+    (``panel.ruled``) — never put before a rater, nor in calibration's agreement and fit."""
     if data.attributes is None:
         raise UserError(f"{where}: no per-attribute table (attributes.csv): the judge's criterion scores are needed")
-    scored = data.results.loc[data.results["scored"].to_numpy(), list(RESULT_KEY)]
-    keys = _typed(scored).drop_duplicates()
+    scored = data.results["scored"].to_numpy()
+    keys = _typed(data.results.loc[scored, list(RESULT_KEY)].assign(by_rule=ruled(data.results)[scored]))
     rows = _typed(panel_scores(data.attributes)[[*ITEM_KEY, "weight", "score"]])  # the panel rule per criterion
-    rows = rows.merge(keys, on=list(RESULT_KEY), how="inner")
-    out = rows.groupby(list(ITEM_KEY), sort=True).agg(weight=("weight", "first"), score=("score", "mean")).reset_index()
-    return out
+    rows = rows.merge(keys.drop_duplicates(list(RESULT_KEY)), on=list(RESULT_KEY), how="inner")
+    by = rows.groupby(list(ITEM_KEY), sort=True)
+    return by.agg(weight=("weight", "first"), score=("score", "mean"), by_rule=("by_rule", "first")).reset_index()
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:

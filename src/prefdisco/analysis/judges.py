@@ -1,8 +1,9 @@
 """How far the judges can be trusted: agreement between judges, noise across repeats, and a length-bias probe.
 
-All three read the attribute table as run (one row per criterion, trial, judge and repeat; ``panel.py``), after
-dropping the rows of failed results rows. A *unit* is one criterion of one response: (scenario_id, mode, fixed_k,
-epoch, attribute) within a model × task.
+All three read the attribute table as run (one row per criterion, trial, judge and repeat; ``panel.py``), only the
+rows a judge actually judged (``panel.judged_rows``): a failed results row's, and a refused or empty response's
+(scored 1 by rule under every judge and repeat, shown to none), are left out. A *unit* is one criterion of one
+response: (scenario_id, mode, fixed_k, epoch, attribute) within a model × task.
 
 * **Inter-judge agreement** (``judge_agreement``), per model × task: Krippendorff's α, ordinal, computed by the
   ``krippendorff`` package with units as above, raters = the judges and a judge's value = its repeat-mean score
@@ -36,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.panel import judge_means, weighted_pref_align
+from prefdisco.analysis.panel import judge_means, judged_rows, plain_keys, weighted_pref_align
 from prefdisco.benchio import json_lines
 from prefdisco.errors import UserError
 from prefdisco.results.contract import JUDGE, NO_K, REPEAT, RESULT_KEY, condition_label
@@ -49,7 +50,6 @@ MAX_LEVELS = 17
 BIN = 0.25
 UNIT: tuple[str, ...] = ("scenario_id", "mode", "fixed_k", "epoch", "attribute")
 """A unit within a model × task."""
-_TEXT = ("model", "task", "scenario_id", "mode", "attribute", JUDGE)
 AGREEMENT_COLUMNS = ["model", "task", "n_judges", "n_units", "alpha", "reason"]
 NOISE_COLUMNS = ["judge", "n_repeats", "n_units", "alpha", "mean_sd", "reason"]
 LENGTH_COLUMNS = ["judge", "mode", "fixed_k", "n", "spearman", "p", "reason"]
@@ -94,33 +94,8 @@ def _levels(values: np.ndarray) -> np.ndarray:
     return rounded
 
 
-def plain_keys(frame: pd.DataFrame) -> pd.DataFrame:
-    """Key columns as plain ``str`` (text), float (``fixed_k``, ``NO_K`` when empty, so it can be an index and a
-    join key) and int (``epoch``)."""
-    out = frame.copy()
-    for column in _TEXT:
-        if column in out.columns:
-            out[column] = out[column].astype(str)
-    if "fixed_k" in out.columns:
-        out["fixed_k"] = pd.to_numeric(out["fixed_k"], errors="coerce").astype(np.float64).fillna(NO_K)
-    if "epoch" in out.columns:
-        out["epoch"] = pd.to_numeric(out["epoch"]).astype(np.int64)
-    return out
-
-
-def usable(attributes: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
-    """The attribute rows of results rows that did not fail (a failed trial's judgements count nowhere), with plain
-    key columns; rows the results table lacks are kept."""
-    att = plain_keys(attributes)
-    failed = plain_keys(results.loc[results["failed"].to_numpy(), list(RESULT_KEY)]).drop_duplicates()
-    if failed.empty:
-        return att
-    marked = att.merge(failed.assign(_failed=True), on=list(RESULT_KEY), how="left")
-    return marked.loc[~marked["_failed"].eq(True).to_numpy()].drop(columns="_failed").reset_index(drop=True)
-
-
 def judge_agreement(att: pd.DataFrame) -> pd.DataFrame:
-    """Per model × task: ordinal α between judges over the units (``usable`` rows; see the module docstring)."""
+    """Per model × task: ordinal α between judges over the units (``panel.judged_rows``; module docstring)."""
     rows: list[list[Any]] = []
     if att.empty:
         return pd.DataFrame(rows, columns=AGREEMENT_COLUMNS)
@@ -274,6 +249,6 @@ def judge_reliability(data: ResultsData) -> JudgeReliability | None:
     """The reliability tables of ``data`` (None without an attribute table)."""
     if data.attributes is None:
         return None
-    att = usable(data.attributes, data.results)
+    att = judged_rows(data.attributes, data.results)
     lengths = response_lengths(data.transcripts, data.transcript_rows)
     return JudgeReliability(judge_agreement(att), judge_noise(att), length_bias(att, lengths))

@@ -8,7 +8,16 @@ report number that must agree with PrefAlign (the attribute table's means, worst
 examples' criterion scores, calibration, the judge part of the variance split) reads exactly those judgements
 (``pref_align_judgements``), combined per criterion and trial by the rule the scorer applies (``scoring/panel.py``):
 the mean of each judge's repeat-mean, then the mean over the judges, invalid judgements (empty score) left out; a
-criterion no judgement of which is valid has no panel score (empty). Agreement and noise read every judge.
+criterion no judgement of which is valid has no panel score (empty).
+
+**The rows a judge actually judged** (``judged_rows``) are what every judge statistic reads — agreement, noise and
+length bias (``judges.py``), the judge part of the variance split (``variance.py``), the position effect
+(``judge_position.py``), the effective number of judges (``effective_judges.py``), calibration's fit against people
+(``calibrate.py``): the attribute rows of results rows that did not fail and whose response was an answer. A refused
+or empty response (``results.contract.RULED_FLAGS``) is scored 1 by rule under every judge and repeat and shown to
+none (``scoring/non_answer.py``): its rows would count as perfect agreement and no noise. They stay in PrefAlign's
+rows above (PrefAlign 1 under ``--refusals score``). A further judge's PrefAlign follows the run's rule
+(``further_judges.py``: ``rows_except`` the trials PrefAlign left out).
 
 A table of one judge and one repeat passes through unchanged, without the judge columns, so its numbers are
 exactly those of a single-judge run.
@@ -28,10 +37,15 @@ from prefdisco.results.contract import (
     JUDGE,
     JUDGE_CALL,
     JUDGE_POSITION,
+    NO_K,
     REPEAT,
+    RESULT_KEY,
+    RULED_FLAGS,
     SESSION_LABEL,
 )
 from prefdisco.scoring.alignment import COVERAGE_TOLERANCE, MIN_COVERAGE
+
+_TEXT = ("model", "task", "scenario_id", "mode", "attribute", JUDGE)
 
 
 def pref_align_judgements(attributes: pd.DataFrame) -> pd.DataFrame:
@@ -40,6 +54,47 @@ def pref_align_judgements(attributes: pd.DataFrame) -> pd.DataFrame:
         return attributes
     keep = attributes[IN_PREF_ALIGN].to_numpy(dtype=bool)
     return attributes if keep.all() else attributes.loc[keep]
+
+
+def ruled(results: pd.DataFrame) -> np.ndarray:
+    """Which results rows hold a response scored by rule, not judged: refused or empty (``RULED_FLAGS``; none in a
+    table without the two columns)."""
+    out = np.zeros(len(results), dtype=bool)
+    for name in RULED_FLAGS:
+        if name in results.columns:
+            out |= np.nan_to_num(pd.to_numeric(results[name]).to_numpy(dtype=np.float64), nan=0.0) > 0
+    return out
+
+
+def plain_keys(frame: pd.DataFrame) -> pd.DataFrame:
+    """Key columns as plain ``str`` (text), float (``fixed_k``, ``NO_K`` when empty, so it can be an index and a
+    join key) and int (``epoch``)."""
+    out = frame.copy()
+    for column in _TEXT:
+        if column in out.columns:
+            out[column] = out[column].astype(str)
+    if "fixed_k" in out.columns:
+        out["fixed_k"] = pd.to_numeric(out["fixed_k"], errors="coerce").astype(np.float64).fillna(NO_K)
+    if "epoch" in out.columns:
+        out["epoch"] = pd.to_numeric(out["epoch"]).astype(np.int64)
+    return out
+
+
+def rows_except(attributes: pd.DataFrame, results: pd.DataFrame, drop: np.ndarray) -> pd.DataFrame:
+    """The attribute rows, with plain key columns, except those of the results rows ``drop`` marks (a bool per
+    results row); rows the results table lacks are kept."""
+    att = plain_keys(attributes)
+    gone = plain_keys(results.loc[drop, list(RESULT_KEY)]).drop_duplicates()
+    if gone.empty:
+        return att
+    marked = att.merge(gone.assign(_drop=True), on=list(RESULT_KEY), how="left")
+    return marked.loc[~marked["_drop"].eq(True).to_numpy()].drop(columns="_drop").reset_index(drop=True)
+
+
+def judged_rows(attributes: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """The rows a judge actually judged (module docstring): the attribute rows of results rows neither failed (a
+    failed trial's judgements count nowhere) nor scored by rule (``ruled``), with plain key columns."""
+    return rows_except(attributes, results, results["failed"].to_numpy(dtype=bool) | ruled(results))
 
 
 def is_single_judging(attributes: pd.DataFrame) -> bool:

@@ -27,7 +27,7 @@ from prefdisco.analysis.further_judges import further_judge_table
 from prefdisco.analysis.further_judges import summary_part as further_judges_summary
 from prefdisco.analysis.harms_section import build_harms
 from prefdisco.analysis.judge_position import position_effect
-from prefdisco.analysis.judges import judge_reliability, usable
+from prefdisco.analysis.judges import judge_reliability
 from prefdisco.analysis.non_answers import (
     non_answer_table,
     non_answers_caveat,
@@ -35,6 +35,7 @@ from prefdisco.analysis.non_answers import (
     non_answers_summary,
 )
 from prefdisco.analysis.normalign import normalign_cells, pct_negative, scenario_table
+from prefdisco.analysis.panel import judged_rows
 from prefdisco.analysis.questions import question_stats
 from prefdisco.analysis.reference_reading import ReferenceTable, load_reference_table, reference_reading
 from prefdisco.analysis.report_folder import check_apart, check_report_out, write_report
@@ -130,8 +131,8 @@ def build_report(
         transcript_rows=data.transcript_rows,
     )
     pct = pct_negative(cells)
-    judges = judge_reliability(data)  # over the judgements as run: every judge, repeat and trial
-    judged = None if data.attributes is None else usable(data.attributes, data.results)
+    judges = judge_reliability(data)  # over the rows a judge judged: every judge, repeat and trial
+    judged = None if data.attributes is None else judged_rows(data.attributes, data.results)  # no rule's scores
     position = None if judged is None else position_effect(judged, seed=seed, n_boot=n_boot)  # structured judging
     panel = None if judged is None else effective_judges(judged)
     variance = variance_parts(data.results, data.attributes)  # from the trial rows, before averaging

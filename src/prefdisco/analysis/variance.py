@@ -8,8 +8,9 @@ run settings make the parts measurable, per (model, task, condition) cell:
 * ``--judge-repeats R`` (R ≥ 2) re-judges each response R times. Per trial, PrefAlign is computed once per repeat
   (``Σ w·g_r / Σ w`` over the criteria valid in that repeat, ``g_r`` the mean over the panel's judges of their
   repeat-``r`` score; the judgements PrefAlign is made of only — a further judge's are not — and PrefAlign's
-  coverage rule, ``scoring/alignment.py``); ``judge_var`` is the mean over trials of the sample variance (ddof 1)
-  of these R values.
+  coverage rule, ``scoring/alignment.py``); ``judge_var`` is the mean over the trials a judge judged of the sample
+  variance (ddof 1) of these R values (a refused or empty response, scored 1 by rule in every repeat, shows no
+  judge noise and is left out, ``panel.judged_rows``).
   The trial's PrefAlign averages its R repeats, so the judge adds ``judge = judge_var / R`` to its variance.
 * ``--epochs N`` (N ≥ 2) runs each scenario N times. ``between`` is the mean over scenarios of the sample variance
   (ddof 1) of the scored trials' PrefAlign — an estimate of ``assistant + simulator + judge``.
@@ -38,7 +39,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.panel import pref_align_judgements, weighted_pref_align
+from prefdisco.analysis.panel import judged_rows, pref_align_judgements, weighted_pref_align
 from prefdisco.results.contract import JUDGE, NO_K, REPEAT
 from prefdisco.schema import Mode
 
@@ -64,11 +65,12 @@ def _text(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def repeat_pref_aligns(attributes: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
-    """One row per (trial, repeat) of the scored trials: the trial's PrefAlign from that repeat's scores alone —
-    of the judgements PrefAlign is made of (``in_pref_align``), each criterion's score the mean over the judges of
-    their valid repeat-``r`` scores, by PrefAlign's own rule (empty when they cover less than half the weight)."""
+    """One row per (trial, repeat) of the scored trials a judge judged: the trial's PrefAlign from that repeat's
+    scores alone — of the judgements PrefAlign is made of (``in_pref_align``; a refused or empty response's scores by
+    rule are none, ``panel.judged_rows``), each criterion's score the mean over the judges of their valid
+    repeat-``r`` scores, by PrefAlign's own rule (empty when they cover less than half the weight)."""
     ok = _text(results.loc[results["scored"].to_numpy() & ~results["failed"].to_numpy()])[_TRIAL]
-    a = _text(pref_align_judgements(attributes))
+    a = _text(pref_align_judgements(judged_rows(attributes, results)))
     if JUDGE not in a.columns:
         a = a.assign(**{JUDGE: "grader", REPEAT: 1})
     a = a.merge(ok.drop_duplicates(), on=_TRIAL, how="inner")

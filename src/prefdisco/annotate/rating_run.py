@@ -7,7 +7,8 @@ when the folder has ``run.json`` (or ``workers.json``) the benchmark's first ``n
 to its ``scenario_set`` (``evaluation.config.scenario_set_hash``); in any case every scenario the run scored must
 be in the benchmark. Problems are one-line ``UserError``\\ s naming the file.
 
-A criterion can be rated when its judgement is valid, its scenario's rubric has the criterion and the response's
+A criterion can be rated when a judge judged it validly (a refused or empty response's criteria are scored by rule,
+not judged: ``criterion_scores``' ``by_rule``), its scenario's rubric has the criterion and the response's
 transcript has a non-empty ``final_response``.
 """
 
@@ -82,7 +83,8 @@ def read_run(run_dir: Path, bench: Path) -> RunForRating:
     by_id = {s.id: s for s in scenarios}
     answered = _responses(data, None)
     population = []
-    for row in items.loc[items["score"].notna().to_numpy()].itertuples(index=False):
+    judged = items["score"].notna().to_numpy() & ~items["by_rule"].to_numpy(dtype=bool)  # no rule's score is rated
+    for row in items.loc[judged].itertuples(index=False):
         key: ItemKey = (row.model, row.task, row.scenario_id, row.mode, int(row.fixed_k), int(row.epoch), row.attribute)
         rubric = {c.attribute for c in by_id[row.scenario_id].rubric}
         if row.attribute in rubric and key[:6] in answered:

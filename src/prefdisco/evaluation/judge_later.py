@@ -259,7 +259,7 @@ async def _judge_all(plans: list[LogPlan], options: JudgeOptions, tally: Tally |
         jobs.append(
             judge_log(
                 plan.path,
-                scorer or prefdisco_judge(**args),
+                scorer or prefdisco_judge(refusals=refusals, **args),  # a further judge follows the run's rule
                 models[key],
                 first=plan.first,
                 record=j.record(),

@@ -25,8 +25,10 @@ weight covered, ``scoring/alignment.py``; ``refused`` / ``empty``: a non-answer 
 ``END_COLUMNS``), empty otherwise.
 ``in_pref_align`` (attributes) is 1 for the judgements the row's PrefAlign is made of (the run's judges: inline, or
 the first ``prefdisco judge``) and 0 for a further judge's (``prefdisco judge --judge-model OTHER``); a table
-without the column has only the run's judgements. ``judge_call`` / ``judge_position`` (attributes) place a structured
-judgement in its call's shuffled list of criteria (empty for per-criterion judging; optional on input).
+without the column has only the run's judgements. The attribute rows of a refused or empty response hold the rule's
+score, not a judgement (``RULED_FLAGS``: the results row says so). ``judge_call`` / ``judge_position`` (attributes)
+place a structured judgement in its call's shuffled list of criteria (empty for per-criterion judging; optional on
+input).
 
 A condition is ``mode`` and ``fixed_k`` together. Every table (results, attributes, the report's tables) has the
 two columns: ``mode`` (``fixed_k`` for a fixed-K condition) and ``fixed_k`` (K; empty for every other condition —
@@ -89,6 +91,11 @@ older run) and 1 / 0 flags: ``refused`` (a refusal or content filter), ``truncat
 limit), ``empty`` (no visible text). A refused or empty response is scored by rule — PrefAlign 1, incorrect — or,
 with ``--refusals exclude``, left out (PrefAlign and ``correct`` empty, ``pref_align_reason`` ``refused`` /
 ``empty``); it is never judged. Optional on input."""
+RULED_FLAGS: tuple[str, ...] = (END_COLUMNS[1], END_COLUMNS[3])
+"""``refused`` and ``empty``: a results row with either 1 holds a response scored by rule, and its attribute rows (every
+judge's, every repeat's, a further judge's too) hold the rule's score 1, not a judgement: no judge was shown the
+response. ``analysis/panel.judged_rows`` (the rows a judge actually judged) leaves them out of every judge statistic.
+A table without the two columns (an older run, which judged every response) has only judgements."""
 CACHE_COLUMNS: tuple[str, ...] = tuple(
     f"{role}{kind}"
     for role in ("", "user_", "grader_")

@@ -27,7 +27,7 @@ from prefdisco.scoring.correctness import CorrectnessResult, check_correct_offli
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.harms import check_harms
 from prefdisco.scoring.metrics import PREFDISCO_METRICS, judge_invalid_total, pref_align_mean
-from prefdisco.scoring.non_answer import rule_correctness
+from prefdisco.scoring.non_answer import DEFAULT_REFUSALS, check_refusals, rule_correctness
 from prefdisco.scoring.panel import PanelVerdict
 from prefdisco.scoring.scorer import Findings, PanelJudging, Submission, rubric_judging
 from prefdisco.seeds import TrialSeeds, seeded_model
@@ -85,9 +85,14 @@ def prefdisco_judge(
     judge_repeats: int = 1,
     seed_scope: str | None = None,
     judge_max_criteria: int = DEFAULT_MAX_CRITERIA,
+    refusals: str = DEFAULT_REFUSALS,
 ) -> Scorer:
     """A further judge's rubric judgements (roles ``grader``, ``grader_2``, … bound to that judge's panel) and the
-    PrefAlign they give; arguments as ``prefdisco_scorer``'s. The first judge's score is left as it is."""
+    PrefAlign they give; arguments as ``prefdisco_scorer``'s. The first judge's score is left as it is. A refused or
+    empty response is scored by the run's ``refusals`` rule, as the first judging scored it (``non_answer.py``): no
+    judge call, every criterion 1 by rule, and under ``exclude`` no PrefAlign (the reason in the metadata's
+    ``pref_align_reason``)."""
+    rule = check_refusals(refusals)
     judging = rubric_judging(judge, logprobs, judge_max_criteria)  # the rubric only: the quality stays the first's
     rubric = PanelJudging(judging, judges, judge_repeats, cache_scope, seed_scope)
 
@@ -96,14 +101,15 @@ def prefdisco_judge(
         grader = seeded_model(get_model(role="grader"), state.store_as(TrialSeeds).grader)
         verdict = await rubric(grader, sub, state)
         combined = verdict.combined()
+        excluded = sub.non_answer is not None and rule == "exclude"
         return Score(
             value={
-                "pref_align": pref_align(combined),
+                "pref_align": None if excluded else pref_align(combined),
                 "pref_align_coverage": coverage(combined),
                 "judge_invalid": verdict.n_invalid(),
             },
             answer=sub.response,
-            metadata={"judgements": verdict.records()},
+            metadata={"judgements": verdict.records(), "pref_align_reason": sub.non_answer if excluded else None},
         )
 
     return score
