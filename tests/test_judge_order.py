@@ -266,6 +266,67 @@ def test_intervals_need_four_scenarios_and_widen_when_scenarios_differ(tmp_path)
     assert not any(c.startswith("PrefAlign is void") for c in mixed.caveats)
 
 
+def placed_run(folder: Path, calls: list[list[float]], n: int) -> Path:
+    """A hand-made run of one structured judge: ``n`` scenarios per listed call, each scenario's baseline response
+    judged in one call whose criteria score ``calls[i]`` by place (1st, 2nd, …); results and attribute tables."""
+    folder.mkdir(parents=True)
+    results, attributes = [], []
+    for i, scores in enumerate(calls):
+        for j in range(n):
+            sid = f"c{i}s{j}"
+            results.append(["m-a", "openai", "t1", sid, "baseline", "", sum(scores) / len(scores), 1, 0, 0, 1, 1, 0])
+            for place, score in enumerate(scores, start=1):
+                weight = 1 / len(scores)
+                attributes.append(["m-a", "t1", sid, "baseline", "", f"crit{place}", weight, score, "J", 1, 1, place])
+    write_csv(folder / "results.csv", HEADER, results)
+    header = ["model", "task", "scenario_id", "mode", "fixed_k", "attribute", "weight", "score", "judge", "repeat"]
+    write_csv(folder / "attributes.csv", [*header, "judge_call", "judge_position"], attributes)
+    return folder
+
+
+def test_a_judge_that_scores_long_rubrics_lower_has_no_position_effect(tmp_path):
+    """Issue 45, defect 5. Sixteen scenarios: eight judged in a call of 2 criteria that all score 4, eight in a call
+    of 4 that all score 2. No call's score moves with the place, only with the rubric's length.
+
+    By hand, one slope over the pooled judgements (the old figure): per pair of calls x = 1, 2 | 1, 2, 3, 4 and
+    y = 4, 4 | 2, 2, 2, 2; x̄ = 13/6, ȳ = 8/3; Σ(x − x̄)(y − ȳ) = (4/3)·(−7/6 − 1/6) + (−2/3)·(10 − 4·13/6) = −8/3,
+    Σ(x − x̄)² = 35 − 6·(13/6)² = 41/6: slope −16/41 = −0.39 per place, 1.17 levels over 4 places, and the report's
+    top called PrefAlign void. Within calls (each score and place less its call's mean) every score's difference
+    is 0: slope 0 with every resample's 0, so the interval [0, 0] and no caveat; each place's mean is the mean of
+    all judgements, (8·8 + 8·8)/48 = 8/3, plus a difference of 0 (the plain means would be 3, 3, 2, 2)."""
+    data = load_results(placed_run(tmp_path / "run", [[4, 4], [2, 2, 2, 2]], 8))
+    report = build_report(data, seed=1, n_boot=200, figures=False)
+    effect = report.summary["judge_position_effect"]["J"]
+    assert effect["slope"] == pytest.approx(0.0, abs=1e-12)
+    assert effect["slope_ci"] == [pytest.approx(0.0, abs=1e-12), pytest.approx(0.0, abs=1e-12)]
+    assert (effect["n_calls"], effect["n_judgements"], effect["n_scenarios"]) == (16, 48, 16)
+    for place in ("1", "2", "3", "4"):
+        assert effect["positions"][place]["mean"] == pytest.approx(8 / 3)
+    assert [effect["positions"][p]["n"] for p in ("1", "2", "3", "4")] == [16, 16, 8, 8]
+    assert not any(c.startswith("PrefAlign is void") for c in report.caveats)
+
+
+def test_a_planted_order_bias_within_calls_is_found_with_its_slope(tmp_path):
+    """Six scenarios judged in a call of 3 scoring 4, 4, 1 by place and six in a call of 2 scoring 5, 4 (calls of
+    other lengths and levels, a true order bias in both). By hand, within calls: the 3-call's places less their mean
+    are −1, 0, 1 and its scores less theirs (3) 1, 1, −2: Σ dx·dy = −3, Σ dx² = 2; the 2-call's −½, ½ and ½, −½:
+    Σ dx·dy = −½, Σ dx² = ½. Pooled: (6·(−3) + 6·(−½)) / (6·2 + 6·½) = −3.5/2.5 = −1.4 per place. A resample of the
+    scenarios mixes the two kinds, so its slope lies between the 2-calls' alone (−1) and the 3-calls' alone (−1.5):
+    the interval excludes 0, and 1.4 × (3 − 1) places = 2.8 levels ≥ 1 calls PrefAlign void at the report's top.
+    The mean by place: all judgements' mean (6·9 + 6·9)/60 = 3.6 plus the mean difference at the place, (1 + ½)/2,
+    (1 − ½)/2 and −2: 4.35, 3.85, 1.6."""
+    data = load_results(placed_run(tmp_path / "run", [[4, 4, 1], [5, 4]], 6))
+    report = build_report(data, seed=1, n_boot=400, figures=False)
+    effect = report.summary["judge_position_effect"]["J"]
+    assert effect["slope"] == pytest.approx(-1.4)
+    low, high = effect["slope_ci"]
+    assert -1.5 <= low < -1.4 < high <= -1.0
+    means = [effect["positions"][p]["mean"] for p in ("1", "2", "3")]
+    assert means == [pytest.approx(4.35), pytest.approx(3.85), pytest.approx(1.6)]
+    [void] = [c for c in report.caveats if c.startswith("PrefAlign is void for J")]
+    assert "(-1.40 per place over 3 places)" in void
+
+
 # ---- the split --------------------------------------------------------------------------------------------------
 
 PLANTED = {"Crit A": 5, "Crit B": 1, "Crit C": 4, "Crit D": 2, "Crit E": 3}

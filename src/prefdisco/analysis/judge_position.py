@@ -6,20 +6,29 @@ drawn at random per call, the position a criterion lands on is unrelated to whic
 response: any change of the mean score with the position is the judge's own order bias (the field reports the
 last-listed criterion scoring lower), not a difference between criteria.
 
-Read over the attribute rows as run (every trial, judge and repeat, in every condition; the rows of failed results
-rows dropped, ``judges.usable``) that have a position and a valid score, per judge (its model name):
+Read over the rows a judge actually judged (every trial, judge and repeat, in every condition; a failed results
+row's and a refused or empty response's left out, ``panel.judged_rows``) that have a position and a valid score, per
+judge (its model name), **within calls**: a *call* is one structured call (its trial, repeat and ``judge_call``), and
+each score and place is taken as its difference from its call's mean score and mean place. A call's own level — the
+response, how many criteria it lists, which — is thus never read as a place: a judge that scores 4-criterion
+rubrics lower than 2-criterion ones has no order bias, yet one slope over the pooled judgements would read the long
+calls' places 3 and 4 as low-scoring places (calls of 2 all scoring 4 and of 4 all scoring 2 give −0.39 per place,
+1.17 levels over 4 places, where the within-call slope is 0).
 
-* **mean by position**: for each position p (1st, 2nd, …) the mean of the scores judged at p, and n;
-* **slope**: the ordinary least-squares slope of score on position over those judgements (score points per place
-  further down the list); undefined when every call listed a single criterion;
+* **mean by position**: for each position p (1st, 2nd, …) the mean of all the judgements plus the mean, over the
+  judgements at p, of their score's difference from their call's mean, and n (where every call lists the same
+  number of criteria this is the plain mean of the scores judged at p);
+* **slope**: the within-call least-squares slope of score on position, Σ(x − x̄_call)(y − ȳ_call) / Σ(x −
+  x̄_call)² over those judgements (score points per place further down a list); undefined when no call has two
+  judgements at different places;
 * **intervals**: a seeded percentile bootstrap (95 %) that resamples the scenarios — (model, task, scenario_id),
-  in that order, with every judgement of theirs — with replacement ``n_boot`` times, with the generator
-  ``numpy.random.default_rng([seed, crc32(judge), crc32("judge_position")])``; each resample's mean at p is the
-  pooled mean of the judgements at p of the drawn scenarios (a resample without one is dropped for that p), its
-  slope the OLS slope of the drawn judgements. As every bootstrap of the report (``normalign.py``), fewer than
-  ``MIN_INTERVAL_SCENARIOS`` scenarios give no interval and the reason says so. When every scenario shows the same
-  pattern (a judge whose score depends on the position alone) every resample gives the same figures and the
-  interval is that point.
+  in that order, with every judgement of theirs (a call lies within one scenario, so its means stay fixed) — with
+  replacement ``n_boot`` times, with the generator ``numpy.random.default_rng([seed, crc32(judge),
+  crc32("judge_position")])``; each resample's mean at p is the figure above over the judgements of the drawn
+  scenarios (a resample without one at p is dropped for that p), its slope the within-call slope of the drawn
+  judgements. As every bootstrap of the report (``normalign.py``), fewer than ``MIN_INTERVAL_SCENARIOS`` scenarios
+  give no interval and the reason says so. When every scenario shows the same pattern (a judge whose score depends
+  on the position alone) every resample gives the same figures and the interval is that point.
 """
 
 from __future__ import annotations
@@ -40,7 +49,9 @@ UNIT: tuple[str, ...] = ("model", "task", "scenario_id")
 """What the bootstrap resamples: a scenario of a model and task, with all its judgements."""
 POSITION_COLUMNS = ["judge", "position", "n", "mean", "ci_low", "ci_high", "reason"]
 SLOPE_COLUMNS = ["judge", "n_calls", "n_judgements", "n_scenarios", "slope", "ci_low", "ci_high", "reason"]
-ONE_POSITION = "every structured call listed one criterion: no order to compare"
+ONE_POSITION = "no structured call has two valid judgements at different places: no order to compare"
+TINY = 1e-12
+"""A sum of squared within-call places at most this is 0 (every call a single place)."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +103,7 @@ def placed_judgements(att: pd.DataFrame) -> pd.DataFrame:
 
 
 def position_effect(att: pd.DataFrame, *, seed: int, n_boot: int) -> PositionEffect | None:
-    """The position effect of every judge with placed judgements in ``att`` (``judges.usable`` rows); None when no
+    """The position effect of every judge with placed judgements in ``att`` (``panel.judged_rows``); None when no
     judgement records a position (no structured judging)."""
     placed = placed_judgements(att)
     if placed.empty:
@@ -103,13 +114,16 @@ def position_effect(att: pd.DataFrame, *, seed: int, n_boot: int) -> PositionEff
         own = own.sort_values([*UNIT, "position"], kind="stable")
         units = own.groupby(list(UNIT), sort=True, observed=True).ngroup().to_numpy()
         n_units = int(units.max()) + 1
+        calls = own.groupby([*RESULT_KEY, REPEAT, JUDGE_CALL], sort=False, observed=True, dropna=False)
         x = own["position"].to_numpy(dtype=np.float64)
         y = own["score"].to_numpy(dtype=np.float64)
+        dx = x - calls["position"].transform("mean").to_numpy(dtype=np.float64)  # centred within the call
+        dy = y - calls["score"].transform("mean").to_numpy(dtype=np.float64)
         levels = np.unique(x).astype(np.int64)
         reason = interval_reason(n_units, n_boot)
-        # per unit: Σy and n at each position, then n, Σx, Σy, Σxy, Σx² over all positions
-        columns = [y * (x == p) for p in levels] + [(x == p).astype(np.float64) for p in levels]
-        columns += [np.ones_like(x), x, y, x * y, x * x]
+        # per unit: Σ(y − ȳ_call) and n at each position, then n, Σy, Σ dx·dy, Σ dx²
+        columns = [dy * (x == p) for p in levels] + [(x == p).astype(np.float64) for p in levels]
+        columns += [np.ones_like(x), y, dx * dy, dx * dx]
         per_unit = np.stack([np.bincount(units, weights=c, minlength=n_units) for c in columns], axis=1)
         sums = None if reason else _resampled_sums(per_unit, seed, str(judge), n_boot)
         k = len(levels)
@@ -118,23 +132,28 @@ def position_effect(att: pd.DataFrame, *, seed: int, n_boot: int) -> PositionEff
             low = high = None
             if sums is not None:
                 kept = sums[:, k + i] > 0
-                low, high = _percentiles(sums[kept, i] / sums[kept, k + i])
-            positions.append([judge, int(p), int(at.sum()), float(y[at].mean()), low, high, reason or None])
-        calls = own[[*RESULT_KEY, REPEAT, JUDGE_CALL]].drop_duplicates()
-        head = [judge, len(calls), len(own), n_units]
-        if k < 2:
+                low, high = _percentiles(_level(sums[kept], k) + sums[kept, i] / sums[kept, k + i])
+            mean = float(y.mean() + dy[at].mean())
+            positions.append([judge, int(p), int(at.sum()), mean, low, high, reason or None])
+        head = [judge, calls.ngroups, len(own), n_units]
+        sxx = float((dx * dx).sum())
+        if sxx <= TINY:
             slopes.append([*head, None, None, None, ONE_POSITION])
             continue
         low = high = None
         if sums is not None:
-            n, sx, sy, sxy, sxx = (sums[:, 2 * k + j] for j in range(5))
-            den = n * sxx - sx * sx
-            kept = den > 1e-9 * n * sxx
-            low, high = _percentiles((n[kept] * sxy[kept] - sx[kept] * sy[kept]) / den[kept])
-        slopes.append([*head, _slope(x, y), low, high, reason or None])
+            sxy_b, sxx_b = sums[:, 2 * k + 2], sums[:, 2 * k + 3]
+            kept = sxx_b > TINY
+            low, high = _percentiles(sxy_b[kept] / sxx_b[kept])
+        slopes.append([*head, float((dx * dy).sum()) / sxx, low, high, reason or None])
     return PositionEffect(
         pd.DataFrame(positions, columns=POSITION_COLUMNS), pd.DataFrame(slopes, columns=SLOPE_COLUMNS)
     )
+
+
+def _level(sums: np.ndarray, k: int) -> np.ndarray:
+    """The mean of all the judgements of each resample (its n and Σy columns after the 2k per-position ones)."""
+    return sums[:, 2 * k + 1] / sums[:, 2 * k]
 
 
 def _resampled_sums(per_unit: np.ndarray, seed: int, judge: str, n_boot: int) -> np.ndarray:
@@ -147,9 +166,3 @@ def _resampled_sums(per_unit: np.ndarray, seed: int, judge: str, n_boot: int) ->
 def _percentiles(values: np.ndarray) -> tuple[float | None, float | None]:
     low, high, _ = percentile_interval(values)
     return low, high
-
-
-def _slope(x: np.ndarray, y: np.ndarray) -> float | None:
-    dx = x - x.mean()
-    den = float((dx * dx).sum())
-    return None if den == 0 else float((dx * (y - y.mean())).sum()) / den
