@@ -3,7 +3,7 @@ there, the same way, and the block size that bounds memory never changes a numbe
 
 from __future__ import annotations
 
-import re
+import ast
 from pathlib import Path
 
 import numpy as np
@@ -55,14 +55,144 @@ def test_a_per_resample_statistic_may_be_undefined_and_a_stratum_stays_within_it
     assert percentile_interval(np.array([np.nan, np.inf])) == (None, None, 0)
 
 
-def test_the_draws_live_in_the_kernel_only():
-    """No instrument draws its own resamples: every ``rng.integers`` and percentile of an interval is the kernel's."""
-    drawn = [
-        p.relative_to(SRC).as_posix()
-        for p in sorted((SRC / "analysis").glob("*.py"))
-        if p.name != "bootstrap.py" and re.search(r"\.integers\(|np\.percentile\(", p.read_text())
-    ]
-    assert drawn == []
+DRAWS = frozenset({"choice", "choices", "integers", "randint", "random_integers", "permutation", "permuted",
+                   "shuffle", "sample", "bootstrap"})  # fmt: skip
+"""Calls that resample: numpy generators' and ``random``'s draws, pandas' ``sample``, ``scipy.stats.bootstrap``."""
+PERCENTILES = frozenset({"percentile", "nanpercentile", "quantile", "nanquantile", "quantiles", "mquantiles",
+                         "scoreatpercentile"})  # fmt: skip
+"""Calls that take a percentile: numpy's, pandas', ``statistics.quantiles``, scipy's."""
+LIBRARIES = frozenset({"numpy", "scipy", "random", "pandas", "statistics", "sklearn"})
+KERNEL = "analysis/bootstrap.py"
+
+ALLOWED: dict[tuple[str, str, str], str] = {
+    ("analysis/answer_behaviour.py", "fit_behaviour", "quantile"): "the people's word counts at 5 %, 10 %, …: the "
+    "humanlike user's cap distribution, no interval",
+    ("analysis/figures.py", "questions_figure", "sample"): "at most MAX_SCATTER points drawn for a scatter plot",
+    ("analysis/simulator.py", "elicitation_figure", "sample"): "at most MAX_SCATTER points drawn for a scatter plot",
+    ("annotate/rating_items.py", "sample_ratings", "shuffle"): "the seeded draw of the items people rate",
+    ("annotate/sampling.py", "sample_scenarios", "sample"): "the seeded draw of the scenarios people annotate",
+    ("annotate/sampling.py", "sample_scenarios", "choice"): "the seeded draw of the scenarios people annotate",
+    ("annotate/sampling.py", "_item", "sample"): "the candidate attributes shown to an annotator",
+    ("annotate/sampling.py", "annotator_order", "shuffle"): "the order an annotator sees the candidates in",
+    ("benchmarks/loader.py", "sample_indices", "sample"): "the seeded sample of a benchmark's problems",
+    ("builder/blueprints.py", "sample_blueprint", "choices"): "a persona blueprint's trait levels",
+    ("builder/blueprints.py", "sample_blueprint", "choice"): "a persona blueprint's age, group and education",
+    ("builder/blueprints.py", "trait_lines", "sample"): "a persona's IPIP items",
+    ("builder/personas.py", "name_initials", "choice"): "a persona's initials",
+    ("builder/pipeline.py", "choose_personas", "sample"): "the personas of a problem",
+    ("builder/sessions.py", "assign_personas", "sample"): "the personas of a session build",
+    ("dialogue/humanlike.py", "dont_know_reply", "choice"): "the humanlike user's don't-know reply",
+    ("env/gym.py", "UnitEnv._choose", "integers"): "the scenario an RL episode plays",
+    ("env/openenv.py", "PrefDiscoOpenEnv._choose", "integers"): "the scenario an RL episode plays",
+    ("evaluation/reference_replay.py", "draw_rows", "permutation"): "the order reference rows are replayed in",
+    ("results/table.py", "_mode_and_k", "choice"): "Columns.choice: a cell checked against its allowed values",
+    ("results/table.py", "validate_attributes", "choice"): "Columns.choice: a cell checked against its allowed values",
+    ("scoring/criterion_order.py", "criterion_calls", "shuffle"): "the structured judge's shuffled criterion order",
+}
+"""Every resampling or percentile call outside the kernel, by (file, function, name), with why it draws no interval."""
+
+
+def resampling_calls(root: Path) -> list[tuple[str, str, str, int]]:
+    """Every call that resamples or takes a percentile (``DRAWS``, ``PERCENTILES``) in the Python files under
+    ``root`` but the kernel: (file, enclosing function, name, line). A call is any ``x.NAME(...)``; a reference not
+    called counts when it goes through a library module (``np.quantile`` handed to ``agg``); a name imported from a
+    library (``from scipy.stats import bootstrap``) counts at its import."""
+    found: list[tuple[str, str, str, int]] = []
+    for path in sorted(root.rglob("*.py")):
+        where = path.relative_to(root).as_posix()
+        if where != KERNEL:
+            found += _Scan(where, ast.parse(path.read_text(encoding="utf-8"))).found
+    return found
+
+
+def _library(module: str | None) -> bool:
+    return (module or "").split(".")[0] in LIBRARIES
+
+
+class _Scan(ast.NodeVisitor):
+    """One module's resampling and percentile calls (``resampling_calls``)."""
+
+    def __init__(self, where: str, tree: ast.Module) -> None:
+        self.where, self.scope = where, []
+        self.found: list[tuple[str, str, str, int]] = []
+        self.modules = {a.asname or a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
+                        for a in n.names if _library(a.name)}  # fmt: skip
+        self.modules |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                         and _library(n.module) for a in n.names}  # fmt: skip
+        self.visit(tree)
+
+    def add(self, name: str, node: ast.AST) -> None:
+        self.found.append((self.where, ".".join(self.scope) or "<module>", name, node.lineno))
+
+    def visit_FunctionDef(self, node: ast.AST) -> None:
+        self.scope.append(node.name)
+        self.generic_visit(node)
+        self.scope.pop()
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_FunctionDef
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Attribute) and node.func.attr in DRAWS | PERCENTILES:
+            self.add(node.func.attr, node)
+            for part in (node.func.value, *node.args, *node.keywords):  # its parts, the call not counted again
+                self.visit(part)
+            return
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        base = node.value
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if node.attr in DRAWS | PERCENTILES and isinstance(base, ast.Name) and base.id in self.modules:
+            self.add(node.attr, node)
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if _library(node.module):
+            for alias in node.names:
+                if alias.name in DRAWS | PERCENTILES:
+                    self.add(alias.name, node)
+
+
+def test_every_interval_is_drawn_by_the_one_kernel():
+    """No module of ``src/`` resamples or takes a percentile outside ``analysis/bootstrap.py`` but the uses listed
+    in ``ALLOWED``, each with why it is no interval; and no entry there is stale."""
+    found = resampling_calls(SRC)
+    outside = [f"{w}:{line} {name} in {scope}" for w, scope, name, line in found if (w, scope, name) not in ALLOWED]
+    assert outside == [], "draw intervals with analysis/bootstrap.py (or list a non-interval use in ALLOWED)"
+    assert set(ALLOWED) == {(w, scope, name) for w, scope, name, _ in found}
+
+
+def test_the_scan_finds_a_draw_or_percentile_anywhere_outside_the_kernel(tmp_path):
+    """A planted source tree: a bootstrap by hand in ``evaluation/`` (``rng.choice`` and ``np.quantile``, which the
+    old scan of ``analysis/`` for ``.integers(`` and ``np.percentile(`` let through), scipy's bootstrap imported by
+    name, ``np.nanpercentile`` handed to pandas, ``random.choices``, an allowed function's name in another file, and
+    the kernel itself; only the kernel and the allowed use pass."""
+    (tmp_path / "evaluation").mkdir()
+    (tmp_path / "analysis").mkdir()
+    (tmp_path / "results").mkdir()
+    (tmp_path / "evaluation" / "interval.py").write_text(
+        "import numpy as np\n\n\ndef ci(x, rng):\n"
+        "    means = [rng.choice(x, size=len(x)).mean() for _ in range(1000)]\n"
+        "    return np.quantile(means, [0.025, 0.975])\n"
+    )
+    (tmp_path / "analysis" / "other.py").write_text(
+        "import random\n\nimport numpy as np\nfrom scipy.stats import bootstrap\n\n\n"
+        "class Table:\n    def spread(self, frame):\n        return frame.groupby('k')['v'].agg(np.nanpercentile)\n\n\n"
+        "def fit_behaviour(xs):\n    return random.choices(xs, k=len(xs))\n"
+    )
+    (tmp_path / "results" / "table.py").write_text("def _mode_and_k(cols):\n    return cols.choice('mode', ())\n")
+    (tmp_path / KERNEL).write_text((SRC / KERNEL).read_text())
+    found = {(w, scope, name) for w, scope, name, _ in resampling_calls(tmp_path)}
+    assert found == {
+        ("evaluation/interval.py", "ci", "choice"),
+        ("evaluation/interval.py", "ci", "quantile"),
+        ("analysis/other.py", "<module>", "bootstrap"),
+        ("analysis/other.py", "Table.spread", "nanpercentile"),
+        ("analysis/other.py", "fit_behaviour", "choices"),  # allowed in answer_behaviour.py only, not here
+        ("results/table.py", "_mode_and_k", "choice"),
+    }
+    assert {f for f in found if f not in ALLOWED} == found - {("results/table.py", "_mode_and_k", "choice")}
 
 
 def test_normalign_is_one_formula_and_a_resamples_ratio_of_means_is_it():
