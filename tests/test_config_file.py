@@ -85,7 +85,7 @@ def test_flags_override_the_file_and_lists_and_tables_read_as_the_flags_take_the
         if len(c) > 3 and c[3].isdigit()
     }
     assistant = {part: n for (role, part), n in rows.items() if role == "assistant"}
-    assert assistant == {"baseline": 2, "oracle": 2, "fixed_k1": 2 * 2, "fixed_k2": 2 * 3}
+    assert assistant == {"baseline": 2, "oracle": 2, "fixed_k=1": 2 * 2, "fixed_k=2": 2 * 3}
 
 
 def test_every_setting_of_prefdisco_eval_has_a_key(app):  # noqa: F811

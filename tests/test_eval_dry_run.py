@@ -42,12 +42,12 @@ def line(estimate: RunEstimate, role: str, part: str, model: str | None = None):
 def test_counts_of_the_default_run_with_fixed_k(tmp_path):
     assert [len(s.rubric) for s in SCENARIOS] == [5, 4, 5]
     estimate = plan(tmp_path, fixed_k=[2])
-    # per scenario: baseline 1, oracle 1, discovery 5 questions + the answer, fixed_k2 2 questions + the answer
+    # per scenario: baseline 1, oracle 1, discovery 5 questions + the answer, fixed_k=2 2 questions + the answer
     assert line(estimate, "assistant", "baseline").calls == 3
     assert line(estimate, "assistant", "oracle").calls == 3
     assert line(estimate, "assistant", "discovery").calls == 3 * 6
-    assert line(estimate, "assistant", "fixed_k2").calls == 3 * 3
-    assert line(estimate, "user", "discovery").calls == 3 * 5 and line(estimate, "user", "fixed_k2").calls == 3 * 2
+    assert line(estimate, "assistant", "fixed_k=2").calls == 3 * 3
+    assert line(estimate, "user", "discovery").calls == 3 * 5 and line(estimate, "user", "fixed_k=2").calls == 3 * 2
     judge = line(estimate, "grader", "judge")
     assert judge.calls == 4 * CRITERIA  # per_criterion: every criterion of each of the 4 conditions' responses
     assert judge.output_tokens == judge.bound == 16 * judge.calls  # the judge's max_tokens
@@ -77,7 +77,7 @@ def test_counts_of_panel_repeats_epochs_models_targeted_structured_control(tmp_p
     for model in ("m/a", "m/b"):  # each model: 3 scenarios x 2 trials
         assert line(estimate, "assistant", "wrong_persona", model).calls == 6
         assert line(estimate, "assistant", "discovery", model).calls == 6 * 4  # 3 questions + the answer
-        assert line(estimate, "assistant", "fixed_k1", model).calls == 6 * 2
+        assert line(estimate, "assistant", "fixed_k=1", model).calls == 6 * 2
     samples = 3 * 2 * 2  # scenarios x trials x models
     assert line(estimate, "user", "discovery").calls == samples * 3
     assert line(estimate, "grader", "mapper", "m/g").calls == samples * (3 + 1)  # one mapping per question

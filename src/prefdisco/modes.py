@@ -2,6 +2,9 @@
 
 A condition's set-up — its rules, opening, who answers and what follows the answer — is its plan
 (``dialogue/plan.py``); this module only names them. ``prefdisco.schema`` re-exports every name here.
+
+``condition_label`` is a condition's one name wherever it is shown or keyed as one (the report's text, its figures'
+legends, ``summary.json``'s keys, the dry run's lines): the mode, or ``fixed_k=K``.
 """
 
 from __future__ import annotations
@@ -36,3 +39,18 @@ PROBES: tuple[str, ...] = (Mode.ORACLE_DISTRACTOR.value, Mode.STATED_BELIEF.valu
 SESSION_ARMS: tuple[str, ...] = (Mode.CARRY_TRANSCRIPT.value, Mode.CARRY_NOTES.value)
 """The carry arms of a sessions run (``--sessions FILE``): discovery with what the assistant kept of the person."""
 MODES: tuple[str, ...] = tuple(m.value for m in Mode)
+
+
+FIXED_K_MODE = Mode.FIXED_K.value
+"""The mode of the fixed-K conditions."""
+
+
+def condition_label(mode: object, fixed_k: object) -> str:
+    """A condition as one name: ``fixed_k=K`` for a fixed-K condition, its mode otherwise (``fixed_k`` may be
+    None, NaN or a negative placeholder for the others)."""
+    if str(mode) != FIXED_K_MODE:
+        return str(mode)
+    k = None if fixed_k is None else float(fixed_k)  # type: ignore[arg-type]
+    if k is None or k != k or k < 1:
+        raise ValueError(f"a {FIXED_K_MODE} condition needs its K, got {fixed_k!r}")
+    return f"{FIXED_K_MODE}={int(k)}"

@@ -143,7 +143,8 @@ def charts(report: Report, trial_rows: pd.DataFrame, seed: int) -> list[figs.Cha
             (
                 "fig_elicitation",
                 "PrefAlign against elicited weight",
-                "One point per discovery / fixed-K dialogue with a measured elicited weight, coloured by model.",
+                "One point per dialogue with the simulated user (any condition that asks it) with a measured "
+                "elicited weight, coloured by model.",
                 lambda: elicitation_figure(trial_rows, seed),
             )
         )

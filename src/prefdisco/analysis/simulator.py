@@ -1,9 +1,10 @@
 """The simulated user's side of the dialogues: what they elicited, and how often the simulator erred.
 
-Computed per model × task × condition from the *dialogues*: the discovery and fixed-K trial rows as run, failed
-rows left out. The condition is discovery or a fixed-K condition (each K its own; mixing budgets would blur what a
-budget elicits): columns ``mode`` and ``fixed_k`` in the table, ``condition_label`` (``fixed_k=K``) in
-``summary.json``, as everywhere (``results/contract.py``). As every report number, a scenario's trials are
+Computed per model × task × condition from the *dialogues*: the trial rows as run of every condition that asks the
+simulated user (``dialogue/plan.dialogue_conditions``: discovery, stated_belief, the carry arms, fixed-K), failed
+rows left out. Each fixed-K condition is its own (mixing budgets would blur what a budget elicits): columns
+``mode`` and ``fixed_k`` in the table, ``condition_label`` (``fixed_k=K``) in ``summary.json``, as everywhere
+(``results/contract.py``). As every report number, a scenario's trials are
 averaged first (the measured ones; a critical error is first a 0/1 per dialogue), so N identical trials give the
 numbers of one; then, over the scenarios:
 
@@ -28,11 +29,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.figures import MAX_SCATTER, empty_panel, label, png
+from prefdisco.analysis.figures import MAX_SCATTER, empty_panel, label
+from prefdisco.dialogue.plan import dialogue_conditions
 from prefdisco.results.contract import NO_K, SIMULATOR_COLUMNS, condition_label
 from prefdisco.schema import Mode
 
-DIALOGUE_MODES: tuple[str, ...] = (Mode.DISCOVERY.value, Mode.FIXED_K.value)
 TABLE_COLUMNS: tuple[str, ...] = (
     "model",
     "task",
@@ -53,7 +54,8 @@ def dialogues(results: pd.DataFrame) -> pd.DataFrame | None:
     when the results carry no simulator column."""
     if not any(c in results.columns for c in SIMULATOR_COLUMNS):
         return None
-    rows = results.loc[results["mode"].astype(str).isin(DIALOGUE_MODES).to_numpy() & ~results["failed"].to_numpy()]
+    asking = results["mode"].astype(str).isin(dialogue_conditions()).to_numpy()  # the plan's, read when called
+    rows = results.loc[asking & ~results["failed"].to_numpy()]
     modes = rows["mode"].astype(str).to_numpy()
     ks = np.where(modes == Mode.FIXED_K.value, rows["fixed_k"].to_numpy(dtype=float), np.nan)
     frame = pd.DataFrame(
@@ -154,11 +156,6 @@ def elicitation_figure(results: pd.DataFrame, seed: int = 0) -> Any:
         ax.set_xlabel("elicited weight (share of the profile's weight the user revealed)")
         ax.set_ylabel("PrefAlign (1-5)")
     else:
-        empty_panel(ax, "no scored discovery or fixed-K dialogue has a measured elicited weight")
-    ax.set_title("PrefAlign against elicited weight (discovery and fixed-K dialogues)")
+        empty_panel(ax, "no scored dialogue has a measured elicited weight")
+    ax.set_title("PrefAlign against elicited weight (dialogues with the simulated user)")
     return fig
-
-
-def figure_png(fig: Any) -> bytes:
-    """A figure's PNG bytes, as the report's other figures are written (``figures.png``)."""
-    return png(fig)

@@ -2,7 +2,8 @@
 difference a run can detect.
 
 A trial's PrefAlign (one row of ``results.csv``) varies from trial to trial for three reasons: the assistant samples
-another response, the simulated user another reply (discovery and fixed-K only), and the judge another score. Two
+another response, the simulated user another reply (in a condition that asks it: ``dialogue/plan.asks_user``), and
+the judge another score. Two
 run settings make the parts measurable, per (model, task, condition) cell:
 
 * ``--judge-repeats R`` (R ≥ 2) re-judges each response R times. Per trial, PrefAlign is computed once per repeat
@@ -15,14 +16,15 @@ run settings make the parts measurable, per (model, task, condition) cell:
 * ``--epochs N`` (N ≥ 2) runs each scenario N times. ``between`` is the mean over scenarios of the sample variance
   (ddof 1) of the scored trials' PrefAlign — an estimate of ``assistant + simulator + judge``.
 
-Then ``assistant + simulator = max(between − judge, 0)``. Without a simulated user (baseline, oracle, wrong_persona)
-it is all ``assistant``. In a dialogue the assistant's own part is taken from the same model's ``oracle`` cell of
-the task (the one condition where the same assistant answers the same scenario with nothing else varying) and the
-rest is the simulator's: ``simulator = max(assistant + simulator − assistant_oracle, 0)``. This split assumes the
-assistant's sampling noise does not depend on the condition; ``split`` says which rule gave it. Each part is null
-with a ``reason`` when its setting is missing (R = 1: judge unknown and counted in the others; N = 1: only the
-judge part; a dialogue cell without an oracle cell of the same model and task: simulator unknown). Measuring the
-dialogue split directly — trials that hold the assistant's seed and vary only the user's — is not built yet.
+Then ``assistant + simulator = max(between − judge, 0)``. Without a simulated user (a single-turn condition of the
+plan: baseline, oracle, wrong_persona, oracle_distractor) it is all ``assistant``. In a dialogue the assistant's own
+part is taken from the same model's ``oracle`` cell of the task (the one condition where the same assistant answers
+the same scenario with nothing else varying) and the rest is the simulator's: ``simulator = max(assistant +
+simulator − assistant_oracle, 0)``. This split assumes the assistant's sampling noise does not depend on the
+condition; ``split`` says which rule gave it. Each part is null with a ``reason`` when its setting is missing (R =
+1: judge unknown and counted in the others; N = 1: only the judge part; a dialogue cell without an oracle cell of
+the same model and task: simulator unknown). Measuring the dialogue split directly — trials that hold the
+assistant's seed and vary only the user's — is not built yet.
 
 The table has one row per cell, the condition in ``mode`` and ``fixed_k`` (empty for the conditions without K), as
 every table (``results/contract.py``).
@@ -40,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.panel import judged_rows, pref_align_judgements, weighted_pref_align
+from prefdisco.dialogue.plan import dialogue_conditions
 from prefdisco.results.contract import JUDGE, NO_K, REPEAT
 from prefdisco.schema import Mode
 
@@ -47,7 +50,8 @@ Z_TEST, Z_POWER = 1.959964, 0.841621
 """Standard normal quantiles: 97.5 % (a 5 % two-sided test) and 80 % (power)."""
 _CELL = ["model", "task", "mode", "fixed_k"]
 _TRIAL = [*_CELL, "scenario_id", "epoch"]
-_DIALOGUE = {Mode.DISCOVERY.value, Mode.FIXED_K.value}
+NO_USER = "no simulated user"
+"""The split of a single-turn condition's cell (``dialogue/plan.asks_user``): its variance is all the assistant's."""
 PARTS = ("assistant", "simulator", "judge")
 """The three sources of a trial's PrefAlign variance."""
 NO_JUDGE = "judge part unknown: run with --judge-repeats 2 or more"
@@ -92,6 +96,7 @@ def variance_parts(results: pd.DataFrame, attributes: pd.DataFrame | None) -> pd
     """One row per (model, task, condition) cell: ``epochs``, ``repeats``, ``between``, ``judge``, ``assistant``,
     ``simulator`` (variances of a trial's PrefAlign; see the module docstring), ``split`` and ``reason``."""
     r = _text(results)
+    asking = set(dialogue_conditions())  # the plan's: every condition that asks the simulated user
     scored = r.loc[r["scored"].to_numpy() & ~r["failed"].to_numpy()]
     repeats = None if attributes is None or attributes.empty else repeat_pref_aligns(attributes, results)
     rows: list[dict[str, object]] = []
@@ -129,10 +134,10 @@ def variance_parts(results: pd.DataFrame, attributes: pd.DataFrame | None) -> pd
                 "between": between,
                 "judge": judge,
                 "assistant": rest,
-                "simulator": 0.0 if rest is not None and mode not in _DIALOGUE else None,
-                "split": "no simulated user" if mode not in _DIALOGUE else None,
+                "simulator": 0.0 if rest is not None and mode not in asking else None,
+                "split": NO_USER if mode not in asking else None,
                 "reason": "; ".join(reasons),
-                "_dialogue": mode in _DIALOGUE,
+                "_dialogue": mode in asking,
             }
         )
     out = pd.DataFrame(rows)

@@ -24,6 +24,7 @@ from prefdisco.annotate.sampling import sample_scenarios
 from prefdisco.annotate.study import ServeOptions, Started, Study
 from prefdisco.annotate.task_app import TaskApp
 from prefdisco.errors import UserError
+from prefdisco.modes import condition_label
 from prefdisco.results.protocol_record import renamed
 
 
@@ -139,10 +140,11 @@ class PlayUserStudy(Study):
         )
         state = "drawn and stored" if prepared.created else "loaded from the database"
         settings = self.settings
+        condition = condition_label(settings.mode, settings.fixed_k)
         return Started(
             [
                 f"{len(prepared.items)} scenarios {state}",
-                f"model {prepared.model}, judge {prepared.judge_model}, {settings.condition} (K {settings.k}), "
+                f"model {prepared.model}, judge {prepared.judge_model}, {condition} (K {settings.k}), "
                 f"preset {settings.preset}, ask {settings.ask}, seed {settings.seed}",
             ]
         )

@@ -45,7 +45,7 @@ from prefdisco.dialogue.dialogue_state import DialogueRules, DialogueState
 from prefdisco.dialogue.drive import play
 from prefdisco.dialogue.engine import Dialogue
 from prefdisco.dialogue.hygiene import Screen
-from prefdisco.dialogue.plan import MAX_DISCOVERY_QUESTIONS, PlanSettings, condition_label, opening_for, rules_for
+from prefdisco.dialogue.plan import MAX_DISCOVERY_QUESTIONS, PlanSettings, condition_key, opening_for, rules_for
 from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
 from prefdisco.dialogue.tool_protocol import ASK_CHANNELS
 from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
@@ -104,8 +104,9 @@ class PlaySettings(BaseModel):
 
     @property
     def condition(self) -> str:
-        """The results' condition label: ``discovery`` or ``fixed_k<K>``."""
-        return condition_label(Mode(self.mode), self.k if self.mode == "fixed_k" else None)
+        """The condition's key in seeds and caches, as ``prefdisco eval``'s (``plan.condition_key``): ``discovery`` or
+        ``fixed_k<K>``."""
+        return condition_key(Mode(self.mode), self.k if self.mode == "fixed_k" else None)
 
     @property
     def fixed_k(self) -> int | None:

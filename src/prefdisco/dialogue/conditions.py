@@ -31,15 +31,16 @@ early answer is followed by the final-answer instruction, and the reply to it is
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from inspect_ai.model import ChatMessage
 from inspect_ai.solver import Solver, TaskState, solver
 
-from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.plan import (
     MAX_DISCOVERY_QUESTIONS,
+    SINGLE_TURN,
     PlanSettings,
     ask_style,
-    condition_label,
     opening_for,
     rules_for,
     stated_belief_opening,
@@ -49,9 +50,9 @@ from prefdisco.schema import Mode, Scenario
 
 __all__ = [
     "MAX_DISCOVERY_QUESTIONS",
+    "SINGLE_TURN_SOLVERS",
     "ask_style",
     "baseline",
-    "condition_label",
     "discovery",
     "fixed_k",
     "oracle",
@@ -60,61 +61,36 @@ __all__ = [
     "stated_belief_opening",
     "wrong_persona",
 ]
-"""``MAX_DISCOVERY_QUESTIONS``, ``condition_label`` and ``ask_style`` are ``plan.py``'s, named here too."""
+"""``MAX_DISCOVERY_QUESTIONS`` and ``ask_style`` are ``plan.py``'s, named here too."""
 
 
-def _single_turn(mode: Mode, preset: str, pushback: int) -> DialogueRules:
-    return rules_for(mode, PlanSettings(preset=preset, pushback=pushback))
+def single_turn_solver(mode: Mode) -> Callable[..., Solver]:
+    """The solver of a single-turn condition (``plan.SINGLE_TURN``): its rules and opening from the plan, played by
+    ``converse``. Registered under the condition's own name (``prefdisco/baseline``, ``prefdisco/oracle``, ...),
+    with the same parameters, so an inspect log's plan, and the eval-set's identity of a task, name it as before."""
+
+    @solver(name=mode.value)
+    def single_turn(
+        cache_scope: str | None = None, preset: str = "default", pushback: int = 0, user_type: str = "passive"
+    ) -> Solver:
+        rules = rules_for(mode, PlanSettings(preset=preset, pushback=pushback))
+
+        def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
+            return opening_for(mode, rules, scenario, state.metadata or {})
+
+        return converse(rules, opening, user_type, cache_scope=cache_scope)
+
+    return single_turn
 
 
-@solver
-def baseline(
-    cache_scope: str | None = None, preset: str = "default", pushback: int = 0, user_type: str = "passive"
-) -> Solver:
-    rules = _single_turn(Mode.BASELINE, preset, pushback)
-
-    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        return opening_for(Mode.BASELINE, rules, scenario, state.metadata or {})
-
-    return converse(rules, opening, user_type, cache_scope=cache_scope)
-
-
-@solver
-def oracle(
-    cache_scope: str | None = None, preset: str = "default", pushback: int = 0, user_type: str = "passive"
-) -> Solver:
-    rules = _single_turn(Mode.ORACLE, preset, pushback)
-
-    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        return opening_for(Mode.ORACLE, rules, scenario, state.metadata or {})
-
-    return converse(rules, opening, user_type, cache_scope=cache_scope)
-
-
-@solver
-def wrong_persona(
-    cache_scope: str | None = None, preset: str = "default", pushback: int = 0, user_type: str = "passive"
-) -> Solver:
-    """The oracle with the decoy's profile and persona in its system message (the preset's oracle template)."""
-    rules = _single_turn(Mode.WRONG_PERSONA, preset, pushback)
-
-    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        return opening_for(Mode.WRONG_PERSONA, rules, scenario, state.metadata or {})
-
-    return converse(rules, opening, user_type, cache_scope=cache_scope)
-
-
-@solver
-def oracle_distractor(
-    cache_scope: str | None = None, preset: str = "default", pushback: int = 0, user_type: str = "passive"
-) -> Solver:
-    """The oracle with distractor preferences among the scenario's own (``distractors.py``)."""
-    rules = _single_turn(Mode.ORACLE_DISTRACTOR, preset, pushback)
-
-    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        return opening_for(Mode.ORACLE_DISTRACTOR, rules, scenario, state.metadata or {})
-
-    return converse(rules, opening, user_type, cache_scope=cache_scope)
+SINGLE_TURN_SOLVERS: dict[str, Callable[..., Solver]] = {m: single_turn_solver(Mode(m)) for m in SINGLE_TURN}
+"""The single-turn conditions' solvers by condition (``evaluation/task.py`` composes a task with them)."""
+baseline = SINGLE_TURN_SOLVERS[Mode.BASELINE.value]
+oracle = SINGLE_TURN_SOLVERS[Mode.ORACLE.value]
+wrong_persona = SINGLE_TURN_SOLVERS[Mode.WRONG_PERSONA.value]
+"""The oracle with the decoy's profile and persona in its system message (the preset's oracle template)."""
+oracle_distractor = SINGLE_TURN_SOLVERS[Mode.ORACLE_DISTRACTOR.value]
+"""The oracle with distractor preferences among the scenario's own (``distractors.py``)."""
 
 
 @solver

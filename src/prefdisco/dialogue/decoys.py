@@ -1,5 +1,5 @@
-"""The negative control ``wrong_persona``: each scenario's decoy (``conditions.wrong_persona`` fills the oracle
-prompt with it).
+"""The negative control ``wrong_persona``: each scenario's decoy (``plan.opening_for`` fills the oracle prompt
+with it, read from the sample's metadata).
 
 A wrong_persona sample is the oracle condition with one change: its system message is the oracle template filled
 with the profile and persona of another scenario, the *decoy*, while the scorer still judges the response against
@@ -29,7 +29,6 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from inspect_ai.dataset import Sample
-from inspect_ai.solver import TaskState
 from pydantic import BaseModel, ConfigDict
 
 from prefdisco.dialogue.scenario import scenario_sample
@@ -110,9 +109,3 @@ def decoy_samples(scenarios: Sequence[Scenario], decoys: Mapping[str, Scenario])
     if missing:
         raise UserError(f"--modes wrong_persona: no decoy chosen for scenario(s) {', '.join(missing[:5])}")
     return [decoy_sample(s, decoys[s.id]) for s in scenarios]
-
-
-def decoy_of(state: TaskState) -> Decoy:
-    if DECOY_KEY not in (state.metadata or {}):
-        raise ValueError(f"sample {state.sample_id}: wrong_persona needs a decoy in the sample metadata")
-    return Decoy.model_validate(state.metadata[DECOY_KEY])

@@ -23,8 +23,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from inspect_ai.solver import TaskState
-
 from prefdisco.schema import Attribute, PreferenceItem, PreferenceProfile, Scenario
 
 DISTRACTOR_KEY = "prefdisco_distractors"
@@ -62,8 +60,3 @@ def with_distractors(profile: PreferenceProfile, distractors: Sequence[Preferenc
     extra = [d.model_copy(update={"weight": mean}) for d in distractors]
     items = sorted([*profile.items, *extra], key=lambda i: _rank(key, i.attribute))
     return PreferenceProfile.normalized(items)
-
-
-def distractors_of(state: TaskState) -> list[PreferenceItem]:
-    """The sample's distractor items (none when the sample has none)."""
-    return [PreferenceItem.model_validate(d) for d in (state.metadata or {}).get(DISTRACTOR_KEY, [])]

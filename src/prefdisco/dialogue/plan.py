@@ -13,6 +13,12 @@ own agent (``byo.py``) and the strategy solvers (``strategies.py``) — so a set
 An own agent asks through its own ``ask_user`` tool and a strategy solver through its own questions: they override
 the ask channel only (``style``, ``ask``, ``limit``), and say so where they call ``rules_for``.
 
+``asks_user`` / ``dialogue_conditions`` say which conditions ask the simulated user (the rules' own
+``single_turn``): the instruments that tell a dialogue from one reply (``analysis/variance.py``,
+``analysis/simulator.py``, ``evaluation/simfidelity.py``) read them here, never a list of their own.
+``condition_key`` is a condition's key in seeds, caches and task names (``fixed_k<K>``); its name is
+``modes.condition_label`` (``fixed_k=K``).
+
 ``opening_for`` is the condition's messages before the first assistant turn, from the scenario and the sample's
 metadata (the wrong_persona decoy, the oracle_distractor items, the stated wrong answer): the solvers read the
 metadata inspect gives the sample, the dry run the same keys made as the run makes them. A carry arm's opening
@@ -73,9 +79,25 @@ def ask_style(preset: str, ask: str, constrain_ask: bool = False) -> DialogueSty
     return tools_style(style)
 
 
-def condition_label(mode: Mode, k: int | None) -> str:
-    """baseline, discovery, oracle, or fixed_k<K>."""
+def condition_key(mode: Mode, k: int | None) -> str:
+    """The condition's key in its calls' seeds and cache scopes, its inspect task's name (``prefdisco_<key>``) and
+    so the eval-set's task identity: the mode, or ``fixed_k<K>``. Not a name shown to anyone (that is
+    ``modes.condition_label``, ``fixed_k=K``): it keeps its spelling so that every existing run folder resumes
+    onto its own logs, seeds and cache."""
     return f"fixed_k{k}" if mode is Mode.FIXED_K else mode.value
+
+
+def asks_user(condition: Mode | str) -> bool:
+    """Whether ``condition``'s dialogue may ask the simulated user before its answer (its rules are not single
+    turn): the conditions whose PrefAlign varies with the user's replies, whose replies the audit reads, and whose
+    questions the fidelity replay asks again. Read from ``rules_for``, so a condition's rules decide it."""
+    return not rules_for(condition, PlanSettings(), 1).single_turn
+
+
+def dialogue_conditions() -> tuple[str, ...]:
+    """The conditions that ask the simulated user (``asks_user``), in ``Mode`` order: what the variance, simulator
+    and fidelity tables read as dialogues."""
+    return tuple(m.value for m in Mode if asks_user(m))
 
 
 def rules_for(
@@ -110,7 +132,7 @@ def rules_for(
     else:  # pragma: no cover - every Mode is one of the above
         raise AssertionError(f"no rules for condition {mode.value!r}")
     return DialogueRules(
-        condition=label or condition_label(mode, k),
+        condition=label or condition_key(mode, k),
         ask=channel,
         limit=budget if limit is None else limit,
         forced=forced,

@@ -62,6 +62,7 @@ from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wro
 from prefdisco.evaluation.config import RunConfig, selected_scenarios
 from prefdisco.evaluation.probe import Probe, Sent, drive
 from prefdisco.evaluation.sessions_run import load_session_run
+from prefdisco.modes import condition_label
 from prefdisco.prices import batch_share, missing_line
 from prefdisco.schema import SESSION_ARMS, DialogueTurn, Mode, Scenario
 from prefdisco.scoring.audit import audit_user
@@ -130,10 +131,12 @@ def _expected(kind: str, bound: int | None) -> int:
 
 @dataclass(frozen=True)
 class _Plan:
-    """What one sample's dialogue is: its rules and its messages before the first assistant turn."""
+    """What one sample's dialogue is: its rules, its messages before the first assistant turn, and the condition's
+    name in the estimate's lines (``modes.condition_label``: ``fixed_k=K``)."""
 
     rules: DialogueRules
     messages: list[ChatMessage]
+    label: str
 
 
 def _discovery_budget(config: RunConfig) -> int:
@@ -169,7 +172,7 @@ def _plan(scenario: Scenario, mode: Mode, k: int | None, config: RunConfig, deco
         metadata[WRONG_ANSWER_KEY] = wrong_answer(
             scenario.problem, wrong_answer_key(seed_scope(config.seed), scenario.id)
         )
-    return _Plan(rules, opening_for(mode, rules, scenario, metadata))
+    return _Plan(rules, opening_for(mode, rules, scenario, metadata), condition_label(mode, k))
 
 
 def _tools(config: RunConfig) -> bool:
@@ -240,7 +243,7 @@ def _plan_carry_arms(
                 opening = carried_opening(arm, scenario, dialogue, limit, carried)
                 turns = [
                     DialogueTurn.model_validate(t)
-                    for t in _dialogue(scenario, _Plan(rules, opening), config, tally, times)
+                    for t in _dialogue(scenario, _Plan(rules, opening, arm), config, tally, times)
                 ]
                 if config.judge != JUDGE_LATER:
                     _grade(scenario, judged, [t.model_dump() for t in turns], config, grader, tally, times)
@@ -274,10 +277,10 @@ def _dialogue(scenario: Scenario, plan: _Plan, config: RunConfig, tally: _Tally,
     user = build_user(config.user_type, user_model, scenario, False, mapper) if talks else None
     dialogue = Dialogue.start(scenario.id, plan.rules, plan.messages, user)
     drive(play(dialogue, assistant))
-    _add_assistant(tally, plan.rules.condition, assistant.sent, config)
+    _add_assistant(tally, plan.label, assistant.sent, config)
     if not talks:
         return []
-    tally.add("user", plan.rules.condition, config.user_model, user_model.sent, times)
+    tally.add("user", plan.label, config.user_model, user_model.sent, times)
     tally.add("grader", "mapper", config.grader_model, mapper.sent, times)
     return [t.model_dump() for t in dialogue.state.turns]
 
@@ -342,7 +345,7 @@ def _priced(tally: _Tally, config: RunConfig) -> list[PlanLine]:
         price = config.prices.get(line.model)
         if price is not None:
             line.usd = (line.input_tokens * price["input"] + line.output_tokens * price["output"]) / 1_000_000
-            single_turn = line.part in SINGLE_TURN  # the plan's one-reply conditions (a fixed-K part is fixed_kN)
+            single_turn = line.part in SINGLE_TURN  # the plan's one-reply conditions (a fixed-K part is fixed_k=K)
             by_batch = config.batch and (line.role == "grader" or (line.role == "assistant" and single_turn))
             share = batch_share(line.model) if by_batch else None  # --batch: at the provider's batch share
             line.usd *= 1.0 if share is None else share
@@ -358,7 +361,7 @@ def _notes(config: RunConfig) -> list[str]:
             f"that answers earlier makes fewer calls){solver}"
         )
     for k in config.fixed_k:
-        notes.append(f"fixed_k{k}: exactly {k} questions per dialogue")
+        notes.append(f"{condition_label(Mode.FIXED_K, k)}: exactly {k} questions per dialogue")
     if any(m in SESSION_ARMS for m in config.modes):
         notes.append(
             "carry arms: session by session, each position a discovery dialogue whose prompt carries the earlier "

@@ -1,7 +1,8 @@
 """``prefdisco simfidelity``, the replay: every question a model asked a person, asked again of each simulator.
 
 For each dialogue of the human run (a run whose user was a person — ``prefdisco annotate export-play`` — or any run
-taken as the reference) with at least one question, and for each simulator (the user type, model and temperature a
+taken as the reference) with at least one question, in any condition that asks the user (``replayable``: the
+plan's ``dialogue_conditions``), and for each simulator (the user type, model and temperature a
 simulated run's protocol record names), the simulator answers the person's questions one by one: it is built as a
 run builds its user (``dialogue/user.build_user``), for the same scenario (persona and profile), and before
 question *i* its history is the *person's* exchanges 1..i-1, so each reply answers exactly what the person
@@ -33,6 +34,7 @@ from pydantic import BaseModel, create_model
 
 from prefdisco.cache import cache_policy
 from prefdisco.dialogue.hygiene import Screen
+from prefdisco.dialogue.plan import dialogue_conditions
 from prefdisco.dialogue.user import build_user
 from prefdisco.dialogue.user_reply import redraw
 from prefdisco.errors import UserError
@@ -44,7 +46,6 @@ from prefdisco.seeds import call_seed, seed_scope, seeded_model
 from prefdisco.structured import StructuredOutputError, generate_structured
 
 CONDITION = "simfidelity"
-DIALOGUE_MODES = ("discovery", "fixed_k")
 Agreement = Literal["same", "different", "unclear"]
 
 
@@ -202,6 +203,13 @@ async def replay_dialogue(
     return records
 
 
+def replayable(transcripts: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The transcripts to replay: those of a condition that asks the simulated user (``dialogue/plan.py``'s
+    ``dialogue_conditions``, read when called) with at least one question answered."""
+    asking = set(dialogue_conditions())
+    return [t for t in transcripts if t.get("mode") in asking and exchanges(t.get("turns") or [])]
+
+
 def load_model(name: str, config: GenerateConfig, where: str) -> Model:
     """``get_model(name)`` under ``config``, a failure (unknown provider, no key) one line naming ``where``."""
     from inspect_ai.model import get_model
@@ -229,12 +237,14 @@ def replay(
     from inspect_ai._util.platform import platform_init
     from inspect_ai.util._display import init_display_type
 
-    wanted = [t for t in transcripts if t.get("mode") in DIALOGUE_MODES and exchanges(t.get("turns") or [])]
+    wanted = replayable(transcripts)
     missing = sorted({str(t.get("scenario_id")) for t in wanted} - set(scenarios))
     if missing:
         raise UserError(f"--bench: has no scenario {missing[0]!r}, which the human run's dialogues hold")
     if not wanted:
-        raise UserError("--human: the run has no discovery or fixed-K dialogue with a question to replay")
+        raise UserError(
+            "--human: the run has no dialogue with a question to replay (in a condition that asks the user)"
+        )
     platform_init()
     init_display_type("none")
     grader = load_model(grader_model, GenerateConfig(temperature=0.0), "--judge-model")

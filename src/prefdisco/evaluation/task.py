@@ -35,18 +35,15 @@ from prefdisco.dialogue.byo import own_discovery, resolve_solver, solver_task_me
 from prefdisco.dialogue.carry import carry, own_carry
 from prefdisco.dialogue.conditions import (
     MAX_DISCOVERY_QUESTIONS,
+    SINGLE_TURN_SOLVERS,
     ask_style,
-    baseline,
-    condition_label,
     discovery,
     fixed_k,
-    oracle,
-    oracle_distractor,
     stated_belief,
-    wrong_persona,
 )
 from prefdisco.dialogue.decoys import choose_decoys, decoy_samples
 from prefdisco.dialogue.distractors import DISTRACTOR_KEY, choose_distractors
+from prefdisco.dialogue.plan import condition_key
 from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wrong_answer_key
 from prefdisco.errors import UserError
@@ -107,10 +104,9 @@ def condition_solver(condition: Mode, k: int | None, config: RunConfig, cache_sc
     """The assistant side of ``condition`` under the run's preset (prompts, end rule; ``dialogue/conditions.py``),
     protocol and budget; a ``config.solver`` plays discovery (``dialogue/byo.py``)."""
     push, user, retry = config.pushback, config.user_type, config.user_retry
-    single = {Mode.BASELINE: baseline, Mode.ORACLE: oracle, Mode.WRONG_PERSONA: wrong_persona}
-    single[Mode.ORACLE_DISTRACTOR] = oracle_distractor
-    if condition in single:
-        return single[condition](cache_scope=cache_scope, preset=config.preset, pushback=push, user_type=user)
+    if condition.value in SINGLE_TURN_SOLVERS:
+        single = SINGLE_TURN_SOLVERS[condition.value]
+        return single(cache_scope=cache_scope, preset=config.preset, pushback=push, user_type=user)
     if config.solver and condition.value in (Mode.DISCOVERY.value, *SESSION_ARMS):
         context = {
             "max_questions": config.max_questions,
@@ -180,7 +176,7 @@ def build_task(
     own = config.solver if condition is Mode.DISCOVERY else None
     judging_now = config.judge != JUDGE_LATER
     benchmarks = sorted({s.problem.benchmark for s in scenarios})
-    label = condition_label(condition, k)
+    key = condition_key(condition, k)  # the task's name and its seeds' key (dialogue/plan.py)
     seeds = seed_scope(config.seed)
     if condition is Mode.WRONG_PERSONA:
         samples = decoy_samples(scenarios, choose_decoys(scenarios, seeds) if decoys is None else decoys)
@@ -194,11 +190,11 @@ def build_task(
             sample.metadata = {**(sample.metadata or {}), **extra}
     batched = [r for r in batched_roles(condition.value, bool(config.batch)) if r != "grader" or judging_now]
     return Task(
-        name=name or f"prefdisco_{label}",
+        name=name or f"prefdisco_{key}",
         dataset=MemoryDataset(samples, name="+".join(benchmarks)),
         # --batch: the model under test's one answer of a single-turn condition by batch (evaluation/batch.py)
         config=with_batch(GenerateConfig(), config.batch if "assistant" in batched else None),
-        solver=chain(seeded(seeds, label), condition_solver(condition, k, config, cache_scope)),
+        solver=chain(seeded(seeds, key), condition_solver(condition, k, config, cache_scope)),
         scorer=prefdisco_dialogue()  # --judge later: no grader call now (``scoring/deferred.py``)
         if config.judge == JUDGE_LATER
         else prefdisco_scorer(

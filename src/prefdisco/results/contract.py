@@ -33,11 +33,15 @@ input).
 A condition is ``mode`` and ``fixed_k`` together. Every table (results, attributes, the report's tables) has the
 two columns: ``mode`` (``fixed_k`` for a fixed-K condition) and ``fixed_k`` (K; empty for every other condition —
 NaN in a validated frame, null in JSON, ``NO_K`` only inside a join key, never written). Wherever a condition is
-one name (``summary.json`` keys, the report's text and figure legends) it is ``condition_label``: the mode, or
-``fixed_k=K``.
+one name (``summary.json`` keys, the report's text and figure legends, the dry run's lines) it is
+``condition_label`` (``modes.py``): the mode, or ``fixed_k=K``.
 """
 
 from __future__ import annotations
+
+# a condition's one name (``modes.py``), re-exported: the tables and reports name it from here
+from prefdisco.modes import FIXED_K_MODE as FIXED_K_MODE
+from prefdisco.modes import condition_label as condition_label
 
 EPOCH = "epoch"
 """The trial column; ``DEFAULT_EPOCH`` when a table has none."""
@@ -50,8 +54,9 @@ ELICITATION_COLUMNS: tuple[str, ...] = (
     "volunteered_count",
     "first_hit_turn",
 )
-"""Per discovery / fixed-K dialogue: what it drew out of the simulated user (``scoring/elicitation.py``); empty
-when not measured (no dialogue; audit off or invalid for a user that does not record what it revealed)."""
+"""Per dialogue with the simulated user (``dialogue/plan.asks_user``): what it drew out of it
+(``scoring/elicitation.py``); empty when not measured (no dialogue; audit off or invalid for a user that does not
+record what it revealed)."""
 HYGIENE_COLUMNS: tuple[str, ...] = ("user_flags", "user_redraws")
 """Per dialogue with a simulated reply: the replies kept with a hygiene fault and the flagged draws drawn again
 (``--user-retry``; ``dialogue/hygiene.py``); empty when no reply was screened (no question, single turn)."""
@@ -221,18 +226,5 @@ CRITERION_KEY: tuple[str, ...] = (*RESULT_KEY, "attribute")
 """One criterion of one trial, over every judge and repeat (the panel score's group)."""
 TABLE_SUFFIXES = (".parquet", ".csv")
 
-FIXED_K_MODE = "fixed_k"
-"""The mode of the fixed-K conditions (``schema.Mode.FIXED_K``)."""
 NO_K = -1
 """``fixed_k`` of the conditions without K inside a join or group key (never written to a table)."""
-
-
-def condition_label(mode: object, fixed_k: object) -> str:
-    """A condition as one name: ``fixed_k=K`` for a fixed-K condition, its mode otherwise (``fixed_k`` may be
-    None, NaN or ``NO_K`` for the others)."""
-    if str(mode) != FIXED_K_MODE:
-        return str(mode)
-    k = None if fixed_k is None else float(fixed_k)  # type: ignore[arg-type]
-    if k is None or k != k or k == NO_K:
-        raise ValueError(f"a {FIXED_K_MODE} condition needs its K, got {fixed_k!r}")
-    return f"{FIXED_K_MODE}={int(k)}"

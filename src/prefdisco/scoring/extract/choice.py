@@ -40,7 +40,7 @@ _LEAD = re.compile(
     r"\b(?:(?:(?:final|correct|right|best|true)\s+)?answer|(?:final|correct|right|best|true|my)\s+(?:option|choice))\b"
     r"(?:\s+(?:here|then|therefore|thus))?"
     r"\s*(?:is\b|would\s+be\b|should\s+be\b|must\s+be\b|will\s+be\b|=|:|-)\s*:?\s*"
-    r"(?:(?:actually|definitely|clearly|probably|likely|most\s+likely|therefore|thus|then|indeed)\s+)?"
+    r"(?:(?:actually|definitely|clearly|probably|likely|most\s+likely|therefore|thus|then|indeed|still)\s+)?"
     r"|\b(?:I|we)(?:\s+(?:would|will|shall)|'d|'ll)?\s+(?:choose|pick|select|go\s+with)\s+",
     re.IGNORECASE,
 )
@@ -183,6 +183,20 @@ def _final_line_candidate(text: str, choices: Sequence[str], letters: Sequence[s
         if _norm_option(m.group("text")) == _norm_option(option):
             return [_Candidate(start, (m.group("letter"),), "final line")]
     return []
+
+
+def choice_statements(response: str, choices: Sequence[str]) -> tuple[str, list[tuple[int, str]]]:
+    """The explicit statements of a chosen letter (rule 1 of the module docstring: boxed, an answer statement, a last
+    line of the letter alone), as (position, the letters named, comma-joined), with the cleaned text the positions
+    are in. Never rules 2 and 3 (an option's text quoted, the one letter mentioned)."""
+    letters = [string.ascii_uppercase[i] for i in range(len(choices))]
+    text = _clean(response)
+    candidates = (
+        _boxed_candidates(text, choices, letters)
+        + _statement_candidates(text, choices, letters)
+        + _final_line_candidate(text, choices, letters)
+    )
+    return text, [(c.pos, ",".join(c.letters)) for c in candidates]
 
 
 def extract_choice(response: str, choices: Sequence[str]) -> ChoiceExtraction:

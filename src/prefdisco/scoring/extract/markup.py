@@ -42,7 +42,7 @@ def last_boxed(text: str) -> str | None:
 
 _STATEMENT = re.compile(
     r"\b(?:final\s+)?answer\b\s*(?:\*\*)?\s*(?:is\b|:|=)\s*:?\s*(?:\*\*)?\s*"
-    r"(?:(?:actually|therefore|thus|then|clearly|indeed)\s+)?",
+    r"(?:(?:actually|therefore|thus|then|clearly|indeed|still)\s+)?",
     re.IGNORECASE,
 )
 _MATH_SEGMENT = re.compile(
@@ -58,9 +58,19 @@ def answer_statement(text: str) -> str | None:
     "42 apples". None when there is no such statement or it is empty.
     """
     matches = list(_STATEMENT.finditer(text))
-    if not matches:
-        return None
-    line = text[matches[-1].end() :].split("\n", 1)[0]
+    return statement_payload(text, matches[-1].end()) if matches else None
+
+
+def answer_statements(text: str) -> list[tuple[int, str]]:
+    """Every "answer is ..." / "Answer: ..." statement with a payload, as (where its payload starts, payload)."""
+    found = ((m.end(), statement_payload(text, m.end())) for m in _STATEMENT.finditer(text))
+    return [(pos, payload) for pos, payload in found if payload is not None]
+
+
+def statement_payload(text: str, start: int) -> str | None:
+    """What a statement starting at ``start`` states: its first math segment, else its words up to the sentence's
+    end, trimmed; None when empty."""
+    line = text[start:].split("\n", 1)[0]
     segments = list(_MATH_SEGMENT.finditer(line))
     if segments:
         payload = next(g for g in segments[0].groups() if g is not None)
