@@ -212,3 +212,18 @@ def test_a_further_judge_and_belief_agreement_follow_refusals_exclude(tmp_path, 
     reason = "empty" if excluded else None
     assert further.metadata["pref_align_reason"] == first.metadata["pref_align_reason"] == reason
     assert pd.isna(first.value["correct"]) if excluded else first.value["correct"] == 0
+
+
+@pytest.mark.parametrize(("refusals", "mean"), [("exclude", 22.25 / 5), ("score", (22.25 + 1) / 6)])
+def test_a_non_answer_left_out_of_prefalign_is_left_out_of_the_attribute_means(tmp_path, refusals, mean):
+    """The attribute table (the per-attribute means, the worst attributes, the heatmap) over the planted panel: the
+    panel scores of s1-s5 are 4, 4.75, 5, 4.5, 4 (sum 22.25). Under ``--refusals exclude`` s6 is in no PrefAlign,
+    so its rule's 1 is in no attribute mean either: 22.25 / 5 = 4.45 (before: (22.25 + 1) / 6 = 3.875, the rule's
+    1 read as the judges' score); under ``--refusals score`` it counts at 1 in both: 3.875."""
+    from prefdisco.analysis.attributes import attribute_table
+    from prefdisco.analysis.trials import average_attribute_trials
+
+    data = load_results(panel_run(tmp_path / "run", refusals=refusals))
+    table = attribute_table(average_attribute_trials(data.attributes, data.results), data.results)
+    (row,) = table.to_dict("records")
+    assert row["mean_score"] == pytest.approx(mean) and row["n"] == (5 if refusals == "exclude" else 6)

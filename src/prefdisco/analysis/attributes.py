@@ -1,6 +1,8 @@
 """Per-attribute alignment: the judge's mean 1-5 score per (model, mode, attribute) from the long table.
 
-Invalid judgements (empty score) are excluded, never zeroed; rows of a failed results row are dropped.
+Invalid judgements (empty score) are excluded, never zeroed; rows of a failed results row are dropped, and so are
+those of a non-answer left out of PrefAlign (``--refusals exclude``; ``panel.left_out``): the rule's 1 under every
+criterion is no judge's score of it.
 """
 
 from __future__ import annotations
@@ -8,13 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from prefdisco.analysis.panel import left_out
 from prefdisco.schema import CONDITIONS
 
 COLUMNS = ["model", "mode", "attribute", "n", "n_valid", "mean_score", "mean_weight"]
 
 
 def attribute_table(attributes: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
-    failed = results.loc[results["failed"].to_numpy(), ["model", "task", "scenario_id", "mode", "fixed_k"]]
+    failed = results.loc[left_out(results), ["model", "task", "scenario_id", "mode", "fixed_k"]]
     att = attributes.loc[attributes["mode"].isin(CONDITIONS).to_numpy()]
     if not failed.empty:
         att = att.loc[~_in_failed(att, failed)]

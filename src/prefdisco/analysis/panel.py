@@ -91,6 +91,15 @@ def rows_except(attributes: pd.DataFrame, results: pd.DataFrame, drop: np.ndarra
     return marked.loc[~marked["_drop"].eq(True).to_numpy()].drop(columns="_drop").reset_index(drop=True)
 
 
+def left_out(results: pd.DataFrame) -> np.ndarray:
+    """Which results rows count in no score: failed, or a non-answer left out of PrefAlign (``--refusals exclude``:
+    scored by rule, ``ruled``, with no PrefAlign); under ``--refusals score`` a non-answer counts, at 1."""
+    failed = results["failed"].to_numpy(dtype=bool)
+    if "pref_align" not in results.columns:
+        return failed
+    return failed | (ruled(results) & pd.to_numeric(results["pref_align"]).isna().to_numpy())
+
+
 def judged_rows(attributes: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     """The rows a judge actually judged (module docstring): the attribute rows of results rows neither failed (a
     failed trial's judgements count nowhere) nor scored by rule (``ruled``), with plain key columns."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.panel import criterion_constants, panel_scores
+from prefdisco.analysis.panel import criterion_constants, left_out, panel_scores
 from prefdisco.results.contract import (
     BATCHED,
     COVERAGE,
@@ -109,12 +109,13 @@ def average_trials(results: pd.DataFrame) -> pd.DataFrame:
 
 def average_attribute_trials(attributes: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     """The validated attribute frame with its trials averaged: per (results key, attribute) the mean valid score
-    over the trials whose results row did not fail (``weight`` is the criterion's, the same in every trial); a
-    trial's score of a criterion is its panel score (``panel.panel_scores``: judges and repeats combined first)."""
+    over the trials whose results row counts (not failed, nor a non-answer left out: ``panel.left_out``; ``weight``
+    is the criterion's, the same in every trial); a trial's score of a criterion is its panel score
+    (``panel.panel_scores``: judges and repeats combined first)."""
     attributes = panel_scores(attributes)
     if _one_trial_each(attributes) and _one_trial_each(results):
         return attributes.drop(columns="epoch")
-    failed = results.loc[results["failed"].to_numpy(), list(RESULT_KEY)]
+    failed = results.loc[left_out(results), list(RESULT_KEY)]  # a trial left out of PrefAlign is left out here too
     att = attributes
     if not failed.empty:
         att = att.loc[~_rows_in(att, failed)]
