@@ -5,8 +5,10 @@ real people"). The people's answers and each simulator's are measured by this on
 Per answer (``measure``), with words the lower-case runs of letters, digits and apostrophes:
 
 * ``words`` — the number of words;
-* ``starts_no`` / ``starts_yes`` — the first word is a no-word (``NO_WORDS``) / a yes-word (``YES_WORDS``);
-* ``bare_yes_no`` — a bare yes or no: at most two words, the first a yes- or no-word ("no", "yes please");
+* ``starts_no`` / ``starts_yes`` — the first word is a no-word (``NO_WORDS``) / a yes-word (``YES_WORDS``), unless
+  the answer opens with a don't-know ("no idea", "not sure": a don't-know, not a no);
+* ``bare_yes_no`` — a bare yes or no: at most two words, the first a yes- or no-word ("no", "yes please"), not a
+  don't-know;
 * ``dont_know`` — says they do not know or are unsure (``DONT_KNOW``);
 * ``disclosure`` — the share of the need's content words not in the question that the answer contains (content
   words: words of three letters or more outside ``STOP_WORDS``, a final "s" dropped from words of four letters or
@@ -175,8 +177,10 @@ def content_words(text: str) -> set[str]:
 
 
 def polarity(text: str) -> str | None:
+    """``yes`` or ``no``: how ``text`` starts (a yes- or no-word first); None otherwise, and for an answer opening
+    with a don't-know ("No idea.", "Not sure, sorry.": a don't-know, not a no)."""
     said = words(text)
-    if not said:
+    if not said or DONT_KNOW.match(" ".join(said)):
         return None
     return "no" if said[0] in NO_WORDS else "yes" if said[0] in YES_WORDS else None
 
@@ -313,9 +317,10 @@ def reference_table(
 
 def fit_behaviour(measures: pd.DataFrame, source: str) -> dict[str, Any]:
     """The human-like user's behaviour (``dialogue/humanlike.Behaviour``) fitted from the people's ``measures``
-    (``measured``): the share saying they don't know; of the rest, the share answering a bare yes or no; of the rest,
-    the share opening with a yes- or no-word; the share disclosing any of their need (where defined); and the word
-    counts of the answers neither don't-know nor bare, at the 5th, 10th, …, 95th percentiles."""
+    (``measured``) as the user applies it, each share of the answers the step before leaves: the share saying they
+    don't know; of the rest, the share answering a bare yes or no; of the rest (the full answers), the share opening
+    with a yes- or no-word and the share disclosing any of their need (where defined); and the word counts of the
+    full answers at the 5th, 10th, …, 95th percentiles."""
     frame = measures.dropna(subset=["words"])
     if frame.empty:
         raise ValueError("no answer to fit a behaviour from")
@@ -324,7 +329,7 @@ def fit_behaviour(measures: pd.DataFrame, source: str) -> dict[str, Any]:
     bare = rest["bare_yes_no"].astype(bool)
     full = rest[~bare]
     opens = full["starts_no"].astype(bool) | full["starts_yes"].astype(bool)
-    disclosed = frame["discloses_any"].dropna()
+    disclosed = full["discloses_any"].dropna()
     counts = full["words"] if len(full) else frame["words"]
     return {
         "source": source,

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 from rich.console import Console
 
-from prefdisco.analysis.answer_behaviour import fit_behaviour, measured, reference_table
+from prefdisco.analysis.answer_behaviour import measured, reference_table
 from prefdisco.analysis.reference_page import render_reference_page
 from prefdisco.atomic import atomic_write
 from prefdisco.dialogue.user import USER_TYPES
@@ -28,7 +28,6 @@ from prefdisco.evaluation.reference_replay import (
     run_settings,
 )
 from prefdisco.evaluation.simfidelity import Simulator
-from prefdisco.overwrite import refuse_overwrite
 from prefdisco.reference.rows import ReferenceRow, in_split, read_reference
 
 console = Console()
@@ -140,17 +139,6 @@ def tables(answers: pd.DataFrame, simulators: list[Simulator], *, seed: int, n_b
     return reference_table(person, sims, seed=seed, n_boot=n_boot)
 
 
-def write_behaviour(rows: list[ReferenceRow], out: Path, source: str) -> None:
-    """The human-like user's behaviour fitted from the people's answers of ``rows`` (``fit_behaviour``), to ``out``."""
-    if not rows:
-        raise UserError("--fit-humanlike: no reference row to fit from (check --topics and --limit)")
-    people = measured([r.answer for r in rows], [r.need for r in rows], [r.question for r in rows])
-    topics = len({r.topic_id for r in rows})
-    behaviour = fit_behaviour(people, f"{source}: {len(rows)} answers of {topics} topics")
-    atomic_write(out, json.dumps(behaviour, indent=1) + "\n")
-    console.print(f"wrote the people's behaviour on {len(rows)} rows to {out}", markup=False, highlight=False)
-
-
 def reference_fidelity(
     layout: str,
     path: Path,
@@ -170,14 +158,9 @@ def reference_fidelity(
     dry_run: bool,
     prices: Path | None,
     topics: str = "all",
-    fit_humanlike: Path | None = None,
 ) -> None:
     read = read_reference(layout, path)
     rows = draw_rows(in_split(read.rows, topics), limit, seed)
-    if fit_humanlike is not None:  # the people's behaviour on these rows, as a humanlike user profile
-        refuse_overwrite(fit_humanlike, overwrite, "--fit-humanlike")
-        write_behaviour(rows, fit_humanlike, f"{layout} {path.name}, {topics} topics")
-        return
     simulators = simulators_of(user_types, user_models, temperature, max_tokens, reasoning_effort, user_retry)
     if any(s.user_type == "targeted" for s in simulators) and not judge_model:
         raise UserError("--user-type targeted maps each question with a grader call: give --judge-model")

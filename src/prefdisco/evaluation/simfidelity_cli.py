@@ -113,10 +113,6 @@ def simfidelity_command(
     topics: Annotated[
         str, typer.Option(help="--reference: all, fit or heldout: the half of the topics to draw rows from.")
     ] = "all",
-    fit_humanlike: Annotated[
-        Path | None,
-        typer.Option(help="--reference: write the people's behaviour on the rows as a humanlike profile; no call."),
-    ] = None,
     dry_run: Annotated[bool, typer.Option(help="--reference: print the calls and their cost, make none.")] = False,
     prices: Annotated[Path | None, typer.Option(help="--reference --dry-run: a prices file (eval's --prices).")] = None,
     judge_model: Annotated[
@@ -154,11 +150,11 @@ def simfidelity_command(
             reference[0], Path(reference[1]), out, user_type or ["passive"], user_model or [], seed=seed,
             temperature=user_temperature, max_tokens=user_max_tokens, reasoning_effort=user_reasoning_effort,
             user_retry=user_retry, limit=limit, judge_model=judge_model, bootstrap=bootstrap,
-            overwrite=overwrite, dry_run=dry_run, prices=prices, topics=topics, fit_humanlike=fit_humanlike,
+            overwrite=overwrite, dry_run=dry_run, prices=prices, topics=topics,
         )  # fmt: skip
         return
     only = (("--user-type", user_type), ("--user-model", user_model), ("--limit", limit))
-    given = [f for f, v in (*only, ("--topics", topics != "all"), ("--fit-humanlike", fit_humanlike)) if v]
+    given = [f for f, v in (*only, ("--topics", topics != "all")) if v]
     if given or dry_run:
         raise UserError(f"{(given or ['--dry-run'])[0]}: only with --reference (a run's simulator is its own)")
     if human is None or not sim or bench is None:
