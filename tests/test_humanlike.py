@@ -224,9 +224,96 @@ def test_the_packaged_behaviour_is_the_fit_of_the_fit_half_and_no_flag_writes_an
     assert gone.exit_code == 2 and "No such option" in gone.output and not (tmp_path / "b.json").exists()
 
 
-def test_fitted_on_one_half_of_qulac_closer_to_people_than_passive_on_the_other(tmp_path, shared_dir):
-    """The packaged behaviour was fitted on the fit topics; on held-out topics, with the same easy-mode model in the
-    seat, the human-like user is closer to the people than the passive one: in words, don't know and fidelity."""
+PLANTED_WORDS = [f"item{i}" for i in range(20)]
+PLANTED = [
+    (f"t{i}", f"topic {i}", "inf", f"information about {w} prices", "are you looking for its history",
+     f"no i want the {w} prices" if i % 2 == 0 else f"yes the {w} prices please")
+    for i, w in enumerate(PLANTED_WORDS)
+]  # fmt: skip
+"""20 people: the ten even rows answer "no i want the <w> prices" (6 words), the ten odd "yes the <w> prices
+please" (5 words); each discloses its whole need beyond the question (<w>, price)."""
+PEOPLE = {row[3]: row[5] for row in PLANTED}
+
+
+def _person(messages) -> str:
+    """The person's answer of the row whose need the user's system prompt holds."""
+    return next(answer for need, answer in PEOPLE.items() if need in messages[0].text)
+
+
+SCRIPTS["echo4"] = lambda messages: " ".join([_person(messages)] * 4)
+SCRIPTS["never-no"] = lambda messages: _person(messages).replace("no i want", "well i want", 1)
+
+
+def test_closer_to_people_is_read_per_statistic_never_from_the_composite(tmp_path):
+    """Issue 45, defect 8c: two planted simulators, each off the people on a planted statistic, through
+    ``prefdisco simfidelity --reference``. ``echo4`` says each person's answer four times (every statistic as the
+    people's but the words: ×4), ``never-no`` says it with "no" turned into "well" (every statistic as the people's
+    but the no-openings). By hand, people: mean words (10·6 + 10·5)/20 = 5.5, starts no 0.5, starts yes 0.5,
+    disclosure 1.
+
+    * echo4: distance of the mean words 1 − 5.5/22 = 0.75 in every resample (each reply four times its person's),
+      every other distance 0: reference fidelity 1 − 0.75/8 = 0.90625.
+    * never-no: starts no 0 (distance 0.5: in a resample, the share s of its rows that are even ones), polarity
+      agreement 1 − s (distance s), every other distance 0: reference fidelity 1 − (0.5 + 0.5)/8 = 0.875.
+
+    The composite ranks echo4 first; per statistic, never-no is closer on the mean words (difference +0.75 in every
+    resample), echo4 on starts no and polarity agreement (difference −s < 0 unless a resample draws no even row:
+    2**-20), and the other five are not told apart (0 in every resample). The composites' difference 0.09375 − s/4
+    changes sign at s = 0.375, inside s's interval (about [0.3, 0.7] for 20 fair rows): not told apart either."""
+    import prefdisco.cli as cli
+    from test_reference import write_qulac
+
+    cli._register()
+    write_qulac(tmp_path / "q.json", PLANTED, facet_record=False)
+    out = tmp_path / "out"
+    run = ["simfidelity", "--reference", "qulac", str(tmp_path / "q.json"), "--out", str(out), "--bootstrap", "500"]
+    run += ["--user-type", "passive", "--user-model", "scripted/echo4"]
+    run += ["--user-type", "passive", "--user-model", "scripted/never-no"]
+    result = CliRunner().invoke(cli.app, run)
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(out / "reference.csv").set_index("simulator")
+    echo, never = table.loc["passive@scripted/echo4"], table.loc["passive@scripted/never-no"]
+    assert table.loc["people", ["mean_words", "starts_no", "starts_yes", "disclosure"]].tolist() == [5.5, 0.5, 0.5, 1]
+    assert echo["reference_fidelity"] == pytest.approx(0.90625) and never["reference_fidelity"] == pytest.approx(0.875)
+    assert (echo["rank"], never["rank"]) == (1, 2)  # the composite's order
+    assert (echo["distance_mean_words"], echo["distance_mean_words_low"]) == pytest.approx((0.75, 0.75))
+    assert (never["distance_starts_no"], never["distance_polarity_agreement"]) == pytest.approx((0.5, 0.5))
+    assert 0 < never["distance_starts_no_low"] < 0.5 < never["distance_starts_no_high"] < 1
+    pairs = pd.read_csv(out / "reference_pairs.csv").set_index("statistic")
+    assert set(pairs["simulator"]) == {"passive@scripted/echo4"} and set(pairs["other"]) == {
+        "passive@scripted/never-no"
+    }
+    verdict = pairs["closer"].to_dict()
+    assert verdict == {
+        "mean_words": "passive@scripted/never-no",
+        "starts_no": "passive@scripted/echo4",
+        "starts_yes": "not told apart",
+        "bare_yes_no": "not told apart",
+        "dont_know": "not told apart",
+        "disclosure": "not told apart",
+        "discloses_any": "not told apart",
+        "polarity_agreement": "passive@scripted/echo4",
+        "reference_fidelity": "not told apart",
+    }
+    assert (pairs.loc["mean_words", "difference_low"], pairs.loc["mean_words", "difference_high"]) == pytest.approx(
+        (0.75, 0.75)
+    )
+    assert pairs.loc["reference_fidelity", "difference"] == pytest.approx(0.875 - 0.90625)  # distances: 1 − each
+    said = " ".join(result.output.split())
+    assert (
+        "passive@scripted/echo4 vs passive@scripted/never-no: closer to people per statistic: passive@scripted/echo4 "
+        "on starts no, polarity agreement; passive@scripted/never-no on mean words; not told apart on starts yes, "
+        "bare yes/no, don't know, disclosure, discloses any (composite: not told apart)"
+    ) in said
+
+
+def test_on_held_out_topics_the_humanlike_users_gain_over_passive_is_read_per_statistic(tmp_path, shared_dir):
+    """The packaged behaviour was fitted on the fit topics; on held-out topics, with one easy-mode model in the seat
+    (every reply the same 37 words, no yes or no: ``VERBOSE``), the human-like user is closer to the people than
+    the passive one on the mean words (its cap: at most 15 words against 37, people about 8) and on nothing that
+    the model itself does not do: neither user ever opens with yes or no (the verbose reply opens "Well", the
+    don't-know replies are don't-knows, not noes), so on starts no, starts yes, bare yes/no and polarity agreement
+    their distances are equal in every resample and they are not told apart."""
     import prefdisco.cli as cli
 
     cli._register()
@@ -235,14 +322,16 @@ def test_fitted_on_one_half_of_qulac_closer_to_people_than_passive_on_the_other(
     out = tmp_path / "held"
     run = ["simfidelity", "--reference", "qulac", str(qulac), "--topics", "heldout", "--limit", "60", "--out", str(out)]
     run += ["--user-type", "passive", "--user-type", "humanlike", "--user-model", "scripted/verbose-user"]
+    run += ["--bootstrap", "200"]
     result = CliRunner().invoke(cli.app, run)
     assert result.exit_code == 0, result.output
     table = pd.read_csv(out / "reference.csv").set_index("simulator")
-    people, passive, humanlike = (table.loc[k] for k in ("people", "passive@scripted/verbose-user",
-                                                          "humanlike@scripted/verbose-user"))  # fmt: skip
-    answers = pd.read_csv(out / "answers.csv")
-    assert set(answers["topic"]) <= held  # rows it was not fitted on
-    assert abs(humanlike["mean_words"] - people["mean_words"]) < abs(passive["mean_words"] - people["mean_words"])
-    assert abs(humanlike["dont_know"] - people["dont_know"]) <= abs(passive["dont_know"] - people["dont_know"])
-    assert humanlike["fidelity"] > passive["fidelity"]
-    assert passive["mean_words"] == pytest.approx(37.0)  # the easy mode: every reply the 37-word one
+    passive, humanlike = (table.loc[f"{k}@scripted/verbose-user"] for k in ("passive", "humanlike"))
+    assert set(pd.read_csv(out / "answers.csv")["topic"]) <= held  # rows it was not fitted on
+    assert passive["mean_words"] == pytest.approx(37.0) and humanlike["mean_words"] <= 15
+    assert (passive["starts_no"], humanlike["starts_no"], humanlike["bare_yes_no"]) == (0, 0, 0)
+    pairs = pd.read_csv(out / "reference_pairs.csv").set_index("statistic")
+    assert pairs.loc["mean_words", "closer"] == "humanlike@scripted/verbose-user"
+    for name in ("starts_no", "starts_yes", "bare_yes_no", "polarity_agreement"):
+        assert pairs.loc[name, "closer"] == "not told apart", name
+        assert (pairs.loc[name, "difference_low"], pairs.loc[name, "difference_high"]) == (0, 0), name

@@ -161,6 +161,16 @@ USERS: dict[str, UserFactory] = {
 USER_TYPES: tuple[str, ...] = tuple(USERS)
 
 
+def user_templates(user_type: str) -> list[str]:
+    """The templates of ``user_type``'s own prompts (its system prompt and any more it renders: the targeted user's
+    mapping, the human-like user's behaviour and turn note); empty for a type that is no simulated user (a person)."""
+    user = USERS.get(user_type)
+    if user is None:
+        return []
+    names = [t for t in (getattr(user, "template", None),) if isinstance(t, str)]
+    return names + list(getattr(user, "extra_templates", ()))
+
+
 def check_user_type(name: str) -> str:
     if name not in USERS:
         raise ValueError(f"unknown user type {name!r}: expected one of {', '.join(USER_TYPES)}")
