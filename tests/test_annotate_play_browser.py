@@ -136,6 +136,6 @@ def test_a_person_plays_a_whole_dialogue_in_chromium_and_the_report_shows_it(tmp
     assert fidelity.exit_code == 0, fidelity.output
     table = pd.read_csv(tmp_path / "fidelity" / "fidelity.csv")
     assert table["simulator"].tolist() == ["sim", "eager"]
-    assert table.loc[0, "fidelity"] == pytest.approx(1.0) and table.loc[1, "fidelity"] < 1
+    assert table.loc[0, "replay_fidelity"] == pytest.approx(1.0) and table.loc[1, "replay_fidelity"] < 1
     replayed = [json.loads(line) for line in (tmp_path / "fidelity" / "replay.jsonl").read_text().splitlines()]
     assert [r["person_reply"] for r in replayed if r["simulator"] == "sim"] == list(REPLIES)  # what carol typed

@@ -105,10 +105,10 @@ def test_the_real_qulac_file_reads_every_answer_through_the_reader(shared_dir):
     # the people's statistics docs/evaluation.md records ("The people of Qulac, measured"), row "all"
     rows = reference.rows
     people = party_statistics(measured([r.answer for r in rows], [r.need for r in rows], [r.question for r in rows]))
-    documented = {"mean_words": 8.21, "median_words": 8, "starts_no": 0.547, "starts_yes": 0.196}
-    documented |= {"bare_yes_no": 0.123, "dont_know": 0.043, "disclosure": 0.445, "discloses_any": 0.682}
+    documented = {"mean_words": 8.21, "median_words": 8, "starts_no": 0.546, "starts_yes": 0.196}
+    documented |= {"bare_yes_no": 0.122, "dont_know": 0.043, "disclosure": 0.445, "discloses_any": 0.682}
     assert {k: round(people[k], 2 if k == "mean_words" else 3) for k in documented} == documented
-    assert "| all | 10,277 | 8.21 | 8 | 0.547 | 0.196 | 0.123 | 0.043 | 0.445 | 0.682 |" in DOCS.read_text()
+    assert "| all | 10,277 | 8.21 | 8 | 0.546 | 0.196 | 0.122 | 0.043 | 0.445 | 0.682 |" in DOCS.read_text()
 
 
 def test_the_planted_reference_gives_the_hand_figures_and_a_rerun_makes_no_call(tmp_path):
@@ -126,17 +126,18 @@ def test_the_planted_reference_gives_the_hand_figures_and_a_rerun_makes_no_call(
     assert people[["n", "mean_words", "median_words"]].tolist() == [4, 5.0, 5.0]
     assert people[["starts_no", "starts_yes", "bare_yes_no", "dont_know"]].tolist() == [0.5, 0.25, 0.25, 0.25]
     assert people[["disclosure", "discloses_any"]].tolist() == pytest.approx([0.275, 0.5])
-    assert pd.isna(people["polarity_agreement"]) and pd.isna(people["fidelity"])
+    assert pd.isna(people["polarity_agreement"]) and pd.isna(people["reference_fidelity"])
     assert a[["mean_words", "median_words", "starts_no", "starts_yes"]].tolist() == [3.5, 3.5, 0.5, 0.25]
     assert a[["bare_yes_no", "dont_know", "discloses_any"]].tolist() == [0.25, 0.25, 0.5]
     assert a["disclosure"] == pytest.approx(0.35) and a["polarity_agreement"] == pytest.approx(1 / 3)
-    assert a["fidelity"] == pytest.approx((0.7 + 1 + 1 + 1 + 1 + 0.925 + 1 + 1 / 3) / 8)
-    assert b["fidelity"] == pytest.approx(1.0) and b["polarity_agreement"] == 1.0
-    assert (b["fidelity_low"], b["fidelity_high"]) == (1.0, 1.0)  # every resample: the same answers
-    assert a["fidelity_low"] <= a["fidelity"] <= a["fidelity_high"] < 1
+    assert a["reference_fidelity"] == pytest.approx((0.7 + 1 + 1 + 1 + 1 + 0.925 + 1 + 1 / 3) / 8)
+    assert b["reference_fidelity"] == pytest.approx(1.0) and b["polarity_agreement"] == 1.0
+    assert (b["reference_fidelity_low"], b["reference_fidelity_high"]) == (1.0, 1.0)  # every resample: the same
+    assert a["reference_fidelity_low"] <= a["reference_fidelity"] <= a["reference_fidelity_high"] < 1
     assert (b["rank"], a["rank"]) == (1, 2)
-    assert "1. passive@scripted/ref-b: fidelity 1.000" in made.output
-    assert "2. passive@scripted/ref-a: fidelity 0.870" in made.output
+    assert "fidelity" not in table.columns  # named apart from the replay fidelity (issue 45, defect 8b)
+    assert "1. passive@scripted/ref-b: reference fidelity 1.000" in made.output
+    assert "2. passive@scripted/ref-a: reference fidelity 0.870" in made.output
 
     answers = pd.read_csv(tmp_path / "out" / "answers.csv")
     assert len(answers) == 8 and set(answers["simulator"]) == {"passive@scripted/ref-a", "passive@scripted/ref-b"}
@@ -233,49 +234,123 @@ def test_bad_input_is_one_line(tmp_path):
     assert alone.exit_code == 2 and "--limit: only with --reference" in alone.output
 
 
-def test_a_report_shows_its_simulators_fidelity_against_the_people(tmp_path):
-    """``prefdisco report RUN --reference-table DIR``: the reference run's table in the Validity section (this run's
-    simulator in bold) and one reading with its fidelity, found by the label its protocol record gives
-    (``passive@scripted/ref-a``: 0.870 by hand, above); a run whose simulator DIR did not measure says so."""
+def by_temperature(messages: list[ChatMessage], config) -> str:
+    """One model whose temperature changes how it answers: at 0.2 as the people did (simulator B), else simulator
+    A's answers."""
+    CALLS.append("t")
+    replies = {r[4]: r[5] for r in ROWS} if config.temperature == 0.2 else SIM_A
+    return replies[messages[-1].text]
+
+
+SCRIPTS["ref-t"] = by_temperature
+COLD, WARM = "passive@scripted/ref-t (user_temperature 0.2)", "passive@scripted/ref-t (user_temperature 0.7)"
+
+
+def test_a_report_matches_its_simulator_by_the_whole_user_protocol(tmp_path):
+    """Issue 45, defect 8a. One reference run measures one user type and model at two user temperatures (labelled
+    apart): at 0.2 it answers as the people (reference fidelity 1), at 0.7 as simulator A (0.870 by hand, above). A
+    run's reading is the simulator whose whole user protocol its ``protocol.json`` records (type, model, temperature,
+    limits, redraws, the user's prompt hash): the run at 0.2 gets 1.000, the one at 0.7 gets 0.870 (matched by
+    ``USER_TYPE@USER_MODEL`` alone, both would be the first); a run at 0.5, or at 0.7 with ``--user-retry 1``, or
+    whose record keeps no hash of its user's prompts, matches none and gets no fidelity, the reading saying why."""
     import prefdisco.cli as cli
-    from prefdisco.evaluation.protocols import DEFAULT_SETTINGS
-    from prefdisco.results.protocol_record import ProtocolRecord, write_record
+    from prefdisco.evaluation.config import RunConfig
+    from prefdisco.evaluation.protocols import record_of
+    from prefdisco.results.protocol_record import write_record
     from test_report import make_run_dir
 
+    cli._register()
     write_qulac(tmp_path / "qulac.json")
-    assert simfidelity(tmp_path).exit_code == 0
+    ref = ["simfidelity", "--reference", "qulac", str(tmp_path / "qulac.json"), "--out", str(tmp_path / "out")]
+    ref += ["--user-type", "passive", "--user-type", "passive", "--user-model", "scripted/ref-t"]
+    ref += ["--user-temperature", "0.2", "--user-temperature", "0.7", "--bootstrap", "200"]
+    measured_run = CliRunner().invoke(cli.app, ref)
+    assert measured_run.exit_code == 0, measured_run.output
+    table = pd.read_csv(tmp_path / "out" / "reference.csv").set_index("simulator")
+    assert table.loc[COLD, "reference_fidelity"] == pytest.approx(1.0)
+    assert table.loc[WARM, "reference_fidelity"] == pytest.approx(0.869792, abs=1e-6)
     run = make_run_dir(tmp_path / "run")
-    record = ProtocolRecord(
-        id="default-v1.0", settings=DEFAULT_SETTINGS, prompts="x", user_model="scripted/ref-a", judges=["j"]
-    )
-    write_record(run, record)
-    args = ["report", str(run), "--out", str(tmp_path / "report"), "--bootstrap", "0", "--no-figures"]
-    made = CliRunner().invoke(cli.app, [*args, "--reference-table", str(tmp_path / "out")])
-    assert made.exit_code == 0, made.output
-    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
-    [reading] = [r for r in summary["validity"] if r["instrument"] == "Simulator against people"]
-    assert reading["finding"].startswith("fidelity 0.870 [")
-    assert "passive@scripted/ref-a: fidelity 0.870" in reading["reading"] and "rank 2 of 2" in reading["reading"]
-    assert "people answer in 5.0 words, 50% start with no" in reading["reading"]
-    assert summary["reference"]["matched"] == ["passive@scripted/ref-a"]
+    args = ["report", str(run), "--out", str(tmp_path / "report"), "--bootstrap", "0", "--no-figures", "--overwrite"]
+
+    def reading_of(**settings) -> dict:
+        record = record_of(RunConfig(**settings), "scripted/ref-t", ["j"], None)
+        write_record(run, record)
+        made = CliRunner().invoke(cli.app, [*args, "--reference-table", str(tmp_path / "out")])
+        assert made.exit_code == 0, made.output
+        summary = json.loads((tmp_path / "report" / "summary.json").read_text())
+        [reading] = [r for r in summary["validity"] if r["instrument"] == "Simulator against people"]
+        return reading | {"matched": summary["reference"]["matched"]}
+
+    cold = reading_of(user_temperature=0.2)
+    assert cold["finding"] == "reference fidelity 1.000 [1.000, 1.000]" and cold["matched"] == [COLD]
+    warm = reading_of(user_temperature=0.7)
+    assert warm["finding"].startswith("reference fidelity 0.870 [") and warm["matched"] == [WARM]
+    assert f"{WARM}: reference fidelity 0.870" in warm["reading"] and "rank 2 of 2" in warm["reading"]
     page = (tmp_path / "report" / "report.html").read_text()
-    assert "Simulated users against real people" in page
-    assert '<tr style="font-weight: bold"><td class="l">passive@scripted/ref-a</td>' in page
-    # the leaderboard's protocol box names the simulator's fidelity too
+    assert f'<tr style="font-weight: bold"><td class="l">{WARM}</td>' in page
     board = ["leaderboard", str(run), "--out", str(tmp_path / "board"), "--bootstrap", "0"]
     ranked = CliRunner().invoke(cli.app, [*board, "--reference-table", str(tmp_path / "out")])
     assert ranked.exit_code == 0, ranked.output
     box = (tmp_path / "board" / "leaderboard.html").read_text().split('id="protocol"', 1)[1].split("</div>", 1)[0]
-    assert "(passive@scripted/ref-a: fidelity 0.870 [" in box and "against qulac (4 rows))" in box
+    assert f"({WARM}: reference fidelity 0.870 [" in box and "against qulac (4 rows))" in box
 
-    write_record(run, record.model_copy(update={"user_model": "scripted/other"}))
-    other = CliRunner().invoke(cli.app, [*args, "--reference-table", str(tmp_path / "out"), "--overwrite"])
-    assert other.exit_code == 0, other.output
-    summary = json.loads((tmp_path / "report" / "summary.json").read_text())
-    [reading] = [r for r in summary["validity"] if r["instrument"] == "Simulator against people"]
-    assert reading["finding"] == "not measured" and "passive@scripted/other not in it" in reading["reading"]
-    missing = CliRunner().invoke(cli.app, [*args, "--reference-table", str(tmp_path / "nope"), "--overwrite"])
+    other = reading_of(user_temperature=0.5)
+    assert other["finding"] == "not measured" and other["matched"] == []
+    assert "passive@scripted/ref-t: measured only under another user protocol" in other["reading"]
+    assert "user_temperature 0.5 here, 0.2 there" in other["reading"]
+    assert "user_temperature 0.5 here, 0.7 there" in other["reading"]
+    retried = reading_of(user_temperature=0.7, user_retry=1)
+    assert retried["finding"] == "not measured" and "user_retry 1 here, 0 there" in retried["reading"]
+    write_record(run, record_of(RunConfig(user_temperature=0.7), "scripted/ref-t", ["j"], None).model_copy(
+        update={"user_prompts": None}))  # fmt: skip
+    older = CliRunner().invoke(cli.app, [*args, "--reference-table", str(tmp_path / "out")])
+    assert older.exit_code == 0, older.output
+    [reading] = [
+        r for r in json.loads((tmp_path / "report" / "summary.json").read_text())["validity"]
+        if r["instrument"] == "Simulator against people"
+    ]  # fmt: skip
+    assert (
+        reading["finding"] == "not measured" and "records no hash of its simulated user's prompts" in reading["reading"]
+    )
+    elsewhere = reading_of(user_temperature=0.7, user_type="cooperative")
+    assert "passive" not in elsewhere["matched"] and "cooperative@scripted/ref-t not in it" in elsewhere["reading"]
+    missing = CliRunner().invoke(cli.app, [*args, "--reference-table", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "give the --out of prefdisco simfidelity --reference" in missing.output
+
+
+def test_an_older_reference_run_is_read_under_the_new_names_and_says_what_it_lacks(tmp_path):
+    """A reference run written before issue 45: its ``reference.csv`` names the reference fidelity ``fidelity``, it
+    has no per-statistic distances and no ``reference_pairs.csv``, and its ``summary.json`` records no protocol of
+    its simulators. The report still reads it (the composite shown as ``reference_fidelity``: simulator A's 0.870),
+    and the reading says why it cannot be this run's simulator's."""
+    import prefdisco.cli as cli
+    from prefdisco.evaluation.config import RunConfig
+    from prefdisco.evaluation.protocols import record_of
+    from prefdisco.results.protocol_record import write_record
+    from test_report import make_run_dir
+
+    write_qulac(tmp_path / "qulac.json")
+    assert simfidelity(tmp_path).exit_code == 0
+    out = tmp_path / "out"
+    table = pd.read_csv(out / "reference.csv")
+    legacy = {"reference_fidelity": "fidelity", "reference_fidelity_low": "fidelity_low"}
+    legacy |= {"reference_fidelity_high": "fidelity_high"}
+    table = table.rename(columns=legacy).drop(columns=[c for c in table.columns if c.startswith("distance_")])
+    table.to_csv(out / "reference.csv", index=False)
+    (out / "reference_pairs.csv").unlink()
+    summary = json.loads((out / "summary.json").read_text())
+    summary["simulators"] = [{k: v for k, v in s.items() if k != "protocol"} for s in summary["simulators"]]
+    (out / "summary.json").write_text(json.dumps(summary))
+    run = make_run_dir(tmp_path / "run")
+    write_record(run, record_of(RunConfig(), "scripted/ref-a", ["j"], None))
+    args = ["report", str(run), "--out", str(tmp_path / "report"), "--bootstrap", "0", "--no-figures"]
+    made = CliRunner().invoke(cli.app, [*args, "--reference-table", str(out)])
+    assert made.exit_code == 0, made.output
+    report = json.loads((tmp_path / "report" / "summary.json").read_text())
+    [reading] = [r for r in report["validity"] if r["instrument"] == "Simulator against people"]
+    assert reading["finding"] == "not measured" and "records no protocol of its simulators" in reading["reading"]
+    shown = {r["simulator"]: r["reference_fidelity"] for r in report["reference"]["table"]}
+    assert shown["passive@scripted/ref-a"] == pytest.approx(0.869792, abs=1e-6)
 
 
 def test_an_empty_reply_is_no_answer_in_any_statistic():
@@ -317,7 +392,7 @@ def test_the_resampled_fidelity_is_each_resamples_own_fidelity(shared_dir):
     resamples with no polar row or no answer at all, where a closeness is undefined."""
     import numpy as np
 
-    from prefdisco.analysis.answer_behaviour import SHARES, resampled_fidelity
+    from prefdisco.analysis.answer_behaviour import SHARES, resampled_reference_fidelity
 
     rows = read_reference("qulac", shared_dir / "data/human/qulac/qulac.json").rows[:200]
     needs, questions = [r.need for r in rows], [r.question for r in rows]
@@ -338,7 +413,7 @@ def test_the_resampled_fidelity_is_each_resamples_own_fidelity(shared_dir):
     undefined, means = 0, []
     for person, simulator, n in cases:
         draws = np.random.default_rng(5).integers(0, len(person), size=(n, len(person)))
-        fast = resampled_fidelity(person, simulator, draws)
+        fast = resampled_reference_fidelity(person, simulator, draws)
         for value, drawn in zip(fast, draws, strict=True):
             p, s = person.iloc[drawn].reset_index(drop=True), simulator.iloc[drawn].reset_index(drop=True)
             expected = documented_fidelity(party_statistics(s, p), party_statistics(p), SHARES)

@@ -202,14 +202,17 @@ def test_the_outcome_differences_and_the_fidelity_ranking(fidelity):
     table = pd.read_csv(folder / "fidelity.csv")
     assert table["simulator"].tolist() == ["sim_b", "sim_a"] and table["rank"].tolist() == [1, 2]
     ranked = table.set_index("simulator")
-    assert ranked.loc["sim_b", "fidelity"] == pytest.approx(1.0)
-    assert ranked.loc["sim_a", "fidelity"] == pytest.approx(3.9125 / 6)
+    assert ranked.loc["sim_b", "replay_fidelity"] == pytest.approx(1.0)
+    assert ranked.loc["sim_a", "replay_fidelity"] == pytest.approx(3.9125 / 6)
+    assert "fidelity" not in table.columns  # named apart from the reference fidelity (issue 45, defect 8b)
     parts = ranked.loc["sim_a", ["reveal", "volunteering", "length", "clean", "values", "outcome"]].tolist()
     assert parts == pytest.approx([0.25, 0.5, 0.5625, 1, 1, 0.6])
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["rank_correlation"]["sim_a"]["spearman"] is None  # one model: no rank correlation
     assert "fewer than 3 models" in summary["rank_correlation"]["sim_a"]["reason"]
-    assert "1. sim_b: fidelity 1.000" in output and "2. sim_a: fidelity 0.652" in output
+    assert [r["replay_fidelity"] for r in summary["replay_fidelity"]] == pytest.approx([1.0, 3.9125 / 6])
+    assert "fidelity" not in summary and "fidelity_components" not in summary
+    assert "1. sim_b: replay fidelity 1.000" in output and "2. sim_a: replay fidelity 0.652" in output
 
 
 def test_the_outcome_normaligns_are_the_reports(fidelity, tmp_path):
@@ -235,7 +238,7 @@ def test_a_simulator_of_another_protocol_is_refused_and_ranks_use_only_shared_co
     assert "another protocol than --human" in refused and "grader_temperature 0.0 vs 0.5" in refused
     assert "--allow-mixed" in refused
     table = pd.read_csv(folder / "fidelity.csv").set_index("simulator")
-    assert table["fidelity"].to_dict() == pytest.approx({"sim_c": 0.72, "sim_a": 0.5825})
+    assert table["replay_fidelity"].to_dict() == pytest.approx({"sim_c": 0.72, "sim_a": 0.5825})
     assert table.loc["sim_c", "rank"] == 1 and pd.isna(table.loc["sim_c", "values"])
     assert table.loc["sim_a", "values"] == pytest.approx(1.0)  # shown, not averaged
     assert set(table["components"]) == {"reveal,volunteering,length,clean,outcome"}

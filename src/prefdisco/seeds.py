@@ -46,6 +46,16 @@ def redraw_seed(seed: int | None, attempt: int) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") % SEED_MODULUS
 
 
+def draw_seed(seed: int | None, scenario_id: str, turn: int, what: str) -> int:
+    """The seed of a draw a simulated user makes itself on ``turn`` of ``scenario_id`` (``what``: the human-like
+    user's ``manner``) from the seed its calls send, ``seed`` (``call_seed`` of the run's ``--seed``, the scenario,
+    condition, trial and the ``user`` role; None: none is sent, and the draw is the scenario's and the turn's): the
+    first 8 bytes of the sha256 of the four, big-endian, modulo 2**31. Another ``--seed`` or trial draws anew; a
+    rerun draws the same."""
+    text = "\x1f".join(("draw", what, "none" if seed is None else str(int(seed)), scenario_id, str(int(turn))))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") % SEED_MODULUS
+
+
 def seed_scope(seed: int) -> str:
     """The run part of the seeds: the run's ``--seed`` (so a scenario's seeds depend neither on the run folder nor
     on how the scenarios were split over workers)."""

@@ -1,12 +1,14 @@
 """How people answer a clarifying question, and how a simulated user does: per-answer measures, their statistics and
-a fidelity score (``prefdisco simfidelity --reference``; defined in docs/evaluation.md, "Simulated users against
-real people"). The people's answers and each simulator's are measured by this one code.
+the reference fidelity score (``prefdisco simfidelity --reference``; defined in docs/evaluation.md, "Simulated users
+against real people"). The people's answers and each simulator's are measured by this one code.
 
 Per answer (``measure``), with words the lower-case runs of letters, digits and apostrophes:
 
 * ``words`` — the number of words;
-* ``starts_no`` / ``starts_yes`` — the first word is a no-word (``NO_WORDS``) / a yes-word (``YES_WORDS``);
-* ``bare_yes_no`` — a bare yes or no: at most two words, the first a yes- or no-word ("no", "yes please");
+* ``starts_no`` / ``starts_yes`` — the first word is a no-word (``NO_WORDS``) / a yes-word (``YES_WORDS``), unless
+  the answer opens with a don't-know ("no idea", "not sure": a don't-know, not a no);
+* ``bare_yes_no`` — a bare yes or no: at most two words, the first a yes- or no-word ("no", "yes please"), not a
+  don't-know;
 * ``dont_know`` — says they do not know or are unsure (``DONT_KNOW``);
 * ``disclosure`` — the share of the need's content words not in the question that the answer contains (content
   words: words of three letters or more outside ``STOP_WORDS``, a final "s" dropped from words of four letters or
@@ -22,25 +24,23 @@ answers with each yes/no/don't-know measure, the mean ``disclosure`` and ``discl
 they are defined, and for a simulator ``polarity_agreement``: over the rows where the person's answer starts with
 a yes- or no-word, the share where the simulator's starts with one of the same polarity.
 
-A simulator's **fidelity** is the mean of eight closenesses to the people, each 1 when equal and 0 at the farthest:
-``min/max`` of the mean words, 1 − |difference| of the six shares (starts no, starts yes, bare yes/no, don't know,
-mean disclosure, discloses any), and the polarity agreement itself. 1 = indistinguishable from the people on these
-statistics. Its interval is a seeded percentile bootstrap of the rows (the people's and the simulator's answers of
-a row resampled together; ``bootstrap.py``).
+A simulator's **reference fidelity** (``reference_fidelity``; named apart from the replay fidelity of
+``analysis/simfidelity.py``, a simulator against the person of a play study) is the mean of eight closenesses to the
+people, each 1 when equal and 0 at the farthest: ``min/max`` of the mean words, 1 − |difference| of the six shares
+(starts no, starts yes, bare yes/no, don't know, mean disclosure, discloses any), and the polarity agreement itself.
+1 = indistinguishable from the people on these statistics. Its tables (each statistic's distance from the people and
+its interval beside it, the per-statistic verdicts of each pair of simulators) are ``reference_table.py``'s.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import zlib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.bootstrap import percentile_interval, resampled
 from prefdisco.dialogue.hygiene import EMPTY_REPLIES
 
 NO_WORDS = frozenset({"no", "nope", "nah", "not", "never", "neither"})
@@ -144,20 +144,8 @@ STOP_WORDS = frozenset(
 )
 WORD = re.compile(r"[a-z0-9']+")
 SHARES = ("starts_no", "starts_yes", "bare_yes_no", "dont_know")
-STATISTICS = (
-    "n",
-    "empty",
-    "mean_words",
-    "median_words",
-    *SHARES,
-    "disclosure",
-    "discloses_any",
-    "polarity_agreement",
-    "fidelity",
-)
-"""The columns of ``reference.csv`` (one row for the people, one per simulator)."""
 CLOSENESS = ("mean_words", *SHARES, "disclosure", "discloses_any", "polarity_agreement")
-"""The eight closenesses a fidelity is the mean of."""
+"""The eight closenesses a reference fidelity is the mean of."""
 
 
 def words(text: str) -> list[str]:
@@ -175,8 +163,10 @@ def content_words(text: str) -> set[str]:
 
 
 def polarity(text: str) -> str | None:
+    """``yes`` or ``no``: how ``text`` starts (a yes- or no-word first); None otherwise, and for an answer opening
+    with a don't-know ("No idea.", "Not sure, sorry.": a don't-know, not a no)."""
     said = words(text)
-    if not said:
+    if not said or DONT_KNOW.match(" ".join(said)):
         return None
     return "no" if said[0] in NO_WORDS else "yes" if said[0] in YES_WORDS else None
 
@@ -242,7 +232,7 @@ def _columns(measures: pd.DataFrame) -> dict[str, np.ndarray]:
     return out
 
 
-def _means(values: np.ndarray) -> np.ndarray:
+def row_means(values: np.ndarray) -> np.ndarray:
     """Each row's mean over its defined entries (NaN where none is), without numpy's all-NaN warning."""
     defined = ~np.isnan(values)
     count = defined.sum(axis=1)
@@ -250,72 +240,44 @@ def _means(values: np.ndarray) -> np.ndarray:
     return np.divide(total, count, out=np.full(len(values), np.nan), where=count > 0)
 
 
-def resampled_fidelity(person: pd.DataFrame, simulator: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
-    """The simulator's fidelity to the people (module docstring: the mean of the eight closenesses defined) on each
-    resample of the rows at once (``rows``: resamples × rows, the row indices drawn; the people's and the
-    simulator's answers of a row together), NaN where no closeness is defined. The one computation of it: the
-    point estimate is the resample of every row once (``fidelity``)."""
+def resampled_closeness(person: pd.DataFrame, simulator: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """The simulator's eight closenesses to the people (``CLOSENESS``, module docstring) on each resample of the rows
+    at once (``rows``: resamples × rows, the row indices drawn; the people's and the simulator's answers of a row
+    together): resamples × 8, NaN where a closeness is undefined. The one computation of them: a point estimate is
+    the resample of every row once."""
     p, s = _columns(person), _columns(simulator)
     closeness = []
-    a, b = _means(s["words"][rows]), _means(p["words"][rows])
+    a, b = row_means(s["words"][rows]), row_means(p["words"][rows])
     big = np.fmax(a, b)
     ratio = np.divide(np.fmin(a, b), big, out=np.ones_like(big), where=big != 0)
     closeness.append(np.where(np.isnan(a) | np.isnan(b), np.nan, ratio))
     for name in (*SHARES, "disclosure", "discloses_any"):
-        closeness.append(1.0 - np.abs(_means(s[name][rows]) - _means(p[name][rows])))  # NaN where either is
+        closeness.append(1.0 - np.abs(row_means(s[name][rows]) - row_means(p[name][rows])))  # NaN where either is
     held = ~np.isnan(p["polarity"][rows]) & ~np.isnan(s["words"][rows])
     agree = held & (s["polarity"][rows] == p["polarity"][rows])
     closeness.append(np.where(held.any(axis=1), agree.sum(axis=1) / np.maximum(held.sum(axis=1), 1), np.nan))
-    return _means(np.stack(closeness, axis=1))
+    return np.stack(closeness, axis=1)
 
 
-def fidelity(person: pd.DataFrame, simulator: pd.DataFrame) -> float | None:
-    """The simulator's fidelity on all rows (``resampled_fidelity``); None when no closeness is defined."""
-    value = float(resampled_fidelity(person, simulator, np.arange(len(person))[None, :])[0])
+def resampled_reference_fidelity(person: pd.DataFrame, simulator: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """The simulator's reference fidelity to the people (module docstring: the mean of the eight closenesses
+    defined, ``resampled_closeness``) on each resample of the rows at once, NaN where no closeness is defined."""
+    return row_means(resampled_closeness(person, simulator, rows))
+
+
+def reference_fidelity(person: pd.DataFrame, simulator: pd.DataFrame) -> float | None:
+    """The simulator's reference fidelity on all rows (``resampled_reference_fidelity``); None when no closeness is
+    defined."""
+    value = float(resampled_reference_fidelity(person, simulator, np.arange(len(person))[None, :])[0])
     return None if np.isnan(value) else value
-
-
-def fidelity_interval(
-    person: pd.DataFrame, simulator: pd.DataFrame, *, seed: int, label: str, n_boot: int
-) -> tuple[float | None, float | None]:
-    """The percentile interval of the fidelity over resamples of the rows (each row's two answers together), with
-    ``numpy.random.default_rng([seed, crc32(label)])``; (None, None) under 4 rows or without resamples."""
-    if len(person) < 4 or n_boot <= 0:
-        return None, None
-    rng = np.random.default_rng([seed, zlib.crc32(label.encode())])
-    statistic = functools.partial(resampled_fidelity, person.reset_index(drop=True), simulator.reset_index(drop=True))
-    lo, hi, _ = percentile_interval(resampled([np.arange(len(person))], rng, n_boot, statistic))
-    return lo, hi
-
-
-def reference_table(
-    person: pd.DataFrame, simulators: dict[str, pd.DataFrame], *, seed: int, n_boot: int
-) -> pd.DataFrame:
-    """``reference.csv``: the people's statistics, then each simulator's with its fidelity, its interval and rank
-    (1 = closest to the people)."""
-    people = party_statistics(person)
-    rows = [{"simulator": "people", **people, "fidelity": None, "fidelity_low": None, "fidelity_high": None}]
-    for label, measures in simulators.items():
-        stats = party_statistics(measures, person)
-        lo, hi = fidelity_interval(person, measures, seed=seed, label=label, n_boot=n_boot)
-        rows.append(
-            {"simulator": label, **stats, "fidelity": fidelity(person, measures)}
-            | {
-                "fidelity_low": lo,
-                "fidelity_high": hi,
-            }
-        )
-    table = pd.DataFrame(rows, columns=["simulator", *STATISTICS, "fidelity_low", "fidelity_high"])
-    ranked = table["fidelity"].iloc[1:].rank(ascending=False, method="min")
-    table["rank"] = pd.concat([pd.Series([None]), ranked]).to_numpy()
-    return table
 
 
 def fit_behaviour(measures: pd.DataFrame, source: str) -> dict[str, Any]:
     """The human-like user's behaviour (``dialogue/humanlike.Behaviour``) fitted from the people's ``measures``
-    (``measured``): the share saying they don't know; of the rest, the share answering a bare yes or no; of the rest,
-    the share opening with a yes- or no-word; the share disclosing any of their need (where defined); and the word
-    counts of the answers neither don't-know nor bare, at the 5th, 10th, …, 95th percentiles."""
+    (``measured``) as the user applies it, each share of the answers the step before leaves: the share saying they
+    don't know; of the rest, the share answering a bare yes or no; of the rest (the full answers), the share opening
+    with a yes- or no-word and the share disclosing any of their need (where defined); and the word counts of the
+    full answers at the 5th, 10th, …, 95th percentiles."""
     frame = measures.dropna(subset=["words"])
     if frame.empty:
         raise ValueError("no answer to fit a behaviour from")
@@ -324,7 +286,7 @@ def fit_behaviour(measures: pd.DataFrame, source: str) -> dict[str, Any]:
     bare = rest["bare_yes_no"].astype(bool)
     full = rest[~bare]
     opens = full["starts_no"].astype(bool) | full["starts_yes"].astype(bool)
-    disclosed = frame["discloses_any"].dropna()
+    disclosed = full["discloses_any"].dropna()
     counts = full["words"] if len(full) else frame["words"]
     return {
         "source": source,

@@ -39,7 +39,8 @@ def register(app: typer.Typer) -> None:
             None,
             "--reference-table",
             help="The --out of a prefdisco simfidelity --reference run: its table in the Validity section, and this "
-            "run's simulator's fidelity against the people where it was measured.",
+            "run's simulator's reference fidelity and per-statistic distances from the people where it measured "
+            "the same simulated user (its whole protocol).",
         ),
         overwrite: bool = typer.Option(
             False,

@@ -86,7 +86,7 @@ class Leaderboard:
     n_boot: int = 1000
     reference: Any = None
     """A ``simfidelity --reference`` run's table (``reference_reading.ReferenceTable``, ``--reference-table``): the
-    protocol box names each simulator's fidelity against the people."""
+    protocol box names each simulator's reference fidelity against the people."""
     caveats: list[str] = field(default_factory=list)
     """What a reader must know before any number (``caveats.py``: the embedded model, a discovery that asked
     nothing, NormAlign over a tiny gap, a one-family judge panel), as the report says them: the page's top and the

@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
             None,
             "--reference-table",
             help="The --out of a prefdisco simfidelity --reference run: the protocol box names each simulator's "
-            "fidelity against the people where it was measured.",
+            "reference fidelity against the people where it measured the same simulated user (its whole protocol).",
         ),
     ) -> None:
         """Rank models by NormAlign, overall and per task, with paired tests and groups (HTML page and CSV)."""

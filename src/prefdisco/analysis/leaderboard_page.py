@@ -191,7 +191,7 @@ def _protocols(board: Leaderboard) -> list[dict[str, Any]]:
                 "id": (r.id if r is not None else p.id) or "unknown (a run made before protocols were recorded)",
                 "simulator": r.user_model if r is not None else None,
                 "judges": ", ".join(r.judges) if r is not None else None,
-                "fidelity": simulator_fidelity(board.reference, p) if board.reference is not None else None,
+                "reference_fidelity": simulator_fidelity(board.reference, p) if board.reference is not None else None,
                 "runs": [],
             },
         )

@@ -1,7 +1,9 @@
 """The page of a ``prefdisco simfidelity --reference`` run (``reference.html``): one self-contained HTML page with
-the people's statistics beside each simulator's (the table of ``reference.csv``), a figure of each statistic
-(people and simulators side by side), and ten reference rows side by side (the need, the question, the person's
-answer and each simulator's). What a reader must know first (the embedded model's note) stands at its top."""
+the people's statistics beside each simulator's (the table of ``reference.csv``, its empty replies counted), each
+statistic's distance from the people with its interval beside the reference fidelity, which of each pair of
+simulators is closer to the people per statistic (``reference_pairs.csv``), a figure of each statistic (people and
+simulators side by side), and ten reference rows side by side (the need, the question, the person's answer and each
+simulator's). What a reader must know first (the embedded model's note) stands at its top."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import pandas as pd
 
 from prefdisco.analysis.caveats import plumbing_note
 from prefdisco.analysis.figures import label, new_figure, png
+from prefdisco.analysis.reference_table import CLOSENESS, LABELS
 
 FIGURE_STATISTICS = (
     ("mean_words", "words per answer (mean)"),
@@ -67,17 +70,25 @@ def examples(answers: pd.DataFrame, labels: Sequence[str], n: int = EXAMPLES) ->
     return rows
 
 
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [
+        {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()}
+        for r in frame.to_dict("records")
+    ]
+
+
 def render_reference_page(
-    table: pd.DataFrame, answers: pd.DataFrame, simulators: Sequence[Any], summary: dict[str, Any]
+    table: pd.DataFrame,
+    pairs: pd.DataFrame,
+    answers: pd.DataFrame,
+    simulators: Sequence[Any],
+    summary: dict[str, Any],
 ) -> str:
     from prefdisco.analysis.render import template_env
 
     labels = [s.label for s in simulators]
     note = plumbing_note(s.user_model for s in simulators)
-    records = [
-        {k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()}
-        for r in table.to_dict("records")
-    ]
+    records = _records(table)
     figure = "data:image/png;base64," + base64.b64encode(statistics_figure(table)).decode("ascii")
     return (
         template_env(True)
@@ -85,6 +96,9 @@ def render_reference_page(
         .render(
             caveats=[note] if note else [],
             table=records,
+            pairs=_records(pairs),
+            statistics=[(name, LABELS[name]) for name in CLOSENESS],
+            labels_of=LABELS,
             figure=figure,
             examples=examples(answers, labels),
             labels=labels,

@@ -19,7 +19,9 @@ NormAlign (the report's own ``scenario_table`` / ``intersection_norm_align``) wi
 simulator, the difference (simulator − person) and a seeded paired bootstrap interval (the shared scenarios
 resampled together); with three or more models, Spearman's rank correlation of the models' NormAlign.
 
-**Fidelity score** (1 = indistinguishable from the person on every measure), the unweighted mean of the components
+**Replay fidelity** (``replay_fidelity``; named apart from the reference fidelity of ``analysis/answer_behaviour.py``,
+a simulator's answers against a reference of people's answers; 1 = indistinguishable from the person on every
+measure), the unweighted mean of the components
 that every simulator compared has (``shared_components``; the ``components`` column names them, and a component one
 simulator lacks is left out of every score, so all are ranked on one mean):
 
@@ -220,10 +222,10 @@ def shared_components(table: pd.DataFrame) -> list[str]:
     return [c for c in COMPONENTS if len(table) and all(_defined(v) for v in table[c].tolist())]
 
 
-def fidelity_table(measures: pd.DataFrame, outcome: pd.DataFrame) -> pd.DataFrame:
-    """Each simulator's components, fidelity score and rank (module docstring), best first. The score averages the
-    components every simulator has (``shared_components``, named in the ``components`` column): a simulator with
-    one component less would otherwise be ranked on another mean."""
+def replay_fidelity_table(measures: pd.DataFrame, outcome: pd.DataFrame) -> pd.DataFrame:
+    """``fidelity.csv``: each simulator's components, replay fidelity and rank (module docstring), best first. The
+    score averages the components every simulator has (``shared_components``, named in the ``components`` column): a
+    simulator with one component less would otherwise be ranked on another mean."""
     rows = []
     for m in measures.to_dict("records"):
         label = m["simulator"]
@@ -244,18 +246,18 @@ def fidelity_table(measures: pd.DataFrame, outcome: pd.DataFrame) -> pd.DataFram
         return table
     shared = shared_components(table)
     scores = [float(np.mean([r[c] for c in shared])) if shared else None for r in table.to_dict("records")]
-    table.insert(1, "fidelity", scores)
+    table.insert(1, "replay_fidelity", scores)
     table.insert(2, "n_components", len(shared))
     table.insert(3, "components", ",".join(shared))
-    table = table.sort_values(["fidelity", "simulator"], ascending=[False, True], na_position="last")
+    table = table.sort_values(["replay_fidelity", "simulator"], ascending=[False, True], na_position="last")
     table.insert(0, "rank", range(1, len(table) + 1))
     return table.reset_index(drop=True)
 
 
 def fidelity_caveats(models: Sequence[str], left_out: Sequence[str], invalid: int) -> list[str]:
-    """What the console says of a fidelity result besides its ranking, kept in its ``summary.json`` (``caveats``) so
-    the files never show a number without it: an embedded simulator or judge proves only the plumbing, the
-    components left out of the ranking, the value judgements that stayed invalid."""
+    """What the console says of a replay fidelity result besides its ranking, kept in its ``summary.json``
+    (``caveats``) so the files never show a number without it: an embedded simulator or judge proves only the
+    plumbing, the components left out of the ranking, the value judgements that stayed invalid."""
     notes = [note for note in (plumbing_note(models),) if note]
     if left_out:
         notes.append(f"ranked without {', '.join(left_out)} (not measured for every simulator)")

@@ -8,15 +8,25 @@ packaged one from Qulac's ``fit`` topics, ``prompts/user_humanlike_profile.txt``
 
 * with probability ``dont_know`` it says it does not know (one of ``DONT_KNOW_REPLIES``; no model call);
 * else with probability ``bare`` it is asked for a bare yes or no, and a reply that opens with one is cut to it;
-* else with probability ``opens_yes_no`` it is asked to open with yes or no (its need decides which);
-* it is asked to disclose what it is looking for with probability ``discloses``, else to answer only what is asked;
+* else (a full answer) with probability ``opens_yes_no`` it is asked to open with yes or no (its need decides
+  which), and with probability ``discloses`` to say what it is looking for, else to answer only what is asked;
 * every reply is capped at a number of words drawn from the people's (``words``, their quantiles): cut at the last
   sentence end within the cap, else at the cap.
 
-The draws are seeded by the scenario and the turn (``manner``), so a rerun asks the same of the same turn, and the
-manner's instruction goes to the user model beside the question, never into the dialogue the assistant sees. The
-behaviour is part of the user's prompts (``extra_templates``), so it is in the protocol: a run with another
-behaviour has another protocol id.
+The shares are fitted as they are applied, each of the answers the step before leaves
+(``analysis/answer_behaviour.fit_behaviour``): ``bare`` of the answers that are not a don't-know, ``opens_yes_no``
+and ``discloses`` of the full answers (neither a don't-know nor bare). A don't-know or bare reply says nothing of
+the need, so a disclosure share fitted over every answer and applied to full answers only would make the user
+disclose less often than the people did; fitted over the full answers it discloses, over all its replies, as often
+as the people's full answers did (the people's don't-knows and bare answers that disclosed something, rare, it
+does not copy).
+
+The draws are seeded from the seed the user's calls send (``seeds.draw_seed`` of the trial's ``user`` call seed,
+the scenario and the turn), so another ``--seed`` or trial (``--epochs``) draws other don't-knows and caps, and a
+rerun draws the same; the seed is the one the user was built with, so a redraw of a flagged reply
+(``--user-retry``) keeps its turn's manner. The manner's instruction goes to the user model beside the question,
+never into the dialogue the assistant sees. The behaviour is part of the user's prompts (``extra_templates``), so
+it is in the protocol: a run with another behaviour has another protocol id.
 """
 
 from __future__ import annotations
@@ -24,13 +34,13 @@ from __future__ import annotations
 import json
 import random
 import re
-import zlib
 from dataclasses import dataclass
 from functools import cache
 
 from pydantic import BaseModel, Field
 
 from prefdisco.prompts import load, render
+from prefdisco.seeds import draw_seed
 
 PROFILE_TEMPLATE = "user_humanlike_profile"
 TURN_TEMPLATE = "user_humanlike_turn"
@@ -47,8 +57,9 @@ class Behaviour(BaseModel):
     bare: float = Field(ge=0, le=1)
     """Of the answers that are not a don't-know: the share that is a bare yes or no."""
     opens_yes_no: float = Field(ge=0, le=1)
-    """Of the answers neither don't-know nor bare: the share opening with a yes- or no-word."""
+    """Of the full answers (neither don't-know nor bare): the share opening with a yes- or no-word."""
     discloses: float = Field(ge=0, le=1)
+    """Of the full answers: the share disclosing any of the need (of those where disclosure is defined)."""
     words: list[int] = Field(min_length=1)
     """The people's word counts at the 5th, 10th, …, 95th percentiles: the cap is drawn from them."""
 
@@ -68,36 +79,37 @@ class Manner:
     opens_yes_no: bool
     discloses: bool
     words: int
+    unsure: str = DONT_KNOW_REPLIES[0]
+    """The reply of a don't-know turn."""
 
     def instruction(self) -> str:
         parts = []
         if self.bare:
             parts.append("answer with only yes or no")
-        elif self.opens_yes_no:
-            parts.append("start with yes or no")
-        parts.append(
-            "say in your own words what you are looking for"
-            if self.discloses
-            else "answer only what is asked, add nothing"
-        )
+        else:
+            if self.opens_yes_no:
+                parts.append("start with yes or no")
+            parts.append(
+                "say in your own words what you are looking for"
+                if self.discloses
+                else "answer only what is asked, add nothing"
+            )
         parts.append(f"use at most {self.words} words")
         return render(TURN_TEMPLATE, manner="; ".join(parts))
 
 
-def manner(behaviour: Behaviour, scenario_id: str, turn: int) -> Manner:
-    """The manner of ``turn`` (1-based) of ``scenario_id``'s dialogue, drawn from ``behaviour``."""
-    rng = random.Random(zlib.crc32(f"humanlike|{scenario_id}|{turn}".encode()))
+def manner(behaviour: Behaviour, seed: int | None, scenario_id: str, turn: int) -> Manner:
+    """The manner of ``turn`` (1-based) of ``scenario_id``'s dialogue, drawn from ``behaviour`` with the seed the
+    user's calls send (``seed``; ``seeds.draw_seed``): each share applied to the answers the step before leaves
+    (module docstring)."""
+    rng = random.Random(draw_seed(seed, scenario_id, turn, "manner"))
     dont_know = rng.random() < behaviour.dont_know
-    bare = rng.random() < behaviour.bare
-    opens = rng.random() < behaviour.opens_yes_no
-    discloses = rng.random() < behaviour.discloses
+    bare = not dont_know and rng.random() < behaviour.bare
+    full = not dont_know and not bare
+    opens = full and rng.random() < behaviour.opens_yes_no
+    discloses = full and rng.random() < behaviour.discloses
     words = max(1, behaviour.words[rng.randrange(len(behaviour.words))])
-    return Manner(dont_know, bare, opens, discloses, words)
-
-
-def dont_know_reply(scenario_id: str, turn: int) -> str:
-    """A seeded don't-know reply (no model call)."""
-    return random.Random(zlib.crc32(f"dont-know|{scenario_id}|{turn}".encode())).choice(DONT_KNOW_REPLIES)
+    return Manner(dont_know, bare, opens, discloses, words, rng.choice(DONT_KNOW_REPLIES))
 
 
 def shaped(text: str, turn: Manner) -> str:

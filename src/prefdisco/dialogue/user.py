@@ -47,7 +47,6 @@ from prefdisco.dialogue.humanlike import (
     PROFILE_TEMPLATE,
     TURN_TEMPLATE,
     Behaviour,
-    dont_know_reply,
     manner,
     packaged_behaviour,
     shaped,
@@ -82,6 +81,9 @@ class PromptedUser:
     scenario: Scenario
     cache: CachePolicy | bool = False
     history: list[ChatMessage] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        """A subclass's own setup once built (none here)."""
 
     @cached_property
     def system(self) -> str:
@@ -122,18 +124,22 @@ class PaperPassiveUser(PromptedUser):
 
 class HumanlikeUser(PromptedUser):
     """The passive user answering as people do, its manner drawn turn by turn from ``behaviour`` (``humanlike.py``;
-    None: the packaged one)."""
+    None: the packaged one) with the seed its model was built to send (the trial's user call seed: ``seed``, kept
+    from the build, so a redraw's reseeded model keeps the turn's manner)."""
 
     template = "user_humanlike"
     extra_templates = (PROFILE_TEMPLATE, TURN_TEMPLATE)
     behaviour: ClassVar[Behaviour | None] = None
 
+    def __post_init__(self) -> None:
+        self.seed: int | None = self.model.config.seed if self.model is not None else None
+
     async def reply(self, question: str) -> UserReply:
         number = len(self.history) // 2 + 1
-        turn = manner(self.behaviour or packaged_behaviour(), self.scenario.id, number)
+        turn = manner(self.behaviour or packaged_behaviour(), self.seed, self.scenario.id, number)
         output = None
         if turn.dont_know:
-            text = dont_know_reply(self.scenario.id, number)
+            text = turn.unsure
         else:  # the manner beside the question for the user model; its history keeps the question alone
             messages = self.messages_for(f"{question}\n\n{turn.instruction()}")
             output = await self.model.generate(messages, config=reply_config(self.model), cache=self.cache)
@@ -153,6 +159,16 @@ USERS: dict[str, UserFactory] = {
     "trained": TrainedUser,
 }
 USER_TYPES: tuple[str, ...] = tuple(USERS)
+
+
+def user_templates(user_type: str) -> list[str]:
+    """The templates of ``user_type``'s own prompts (its system prompt and any more it renders: the targeted user's
+    mapping, the human-like user's behaviour and turn note); empty for a type that is no simulated user (a person)."""
+    user = USERS.get(user_type)
+    if user is None:
+        return []
+    names = [t for t in (getattr(user, "template", None),) if isinstance(t, str)]
+    return names + list(getattr(user, "extra_templates", ()))
 
 
 def check_user_type(name: str) -> str:

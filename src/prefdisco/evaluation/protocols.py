@@ -37,7 +37,7 @@ from prefdisco.dialogue.carry import TEMPLATES as CARRY_TEMPLATES
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.dialogue.strategies import STRATEGIES, STRATEGY_TEMPLATES
 from prefdisco.dialogue.tool_protocol import TOOL_TEMPLATES, tools_style
-from prefdisco.dialogue.user import USERS
+from prefdisco.dialogue.user import user_templates
 from prefdisco.dialogue.user_reply import PUSHBACK_TEMPLATES
 from prefdisco.prompts import templates_hash
 from prefdisco.results.protocol_record import ADDED_SETTINGS, PROTOCOL_SETTINGS, RENAMED_SETTINGS, ProtocolRecord
@@ -128,9 +128,7 @@ def _condition_user_judge(config: Any) -> list[str]:
     """Every condition prompt of ``config``'s preset, its simulated user's templates and its judge's."""
     style = preset_named(config.preset).style
     names = [value for value in vars(style).values() if isinstance(value, str)]
-    user = USERS[config.user_type]
-    names += [t for t in (getattr(user, "template", None),) if isinstance(t, str)]
-    names += getattr(user, "extra_templates", ())  # a user with several (targeted)
+    names += user_templates(config.user_type)  # a user with several (targeted, humanlike): all of them
     return names + list(JUDGE_TEMPLATES.get(config.judge, ()))
 
 
@@ -243,4 +241,12 @@ def record_of(
         judges=list(judges),
         rubrics=rubrics,
         builders=list(builders),
+        user_prompts=user_prompts(config.user_type),
     )
+
+
+def user_prompts(user_type: str) -> str | None:
+    """The hash of ``user_type``'s own templates (``user_templates``): the prompt part of a simulated user's protocol
+    (``protocol_record.user_protocol``); None for a type that is no simulated user (a person)."""
+    names = user_templates(user_type)
+    return templates_hash(names) if names else None

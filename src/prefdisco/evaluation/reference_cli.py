@@ -1,8 +1,9 @@
 """``prefdisco simfidelity --reference KIND PATH --user-type T --user-model M [...] --out DIR``: how each simulated
 user answers the questions real people answered (``reference_replay.py``), against how they did
-(``analysis/answer_behaviour.py``). Writes ``answers.csv``, ``reference.csv``, ``reference_by_facet.csv``,
-``summary.json`` and the page ``reference.html`` (``analysis/reference_page.py``) to ``--out``; ``--dry-run``
-prints the calls and their cost and makes none."""
+(``analysis/answer_behaviour.py``, the tables ``analysis/reference_table.py``). Writes ``answers.csv``,
+``reference.csv``, ``reference_pairs.csv``, ``reference_by_facet.csv``, ``summary.json`` and the page
+``reference.html`` (``analysis/reference_page.py``) to ``--out``; ``--dry-run`` prints the calls and their cost and
+makes none."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from typing import Any
 import pandas as pd
 from rich.console import Console
 
-from prefdisco.analysis.answer_behaviour import fit_behaviour, measured, reference_table
+from prefdisco.analysis.answer_behaviour import measured
 from prefdisco.analysis.reference_page import render_reference_page
+from prefdisco.analysis.reference_table import distances_text, pair_text, pairs_table, reference_table
 from prefdisco.atomic import atomic_write
 from prefdisco.dialogue.user import USER_TYPES
 from prefdisco.dialogue.user_reply import USER_MAX_TOKENS
 from prefdisco.errors import UserError
+from prefdisco.evaluation.protocols import user_prompts
 from prefdisco.evaluation.reference_replay import (
     ANSWERS_FILE,
     check_out,
@@ -28,7 +31,6 @@ from prefdisco.evaluation.reference_replay import (
     run_settings,
 )
 from prefdisco.evaluation.simfidelity import Simulator
-from prefdisco.overwrite import refuse_overwrite
 from prefdisco.reference.rows import ReferenceRow, in_split, read_reference
 
 console = Console()
@@ -40,29 +42,49 @@ MEASURES = ("words", "starts_no", "starts_yes", "bare_yes_no", "dont_know", "dis
 def simulators_of(
     user_types: list[str],
     user_models: list[str],
-    temperature: float | None,
+    temperatures: list[float] | None,
     max_tokens: int | None,
     reasoning_effort: str | None,
     user_retry: int,
 ) -> list[Simulator]:
-    """One simulator per ``--user-type``, paired with ``--user-model`` by position (one model: every type's)."""
+    """One simulator per ``--user-type``, paired with ``--user-model`` and ``--user-temperature`` by position (one
+    given: every type's). Labelled ``USER_TYPE@USER_MODEL``, with its temperature where two share a type and model."""
     if not user_models:
         raise UserError("--user-model: name the simulated users' model (one, or one per --user-type)")
-    if len(user_models) not in (1, len(user_types)):
-        raise UserError(
-            f"--user-model: {len(user_models)} given for {len(user_types)} --user-type; give one, or one per type"
-        )
+    for flag, given in (("--user-model", user_models), ("--user-temperature", temperatures or [])):
+        if len(given) > 1 and len(given) != len(user_types):
+            raise UserError(f"{flag}: {len(given)} given for {len(user_types)} --user-type; give one, or one per type")
     models = user_models * len(user_types) if len(user_models) == 1 else user_models
-    out: list[Simulator] = []
-    for user_type, model in zip(user_types, models, strict=True):
+    temps = temperatures or [DEFAULT_TEMPERATURE]
+    temps = temps * len(user_types) if len(temps) == 1 else temps
+    seen: list[tuple[str, str, float]] = []
+    for user_type, model, t in zip(user_types, models, temps, strict=True):
         if user_type not in USER_TYPES:
             raise UserError(f"--user-type: unknown {user_type!r}; expected one of {', '.join(USER_TYPES)}")
-        label = f"{user_type}@{model}"
-        if label in [s.label for s in out]:
+        if (user_type, model, t) in seen:
             raise UserError(f"--user-type {user_type} with --user-model {model}: given twice")
-        t = DEFAULT_TEMPERATURE if temperature is None else temperature
+        seen.append((user_type, model, t))
+    out: list[Simulator] = []
+    for user_type, model, t in seen:
+        shared = sum(1 for other in seen if other[:2] == (user_type, model)) > 1
+        label = f"{user_type}@{model}" + (f" (user_temperature {t:g})" if shared else "")
         out.append(Simulator(label, user_type, model, t, max_tokens, reasoning_effort, user_retry))
     return out
+
+
+def user_protocol_of(simulator: Simulator) -> dict[str, Any]:
+    """The simulated user's whole protocol a reference run measured (``protocol_record.USER_PROTOCOL``): what a run's
+    record must agree on for the reading to be its simulator's (``analysis/reference_reading.py``)."""
+    return {
+        "user_type": simulator.user_type,
+        "user_model": simulator.user_model,
+        "user_temperature": simulator.temperature,
+        "user_max_tokens": simulator.max_tokens,
+        "user_reasoning_effort": simulator.reasoning_effort,
+        "user_reasoning_tokens": None,  # a reference run asks for none
+        "user_retry": simulator.user_retry,
+        "user_prompts": user_prompts(simulator.user_type),
+    }
 
 
 def print_dry_run(rows: list[ReferenceRow], simulators: list[Simulator], layout: str, prices: Path | None) -> None:
@@ -132,23 +154,38 @@ def _party(answers: pd.DataFrame, side: str) -> pd.DataFrame:
     return answers[[f"{side}_{m}" for m in MEASURES]].set_axis(list(MEASURES), axis=1).reset_index(drop=True)
 
 
+def parties(answers: pd.DataFrame, simulators: list[Simulator]) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """The people's measures and each simulator's, on the same rows in the same order."""
+    person = _party(answers[answers["simulator"] == simulators[0].label], "human")
+    return person, {s.label: _party(answers[answers["simulator"] == s.label], "simulated") for s in simulators}
+
+
 def tables(answers: pd.DataFrame, simulators: list[Simulator], *, seed: int, n_boot: int) -> pd.DataFrame:
     """The reference table of ``answers`` (every simulator on the same rows)."""
-    first = answers[answers["simulator"] == simulators[0].label]
-    person = _party(first, "human")
-    sims = {s.label: _party(answers[answers["simulator"] == s.label], "simulated") for s in simulators}
+    person, sims = parties(answers, simulators)
     return reference_table(person, sims, seed=seed, n_boot=n_boot)
 
 
-def write_behaviour(rows: list[ReferenceRow], out: Path, source: str) -> None:
-    """The human-like user's behaviour fitted from the people's answers of ``rows`` (``fit_behaviour``), to ``out``."""
-    if not rows:
-        raise UserError("--fit-humanlike: no reference row to fit from (check --topics and --limit)")
-    people = measured([r.answer for r in rows], [r.need for r in rows], [r.question for r in rows])
-    topics = len({r.topic_id for r in rows})
-    behaviour = fit_behaviour(people, f"{source}: {len(rows)} answers of {topics} topics")
-    atomic_write(out, json.dumps(behaviour, indent=1) + "\n")
-    console.print(f"wrote the people's behaviour on {len(rows)} rows to {out}", markup=False, highlight=False)
+def report_console(table: pd.DataFrame, pairs: pd.DataFrame, simulators: list[Simulator]) -> None:
+    """Each simulator's reference fidelity with each statistic's distance and the empty replies beside it, then per
+    pair which is closer to the people on each statistic."""
+    for row in table.iloc[1:].sort_values("rank").to_dict("records"):
+        defined = row["reference_fidelity"] is not None and not pd.isna(row["reference_fidelity"])
+        rank = f"{int(row['rank'])}." if defined else "-"
+        score = f"{row['reference_fidelity']:.3f}" if defined else "— (no statistic defined)"
+        if defined and row["reference_fidelity_low"] is not None and not pd.isna(row["reference_fidelity_low"]):
+            score += f" [{row['reference_fidelity_low']:.3f}, {row['reference_fidelity_high']:.3f}]"
+        console.print(
+            f"{rank} {row['simulator']}: reference fidelity {score}, {int(row['empty'])} empty replies; distance "
+            f"from the people per statistic: {distances_text(row)}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    for i, a in enumerate(simulators):
+        for b in simulators[i + 1 :]:
+            text = pair_text(pairs, a.label, b.label)
+            console.print(f"{a.label} vs {b.label}: {text}", markup=False, highlight=False, soft_wrap=True)
 
 
 def reference_fidelity(
@@ -159,7 +196,7 @@ def reference_fidelity(
     user_models: list[str],
     *,
     seed: int,
-    temperature: float | None,
+    temperatures: list[float] | None,
     max_tokens: int | None,
     reasoning_effort: str | None,
     user_retry: int,
@@ -170,15 +207,10 @@ def reference_fidelity(
     dry_run: bool,
     prices: Path | None,
     topics: str = "all",
-    fit_humanlike: Path | None = None,
 ) -> None:
     read = read_reference(layout, path)
     rows = draw_rows(in_split(read.rows, topics), limit, seed)
-    if fit_humanlike is not None:  # the people's behaviour on these rows, as a humanlike user profile
-        refuse_overwrite(fit_humanlike, overwrite, "--fit-humanlike")
-        write_behaviour(rows, fit_humanlike, f"{layout} {path.name}, {topics} topics")
-        return
-    simulators = simulators_of(user_types, user_models, temperature, max_tokens, reasoning_effort, user_retry)
+    simulators = simulators_of(user_types, user_models, temperatures, max_tokens, reasoning_effort, user_retry)
     if any(s.user_type == "targeted" for s in simulators) and not judge_model:
         raise UserError("--user-type targeted maps each question with a grader call: give --judge-model")
     if dry_run:
@@ -190,7 +222,9 @@ def reference_fidelity(
     before = len(done)
     records = replay_reference(rows, simulators, judge_model, out, done, benchmark=layout, seed=seed)
     answers = answers_table(rows, records, simulators)
-    table = tables(answers, simulators, seed=seed, n_boot=bootstrap)
+    person, sims = parties(answers, simulators)
+    table = reference_table(person, sims, seed=seed, n_boot=bootstrap)
+    pairs = pairs_table(person, sims, seed=seed, n_boot=bootstrap)
     by_facet = [
         tables(group, simulators, seed=seed, n_boot=0).assign(facet_type=facet)
         for facet, group in answers.groupby("facet_type", sort=True)
@@ -198,6 +232,7 @@ def reference_fidelity(
     ]
     atomic_write(out / "answers.csv", answers.to_csv(index=False))
     atomic_write(out / "reference.csv", table.to_csv(index=False))
+    atomic_write(out / "reference_pairs.csv", pairs.to_csv(index=False))
     if by_facet:
         atomic_write(out / "reference_by_facet.csv", pd.concat(by_facet, ignore_index=True).to_csv(index=False))
     summary = {
@@ -208,21 +243,20 @@ def reference_fidelity(
         "facet_records_left_out": read.facet_records,
         "seed": seed,
         "bootstrap": bootstrap,
-        "simulators": [dict(vars(s)) for s in simulators],
+        "simulators": [dict(vars(s)) | {"protocol": user_protocol_of(s)} for s in simulators],
         "answered_now": len(records) - before,
         "answered_before": before,
         "table": json.loads(table.to_json(orient="records")),
+        "pairs": json.loads(pairs.to_json(orient="records")),
     }
     atomic_write(out / "summary.json", json.dumps(summary, indent=2, allow_nan=False))
-    atomic_write(out / "reference.html", render_reference_page(table, answers, simulators, summary).encode("utf-8"))
-    for row in table.iloc[1:].sort_values("rank").to_dict("records"):
-        defined = row["fidelity"] is not None and not pd.isna(row["fidelity"])
-        rank = f"{int(row['rank'])}." if defined else "-"
-        score = f"{row['fidelity']:.3f}" if defined else "— (no statistic defined)"
-        console.print(f"{rank} {row['simulator']}: fidelity {score}", markup=False, highlight=False)
+    page = render_reference_page(table, pairs, answers, simulators, summary)
+    atomic_write(out / "reference.html", page.encode("utf-8"))
+    report_console(table, pairs, simulators)
     console.print(
         f"{len(rows)} reference rows x {len(simulators)} simulator(s): {len(records) - before} answered now, "
-        f"{before} from {out / ANSWERS_FILE}; wrote answers.csv, reference.csv, summary.json, reference.html to {out}",
+        f"{before} from {out / ANSWERS_FILE}; wrote answers.csv, reference.csv, reference_pairs.csv, summary.json, "
+        f"reference.html to {out}",
         markup=False,
         highlight=False,
         soft_wrap=True,

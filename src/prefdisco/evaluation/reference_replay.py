@@ -33,6 +33,7 @@ from prefdisco.dialogue.hygiene import Screen
 from prefdisco.dialogue.user import build_user
 from prefdisco.dialogue.user_reply import redraw
 from prefdisco.errors import UserError
+from prefdisco.evaluation.protocols import user_prompts
 from prefdisco.evaluation.simfidelity import Simulator, load_model
 from prefdisco.reference.rows import ReferenceRow
 from prefdisco.schema import (
@@ -113,12 +114,13 @@ def draw_rows(rows: Sequence[ReferenceRow], limit: int | None, seed: int) -> lis
 
 
 def run_settings(layout: str, path: Path, rows: Sequence[ReferenceRow], simulators: Sequence[Simulator], **more: Any):
-    """What a reference run is, recorded in ``OUT/reference_run.json``: a rerun with these resumes."""
+    """What a reference run is, recorded in ``OUT/reference_run.json``: a rerun with these resumes. Each simulator's
+    prompt hash is in it, so answers given under other user prompts are never resumed as this run's."""
     return {
         "reference": layout,
         "path": str(Path(path).resolve()),
         "rows": [r.row for r in rows],
-        "simulators": [vars(s) for s in simulators],
+        "simulators": [vars(s) | {"user_prompts": user_prompts(s.user_type)} for s in simulators],
         **more,
     }
 

@@ -100,7 +100,11 @@ def simfidelity_command(
         typer.Option(help="--reference: its user model (repeat, one per --user-type, or one for all)."),
     ] = None,
     user_temperature: Annotated[
-        float | None, typer.Option(help="--reference: the simulated users' temperature (eval's default 0.7).")
+        list[float] | None,
+        typer.Option(
+            help="--reference: the simulated users' temperature (eval's default 0.7; repeat, one per --user-type, "
+            "or one for all)."
+        ),
     ] = None,
     user_max_tokens: Annotated[int | None, typer.Option(help="--reference: max tokens per reply.")] = None,
     user_reasoning_effort: Annotated[str | None, typer.Option(help="--reference: the users' reasoning effort.")] = None,
@@ -113,10 +117,6 @@ def simfidelity_command(
     topics: Annotated[
         str, typer.Option(help="--reference: all, fit or heldout: the half of the topics to draw rows from.")
     ] = "all",
-    fit_humanlike: Annotated[
-        Path | None,
-        typer.Option(help="--reference: write the people's behaviour on the rows as a humanlike profile; no call."),
-    ] = None,
     dry_run: Annotated[bool, typer.Option(help="--reference: print the calls and their cost, make none.")] = False,
     prices: Annotated[Path | None, typer.Option(help="--reference --dry-run: a prices file (eval's --prices).")] = None,
     judge_model: Annotated[
@@ -152,13 +152,13 @@ def simfidelity_command(
 
         reference_fidelity(
             reference[0], Path(reference[1]), out, user_type or ["passive"], user_model or [], seed=seed,
-            temperature=user_temperature, max_tokens=user_max_tokens, reasoning_effort=user_reasoning_effort,
+            temperatures=user_temperature, max_tokens=user_max_tokens, reasoning_effort=user_reasoning_effort,
             user_retry=user_retry, limit=limit, judge_model=judge_model, bootstrap=bootstrap,
-            overwrite=overwrite, dry_run=dry_run, prices=prices, topics=topics, fit_humanlike=fit_humanlike,
+            overwrite=overwrite, dry_run=dry_run, prices=prices, topics=topics,
         )  # fmt: skip
         return
     only = (("--user-type", user_type), ("--user-model", user_model), ("--limit", limit))
-    given = [f for f, v in (*only, ("--topics", topics != "all"), ("--fit-humanlike", fit_humanlike)) if v]
+    given = [f for f, v in (*only, ("--topics", topics != "all")) if v]
     if given or dry_run:
         raise UserError(f"{(given or ['--dry-run'])[0]}: only with --reference (a run's simulator is its own)")
     if human is None or not sim or bench is None:
@@ -167,8 +167,8 @@ def simfidelity_command(
     from prefdisco.analysis.simfidelity import (
         COMPONENTS,
         fidelity_caveats,
-        fidelity_table,
         outcome_table,
+        replay_fidelity_table,
         replay_measures,
         shared_components,
         turn_table,
@@ -232,7 +232,7 @@ def simfidelity_command(
     turns = turn_table(records)
     measures = replay_measures(turns)
     outcome, ranks = outcome_table(average_trials(human_data.results), simulated, seed=seed, n_boot=bootstrap)
-    fidelity = fidelity_table(measures, outcome)
+    fidelity = replay_fidelity_table(measures, outcome)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "replay.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
     for name, table in (
@@ -251,9 +251,9 @@ def simfidelity_command(
         "bootstrap": bootstrap,
         "allow_mixed": allow_mixed,
         "simulators": [dict(s.__dict__) for s in simulators],
-        "fidelity_components": shared,
+        "replay_fidelity_components": shared,
         "components_left_out": [c for c in COMPONENTS if c not in shared],
-        "fidelity": json.loads(fidelity.to_json(orient="records")),
+        "replay_fidelity": json.loads(fidelity.to_json(orient="records")),
         "replay": json.loads(measures.to_json(orient="records")),
         "outcome": json.loads(outcome.to_json(orient="records")),
         "rank_correlation": ranks,
@@ -263,8 +263,8 @@ def simfidelity_command(
     summary["caveats"] = fidelity_caveats([*(s.user_model for s in simulators), grader], left, invalid)
     atomic_write(out / "summary.json", json.dumps(strict(summary), indent=2, allow_nan=False))
     for row in fidelity.to_dict("records"):
-        score = "—" if row["fidelity"] is None else f"{row['fidelity']:.3f}"
-        console.print(f"{row['rank']}. {row['simulator']}: fidelity {score}", markup=False, highlight=False)
+        score = "—" if row["replay_fidelity"] is None else f"{row['replay_fidelity']:.3f}"
+        console.print(f"{row['rank']}. {row['simulator']}: replay fidelity {score}", markup=False, highlight=False)
     for note in summary["caveats"]:  # the same lines the summary keeps
         console.print(note, markup=False, highlight=False, soft_wrap=True)
     console.print(

@@ -97,6 +97,10 @@ class ProtocolRecord(BaseModel):
     asked_id: str | None = None
     """The id of the settings as given, when what was sent made the protocol another one (``id`` is then that one's,
     and ``settings`` the effective ones: a setting not sent is null; ``evaluation/effective_protocol.py``)."""
+    user_prompts: str | None = None
+    """The hash of the simulated user's own templates (``dialogue/user.user_templates``; inside ``prompts`` too): with
+    its settings and model, the simulated user's whole protocol (``user_protocol``). None where no simulated user
+    answered (a person) and in a record written before it was kept."""
 
     @field_validator("settings", mode="before")
     @classmethod
@@ -107,6 +111,29 @@ class ProtocolRecord(BaseModel):
         judges = ", ".join(self.judges)
         sent = f", as sent: the flags gave {self.asked_id}" if self.asked_id else ""
         return f"{self.id} (simulator {self.user_model}, judge {judges}{sent})"
+
+
+USER_PROTOCOL: tuple[str, ...] = (
+    "user_type",
+    "user_model",
+    "user_temperature",
+    "user_max_tokens",
+    "user_reasoning_effort",
+    "user_reasoning_tokens",
+    "user_retry",
+    "user_prompts",
+)
+"""What makes a simulated user: its type, model, temperature, token and reasoning limits, redraws and the hash of its
+prompts. Two simulators of one type and model under another of these answer otherwise: a reading of one (its
+reference fidelity, ``analysis/reference_reading.py``) is not the other's."""
+
+
+def user_protocol(record: ProtocolRecord) -> dict[str, Any]:
+    """The simulated user's whole protocol of ``record`` (``USER_PROTOCOL``), its settings as the flags gave them
+    (``given``, where what was sent differs: a reference run that calls the same provider is sent the same)."""
+    given = {**record.settings, **(renamed(record.given) if record.given else {})}
+    settings = {key: given.get(key, ADDED_SETTINGS.get(key)) for key in USER_PROTOCOL}
+    return settings | {"user_model": record.user_model, "user_prompts": record.user_prompts}
 
 
 def write_record(log_dir: Path, record: ProtocolRecord) -> None:
