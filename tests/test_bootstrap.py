@@ -81,7 +81,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("builder/personas.py", "name_initials", "choice"): "a persona's initials",
     ("builder/pipeline.py", "choose_personas", "sample"): "the personas of a problem",
     ("builder/sessions.py", "assign_personas", "sample"): "the personas of a session build",
-    ("dialogue/humanlike.py", "dont_know_reply", "choice"): "the humanlike user's don't-know reply",
+    ("dialogue/humanlike.py", "manner", "choice"): "the humanlike user's don't-know reply, drawn with its manner",
     ("env/gym.py", "UnitEnv._choose", "integers"): "the scenario an RL episode plays",
     ("env/openenv.py", "PrefDiscoOpenEnv._choose", "integers"): "the scenario an RL episode plays",
     ("evaluation/reference_replay.py", "draw_rows", "permutation"): "the order reference rows are replayed in",
