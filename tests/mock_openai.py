@@ -124,6 +124,7 @@ AUDIT_MARK = 'Reply with JSON only: {"turns"'
 QUALITY_MARK = 'Reply with JSON only: {"reasoning"'
 AUDIT_SCHEMA_MARK = "Reply with JSON only, one entry per turn key"
 USER_MARK = "You are role-playing a real person"
+MAPPER_MARK = 'Reply with JSON only: {"about"'
 PROTOCOL_MARK = "QUESTION:"
 TOOLS_MARK = "ask_user tool"
 TOOL_NAME = "ask_user"
@@ -199,7 +200,7 @@ def _digest(*parts: str) -> int:
 
 @dataclass(frozen=True)
 class Classified:
-    role: str  # judge | quality | audit | grader | user | assistant
+    role: str  # judge | quality | audit | grader | mapper | user | assistant
     mode: str | None  # baseline | oracle | discovery | fixed_k (assistant and judge calls)
     case: str | None
 
@@ -218,8 +219,12 @@ def classify(messages: list[dict[str, Any]]) -> Classified:
         return Classified("audit", "discovery", case_id)
     if "NOT_ATTEMPTED" in everything and "CORRECT" in everything:
         return Classified("grader", mode.group(1) if mode else None, case_id)
+    if MAPPER_MARK in everything:  # the targeted user's mapping of a question (on the judge's model)
+        return Classified("mapper", "discovery", case_id)
     if USER_MARK in system:
         return Classified("user", "discovery", case_id)
+    if not system and _text(messages[0].get("content")).startswith(USER_MARK):  # the person's pushback challenge
+        return Classified("user", None, case_id)
     if PROTOCOL_MARK in system or TOOLS_MARK in system:
         return Classified("assistant", "fixed_k" if "exactly" in system else "discovery", case_id)
     return Classified("assistant", "oracle" if system else "baseline", case_id)

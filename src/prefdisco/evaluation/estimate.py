@@ -53,12 +53,13 @@ from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.distractors import DISTRACTOR_KEY, choose_distractors
 from prefdisco.dialogue.drive import play
 from prefdisco.dialogue.engine import Dialogue
-from prefdisco.dialogue.plan import SINGLE_TURN, PlanSettings, opening_for, rules_for
+from prefdisco.dialogue.plan import PlanSettings, opening_for, rules_for
 from prefdisco.dialogue.strategies import STRATEGIES
 from prefdisco.dialogue.tool_protocol import TOOL_NAME
 from prefdisco.dialogue.user import build_user
 from prefdisco.dialogue.user_reply import USER_MAX_TOKENS
 from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wrong_answer_key
+from prefdisco.evaluation.batch import answers_by_batch
 from prefdisco.evaluation.config import RunConfig, selected_scenarios
 from prefdisco.evaluation.probe import Probe, Sent, drive
 from prefdisco.evaluation.sessions_run import load_session_run
@@ -342,11 +343,16 @@ def _priced(tally: _Tally, config: RunConfig) -> list[PlanLine]:
         price = config.prices.get(line.model)
         if price is not None:
             line.usd = (line.input_tokens * price["input"] + line.output_tokens * price["output"]) / 1_000_000
-            single_turn = line.part in SINGLE_TURN  # the plan's one-reply conditions (a fixed-K part is fixed_kN)
-            by_batch = config.batch and (line.role == "grader" or (line.role == "assistant" and single_turn))
-            share = batch_share(line.model) if by_batch else None  # --batch: at the provider's batch share
+            share = batch_share(line.model) if config.batch and by_batch(line, config.pushback) else None
             line.usd *= 1.0 if share is None else share
     return lines
+
+
+def by_batch(line: PlanLine, pushback: int) -> bool:
+    """Whether ``--batch`` sends a line's calls by batch (``evaluation/batch.py``): the judges' (not the targeted
+    user's mapping: a turn waits for it) and a one-reply condition's answers without pushback (fixed-K: fixed_kN)."""
+    grader = line.role == "grader" and line.part != "mapper"
+    return grader or (line.role == "assistant" and answers_by_batch(line.part, pushback))
 
 
 def _notes(config: RunConfig) -> list[str]:
@@ -374,7 +380,7 @@ def _notes(config: RunConfig) -> list[str]:
     if config.user_type == "targeted":
         notes.append("targeted user: every question mapped to one attribute (a vague one would skip its user call)")
     notes.append("not counted: re-asks of invalid structured replies, provider retries; a resumed run makes fewer")
-    if config.batch:
+    if config.batch:  # never the mapping or an answer a pushback challenges: a turn waits for it
         notes.append(
             "--batch: judge calls and single-turn answers at the provider's batch share (openai/, anthropic/, google/)"
         )
