@@ -181,3 +181,34 @@ def test_the_dry_run_prices_the_mapping_and_challenged_answers_in_full(tmp_path)
     for before, after in zip(plain.lines, batched.lines, strict=True):
         half = before.role == "grader" and before.part != "mapper"
         assert after.usd == pytest.approx(before.usd * (0.5 if half else 1.0)), (before.role, before.part)
+
+
+def test_each_judge_usage_entry_is_priced_as_it_was_sent():
+    """A row whose judges went by batch (``batched`` grader), at claude-haiku-4-5's $1 / $5 per 1M: each entry below
+    is 1,000 input and 100 output tokens, $0.0015 real-time and $0.00075 by batch. The first judge's calls by batch
+    ($0.00075), the targeted user's mapping on the judge's model real-time ($0.0015), and a further judging added
+    without ``--batch`` real-time ($0.0015): the judges' part $0.00375 (the row's ``batched`` alone would have priced
+    all three at the batch share, $0.00225). A further judging sent by batch records it, and only a provider with a
+    batch API in inspect sent it so."""
+    from types import SimpleNamespace
+
+    from inspect_ai.scorer import Score
+
+    from prefdisco.results.contract import SENT_BY_BATCH, SENT_REAL_TIME
+    from prefdisco.results.judgings import JUDGINGS, USAGE_KEY, extra_usage
+    from prefdisco.results.logs import with_cost
+    from prefdisco.results.sample_rows import SampleRows
+
+    tokens = {f"{p}{k}": 0 for p in ("", "user_", "grader_") for k in ("input_tokens", "output_tokens")}
+    row = {"model": MODEL, "user_model": MODEL, "grader_model": MODEL, "batched": "grader", **tokens}
+    judges = [(MODEL, 1000, 100, 0, 0), (MODEL, 1000, 100, 0, 0, SENT_REAL_TIME), (MODEL, 1000, 100, SENT_REAL_TIME)]
+    priced = with_cost(SampleRows("u", row, judge_usage=judges), prices())
+    assert priced["grader_cost_usd"] == pytest.approx(0.00075 + 0.0015 + 0.0015)
+
+    other = "openai-api/vllm/judge"
+    record = {"score": "prefdisco_judge", "models": [MODEL, other], "batched": True}
+    spec = SimpleNamespace(metadata={JUDGINGS: [record]})
+    scores = {"prefdisco_judge": Score(value=1, metadata={USAGE_KEY: [[MODEL, 10, 2], [other, 5, 1]]})}
+    assert extra_usage(spec, scores) == [(MODEL, 10, 2, 0, 0, SENT_BY_BATCH), (other, 5, 1, 0, 0, SENT_REAL_TIME)]
+    older = SimpleNamespace(metadata={JUDGINGS: [{k: v for k, v in record.items() if k != "batched"}]})
+    assert extra_usage(older, scores) == [(MODEL, 10, 2), (other, 5, 1)]  # as the row's ``batched`` says

@@ -264,7 +264,7 @@ async def _judge_all(plans: list[LogPlan], options: JudgeOptions, tally: Tally |
                 first=plan.first,
                 record=j.record(),
                 tally=tally,
-                batched=options.batch and plan.first,  # its judge calls by batch: the rows priced so
+                batched=options.batch,  # its judge calls by batch (where inspect has a batch API): the rows priced so
             )
         )
     return list(await asyncio.gather(*jobs))

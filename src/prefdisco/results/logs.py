@@ -40,7 +40,6 @@ from typing import Any
 import pandas as pd
 
 from prefdisco.atomic import atomic_path
-from prefdisco.dialogue.targeted import MAPPER_ROLE
 from prefdisco.errors import UserError
 from prefdisco.prices import batch_share, cost_usd
 from prefdisco.results.contract import (
@@ -49,6 +48,7 @@ from prefdisco.results.contract import (
     PROTOCOL_ID,
     RESULT_COLUMNS,
     RESULT_KEY,
+    SENT_BY_BATCH,
 )
 from prefdisco.results.protocol_record import read_record
 from prefdisco.results.sample_rows import SampleRows, interrupted, role_model, sample_rows, scores_digest
@@ -71,9 +71,9 @@ def _costs(
     """USD for one sample: ``cost_usd`` over its roles and ``user_cost_usd`` / ``grader_cost_usd`` apart (``graders``:
     each judge's (model, input, output[, cache read, cache write]) tokens; None: the ``grader_*`` columns at the
     ``grader_model``'s price); a role whose model has no price is None, and so is the total. The roles the row's
-    ``batched`` names are priced at their provider's batch share (``prices.batch_share``; full price without one),
-    but for the targeted user's mapping on the judge's model (a ``graders`` entry of role ``mapper``), which is
-    never sent by batch."""
+    ``batched`` names are priced at their provider's batch share (``prices.batch_share``; full price without one);
+    a ``graders`` entry that says how it was sent (``SENT_BY_BATCH``, ``SENT_REAL_TIME``: the targeted user's
+    mapping, a further judging) is priced so, whatever the row's ``batched``."""
     batched = set(str(row.get(BATCHED) or "").split())
 
     def tokens(prefix: str) -> tuple[int, int, int, int]:
@@ -82,13 +82,14 @@ def _costs(
     def priced(parts: list[tuple[Any, ...]], role: str) -> float | None:
         total = 0.0
         for model, *counts in parts:
-            realtime = len(counts) > len(TOKEN_KINDS) and counts.pop() == MAPPER_ROLE  # (…, role) of a graders entry
+            how = counts.pop() if counts and isinstance(counts[-1], str) else None  # a graders entry's, if said
             if not any(counts):
                 continue
             price = prices.get(model or "")
             if price is None:
                 return None
-            share = batch_share(str(model)) if role in batched and not realtime else None
+            by_batch = how == SENT_BY_BATCH if how is not None else role in batched
+            share = batch_share(str(model)) if by_batch else None
             total += cost_usd(price, *counts) * (1.0 if share is None else share)
         return total
 

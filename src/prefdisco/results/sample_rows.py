@@ -28,6 +28,7 @@ from prefdisco.results.contract import (
     JUDGE_POSITION,
     PROTOCOL_ID,
     QUALITY,
+    SENT_REAL_TIME,
     SESSION_LABEL,
     SIMULATOR_COLUMNS,
     UNSCORED_REASON,
@@ -198,8 +199,9 @@ class SampleRows:
     attributes: list[dict[str, Any]] = field(default_factory=list)
     transcript: dict[str, Any] = field(default_factory=dict)
     judge_usage: list[tuple[Any, ...]] = field(default_factory=list)
-    """(model, input, output tokens[, cache read, cache write, role]) of every role on a judge's model (the judges,
-    the targeted user's ``mapper``) and every further judging, for ``cost_usd``."""
+    """(model, input, output tokens[, cache read, cache write][, how sent]) of every role on a judge's model (the
+    judges, the targeted user's ``mapper``) and every further judging, for ``cost_usd``; how it was sent
+    (``contract.SENT_BY_BATCH`` / ``SENT_REAL_TIME``) where the row's ``batched`` does not say it."""
     scores: dict[str, Any] = field(default_factory=dict)
     """``scores_digest`` of the sample the rows were made from."""
 
@@ -307,7 +309,7 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
             u.output_tokens,
             u.input_tokens_cache_read or 0,
             u.input_tokens_cache_write or 0,
-            role,
+            *([SENT_REAL_TIME] if role == MAPPER_ROLE else []),  # never batched: a turn waits for it
         )
         for role, u in (sample.role_usage or {}).items()
         if _on_grader(role)
