@@ -222,8 +222,9 @@ def _finish(
     results_df = results_df.astype(_SEED_TYPES | _K_TYPE).sort_values(order, kind="stable")
     attributes = attributes.astype(_K_TYPE)
     record = read_record(Path(folder)) if Path(folder).is_dir() else None
-    if record is not None and record.asked_id is not None:  # what was sent made it another protocol
-        results_df[PROTOCOL_ID] = results_df[PROTOCOL_ID].replace(record.asked_id, record.id)
+    if record is not None and len(results_df):  # the run's protocol as its last calls settled it: one owner of the
+        # id (a log's metadata has the flags' id of the command that wrote it: an eval's before its judge judged it)
+        results_df[PROTOCOL_ID] = record.id
     if len(transcripts) and "assistant_seed" in transcripts.columns:
         transcripts = transcripts.astype(_SEED_TYPES)
     if len(transcripts) and "fixed_k" in transcripts.columns:
