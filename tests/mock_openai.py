@@ -124,6 +124,7 @@ AUDIT_MARK = 'Reply with JSON only: {"turns"'
 QUALITY_MARK = 'Reply with JSON only: {"reasoning"'
 AUDIT_SCHEMA_MARK = "Reply with JSON only, one entry per turn key"
 USER_MARK = "You are role-playing a real person"
+MAPPER_MARK = 'Reply with JSON only: {"about"'
 PROTOCOL_MARK = "QUESTION:"
 TOOLS_MARK = "ask_user tool"
 TOOL_NAME = "ask_user"
@@ -159,6 +160,9 @@ class MockConfig:
     echo_key_in_401: bool = False
     reject_case: str | None = None
     reject_status: int = 400
+    reject_role: str | None = None
+    """Reject every request of this classified role (``judge``, ``user``, …; with ``reject_case``, of that case
+    only) with ``reject_status``, in every wire format: a sample that fails after its earlier calls were answered."""
     endings: dict[str, str] | None = None
     """``[case ID]`` → how every assistant turn of that case ends (``ENDINGS``), as each wire format says it."""
     usage: dict[str, int] | None = None
@@ -196,7 +200,7 @@ def _digest(*parts: str) -> int:
 
 @dataclass(frozen=True)
 class Classified:
-    role: str  # judge | quality | audit | grader | user | assistant
+    role: str  # judge | quality | audit | grader | mapper | user | assistant
     mode: str | None  # baseline | oracle | discovery | fixed_k (assistant and judge calls)
     case: str | None
 
@@ -215,8 +219,12 @@ def classify(messages: list[dict[str, Any]]) -> Classified:
         return Classified("audit", "discovery", case_id)
     if "NOT_ATTEMPTED" in everything and "CORRECT" in everything:
         return Classified("grader", mode.group(1) if mode else None, case_id)
+    if MAPPER_MARK in everything:  # the targeted user's mapping of a question (on the judge's model)
+        return Classified("mapper", "discovery", case_id)
     if USER_MARK in system:
         return Classified("user", "discovery", case_id)
+    if not system and _text(messages[0].get("content")).startswith(USER_MARK):  # the person's pushback challenge
+        return Classified("user", None, case_id)
     if PROTOCOL_MARK in system or TOOLS_MARK in system:
         return Classified("assistant", "fixed_k" if "exactly" in system else "discovery", case_id)
     return Classified("assistant", "oracle" if system else "baseline", case_id)
@@ -660,6 +668,11 @@ class MockOpenAI:
         except (ValueError, KeyError, TypeError):
             self._count("bad_request")
             return web.json_response({"type": "error", "error": {"message": "invalid request body"}}, status=400)
+        rejected = self._rejected(classify(messages))
+        if rejected is not None:
+            return rejected
+        if self.config.latency_s > 0:  # the provider's time to answer, as on chat completions
+            await asyncio.sleep(self.config.latency_s)
         reply = self._wire_reply(body, messages, wire)
         if not body.get("stream"):
             return web.json_response(reply)
@@ -735,6 +748,23 @@ class MockOpenAI:
             return web.json_response({"type": "error", "error": {"message": "no such batch"}}, status=404)
         return web.Response(text=results_jsonl(results), content_type="application/binary")
 
+    def _rejected(self, who: Classified) -> web.Response | None:
+        """The error a request of ``who`` gets (``reject_case``, ``reject_role``), or None: it is answered."""
+        c = self.config
+        if c.reject_case is None and c.reject_role is None:
+            return None
+        if (c.reject_case is not None and who.case != c.reject_case) or (
+            c.reject_role is not None and who.role != c.reject_role
+        ):
+            return None
+        self._count(f"rejected_{c.reject_status}")
+        retryable = c.reject_status == 429 or c.reject_status >= 500  # with Retry-After, as a 429 or 500 fault
+        return web.json_response(
+            {"error": {"message": f"request rejected for case {who.case}", "type": "invalid_request_error"}},
+            status=c.reject_status,
+            headers=self._retry_after() if retryable else None,
+        )
+
     def _retry_after(self) -> dict[str, str]:
         """The headers that tell a client how long to wait before it tries again (``retry_after_s``)."""
         wait = self.config.retry_after_s
@@ -744,14 +774,9 @@ class MockOpenAI:
         self, request: web.Request, body: dict[str, Any], messages: list[dict[str, Any]], who: Classified
     ) -> web.StreamResponse | None:
         c = self.config
-        if c.reject_case is not None and who.case == c.reject_case:
-            self._count(f"rejected_{c.reject_status}")
-            retryable = c.reject_status == 429 or c.reject_status >= 500  # with Retry-After, as a 429 or 500 fault
-            return web.json_response(
-                {"error": {"message": f"request rejected for case {who.case}", "type": "invalid_request_error"}},
-                status=c.reject_status,
-                headers=self._retry_after() if retryable else None,
-            )
+        rejected = self._rejected(who)
+        if rejected is not None:
+            return rejected
         latency = c.latency_s + (random.random() * c.latency_jitter_s if c.latency_jitter_s else 0.0)
         if latency > 0:
             await asyncio.sleep(latency)

@@ -164,3 +164,51 @@ def test_calls_in_flight_are_the_calls_seconds_over_the_union_of_the_invocations
     assert found["calls_in_flight"] == pytest.approx(35.0)
     assert (found["max_connections"], found["connection_share"]) == (64, pytest.approx(35 / 64))
     assert set(call_time([tmp_path / "shard-2"]).values()) == {None}  # nothing measured
+
+
+@pytest.mark.slow
+def test_cost_total_is_every_trials_bill_and_the_critical_path_the_longest_working_time(tmp_path, monkeypatch):
+    """``--epochs 3``, baseline only, the structured judge, at the prices above ($0.0015 a call), on 2 scenarios:
+    k0 answered and judged (2 calls, $0.003 a trial); k1 answered, then its judge call rejected (400, not retried):
+    the sample fails having spent 1 call, $0.0015 a trial. The bill, by hand: 3 × ($0.003 + $0.0015) = $0.0135, and
+    the estimate table's measured USD per trial ($0.003 model + $0.0015 judges) times the 3 trials is the same. (Before:
+    $0.003, one trial of the scenarios that did not fail.)
+
+    The time: every call answers after 0.1 s, one connection (``--max-connections 1``) and the 6 samples started at
+    once (``--max-samples 6``), so all but the first queue for the connection. The critical path is the longest
+    working time of the samples that finished (inspect's ``working_time``: queueing left out), never more than the
+    run's wall time; from start to end the last sample took several calls' time longer."""
+    from inspect_ai.log import list_eval_logs, read_eval_log_sample_summaries
+
+    cli._register()
+    bench = write_scenarios(tmp_path / "scenarios.jsonl", scenarios())
+    with MockOpenAI(MockConfig(usage=USAGE, reject_case="k1", reject_role="judge", latency_s=0.1)) as mock:
+        providers_env(monkeypatch, mock, tmp_path)
+        model = f"openai/o3-bill{mock.port}"
+        book = tmp_path / "prices.json"
+        book.write_text(json.dumps({model: PRICE}))
+        args = ["eval", str(bench), "--model", model, "--log-dir", str(tmp_path / "run"), "--prices", str(book)]
+        args += ["--modes", "baseline", "--judge", "structured", "--epochs", "3", "--retry-attempts", "0"]
+        result = CliRunner().invoke(cli.app, [*args, "--max-connections", "1", "--max-samples", "6"])
+        assert result.exit_code == 2 and "3 failed sample(s)" in result.output, result.output
+    rows = pd.read_csv(tmp_path / "run" / "results.csv")
+    assert sorted(zip(rows["scenario_id"], rows["failed"], strict=True)) == [("k0", 0)] * 3 + [("k1", 1)] * 3
+    out = tmp_path / "report"
+    report = CliRunner().invoke(cli.app, ["report", str(tmp_path / "run"), "--out", str(out), "--no-figures"])
+    assert report.exit_code == 0, report.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["cost_total"][model] == pytest.approx(3 * (2 * PER_CALL + PER_CALL))
+    assert summary["cost"][model]["demo"]["baseline"]["usd"] == pytest.approx(0.0135)
+    per_trial = summary["cost_estimate"]
+    assert (per_trial["model"]["measured_usd"], per_trial["judges"]["measured_usd"]) == pytest.approx((0.003, 0.0015))
+    assert summary["cost_total"][model] == pytest.approx(3 * sum(r["measured_usd"] for r in per_trial.values()))
+
+    timing = summary["run_time"]
+    finished = [
+        s for info in list_eval_logs(str(tmp_path / "run")) for s in read_eval_log_sample_summaries(info) if not s.error
+    ]
+    assert timing["n_samples"] == len(finished) == 3
+    assert timing["critical_path_s"] == pytest.approx(max(s.working_time for s in finished))
+    assert timing["longest_sample_s"] == pytest.approx(max(s.total_time for s in finished))
+    assert timing["critical_path_s"] <= timing["wall_s"]
+    assert timing["longest_sample_s"] - timing["critical_path_s"] >= 0.2  # it queued behind two calls at least

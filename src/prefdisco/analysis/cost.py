@@ -5,15 +5,18 @@ its USD at the run's prices (``results/logs.py``: cached input at its own rate, 
 (``cost_usd``) and for the simulated user and the judges apart. Over the scenarios of a cell (each scenario's trials
 averaged, as every report number is):
 
-* ``usd_per_scenario`` — the mean ``cost_usd``; ``model_usd`` / ``user_usd`` / ``judges_usd`` — its parts (the
-  model under test's is the rest); ``usd`` — the cell's total (per scenario × scenarios); all None when a model of
-  the cell has no price (``--prices FILE`` gives one);
+* ``usd_per_scenario`` — the mean ``cost_usd`` of a trial (each scenario's trials averaged, its failed ones too, over
+  the scenarios not every trial of which failed); ``model_usd`` / ``user_usd`` / ``judges_usd`` — its parts (the model
+  under test's is the rest); all None when a model of the cell has no price (``--prices FILE`` gives one);
+* ``usd`` — the cell's whole bill: ``cost_usd`` summed over every trial row of the cell (every ``--epochs`` trial,
+  and the failed samples, which spent tokens too), counted as the estimate table counts (``bill``);
 * ``tokens_per_scenario`` — every role's input (fresh and cached) and output tokens;
 * ``cached_share`` — the share of all input tokens read from the provider's cache (None without input);
 * ``reasoning_per_scenario`` — the reasoning tokens (part of the output).
 
-``summary.json``'s ``cost`` is model → task → condition → those figures, and ``cost_total`` model → USD (None: not
-priced); ``table_cost.csv`` is the table.
+``summary.json``'s ``cost`` is model → task → condition → those figures, and ``cost_total`` model → USD, the sum of
+its cells' ``usd``: what the run was billed, every trial and failed sample in it (None: not priced); with ``--epochs
+3`` three times one trial's. ``table_cost.csv`` is the table.
 
 **Estimated and measured.** Every run writes the dry run's estimate before its first call (``estimate.json``,
 ``evaluation/estimate.py``). ``estimate_table`` sets it beside what the rows measured, per role (the model under test,
@@ -22,9 +25,10 @@ calls (estimated only: the rows do not count calls), input tokens (fresh and cac
 (``summary.json``'s ``cost_estimate``, ``table_cost_estimate.csv``).
 
 **Batched calls.** A ``--batch`` run's rows say which of their roles went through the provider's batch API
-(``batched``: every judge call, and the answer of a single-turn condition; ``evaluation/batch.py``), and ``cost_usd``
-prices those at the provider's batch share. ``summary.json``'s ``cost_batch`` gives, per condition, the roles sent by
-batch and the shares used (None: nothing was); the report's Cost section says it under the table.
+(``batched``: every judge call, and the answer of a single-turn condition without pushback; ``evaluation/batch.py``),
+and ``cost_usd`` prices those at the provider's batch share and nothing else (the targeted user's mapping, counted
+with the judges' tokens, at the real-time price). ``summary.json``'s ``cost_batch`` gives, per condition, the roles
+sent by batch and the shares used (None: nothing was); the report's Cost section says it under the table.
 """
 
 from __future__ import annotations
@@ -65,23 +69,41 @@ def _priced(values: pd.Series) -> float | None:
     return float(values.mean())
 
 
-def cost_table(results: pd.DataFrame) -> pd.DataFrame | None:
-    """The module docstring's table from the trial-averaged rows; None when the rows carry no cost (an older run,
-    a results file without the column)."""
-    if "cost_usd" not in results.columns or results.empty:
-        return None
-    rows = results.loc[~results["failed"].astype(bool).to_numpy()]
+def _labelled(rows: pd.DataFrame) -> pd.DataFrame:
     fixed_k = rows["fixed_k"] if "fixed_k" in rows.columns else pd.Series(np.nan, rows.index)
+    labels = [condition_label(m, k) for m, k in zip(rows["mode"].astype(str), fixed_k, strict=True)]
+    return rows.assign(condition=labels)
+
+
+def bill(trial_rows: pd.DataFrame, column: str = "cost_usd") -> float | None:
+    """What ``trial_rows`` were billed: ``column`` summed over every row as run (every trial, a failed sample's
+    too: it spent tokens before it failed); None when a row has no price. The one count the Cost table's ``usd``,
+    ``cost_total`` and the estimate table's measured USD share."""
+    values = trial_rows[column]
+    return None if values.isna().any() else float(values.sum())
+
+
+def cost_table(results: pd.DataFrame, trial_rows: pd.DataFrame | None = None) -> pd.DataFrame | None:
+    """The module docstring's table: the per-scenario figures from the trial-averaged ``results``, ``usd`` the bill
+    of ``trial_rows`` (the rows as run; None: ``results`` are the rows as run); None when the rows carry no cost (an
+    older run, a results file without the column)."""
+    trial_rows = results if trial_rows is None else trial_rows
+    if "cost_usd" not in results.columns or "cost_usd" not in trial_rows.columns or trial_rows.empty:
+        return None
+    rows = _labelled(results.loc[~results["failed"].astype(bool).to_numpy()])
     frame = rows.assign(
-        condition=[condition_label(m, k) for m, k in zip(rows["mode"].astype(str), fixed_k, strict=True)],
         _fresh=_sum(rows, "input_tokens"),
         _read=_sum(rows, "cache_read_tokens"),
         _written=_sum(rows, "cache_write_tokens"),
         _out=_sum(rows, "output_tokens"),
         _reasoning=_sum(rows, "reasoning_tokens"),
     )
+    cells = dict(list(frame.groupby(["model", "task", "condition"], sort=False, observed=True)))
     out = []
-    for (model, task, condition), cell in frame.groupby(["model", "task", "condition"], sort=False, observed=True):
+    for (model, task, condition), run in _labelled(trial_rows).groupby(
+        ["model", "task", "condition"], sort=False, observed=True
+    ):
+        cell = cells.get((model, task, condition), frame.iloc[:0])
         total = _priced(cell["cost_usd"])
         user = _priced(cell["user_cost_usd"]) if "user_cost_usd" in cell.columns else None
         judges = _priced(cell["grader_cost_usd"]) if "grader_cost_usd" in cell.columns else None
@@ -96,13 +118,17 @@ def cost_table(results: pd.DataFrame) -> pd.DataFrame | None:
                 "model_usd": None if None in (total, user, judges) else total - user - judges,  # type: ignore[operator]
                 "user_usd": user,
                 "judges_usd": judges,
-                "usd": None if total is None else total * len(cell),
-                "tokens_per_scenario": float((cell["_fresh"] + cell["_read"] + cell["_written"] + cell["_out"]).mean()),
+                "usd": bill(run),
+                "tokens_per_scenario": _mean(cell["_fresh"] + cell["_read"] + cell["_written"] + cell["_out"]),
                 "cached_share": float(cell["_read"].sum()) / inputs if inputs else None,
-                "reasoning_per_scenario": float(cell["_reasoning"].mean()),
+                "reasoning_per_scenario": _mean(cell["_reasoning"]),
             }
         )
     return pd.DataFrame(out, columns=list(COLUMNS))
+
+
+def _mean(values: pd.Series) -> float | None:
+    return float(values.mean()) if len(values) else None
 
 
 def _plain(value: Any) -> Any:
@@ -164,9 +190,9 @@ def estimate_table(trial_rows: pd.DataFrame, run_dir: Path | Sequence[Path] | No
     for role, prefix in ROLE_NAMES.items():
         mine = [line for line in lines if line.get("role") == role]
         column = "cost_usd" if not prefix else f"{prefix}cost_usd"
-        measured_usd = _usd_sum(trial_rows[column]) if column in trial_rows.columns else None
+        measured_usd = bill(trial_rows, column) if column in trial_rows.columns else None
         if role == "assistant" and measured_usd is not None:  # the model under test's part: the rest of the total
-            parts = [_usd_sum(trial_rows[c]) for c in ("user_cost_usd", "grader_cost_usd") if c in trial_rows]
+            parts = [bill(trial_rows, c) for c in ("user_cost_usd", "grader_cost_usd") if c in trial_rows]
             measured_usd = None if None in parts else measured_usd - sum(p for p in parts if p is not None)
         fresh = [f"{prefix}{k}" for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens")]
         out.append(
@@ -224,4 +250,4 @@ class Cost:
 
 def cost_of(results: pd.DataFrame, trial_rows: pd.DataFrame, run_dir: Path | Sequence[Path] | None) -> Cost:
     """The Cost section of a report: ``results`` trial-averaged, ``trial_rows`` as run, ``run_dir`` the RESULTS."""
-    return Cost(cost_table(results), estimate_table(trial_rows, run_dir), batch_of(trial_rows))
+    return Cost(cost_table(results, trial_rows), estimate_table(trial_rows, run_dir), batch_of(trial_rows))

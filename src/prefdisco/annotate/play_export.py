@@ -13,7 +13,9 @@ and meanings of a simulated run's (``results/contract.py``):
 * baseline and oracle rows (played once per scenario, server-side) have epoch 1 and ``user_model`` ``human``;
 * ``protocol.json`` (``results/protocol_record``): ``user_type`` ``human``, ``user_model`` ``human``, the judge,
   the budget, the hash of the prompts the study used (every protocol template but a simulated user's), and the
-  benchmark's ``rubrics_hash``; its id is ``human-<8 hex>`` of the settings and prompts. A simulated run's
+  benchmark's ``rubrics_hash``; its id is ``human-<8 hex>`` of the settings and prompts, settled as a run's is
+  (``effective_protocol.settled``) with what the study's calls were really sent (a judge whose provider takes no
+  temperature has none, and the id is that of the settings as sent). A simulated run's
   protocol differs in its user, so ``prefdisco report HUMAN_RUN SIM_RUN --allow-mixed`` shows them side by side
   (a model both hold named ``MODEL @ RUN``, ``results/merge.py``);
 * ``play.json``: the study (benchmark, model, judge, mode, K, seed), the participants' pseudonyms and how many
@@ -49,6 +51,7 @@ from prefdisco.dialogue.dialogue_state import DialogueState
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.dialogue.user import USERS
 from prefdisco.errors import UserError
+from prefdisco.evaluation.effective_protocol import settled
 from prefdisco.evaluation.protocols import DEFAULT_SETTINGS, protocol_templates, record_of, rubrics_hash
 from prefdisco.prices import missing
 from prefdisco.prices import prices as price_book
@@ -57,6 +60,7 @@ from prefdisco.results.contract import ATTRIBUTE_COLUMNS, RESULT_COLUMNS
 from prefdisco.results.logs import Tables, with_cost, write_tables
 from prefdisco.results.protocol_record import ProtocolRecord, write_record
 from prefdisco.results.sample_rows import SampleRows, sample_rows
+from prefdisco.results.sent_settings import RoleSent, SentSettings
 from prefdisco.schema import Mode
 from prefdisco.scoring.deferred import JUDGED_SCORE
 
@@ -97,16 +101,31 @@ def play_protocol(settings: PlaySettings, judge_model: str, items: list[PlayItem
     passive = USERS["passive"]
     user_templates = {getattr(passive, "template", None), *getattr(passive, "extra_templates", ())}
     prompts = templates_hash([t for t in protocol_templates(simulated) if t not in user_templates])
-    digest = hashlib.sha256(json.dumps([values, prompts], sort_keys=True, default=str).encode()).hexdigest()
     return record_of(
         SimpleNamespace(**values),
         HUMAN,
         [judge_model],
         rubrics_hash([item.scenario for item in items]),
         prompts=prompts,
-        record_id=f"human-{digest[:8]}",
+        record_id=human_id(values, prompts),
         builders=written_by([item.scenario for item in items]),
     )
+
+
+def human_id(settings: dict[str, Any], prompts: str) -> str:
+    """A play study's protocol id: ``human-<8 hex>`` of its settings and prompts."""
+    digest = hashlib.sha256(json.dumps([settings, prompts], sort_keys=True, default=str).encode()).hexdigest()
+    return f"human-{digest[:8]}"
+
+
+def study_sent(store: PlayStore) -> SentSettings:
+    """What each role's first request carried over the study's stored dialogues and references (``PlayUsage.sent``;
+    the dialogues first, a role's first kept)."""
+    found: dict[str, RoleSent] = {}
+    usages = [d.usage for d in store.dialogues()] + [r.usage for r in store.references().values()]
+    for usage in usages:
+        found = {**usage.sent, **found}
+    return SentSettings(roles=found)
 
 
 def _spec(model: str, judge_model: str, user: str, mode: str, fixed_k: int | None, protocol_id: str) -> Any:
@@ -169,7 +188,9 @@ def export_play(db: Path, out: Path, overwrite: bool = False, prices: Path | Non
     items = store.play_items()
     by_position = {item.position: item for item in items}
     by_id = {item.scenario_id: item for item in items}
-    record = play_protocol(settings, judge_model, items)
+    # the protocol as its calls were sent (effective_protocol.settled: a judge on a provider that takes no
+    # temperature is recorded so), as prefdisco eval settles a run's
+    record = settled(play_protocol(settings, judge_model, items), sent=study_sent(store), identify=human_id)
     participants = store.participants()
     parts: list[SampleRows] = []
     finished: dict[str, int] = {}

@@ -25,7 +25,9 @@ needed) unless the study was started with ``--no-references``.
 
 Every call's tokens are counted (``call_usage.counting``) and stored with the dialogue at each step
 (``play_store.PlayUsage``): the model under test's, and the judge's over the whole scoring, so the export's token
-columns and ``cost_usd`` are an eval's for the same dialogue, less the simulated user a person replaces.
+columns and ``cost_usd`` are an eval's for the same dialogue, less the simulated user a person replaces; so is what
+each role's first request carried (``sent_settings.recording_sent``), with which the export settles the study's
+protocol as ``prefdisco eval`` settles a run's.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from prefdisco.evaluation.preset_rules import check_ask, contradiction
 from prefdisco.evaluation.protocols import DEFAULT_SETTINGS
 from prefdisco.results.protocol_record import renamed
 from prefdisco.results.sample_rows import error_cause
+from prefdisco.results.sent_settings import recording_sent
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.finished import score_finished
 from prefdisco.seeds import call_seed, seed_scope, seeded_model
@@ -61,6 +64,9 @@ from prefdisco.seeds import call_seed, seed_scope, seeded_model
 log = logging.getLogger(__name__)
 
 PLAY_MODES = ("discovery", "fixed_k")
+JUDGE_ROLE = "grader"
+"""The role the judge's calls are recorded under (the judge is a model the study built, with no inspect role): an
+eval's judge's, so the export's protocol reads them as the judge's (``play_export``)."""
 REFERENCE_CONDITIONS = (Mode.BASELINE.value, Mode.ORACLE.value)
 
 
@@ -241,24 +247,24 @@ class PlayStudy:
         model = seeded_model(self.model, self.settings.seed_of(scenario.id, condition, number, "assistant"))
         base = usage
         try:
-            with counting() as spent:
+            with counting() as spent, recording_sent() as sent:
 
                 def save_step(played: Dialogue) -> None:  # after every step, with what its calls spent so far
                     nonlocal version
-                    usage_now = base.plus(spent)
+                    usage_now = base.plus(spent, sent=sent)
                     version = self.store.save(participant, item.position, played.state, version, usage=usage_now)
 
                 try:  # the one model loop, stopping where the person must reply
                     await play(dialogue, model, until_pending=True, after_step=save_step)
                 finally:  # a call that failed half-way has still spent what its finished calls did
-                    usage = base.plus(spent)
+                    usage = base.plus(spent, sent=sent)
             if not dialogue.done:
                 return PlayView(item, dialogue.state, "running")
-            with counting() as spent:
+            with counting() as spent, recording_sent(JUDGE_ROLE) as sent:
                 try:
                     score = await self._score(scenario, dialogue.state, condition, number)
                 finally:  # a judging that failed half-way has still spent its finished calls
-                    usage = usage.plus(spent, judge=True)
+                    usage = usage.plus(spent, judge=True, sent=sent)
             self.store.save(participant, item.position, dialogue.state, version, "scored", score=score, usage=usage)
         except StaleDialogue:  # another server process moved this dialogue on first: show where it is
             return self._as_stored(participant, item.position)
@@ -296,14 +302,14 @@ class PlayStudy:
                 if condition in done:
                     continue
                 try:
-                    with counting() as answered:
+                    with counting() as answered, recording_sent() as sent:
                         state = await self._single_turn(item.scenario, condition)
-                    with counting() as judged:
+                    with counting() as judged, recording_sent(JUDGE_ROLE) as judge_sent:
                         score = await self._score(item.scenario, state, condition, 1)
                 except Exception as e:  # tried again when the next dialogue of this scenario ends
                     log.warning("play: %s of %s: %s", condition, item.scenario_id, error_cause(str(e) or repr(e)))
                     continue
-                usage = PlayUsage().plus(answered).plus(judged, judge=True)
+                usage = PlayUsage().plus(answered, sent=sent).plus(judged, judge=True, sent=judge_sent)
                 self.store.save_reference(item.scenario_id, condition, state, score, usage)
 
     async def _single_turn(self, scenario: Scenario, condition: str) -> DialogueState:

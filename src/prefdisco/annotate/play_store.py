@@ -31,11 +31,12 @@ from typing import Any
 
 from inspect_ai.model import ModelUsage
 from inspect_ai.scorer import Score
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from prefdisco.annotate.database import Database, now
 from prefdisco.call_usage import tokens
 from prefdisco.dialogue.dialogue_state import DialogueState
+from prefdisco.results.sent_settings import RoleSent, SentSettings
 from prefdisco.schema import Scenario
 
 META_PREFIX = "play_"
@@ -81,7 +82,9 @@ CREATE TABLE IF NOT EXISTS play_references (
 class PlayUsage(BaseModel):
     """The tokens one stored dialogue has cost: the model under test's (every step) and the judge's (every call
     of its scoring: the rubric, correctness, the audit of the user's turns, quality), as an eval's results count
-    them (``input_tokens`` … ``grader_output_tokens``). A person's replies cost none."""
+    them (``input_tokens`` … ``grader_output_tokens``). A person's replies cost none. ``sent``: each role's first
+    request, the settings asked and sent (``results/sent_settings.recording_sent``: ``assistant <model>``, and the
+    judge's as ``grader``), which the export settles the study's protocol with."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -89,20 +92,25 @@ class PlayUsage(BaseModel):
     output_tokens: int = 0
     grader_input_tokens: int = 0
     grader_output_tokens: int = 0
+    sent: dict[str, RoleSent] = Field(default_factory=dict)
 
-    def plus(self, counted: Mapping[str, ModelUsage], *, judge: bool = False) -> PlayUsage:
-        """These tokens and the ``counted`` calls' (``call_usage.counting``), as the judge's when ``judge``."""
+    def plus(
+        self, counted: Mapping[str, ModelUsage], *, judge: bool = False, sent: SentSettings | None = None
+    ) -> PlayUsage:
+        """These tokens and the ``counted`` calls' (``call_usage.counting``), as the judge's when ``judge``; and
+        what their requests carried (``sent``), a role's first request kept."""
         n_in, n_out = tokens(counted)
+        roles = {**(sent.roles if sent is not None else {}), **self.sent}
         if judge:
             return self.model_copy(
                 update={
                     "grader_input_tokens": self.grader_input_tokens + n_in,
                     "grader_output_tokens": self.grader_output_tokens + n_out,
+                    "sent": roles,
                 }
             )
-        return self.model_copy(
-            update={"input_tokens": self.input_tokens + n_in, "output_tokens": self.output_tokens + n_out}
-        )
+        tested = {"input_tokens": self.input_tokens + n_in, "output_tokens": self.output_tokens + n_out}
+        return self.model_copy(update={**tested, "sent": roles})
 
 
 class StaleDialogue(RuntimeError):

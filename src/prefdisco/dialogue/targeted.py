@@ -21,7 +21,10 @@ still invalid after ``MAPPING_RETRIES`` re-asks is answered like a vague questio
 
 Both calls go through the cache the user was built with (scoped to the run, scenario, condition and the ``user``
 role; the two calls differ in model and messages, so they never share a key). The mapping model is the sample's
-``grader`` role model carrying the trial's grader seed, unless one is given (tests).
+``grader`` role model carrying the trial's grader seed, unless one is given (tests), as its own role ``mapper``
+(``mapping_model``): the dialogue waits for each mapping, so it is sent real-time even when ``--batch`` sends the
+judges' calls by batch, and its tokens are counted apart from theirs (``results/sample_rows.py``: with the judges'
+``grader_*`` tokens, priced at the real-time rate).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ from prefdisco.structured import StructuredOutputError, generate_structured, lit
 
 NONE = "none"
 VAGUE = "vague"
+MAPPER_ROLE = "mapper"
+"""The role the mapping calls are made under (inspect's ``ModelEvent.role`` and ``role_usage`` key)."""
 MAPPING_RETRIES = 1
 """Re-asks of an invalid mapping reply (every attempt cached) before it counts as vague."""
 
@@ -93,6 +98,14 @@ def _mapping_config(model: Model, n_attributes: int) -> GenerateConfig:
     )
 
 
+def mapping_model(grader: Model) -> Model:
+    """``grader`` as the mapping model: a copy under the role ``mapper`` that never goes by batch (a turn waits
+    for it), its other settings, connection cap and provider client the grader's."""
+    mapper = get_model(role=MAPPER_ROLE, default=grader)  # no such eval role: a copy of ``grader`` renamed
+    mapper.config = grader.config.merge(GenerateConfig(batch=False))
+    return mapper
+
+
 @dataclass
 class TargetedUser:
     """Maps each question to the attributes it asks about, then answers seeing only those (module docstring)."""
@@ -129,7 +142,7 @@ class TargetedUser:
 
     def _mapper(self) -> Model:
         if self.mapper is None:
-            self.mapper = seeded_model(get_model(role="grader"), store_as(TrialSeeds).grader)
+            self.mapper = seeded_model(mapping_model(get_model(role="grader")), store_as(TrialSeeds).grader)
         return self.mapper
 
     async def map_question(self, question: str) -> QuestionMapping:

@@ -207,7 +207,7 @@ class RunConfig:
         check_usable(self)
         check_fixed_temperatures(self, preset_named(self.preset).settings)
         check_refusals(self.refusals)
-        check_batch(self.batch, self.models, self.judge_models(), self.modes)  # fixed-K: a dialogue
+        check_batch(self.batch, self.models, self.judge_models(), self.modes, self.pushback)  # fixed-K: a dialogue
         for flag, cap in (
             ("--user-max-connections", self.user_max_connections),
             ("--judge-max-connections", self.judge_max_connections),

@@ -53,12 +53,13 @@ from prefdisco.dialogue.dialogue_state import DialogueRules
 from prefdisco.dialogue.distractors import DISTRACTOR_KEY, choose_distractors
 from prefdisco.dialogue.drive import play
 from prefdisco.dialogue.engine import Dialogue
-from prefdisco.dialogue.plan import SINGLE_TURN, PlanSettings, opening_for, rules_for
+from prefdisco.dialogue.plan import PlanSettings, opening_for, rules_for
 from prefdisco.dialogue.strategies import STRATEGIES
 from prefdisco.dialogue.tool_protocol import TOOL_NAME
 from prefdisco.dialogue.user import build_user
 from prefdisco.dialogue.user_reply import USER_MAX_TOKENS
 from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wrong_answer_key
+from prefdisco.evaluation.batch import part_by_batch
 from prefdisco.evaluation.config import RunConfig, selected_scenarios
 from prefdisco.evaluation.probe import Probe, Sent, drive
 from prefdisco.evaluation.sessions_run import load_session_run
@@ -345,10 +346,8 @@ def _priced(tally: _Tally, config: RunConfig) -> list[PlanLine]:
         price = config.prices.get(line.model)
         if price is not None:
             line.usd = (line.input_tokens * price["input"] + line.output_tokens * price["output"]) / 1_000_000
-            single_turn = line.part in SINGLE_TURN  # the plan's one-reply conditions (a fixed-K part is fixed_k=K)
-            by_batch = config.batch and (line.role == "grader" or (line.role == "assistant" and single_turn))
-            share = batch_share(line.model) if by_batch else None  # --batch: at the provider's batch share
-            line.usd *= 1.0 if share is None else share
+            batched = config.batch and part_by_batch(line.role, line.part, config.pushback)
+            line.usd *= (batch_share(line.model) or 1.0) if batched else 1.0
     return lines
 
 
@@ -377,7 +376,7 @@ def _notes(config: RunConfig) -> list[str]:
     if config.user_type == "targeted":
         notes.append("targeted user: every question mapped to one attribute (a vague one would skip its user call)")
     notes.append("not counted: re-asks of invalid structured replies, provider retries; a resumed run makes fewer")
-    if config.batch:
+    if config.batch:  # never the mapping or an answer a pushback challenges: a turn waits for it
         notes.append(
             "--batch: judge calls and single-turn answers at the provider's batch share (openai/, anthropic/, google/)"
         )

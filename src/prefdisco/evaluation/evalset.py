@@ -115,7 +115,9 @@ def run_eval_set(
     config = replace(config, run_id=guard_folder(selected, config, decoys))
     judges = config.judge_models()
     named = [("user", config.user_model), *zip(panel_roles(len(judges)), judges, strict=True)]
-    batch = {role: config.batch if role != "user" else None for role, _ in named}  # every judge call by batch
+    # every judge call by batch; the targeted user's mapping, which a turn waits for, is a real-time copy of the
+    # grader (dialogue/targeted.mapping_model)
+    batch = {role: config.batch if role != "user" else None for role, _ in named}
     roles = {role: get_model(name, config=with_batch(config.role_config(role), batch[role])) for role, name in named}
     roles = limit_roles(roles, config.role_caps())  # --user/--judge-max-connections, across the whole run
     tasks = build_tasks(selected, config, decoys, sample_metadata)

@@ -18,15 +18,18 @@ its run's judging):
 * a judge model that already judged the log with other settings → refused (its attribute rows would repeat).
 
 Each log is written back as soon as it is judged (``judge_log.py``); a crash leaves the judged logs judged and the
-others pending, and the rerun replays the finished calls from the cache. Then the run's tables are rewritten and
-``judgings.json`` in each run folder lists the judgings its logs hold.
+others pending, and the rerun replays the finished calls from the cache. After a first judging the run's
+``protocol.json`` is the judging's (its judges, kind, repeats, temperature), settled by what its judge calls were
+really sent (``effective_protocol``: a judge on a provider that takes no temperature is recorded so, and the id
+follows); a further judging leaves it as it is. Then the run's tables are rewritten and ``judgings.json`` in each
+run folder lists the judgings its logs hold.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +37,7 @@ from urllib.parse import unquote, urlparse
 
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
+from prefdisco.evaluation.effective_protocol import rejudged, settle_protocol
 from prefdisco.evaluation.guard import RUN_FILE, SPLIT_FILE, run_identity
 from prefdisco.evaluation.judge_log import JudgedLog, judge_log
 from prefdisco.evaluation.limits import limit_roles
@@ -41,6 +45,8 @@ from prefdisco.prices import sent_by_batch
 from prefdisco.progress import Tally, Ticker
 from prefdisco.results.judgings import recorded_judgings
 from prefdisco.results.logs import Tables, read_header, results_from_logs, select_logs, write_tables
+from prefdisco.results.protocol_record import read_record
+from prefdisco.results.sent_settings import SentSettings, recording_sent
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA
 from prefdisco.scoring.deferred import JUDGE_LATER, JUDGED_SCORE, prefdisco_judge
 from prefdisco.scoring.judging import JUDGES
@@ -230,7 +236,17 @@ def batch_notes(models: Sequence[str]) -> list[str]:
     return [f"--batch: inspect has no batch API for {p}; its judge calls are sent one by one" for p in providers]
 
 
-async def _judge_all(plans: list[LogPlan], options: JudgeOptions, tally: Tally | None = None) -> list[JudgedLog]:
+async def _recorded(job: Coroutine[Any, Any, JudgedLog], sent: SentSettings) -> JudgedLog:
+    """``job`` with its calls' requests read into ``sent`` as they complete (``sent_settings.recording_sent``)."""
+    with recording_sent(into=sent):
+        return await job
+
+
+async def _judge_all(
+    plans: list[LogPlan], options: JudgeOptions, tally: Tally | None = None, sent: SentSettings | None = None
+) -> list[JudgedLog]:
+    """Judge every planned log at once; ``sent``: what the first judgings' judge calls sent (a further judging's are
+    not the protocol's judges)."""
     from inspect_ai.model import GenerateConfig, Model, get_model
 
     models: dict[tuple[Any, ...], dict[str, Model]] = {}
@@ -256,17 +272,16 @@ async def _judge_all(plans: list[LogPlan], options: JudgeOptions, tally: Tally |
         audit, quality = bool(run.settings.get("audit", True)), bool(run.settings.get("quality", True))
         refusals = str(run.settings.get("refusals", "score"))
         scorer = prefdisco_scorer(audit=audit, quality=quality, refusals=refusals, **args) if plan.first else None
-        jobs.append(
-            judge_log(
-                plan.path,
-                scorer or prefdisco_judge(refusals=refusals, **args),  # a further judge follows the run's rule
-                models[key],
-                first=plan.first,
-                record=j.record(),
-                tally=tally,
-                batched=options.batch and plan.first,  # its judge calls by batch: the rows priced so
-            )
+        job = judge_log(
+            plan.path,
+            scorer or prefdisco_judge(refusals=refusals, **args),  # a further judge follows the run's rule
+            models[key],
+            first=plan.first,
+            record=j.record(),
+            tally=tally,
+            batched=options.batch,  # its judge calls by batch (where inspect has a batch API): the rows priced so
         )
+        jobs.append(_recorded(job, sent) if plan.first and sent is not None else job)
     return list(await asyncio.gather(*jobs))
 
 
@@ -290,6 +305,7 @@ def judge_run(run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
     judges = sorted({m for p in plans for m in p.judging.models})
     notes = batch_notes(judges) if options.batch else []
     judged: list[JudgedLog] = []
+    sent = SentSettings()
     if plans:
         platform_init()
         init_display_type("none")
@@ -297,11 +313,26 @@ def judge_run(run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
         headers = [read_header(str(plan.path)) for plan in plans]
         tally = Tally("samples", sum(h.results.total_samples if h.results else 0 for h in headers))
         with Ticker("judge", tally.text):
-            judged = asyncio.run(_judge_all(plans, options, tally))
+            judged = asyncio.run(_judge_all(plans, options, tally, sent))
+    first = next((plan for plan in plans if plan.first), None)
+    if first is not None:  # the run's own judging: its protocol is now this judging's, as its calls were sent
+        _settle_judged(run_dir, first, options, sent)
     tables = results_from_logs(run_dir, prices=options.prices)
     write_tables(tables, run_dir)
     _write_judgings(runs, run_dir)
     return JudgeOutcome(judged, skipped, tables, notes)
+
+
+def _settle_judged(run_dir: Path, plan: LogPlan, options: JudgeOptions, sent: SentSettings) -> None:
+    """The run's ``protocol.json`` after its first judging: the judging's judges, kind, repeats and temperature
+    (``effective_protocol.rejudged``), settled by what its judge calls sent (``settle_protocol``: the one settling
+    every command does after its calls). A run without a record (an older one) is left as it is."""
+    record = read_record(run_dir)
+    if record is None:
+        return
+    j = plan.judging
+    new = rejudged(record, j.models, j.judge, j.repeats, options.temperature, plan.run.settings)
+    settle_protocol(run_dir, new, sent)
 
 
 def _write_judgings(runs: dict[Path, RunSettings], run_dir: Path) -> None:

@@ -63,9 +63,10 @@ async def judge_log(
 ) -> JudgedLog:
     """Score every sample of the log at ``path`` with ``scorer`` (judges bound as ``roles``), record ``record``
     (the judging's settings; its ``score`` key and tokens are filled in here) and replace the log. ``tally``
-    counts each sample judged (for the progress lines). ``batched``: the first judging's calls went through the
-    provider's batch API (``prefdisco judge --batch``): the first judging's rewrite of the task's metadata says so
-    (``BATCHED_KEY``; a regrade without it says they were not), so the rows price them as an inline run's."""
+    counts each sample judged (for the progress lines). ``batched``: the judging's calls went through the provider's
+    batch API (``prefdisco judge --batch``): its record says so (``batched``: a further judging's calls are priced
+    so), and the first judging's rewrite of the task's metadata too (``BATCHED_KEY``; a regrade without it says
+    they were not), so the rows price them as an inline run's."""
     from inspect_ai import score_async
     from inspect_ai.log import read_eval_log_async, write_eval_log_async
 
@@ -118,7 +119,7 @@ async def judge_log(
             usage = [[model, u.input_tokens, u.output_tokens] for model, u in sorted(models.items())]
             score.metadata = {**(score.metadata or {}), USAGE_KEY: usage}
     tokens_in, tokens_out = sum(u.input_tokens for u in used.values()), sum(u.output_tokens for u in used.values())
-    entry = {**record, "score": added[0], "input_tokens": tokens_in, "output_tokens": tokens_out}
+    entry = {**record, "score": added[0], "input_tokens": tokens_in, "output_tokens": tokens_out, "batched": batched}
     log.eval.metadata = {**(log.eval.metadata or {}), JUDGINGS: [*recorded_judgings(log.eval), entry]}
     if first:  # these are now the sample's judge calls: by batch or not, whatever an earlier judging's were
         kept = [r for r in log.eval.metadata.get(BATCHED_KEY) or [] if r != "grader"]

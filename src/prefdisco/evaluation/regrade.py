@@ -24,9 +24,12 @@ keeps every dialogue and judges it again.
   the changed criteria (and correctness against a changed gold) are asked again. With ``--judge-model`` /
   ``--judge`` / ``--judge-repeats`` / ``--judge-temperature`` the whole judging is new.
 * **Recorded.** RUN2 holds a ``run.json`` per run folder (RUN's, with the regrade's judging and
-  ``regraded_from``), ``protocol.json`` (the new record: FIXED's rubrics hash, the judges; ``regraded_from``: RUN,
-  its protocol id and what changed), ``regrade.json`` (what this regrade is), and the tables; every results row's
-  ``protocol_id`` is the new id. RUN is named by its path relative to RUN2 (``../run``), never an absolute one.
+  ``regraded_from``), ``protocol.json`` (the new record: RUN's own ``protocol.json`` as its calls settled it, never
+  rebuilt from ``run.json``'s flags, with FIXED's rubrics hash and the regrade's judging, then settled by what the
+  regrade's judge calls were really sent: ``effective_protocol.rejudged`` and ``settled``; ``regraded_from``: RUN,
+  its protocol id and what changed, so a run settled to ``custom-…`` on a provider that takes no temperature stays
+  that protocol and reports only the rubrics), ``regrade.json`` (what this regrade is), and the tables; every results
+  row's ``protocol_id`` is the new id. RUN is named by its path relative to RUN2 (``../run``), never an absolute one.
   The judge calls' tokens are added to each row's judge tokens and cost.
 * **Resumable.** A log already regraded with the same FIXED and judging is skipped; a crash leaves each log copied
   or judged whole (atomic writes), and the rerun replays finished calls from the cache. An ``--out`` holding
@@ -50,6 +53,7 @@ from prefdisco.builder.pipeline import written_by
 from prefdisco.dialogue.scenario import SCENARIO_KEY
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import scenario_set_hash
+from prefdisco.evaluation.effective_protocol import rejudged, settled
 from prefdisco.evaluation.guard import RUN_FILE, SESSIONS_FILE, SPLIT_FILE
 from prefdisco.evaluation.judge_later import JudgeOptions, Judging, RunSettings, _local, read_run
 from prefdisco.evaluation.judge_log import judge_log
@@ -59,7 +63,8 @@ from prefdisco.evaluation.task import load_scenarios
 from prefdisco.progress import Tally, Ticker
 from prefdisco.results.judgings import recorded_judgings
 from prefdisco.results.logs import read_header, results_from_logs, select_logs, write_tables
-from prefdisco.results.protocol_record import PROTOCOL_FILE, PROTOCOL_SETTINGS, ProtocolRecord, differences
+from prefdisco.results.protocol_record import PROTOCOL_SETTINGS, ProtocolRecord, differences, read_record, write_record
+from prefdisco.results.sent_settings import SentSettings, recording_sent
 from prefdisco.schema import Scenario
 from prefdisco.scoring.scorer import prefdisco_scorer
 
@@ -178,26 +183,6 @@ class RegradeOutcome:
     results_rows: int
 
 
-def _settings_of(run: RunSettings) -> dict[str, Any]:
-    """The protocol settings a run.json holds (a setting it leaves out is at its default)."""
-    recorded = run.settings
-    settings = {k: recorded.get(k, DEFAULT_SETTINGS[k]) for k in PROTOCOL_SETTINGS}
-    return settings
-
-
-def settings_record(
-    settings: dict[str, Any],
-    user_model: str,
-    judges: Sequence[str],
-    rubrics: str | None,
-    quality: bool = True,
-    builders: Sequence[str] = (),
-) -> ProtocolRecord:
-    """The record of a run's protocol ``settings`` (``protocols.record_of``); ``quality``: the run judged the
-    general quality (with the structured judge, its prompts are the judge's); ``builders``: the benchmark's."""
-    return record_of(SimpleNamespace(**settings, quality=quality), user_model, judges, rubrics, builders=builders)
-
-
 def _origin(run: Path, out: Path) -> str:
     """RUN as RUN2 records it: its path relative to RUN2 (``../run``), so that neither names the machine's folders
     and the two can move together (absolute only where no relative path leads there: another drive)."""
@@ -299,21 +284,18 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
     origin = _origin(run, out)
     marker = _marker(origin, scenario_set_hash(scenarios), judging, judge.temperature)
     _check_out(run, out, marker)
-    old_settings = _settings_of(first)
-    new_settings = {
-        **old_settings,
-        "judge": judging.judge,
-        "judge_repeats": judging.repeats,
-        "grader_temperature": old_settings["grader_temperature"] if judge.temperature is None else judge.temperature,
-    }
-    old = _old_record(run, first, old_settings)
-    quality = bool(first.settings.get("quality", True))
-    new = settings_record(
-        new_settings, old.user_model, judging.models, rubrics_hash(scenarios), quality, written_by(scenarios)
+    old = _old_record(run, first)  # RUN's settled record: what its calls were really sent
+    new = rejudged(
+        old,
+        judging.models,
+        judging.judge,
+        judging.repeats,
+        judge.temperature,
+        first.settings,
+        rubrics_hash(scenarios),
+        written_by(scenarios),
     )
-    new = new.model_copy(
-        update={"regraded_from": {"run": origin, "protocol": old.id, "changes": differences(old, new)}}
-    )
+    earlier = read_record(out)  # a regrade resumed: what its judges' calls sent before (the marker is the same)
 
     out.mkdir(parents=True, exist_ok=True)
     jobs = []
@@ -335,7 +317,7 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
             "judge_panel": list(judging.models[1:]),
             "judge": judging.judge,
             "judge_repeats": judging.repeats,
-            "grader_temperature": new_settings["grader_temperature"],
+            "grader_temperature": new.settings["grader_temperature"],
             "protocol_id": new.id,
             "regraded_from": origin,
         }
@@ -344,6 +326,7 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
         if (run / name).is_file():
             shutil.copyfile(run / name, out / name)
 
+    sent = SentSettings()  # what the judges' calls sent, read as they complete (sent_settings.recording_sent)
     if jobs:
         platform_init()
         init_display_type("none")
@@ -374,22 +357,30 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
                 tasks.append(judge_log(dest, scorer, roles, first=True, record=judging.record(), tally=tally))
             await asyncio.gather(*tasks)
 
-        with Ticker("regrade", tally.text):
+        with Ticker("regrade", tally.text), recording_sent(into=sent):  # the judges' requests, as sent
             asyncio.run(judge_all())
-    atomic_write(out / PROTOCOL_FILE, new.model_dump_json(indent=2))
+    before = (earlier.sent or {}) if earlier is not None else {}  # a resumed regrade's judges, as they were sent
+    before = {role: seen for role, seen in before.items() if role.startswith("grader")}
+    new = settled(new, out, SentSettings(roles=before | sent.roles))  # the protocol as sent (effective_protocol.py)
+    new = new.model_copy(
+        update={"regraded_from": {"run": origin, "protocol": old.id, "changes": differences(old, new)}}
+    )
+    write_record(out, new)
     atomic_write(out / REGRADE_FILE, json.dumps(marker, indent=2))
     tables = results_from_logs(out, prices=judge.prices)
     write_tables(tables, out)
     return RegradeOutcome(len(jobs), skipped, sorted(changed), new, len(tables.results))
 
 
-def _old_record(run: Path, first: RunSettings, settings: dict[str, Any]) -> ProtocolRecord:
-    """RUN's protocol record: its protocol.json, or (an older run) made from its run.json."""
-    from prefdisco.results.protocol_record import read_record
-
+def _old_record(run: Path, first: RunSettings) -> ProtocolRecord:
+    """RUN's protocol record as its calls settled it (its protocol.json), or (an older run without one) the record of
+    its run.json's flags (a setting it leaves out at its default)."""
     found = read_record(run)
     if found is not None:
         return found
     s = first.settings
+    flags = SimpleNamespace(
+        **{k: s.get(k, DEFAULT_SETTINGS[k]) for k in PROTOCOL_SETTINGS}, quality=s.get("quality", True)
+    )
     judges = [str(s["grader_model"]), *s.get("judge_panel", [])]
-    return settings_record(settings, str(s.get("user_model", "")), judges, None, bool(s.get("quality", True)))
+    return record_of(flags, str(s.get("user_model", "")), judges, None)

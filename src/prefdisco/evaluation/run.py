@@ -25,10 +25,18 @@ from prefdisco.evaluation.sessions_run import load_session_run, run_sessions
 from prefdisco.evaluation.workers import run_workers
 from prefdisco.progress import Ticker
 from prefdisco.results.logs import Tables
-from prefdisco.results.protocol_record import write_record
+from prefdisco.results.protocol_record import read_record, write_record
 from prefdisco.schema import Scenario
+from prefdisco.scoring.deferred import JUDGE_LATER
 
 __all__ = ["RunConfig", "run_conditions"]
+
+
+def judged_later(config: RunConfig) -> bool:
+    """Whether ``config.log_dir`` holds a ``--judge later`` run that ``prefdisco judge`` has judged: its record is
+    the judging's (``judge_later``), which a rerun of the eval (its samples finished: no call to make) keeps."""
+    found = read_record(config.log_dir) if config.judge == JUDGE_LATER else None
+    return found is not None and (found.given or found.settings).get("judge") != JUDGE_LATER
 
 
 def run_conditions(scenarios: Sequence[Scenario], config: RunConfig, label: str = "eval") -> Tables:
@@ -39,7 +47,8 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig, label: str 
     prepare_log_dir(config.log_dir)
     planned: int | None = None
     if config.write_tables:  # what the run's numbers are made under; the run's whole configuration, as one file
-        write_record(config.log_dir, protocol_record(config, scenarios))
+        if not judged_later(config):  # a --judge later run prefdisco judge judged keeps its judging's record
+            write_record(config.log_dir, protocol_record(config, scenarios))
         estimate = estimate_run(scenarios, config)
         write_estimate(config.log_dir, estimate)  # the dry run's, beside what is measured
         planned = estimate.calls  # what the progress line's estimate of the time left counts down

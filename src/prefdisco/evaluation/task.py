@@ -188,11 +188,13 @@ def build_task(
             extra |= extra_metadata(scenario)
         if extra:
             sample.metadata = {**(sample.metadata or {}), **extra}
-    batched = [r for r in batched_roles(condition.value, bool(config.batch)) if r != "grader" or judging_now]
+    batched = batched_roles(condition.value, bool(config.batch), config.pushback)
+    batched = [r for r in batched if r != "grader" or judging_now]
     return Task(
         name=name or f"prefdisco_{key}",
         dataset=MemoryDataset(samples, name="+".join(benchmarks)),
-        # --batch: the model under test's one answer of a single-turn condition by batch (evaluation/batch.py)
+        # --batch: the model under test's one answer of a single-turn condition without pushback by batch
+        # (evaluation/batch.py)
         config=with_batch(GenerateConfig(), config.batch if "assistant" in batched else None),
         solver=chain(seeded(seeds, key), condition_solver(condition, k, config, cache_scope)),
         scorer=prefdisco_dialogue()  # --judge later: no grader call now (``scoring/deferred.py``)

@@ -130,6 +130,9 @@ BATCHED = "batched"
 ``assistant`` and/or ``grader``, space-separated; empty when none did. ``cost_usd`` prices them at the batch share."""
 BATCHED_KEY = "prefdisco_batched"
 """A task's metadata: the roles whose calls it sends by batch (the rows' ``batched``)."""
+SENT_BY_BATCH, SENT_REAL_TIME = "batch", "real-time"
+"""How the calls of a judge-usage entry were sent, where the row's ``batched`` does not say it (the last item of an
+entry of ``SampleRows.judge_usage``): the targeted user's mapping (real-time), a further judging (as it was sent)."""
 SESSION_COLUMNS: tuple[str, ...] = ("session_id", "position")
 """A sessions run's session and 1-based position of the row's scenario (empty otherwise)."""
 SESSION_LABEL = "session_label"

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from prefdisco.prices import sent_by_batch
+from prefdisco.results.contract import SENT_BY_BATCH, SENT_REAL_TIME
 from prefdisco.scoring.deferred import EXTRA_SCORE, JUDGED_SCORE, PENDING_SCORE
 from prefdisco.scoring.panel import panel_roles
 
@@ -71,12 +73,17 @@ def extra_judgements(spec: Any, scores: dict[str, Any] | None) -> list[tuple[str
     return out
 
 
-def extra_usage(spec: Any, scores: dict[str, Any] | None) -> list[tuple[str | None, int, int]]:
-    """(judge model, input, output tokens) of every further judging's calls for one sample (for ``cost_usd``)."""
-    out: list[tuple[str | None, int, int]] = []
+def extra_usage(spec: Any, scores: dict[str, Any] | None) -> list[tuple[Any, ...]]:
+    """(judge model, input, output tokens[, 0, 0, how sent]) of every further judging's calls for one sample (for
+    ``cost_usd``): how they were sent (``SENT_BY_BATCH`` / ``SENT_REAL_TIME``) where the judging recorded it
+    (``batched``; a judging recorded before it: as the row's ``batched`` says)."""
+    out: list[tuple[Any, ...]] = []
     for record in recorded_judgings(spec):
         key = record["score"]
         score = (scores or {}).get(key)
         if key.startswith(EXTRA_SCORE) and score is not None:
-            out += [(str(m), int(i), int(o)) for m, i, o in (score.metadata or {}).get(USAGE_KEY, [])]
+            for m, i, o in (score.metadata or {}).get(USAGE_KEY, []):
+                by_batch = bool(record.get("batched")) and sent_by_batch(str(m))
+                how = () if "batched" not in record else (0, 0, SENT_BY_BATCH if by_batch else SENT_REAL_TIME)
+                out.append((str(m), int(i), int(o), *how))
     return out

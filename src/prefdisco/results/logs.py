@@ -48,6 +48,7 @@ from prefdisco.results.contract import (
     PROTOCOL_ID,
     RESULT_COLUMNS,
     RESULT_KEY,
+    SENT_BY_BATCH,
 )
 from prefdisco.results.protocol_record import read_record
 from prefdisco.results.sample_rows import SampleRows, interrupted, role_model, sample_rows, scores_digest
@@ -70,7 +71,9 @@ def _costs(
     """USD for one sample: ``cost_usd`` over its roles and ``user_cost_usd`` / ``grader_cost_usd`` apart (``graders``:
     each judge's (model, input, output[, cache read, cache write]) tokens; None: the ``grader_*`` columns at the
     ``grader_model``'s price); a role whose model has no price is None, and so is the total. The roles the row's
-    ``batched`` names are priced at their provider's batch share (``prices.batch_share``; full price without one)."""
+    ``batched`` names are priced at their provider's batch share (``prices.batch_share``; full price without one);
+    a ``graders`` entry that says how it was sent (``SENT_BY_BATCH``, ``SENT_REAL_TIME``: the targeted user's
+    mapping, a further judging) is priced so, whatever the row's ``batched``."""
     batched = set(str(row.get(BATCHED) or "").split())
 
     def tokens(prefix: str) -> tuple[int, int, int, int]:
@@ -79,12 +82,14 @@ def _costs(
     def priced(parts: list[tuple[Any, ...]], role: str) -> float | None:
         total = 0.0
         for model, *counts in parts:
+            how = counts.pop() if counts and isinstance(counts[-1], str) else None  # a graders entry's, if said
             if not any(counts):
                 continue
             price = prices.get(model or "")
             if price is None:
                 return None
-            share = batch_share(str(model)) if role in batched else None
+            by_batch = how == SENT_BY_BATCH if how is not None else role in batched
+            share = batch_share(str(model)) if by_batch else None
             total += cost_usd(price, *counts) * (1.0 if share is None else share)
         return total
 
@@ -217,8 +222,9 @@ def _finish(
     results_df = results_df.astype(_SEED_TYPES | _K_TYPE).sort_values(order, kind="stable")
     attributes = attributes.astype(_K_TYPE)
     record = read_record(Path(folder)) if Path(folder).is_dir() else None
-    if record is not None and record.asked_id is not None:  # what was sent made it another protocol
-        results_df[PROTOCOL_ID] = results_df[PROTOCOL_ID].replace(record.asked_id, record.id)
+    if record is not None and len(results_df):  # the run's protocol as its last calls settled it: one owner of the
+        # id (a log's metadata has the flags' id of the command that wrote it: an eval's before its judge judged it)
+        results_df[PROTOCOL_ID] = record.id
     if len(transcripts) and "assistant_seed" in transcripts.columns:
         transcripts = transcripts.astype(_SEED_TYPES)
     if len(transcripts) and "fixed_k" in transcripts.columns:

@@ -2,14 +2,19 @@
 
 A run is many dialogues at once; no schedule finishes before its longest dialogue does (each turn waits for the one
 before), and none does better than keeping every allowed sample busy. From each sample the logs record — when it
-started and how long it took (inspect's ``started_at`` and ``total_time``) — over the samples of the run's chosen
-logs (``logs.select_logs``; a resumed run's earlier samples included):
+started, how long it took from start to end (inspect's ``started_at`` and ``total_time``) and how long of that it was
+working (``working_time``: the total less the time it waited for a connection, a rate limit's back-off or a retry) —
+over the samples of the run's chosen logs (``logs.select_logs``; a resumed run's earlier samples included):
 
-* ``busy_s`` — the time at least one sample was running (the union of the samples' intervals: the pause between a
-  killed run and its rerun is not counted);
-* ``critical_path_s`` — the longest sample: a lower bound on any schedule's wall time;
+* ``busy_s`` — the time at least one sample was running (the union of the samples' start-to-end intervals: the pause
+  between a killed run and its rerun is not counted);
+* ``critical_path_s`` — the longest sample's *working* time: a lower bound on any schedule's wall time (its total
+  time is not: with fewer connections than samples it includes the time it queued for one, which a schedule with
+  more connections would not spend);
+* ``longest_sample_s`` — the longest sample from start to end, queueing and back-off included;
 * ``samples_in_flight`` — the samples running at once, on average (the samples' time over ``busy_s``);
-* ``critical_share`` — ``critical_path_s`` over ``busy_s``: 1 when the run took no longer than its longest dialogue.
+* ``critical_share`` — ``critical_path_s`` over ``busy_s``: 1 when the run took no longer than its longest dialogue
+  needed.
 
 and from the run's ``call_time.json`` files (``evaluation/call_clock.py``: each invocation of ``prefdisco eval``,
 each shard's, with the seconds its model calls took as inspect timed them; absent for a run made before them, then
@@ -97,7 +102,11 @@ def call_time(roots: Sequence[Path]) -> dict[str, Any]:
     }
 
 
-def _intervals(folder: Path) -> list[tuple[datetime, datetime]]:
+Timed = tuple[datetime, datetime, float]
+"""A sample's start, end and working seconds."""
+
+
+def _intervals(folder: Path) -> list[Timed]:
     from inspect_ai.log import read_eval_log_sample_summaries
 
     from prefdisco.errors import UserError
@@ -117,7 +126,9 @@ def _intervals(folder: Path) -> list[tuple[datetime, datetime]]:
             if s.started_at is None or s.total_time is None or s.error:
                 continue
             start = datetime.fromisoformat(str(s.started_at))
-            out.append((start, start + timedelta(seconds=float(s.total_time))))
+            total = float(s.total_time)
+            working = total if s.working_time is None else min(float(s.working_time), total)
+            out.append((start, start + timedelta(seconds=total), working))
     return out
 
 
@@ -138,16 +149,17 @@ def run_time(runs: Path | Sequence[Path] | None) -> dict[str, Any] | None:
     """The module docstring's figures over every run folder of ``runs``; None without a sample that has its times."""
     roots = [] if runs is None else [runs] if isinstance(runs, (str, Path)) else list(runs)
     folders = [root for root in map(Path, roots) if root.is_dir()]
-    intervals = [i for root in folders for i in _intervals(root)]
-    if not intervals:
+    timed = [i for root in folders for i in _intervals(root)]
+    if not timed:
         return None
-    busy = busy_seconds(intervals)
-    lengths = [(stop - start).total_seconds() for start, stop in intervals]
-    critical = max(lengths)
+    busy = busy_seconds([(start, end) for start, end, _ in timed])
+    lengths = [(end - start).total_seconds() for start, end, _ in timed]
+    critical = max(working for _, _, working in timed)
     return {
-        "n_samples": len(intervals),
+        "n_samples": len(timed),
         "busy_s": busy,
         "critical_path_s": critical,
+        "longest_sample_s": max(lengths),
         "samples_in_flight": sum(lengths) / busy if busy else None,
         "critical_share": critical / busy if busy else None,
         **call_time(folders),

@@ -14,6 +14,7 @@ from typing import Any
 
 from prefdisco.dialogue.carry import SESSION_KEY
 from prefdisco.dialogue.hygiene import flag_reasons
+from prefdisco.dialogue.targeted import MAPPER_ROLE
 from prefdisco.prices import sent_by_batch
 from prefdisco.results.contract import (
     BATCHED,
@@ -27,6 +28,7 @@ from prefdisco.results.contract import (
     JUDGE_POSITION,
     PROTOCOL_ID,
     QUALITY,
+    SENT_REAL_TIME,
     SESSION_LABEL,
     SIMULATOR_COLUMNS,
     UNSCORED_REASON,
@@ -112,6 +114,12 @@ def _is_judge(role: str) -> bool:
     return role == "grader" or role.startswith("grader_")
 
 
+def _on_grader(role: str) -> bool:
+    """A role whose calls the judge's model makes and the ``grader_*`` columns count: the judges, and the targeted
+    user's question mapping (its own role ``mapper``, real-time even under ``--batch``)."""
+    return _is_judge(role) or role == MAPPER_ROLE
+
+
 USAGE_FIELDS = {
     "input_tokens": "input_tokens",
     "output_tokens": "output_tokens",
@@ -124,15 +132,16 @@ input apart, read and written), ``reasoning_tokens`` are part of ``output_tokens
 
 
 def _usage(sample: Any) -> dict[str, int]:
-    """Tokens of the model under test, the user and the judges (``grader_*``: every judge of a panel), each kind of
-    ``USAGE_FIELDS``: the user's and the judges' from their roles, the model's the rest."""
+    """Tokens of the model under test, the user and the judges (``grader_*``: every judge of a panel, and the
+    targeted user's mapping on the first judge's model), each kind of ``USAGE_FIELDS``: the user's and the judges'
+    from their roles, the model's the rest."""
     roles = dict(sample.role_usage or {})
     models = list((sample.model_usage or {}).values())
     row = {}
     for column, name in USAGE_FIELDS.items():
         total = sum(getattr(u, name) or 0 for u in models)
         for role in ("user", "grader"):
-            usage = [u for r, u in roles.items() if (_is_judge(r) if role == "grader" else r == role)]
+            usage = [u for r, u in roles.items() if (_on_grader(r) if role == "grader" else r == role)]
             row[f"{role}_{column}"] = sum(getattr(u, name) or 0 for u in usage)
         row[column] = total - row[f"user_{column}"] - row[f"grader_{column}"]
     return row
@@ -190,8 +199,9 @@ class SampleRows:
     attributes: list[dict[str, Any]] = field(default_factory=list)
     transcript: dict[str, Any] = field(default_factory=dict)
     judge_usage: list[tuple[Any, ...]] = field(default_factory=list)
-    """(model, input, output tokens[, cache read, cache write]) of every judge role and every further judging, for
-    ``cost_usd``."""
+    """(model, input, output tokens[, cache read, cache write][, how sent]) of every role on a judge's model (the
+    judges, the targeted user's ``mapper``) and every further judging, for ``cost_usd``; how it was sent
+    (``contract.SENT_BY_BATCH`` / ``SENT_REAL_TIME``) where the row's ``batched`` does not say it."""
     scores: dict[str, Any] = field(default_factory=dict)
     """``scores_digest`` of the sample the rows were made from."""
 
@@ -294,14 +304,15 @@ def sample_rows(spec: Any, sample: Any) -> SampleRows:
         transcript["pushback"] = pushback
     judges: list[tuple[Any, ...]] = [
         (
-            judge_model(role),
+            judge_model("grader" if role == MAPPER_ROLE else role),
             u.input_tokens,
             u.output_tokens,
             u.input_tokens_cache_read or 0,
             u.input_tokens_cache_write or 0,
+            *([SENT_REAL_TIME] if role == MAPPER_ROLE else []),  # never batched: a turn waits for it
         )
         for role, u in (sample.role_usage or {}).items()
-        if _is_judge(role)
+        if _on_grader(role)
     ]
     judges += extra_usage(spec, sample.scores)  # further judgings (prefdisco judge): in cost_usd too
     return SampleRows(sample.uuid, result, attributes, transcript, judges, scores_digest(sample.scores))

@@ -19,11 +19,19 @@ compares each setting asked (the call's ``GenerateConfig``) with what the reques
 
 A setting asked and absent from the request was **not sent**; one sent with another value was **changed**
 (``SentSettings.notes``). ``evaluation/effective_protocol.py`` turns that into the protocol the run really had.
+
+Calls made outside an eval's samples keep no raw request in any log: ``prefdisco judge`` and ``regrade`` score
+through inspect's scoring of existing logs, which drops every request it records, and the play-the-user study calls
+its models in a server. ``recording_sent`` reads their requests as the calls complete: for the block it routes
+inspect's model events through a sink of its own (``use_model_event_sink``, inspect's hook for whoever needs its
+model events first: its agent bridge) that keeps each role's first request and hands every event on as inspect
+would have (to the sink before it, else the transcript), so nothing else changes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -154,3 +162,47 @@ def sent_settings(folder: Path, wanted: Iterable[str] = ()) -> SentSettings:
         if wanted <= set(roles):
             break
     return SentSettings(roles=roles)
+
+
+class _Recorder:
+    """A model-event sink (inspect's ``ModelEventSink``) that keeps each role's first request, then hands the event
+    on as inspect would have: to the sink it replaced, else the running transcript."""
+
+    def __init__(self, found: SentSettings, role: str | None, previous: Any) -> None:
+        self.found, self.role, self.previous = found, role, previous
+
+    def on_pending(self, event: Any) -> None:
+        from inspect_ai.log._transcript import transcript
+
+        if self.previous is not None:
+            self.previous.on_pending(event)
+        else:
+            transcript()._event(event)
+
+    def on_complete(self, event: Any) -> None:
+        from inspect_ai.log._transcript import transcript
+
+        call = event.call
+        if event.error is None and call is not None and not call.error:  # a cache hit sent nothing: no call
+            role = self.role or role_name(event.role, event.model)
+            if role not in self.found.roles:
+                self.found.roles[role] = RoleSent(
+                    model=event.model, asked=asked_of(event.config), sent=from_request(call.request)
+                )
+        if self.previous is not None:
+            self.previous.on_complete(event)
+        else:
+            transcript()._event_updated(event)
+
+
+@contextmanager
+def recording_sent(role: str | None = None, into: SentSettings | None = None) -> Iterator[SentSettings]:
+    """The settings each role's first request carried, of the calls made in the block (module docstring), filled as
+    the calls complete (``into``: added to it, a role already there kept). ``role``: every call of the block counts
+    as that role's (a model the caller built itself has no inspect role: the play study's judge); None: each call's
+    own role, as ``role_name`` reads it."""
+    from inspect_ai.model._model import _model_event_sink, use_model_event_sink
+
+    found = into if into is not None else SentSettings()
+    with use_model_event_sink(_Recorder(found, role, _model_event_sink.get())):
+        yield found
