@@ -1,7 +1,7 @@
 """kill -9 of a running `prefdisco eval` at a random moment, then the same command again.
 
-The rerun must end with exactly the uninterrupted run's results (same (scenario, mode) rows, same scores: the mock
-answers deterministically), no duplicates, and the model calls of both attempts together may exceed the
+The rerun must end with exactly the uninterrupted run's results (same (scenario, mode) rows, same scores and
+tokens: the mock answers deterministically), no duplicates, and the model calls of both attempts together may exceed the
 uninterrupted run's only by what was in flight when the process died.
 
 "In flight" is counted from the client's side: a call is complete once inspect has stored its reply in the
@@ -29,6 +29,9 @@ import prefdisco.cli as cli
 from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
 
 COLUMNS = ["scenario_id", "mode", "pref_align", "correct", "n_questions", "judge_invalid", "failed"]
+# a call the killed attempt made and cached keeps its tokens in the resumed sample (evaluation/cached_usage.py)
+COLUMNS += ["input_tokens", "output_tokens", "user_input_tokens", "user_output_tokens", "grader_input_tokens"]
+COLUMNS += ["grader_output_tokens"]
 
 
 def table(run) -> pd.DataFrame:

@@ -20,6 +20,7 @@ from inspect_ai.util import DisplayType
 from prefdisco.dialogue.plan import ASKING
 from prefdisco.errors import UserError
 from prefdisco.evaluation.batch import with_batch
+from prefdisco.evaluation.cached_usage import counting_cached
 from prefdisco.evaluation.call_clock import clocking, record
 from prefdisco.evaluation.collector import tuned_collector
 from prefdisco.evaluation.config import (
@@ -158,7 +159,9 @@ def _run(tasks: list[Task], roles: dict[str, Any], config: RunConfig) -> tuple[b
     interrupted (Ctrl-C: inspect ends the tasks as cancelled and still reports success)."""
     from inspect_ai import eval_set
 
-    with clocking() as clock:  # the seconds its model calls take (call_clock.py), recorded even when it fails
+    # the seconds its model calls take (call_clock.py), recorded even when it fails; a call the run's cache answers
+    # keeps its tokens in its sample (cached_usage.py)
+    with clocking() as clock, counting_cached():
         try:
             success, logs = _eval_set(eval_set, tasks, roles, config)
         finally:
