@@ -70,12 +70,13 @@ def _rejected(manifest: dict[str, Any]) -> list[tuple[str, int]]:
 
 
 def build_info(manifest: dict[str, Any]) -> BuildInfo:
-    config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+    raw_config, raw_counts = manifest.get("config"), manifest.get("build_counts")
+    config: dict[str, Any] = raw_config if isinstance(raw_config, dict) else {}
     source = manifest.get("source")
     kind = "build" if "build_counts" in manifest else "benchmark folder"
     if isinstance(source, dict) and source.get("kind") == "prefq-bench":
         kind = "prefq-bench import"
-    counts = manifest.get("build_counts") if isinstance(manifest.get("build_counts"), dict) else {}
+    counts: dict[str, Any] = raw_counts if isinstance(raw_counts, dict) else {}
     settings = [(label, str(config[key])) for key, label in SETTINGS if config.get(key) not in (None, "", {})]
     if isinstance(config.get("profile"), dict):
         profile = config["profile"]

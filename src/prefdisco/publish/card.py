@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from prefdisco.benchio import MANIFEST_FILE
 from prefdisco.publish.layout import BENCH, CITATION, CROISSANT, EVAL_YAML, bench_file

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from prefdisco.publish.publication import Publication
 

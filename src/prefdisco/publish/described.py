@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from prefdisco.publish.card import read_header
 from prefdisco.publish.checks import Findings, check_data
@@ -143,17 +143,18 @@ def check_eval_yaml(found: Findings) -> None:
         return
     if found.content_hash and data.get("content_hash") != found.content_hash:
         found.error(EVAL_YAML, f"content_hash is {data.get('content_hash')!r}, not {found.content_hash}")
-    task_file = data.get("task_file") if isinstance(data.get("task_file"), dict) else {}
+    raw = data.get("task_file")
+    task_file: dict[str, Any] = raw if isinstance(raw, dict) else {}
     if not (task_file.get("commit") or task_file.get("version")) or not task_file.get("sha256"):
         found.error(EVAL_YAML, "task_file: needs a commit (or version) and a sha256")
-    pinned = {a.get("path"): a.get("sha256") for a in data.get("assets") or [] if isinstance(a, dict)}
+    pinned = {str(a.get("path")): a.get("sha256") for a in data.get("assets") or [] if isinstance(a, dict)}
     on_disk = sorted(str(p.relative_to(found.folder)) for p in (found.folder / DATA).rglob("*.parquet"))
-    for rel in on_disk:
-        if rel not in pinned:
-            found.error(EVAL_YAML, f"assets: {rel} is not pinned")
-    for rel, digest in pinned.items():
-        if _file_hash(found, str(rel)) != digest:
-            found.error(EVAL_YAML, f"assets: {rel}: sha256 does not match the file (or it is missing)")
+    for name in on_disk:
+        if name not in pinned:
+            found.error(EVAL_YAML, f"assets: {name} is not pinned")
+    for name, digest in pinned.items():
+        if _file_hash(found, name) != digest:
+            found.error(EVAL_YAML, f"assets: {name}: sha256 does not match the file (or it is missing)")
     ids = {t.get("id") for t in data.get("tasks") or [] if isinstance(t, dict)}
     if not ids:
         found.error(EVAL_YAML, "tasks: none")

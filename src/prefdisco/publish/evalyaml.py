@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]
 
 from prefdisco.publish.layout import bench_file
 from prefdisco.publish.pin import TASK_NAME, sha256

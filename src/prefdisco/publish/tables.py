@@ -58,7 +58,7 @@ def shard_paths(config: str, split: str, rows: int) -> list[str]:
 
 def parquet_bytes(table: pa.Table) -> bytes:
     sink = io.BytesIO()
-    pq.write_table(table, sink, **PARQUET_SETTINGS)  # type: ignore[arg-type]
+    pq.write_table(table, sink, **PARQUET_SETTINGS)
     return sink.getvalue()
 
 
