@@ -33,7 +33,6 @@ from prefdisco.benchmarks.normalize import Row, RowBuilder, RowRef, build_fields
 from prefdisco.errors import UserError
 from prefdisco.schema import AnswerType
 
-
 UNKNOWN_LICENSE = "unknown — check the source"
 """The license of a benchmark whose Hub card names none: said as such, never guessed."""
 
@@ -106,7 +105,8 @@ _SPECS = (
         ),
         answer_types=(AnswerType.LATEX,),
         source_fields=("problem", "solution", "answer", "subject", "level", "unique_id"),
-        license_note="the Hub card names no license; the upstream openai/prm800k repository is MIT",
+        license="mit",
+        license_note="the upstream openai/prm800k repository's (the Hub card names none)",
     ),
     BenchmarkSpec(
         name="aime",
@@ -181,8 +181,8 @@ _SPECS = (
         skip_if_set="image",
         id_required=False,
         source_fields=("id", "question", "hint", "choices", "answer", "has_image", "image"),
-        license="cc-by-sa-4.0",
-        license_note="the Hub card's; the original release (lupantech/ScienceQA) states CC BY-NC-SA 4.0",
+        license="cc-by-nc-sa-4.0",
+        license_note="the original release's (lupantech/ScienceQA; non-commercial); the Hub copy's card: CC BY-SA 4.0",
     ),
     BenchmarkSpec(
         name="medqa",
@@ -261,7 +261,8 @@ _SPECS = (
         ),
         answer_types=_LETTER,
         source_fields=("context", "question", "answerA", "answerB", "answerC", "label"),
-        license_note="the Hub card names no license",
+        license="cc-by-4.0",
+        license_note="the AllenAI Social IQa release's (the Hub card names none)",
     ),
 )
 
