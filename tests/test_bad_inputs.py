@@ -349,6 +349,11 @@ CASES = [
         "already a published folder",
     ),
     Case(
+        "build-out-holds-a-published-benchmark",
+        lambda ws: ["build", "--benchmark", "mmlu", "--model", "mockllm/model", "--out", str(published_folder(ws))],
+        "holds a published benchmark of 2 scenarios; give --overwrite",
+    ),
+    Case(
         "eval-published-hash-mismatch",
         lambda ws: eval_args(tampered_published(ws), ws),
         "does not match prefdisco/manifest.json's",

@@ -82,7 +82,7 @@ def refuse_out(out: Path, bench: Path, overwrite: bool) -> None:
         return
     entries = sorted(p.name for p in out.iterdir())
     if entries:
-        held = holds(out) or ("a published benchmark" if is_published(out) else counted(len(entries), "entry"))
+        held = holds(out) or counted(len(entries), "entry")
         raise UserError(f"--out {out}: holds {held}; give --overwrite to replace it, or another --out")
 
 
