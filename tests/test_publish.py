@@ -228,3 +228,30 @@ def test_eval_of_the_published_folder_scores_the_same_rows_as_the_benchmark_fold
     a, b = (t.sort_values(keys)[keys + columns].reset_index(drop=True) for t in tables.values())
     assert len(a) == 8 * 3 and a["failed"].eq(0).all()
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_overwrite_replaces_the_folder_whole_and_a_failed_publish_leaves_it_as_it_was(
+    built: Path, published: Path, tmp_path: Path, app
+) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    target = tmp_path / "target"
+    shutil.copytree(published, target)
+    (target / "stale.txt").write_text("from before\n")
+    refused = CliRunner().invoke(app, ["publish", str(built), "--out", str(target)])
+    assert refused.exit_code == 2 and "holds a published benchmark of 8 scenarios" in refused.stderr
+    done = CliRunner().invoke(app, ["publish", str(built), "--out", str(target), "--overwrite"])
+    assert done.exit_code == 0, done.output
+    assert not (target / "stale.txt").exists()
+    before = {str(p.relative_to(target)): p.read_bytes() for p in target.rglob("*") if p.is_file()}
+    assert before == {str(p.relative_to(published)): p.read_bytes() for p in published.rglob("*") if p.is_file()}
+
+    changed = tmp_path / "changed"
+    shutil.copytree(built, changed)
+    with (changed / "personas.jsonl").open("a") as f:
+        f.write("\n")
+    failed = CliRunner().invoke(app, ["publish", str(changed), "--out", str(target), "--overwrite"])
+    assert failed.exit_code == 2 and "content_hash" in failed.stderr
+    after = {str(p.relative_to(target)): p.read_bytes() for p in target.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["changed", "target"]  # no temporary folder left
