@@ -71,6 +71,31 @@ def tampered_bench(ws: Path) -> Path:
     return folder
 
 
+def published_folder(ws: Path) -> Path:
+    """A benchmark folder published (``prefdisco publish``) into ``in/published``."""
+    from prefdisco.publish.writer import publish
+
+    return publish(bench_folder(ws), ws / "in" / "published").out
+
+
+def tampered_published(ws: Path) -> Path:
+    """A published folder whose persona library changed after it was published."""
+    folder = published_folder(ws)
+    with (folder / "prefdisco" / "personas.jsonl").open("a") as f:
+        f.write("\n")
+    return folder
+
+
+def unbuilt_folder(ws: Path) -> Path:
+    """A folder with a scenarios.jsonl and no manifest: scenarios, not a built benchmark."""
+    return good_jsonl(ws).parent
+
+
+def out_with_a_file(ws: Path) -> Path:
+    write(ws / "out" / "pub" / "notes.txt", "mine\n")
+    return ws / "out" / "pub"
+
+
 def a_file(ws: Path) -> Path:
     return write(ws / "in" / "plain.txt", "not a folder\n")
 
@@ -296,6 +321,48 @@ CASES = [
         "demo-unwritable-out",
         lambda ws: ["demo", "--out", str(a_file(ws) / "demo"), "--limit", "1", "--display", "none"],
         "plain.txt",
+    ),
+    # ---- publish ----------------------------------------------------------------------------------------
+    Case(
+        "publish-unbuilt-folder",
+        lambda ws: ["publish", str(unbuilt_folder(ws)), "--out", str(ws / "out" / "pub")],
+        "not a built benchmark (no manifest.json)",
+    ),
+    Case(
+        "publish-hash-mismatch",
+        lambda ws: ["publish", str(tampered_bench(ws)), "--out", str(ws / "out" / "pub")],
+        "content_hash",
+    ),
+    Case(
+        "publish-out-holds-files",
+        lambda ws: ["publish", str(bench_folder(ws)), "--out", str(out_with_a_file(ws))],
+        "holds 1 entry; give --overwrite",
+    ),
+    Case(
+        "publish-out-is-the-bench",
+        lambda ws: ["publish", str(bench_folder(ws)), "--out", str(ws / "in" / "bench" / "pub"), "--overwrite"],
+        "the benchmark folder",
+    ),
+    Case(
+        "publish-a-published-folder",
+        lambda ws: ["publish", str(published_folder(ws)), "--out", str(ws / "out" / "pub")],
+        "already a published folder",
+    ),
+    Case(
+        "build-out-holds-a-published-benchmark",
+        lambda ws: ["build", "--benchmark", "mmlu", "--model", "mockllm/model", "--out", str(published_folder(ws))],
+        "holds a published benchmark of 2 scenarios; give --overwrite",
+    ),
+    Case(
+        "eval-published-hash-mismatch",
+        lambda ws: eval_args(tampered_published(ws), ws),
+        "does not match prefdisco/manifest.json's",
+    ),
+    Case(
+        "validate-published-hash-mismatch",
+        lambda ws: ["validate", str(tampered_published(ws))],
+        "does not match the published data",
+        kind="report",
     ),
     # ---- validate ---------------------------------------------------------------------------------------
     Case("validate-missing-path", lambda ws: ["validate", str(ws / "in" / "nope.jsonl")], "nope.jsonl"),

@@ -21,7 +21,7 @@ from readme_world import DEMO_FOLDER, OFFLINE
 REPO = Path(__file__).resolve().parents[1]
 BROUGHT = re.compile(
     r"(?:^|\s)(?:M|N|U|J|BENCH_DIR|POLICY)(?:\s|$)|\b(?:openai|anthropic|google)/|\b(?:bench|runs|reports|personas|"
-    r"sessions|annotations|ratings|play|studies|policy|board|fidelity|dpo)[/.\w]*"
+    r"sessions|annotations|ratings|play|studies|policy|board|fidelity|dpo|hub)[/.\w]*"
 )
 """What a command needs that the reader brings or an earlier command makes."""
 

@@ -2,7 +2,7 @@
 
 Sub-command groups live beside the code they drive (``builder/cli.py``, ``release/cli.py``,
 ``evaluation/cli.py``, ``analysis/cli.py``, ``annotate/cli.py``, ``policies/cli.py``, ``training/cli.py``,
-``env/cli.py``) and
+``env/cli.py``, ``publish/cli.py``) and
 are imported here; ``demo`` is the one command of its own, since it runs the evaluation and summarizes it as the
 analysis does. Heavy imports stay inside command bodies.
 """
@@ -51,6 +51,7 @@ def _register() -> None:
     from prefdisco.evaluation.judge_cli import register as register_judge
     from prefdisco.evaluation.simfidelity_cli import register as register_simfidelity
     from prefdisco.policies.cli import register as register_policies
+    from prefdisco.publish.cli import register as register_publish
     from prefdisco.release.cli import register as register_release
     from prefdisco.scoring.cli import register as register_scoring
     from prefdisco.sessions.cli import register as register_sessions
@@ -64,6 +65,7 @@ def _register() -> None:
         register_simfidelity,
         register_build,
         register_release,
+        register_publish,
         register_scoring,
         register_analysis,
         register_annotate,

@@ -1,6 +1,7 @@
 """What an ``--out`` already holds, and the one refusal to replace it without ``--overwrite``.
 
-``build``, ``personas``, ``import-release`` and ``export-release`` write a benchmark folder or one file. Before any
+``build``, ``personas``, ``import-release`` and ``export-release`` write a benchmark folder or one file (``publish``
+a published folder, refusing any ``--out`` that holds anything). Before any
 work they ask :func:`refuse_overwrite`: an ``--out`` that holds a benchmark, a persona library, a release or any
 other non-empty file is refused in one line naming what is there and how many scenarios, personas or records it
 holds, unless ``--overwrite`` is given. An absent path, an empty file and a folder without benchmark files hold
@@ -61,6 +62,9 @@ def bench_scenarios(folder: Path) -> int:
         return len(_records(folder / SCENARIOS_FILE))
 
 
+PUBLISHED_MANIFEST = Path("prefdisco") / MANIFEST_FILE
+"""The manifest of a folder ``prefdisco publish`` wrote (``publish/layout.py``'s ``BENCH`` folder)."""
+
 REPORT_MARKERS = ("report.html", "summary.json")
 """The files that make a folder a ``prefdisco report`` folder."""
 
@@ -83,6 +87,8 @@ def holds(path: Path) -> str | None:
     if path.is_dir():
         if (path / MANIFEST_FILE).is_file():
             return f"a benchmark of {counted(bench_scenarios(path), 'scenario')}"
+        if (path / PUBLISHED_MANIFEST).is_file():
+            return f"a published benchmark of {counted(bench_scenarios(path / PUBLISHED_MANIFEST.parent), 'scenario')}"
         n = len(_records(path / SCENARIOS_FILE)) if (path / SCENARIOS_FILE).is_file() else 0
         if n:
             return f"{SCENARIOS_FILE} with {counted(n, 'scenario')}"

@@ -33,6 +33,9 @@ from prefdisco.benchmarks.normalize import Row, RowBuilder, RowRef, build_fields
 from prefdisco.errors import UserError
 from prefdisco.schema import AnswerType
 
+UNKNOWN_LICENSE = "unknown — check the source"
+"""The license of a benchmark whose Hub card names none: said as such, never guessed."""
+
 
 @dataclass(frozen=True)
 class BenchmarkSpec:
@@ -50,6 +53,8 @@ class BenchmarkSpec:
     source_hint: str = ""  # said when no source can be used
     source_fields: tuple[str, ...] = field(default=())  # the source's columns (canonical Hub names)
     release_ids: tuple[str, ...] = ()  # other Hub ids of this data, as the paper's release configs name it
+    license: str = UNKNOWN_LICENSE  # the Hub card's license id (a published build names it; docs/publish.md)
+    license_note: str = ""  # where the license was read, and what else the source says
 
     @property
     def domain(self) -> str:
@@ -100,6 +105,8 @@ _SPECS = (
         ),
         answer_types=(AnswerType.LATEX,),
         source_fields=("problem", "solution", "answer", "subject", "level", "unique_id"),
+        license="mit",
+        license_note="the upstream openai/prm800k repository's (the Hub card names none)",
     ),
     BenchmarkSpec(
         name="aime",
@@ -117,6 +124,8 @@ _SPECS = (
         ),
         answer_types=(AnswerType.INTEGER,),
         source_fields=("ID", "Year", "Problem Number", "Question", "Answer", "Part"),
+        license="mit",
+        license_note="the Hub card's; the problems are the MAA's AIME papers (from the AoPS wiki)",
     ),
     BenchmarkSpec(
         name="logiqa",
@@ -130,6 +139,7 @@ _SPECS = (
         ),
         answer_types=_LETTER,
         source_fields=("context", "query", "options", "correct_option"),
+        license_note="the Hub card names no license",
     ),
     BenchmarkSpec(
         name="mascqa",
@@ -151,6 +161,8 @@ _SPECS = (
             "qid, topic, question_type, question, answer (built from github.com/M3RG-IITD/MaScQA)"
         ),
         source_fields=("qid", "topic", "question_type", "question", "answer"),
+        license="cc-by-nc-sa-4.0",
+        license_note="no Hub dataset: the LICENSE of the GitHub repository M3RG-IITD/MaScQA (non-commercial)",
     ),
     BenchmarkSpec(
         name="scienceqa",
@@ -169,6 +181,8 @@ _SPECS = (
         skip_if_set="image",
         id_required=False,
         source_fields=("id", "question", "hint", "choices", "answer", "has_image", "image"),
+        license="cc-by-nc-sa-4.0",
+        license_note="the original release's (lupantech/ScienceQA; non-commercial); the Hub copy's card: CC BY-SA 4.0",
     ),
     BenchmarkSpec(
         name="medqa",
@@ -183,6 +197,8 @@ _SPECS = (
         ),
         answer_types=_LETTER,
         source_fields=("question", "answer", "options", "meta_info", "answer_idx", "metamap_phrases"),
+        license="cc-by-4.0",
+        license_note="the Hub card's",
     ),
     BenchmarkSpec(
         name="mmlu",
@@ -198,6 +214,8 @@ _SPECS = (
         ),
         answer_types=_LETTER,
         source_fields=("question", "subject", "choices", "answer"),
+        license="mit",
+        license_note="the Hub card's",
     ),
     BenchmarkSpec(
         name="simpleqa",
@@ -211,6 +229,8 @@ _SPECS = (
         answer_types=(AnswerType.FREE_TEXT,),
         build=_build_simpleqa,
         source_fields=("metadata", "problem", "answer"),
+        license="mit",
+        license_note="the Hub card's",
     ),
     BenchmarkSpec(
         name="commonsenseqa",
@@ -226,6 +246,8 @@ _SPECS = (
         ),
         answer_types=_LETTER,
         source_fields=("id", "question", "question_concept", "choices", "answerKey"),
+        license="mit",
+        license_note="the Hub card's",
     ),
     BenchmarkSpec(
         name="socialiqa",
@@ -239,6 +261,8 @@ _SPECS = (
         ),
         answer_types=_LETTER,
         source_fields=("context", "question", "answerA", "answerB", "answerC", "label"),
+        license="cc-by-4.0",
+        license_note="the AllenAI Social IQa release's (the Hub card names none)",
     ),
 )
 

@@ -38,6 +38,7 @@ from prefdisco.benchio import (
 )
 from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.errors import UserError
+from prefdisco.publish.layout import is_published
 from prefdisco.release.exporter import export_release
 from prefdisco.release.format import MetadataLine
 from prefdisco.release.images import copy_images, local_path
@@ -201,9 +202,14 @@ def print_issues(issues: list[Issue]) -> None:
 def load_scenarios(
     path: Path | str, skip_invalid: bool = False, warn: Callable[[list[Issue]], None] = print_issues
 ) -> list[Scenario]:
-    """Scenarios from a benchmark folder, a ``scenarios.jsonl`` file, or a prefq-bench release JSONL. A release
+    """Scenarios from a benchmark folder, a ``scenarios.jsonl`` file, a prefq-bench release JSONL or a folder
+    ``prefdisco publish`` wrote. A release
     file's warnings (and, with ``skip_invalid``, the lines it skipped) go to ``warn``."""
     path = Path(path)
+    if is_published(path):  # a folder `prefdisco publish` wrote: its Parquet rows, the hash checked
+        from prefdisco.publish.reader import read_published
+
+        return read_published(path).scenarios
     check_not_bench_file(path)
     if path.is_file() and is_release_file(path):
         read = import_release(path, skip_invalid=skip_invalid)

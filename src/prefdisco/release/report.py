@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from prefdisco.benchio import json_error, json_lines
 
-Kind = Literal["bench", "scenarios", "release"]
+Kind = Literal["bench", "scenarios", "release", "published"]
 Severity = Literal["error", "warning"]
 
 
@@ -30,7 +30,8 @@ class Issue:
 
     def __str__(self) -> str:
         tag = "warning: " if self.severity == "warning" else ""
-        return f"{self.path}:{self.line}: {tag}{self.message}"
+        where = f"{self.path}:{self.line}" if self.line else str(self.path)  # line 0: the file as a whole
+        return f"{where}: {tag}{self.message}"
 
 
 @dataclass
@@ -53,7 +54,12 @@ class ValidationReport:
         return not self.errors
 
     def summary(self) -> str:
-        what = {"bench": "benchmark folder", "scenarios": "scenarios file", "release": "prefq-bench release"}[self.kind]
+        what = {
+            "bench": "benchmark folder",
+            "scenarios": "scenarios file",
+            "release": "prefq-bench release",
+            "published": "published benchmark",
+        }[self.kind]
         noun = "scenario" if self.kind != "release" else "record"
         count = f"{self.records} {noun}{'s' if self.records != 1 else ''}"
         n_warn = len(self.warnings)

@@ -1,10 +1,11 @@
 """``prefdisco validate``: check a benchmark in either format and report every problem with its line.
 
-Accepted inputs: a benchmark folder (manifest + scenarios/personas/attributes), a bare ``scenarios.jsonl``, or
-a prefq-bench release JSONL (recognized by the first line that parses having a release ``type``). Any other file
-(a run's results table, a benchmark's raw rows) is refused in one line saying what it is and what to run instead
-(:mod:`prefdisco.release.identify`). Unlike the
-readers of our format, which stop at the first error, the validator keeps going and returns one
+Accepted inputs: a benchmark folder (manifest + scenarios/personas/attributes), a bare ``scenarios.jsonl``,
+a folder ``prefdisco publish`` wrote (checked by :mod:`prefdisco.publish.described`), or a prefq-bench release
+JSONL (recognized by the first line that parses having a release ``type``). Any other file (a run's results
+table, a benchmark's raw rows) is refused in one line saying what it is and what to run instead
+(:mod:`prefdisco.release.identify`). Unlike the readers of our format, which stop at the first error, the
+validator keeps going and returns one
 :class:`~prefdisco.release.report.Issue` per problem, sorted by file and line. What is checked:
 :mod:`prefdisco.release.bench_checks` (our format); for a release, the importer's own reading
 (:mod:`prefdisco.release.reader`, rules in :mod:`prefdisco.release.release_checks`), with its warnings, and
@@ -19,11 +20,12 @@ from pathlib import Path
 
 from prefdisco.benchio import MANIFEST_FILE, SCENARIOS_FILE, json_lines
 from prefdisco.errors import UserError
+from prefdisco.publish.layout import is_published
 from prefdisco.release.bench_checks import validate_bench, validate_scenarios_file
 from prefdisco.release.format import METADATA_TYPE, RECORD_TYPE
 from prefdisco.release.identify import not_a_benchmark
 from prefdisco.release.reader import read_release
-from prefdisco.release.report import ValidationReport
+from prefdisco.release.report import Issue, ValidationReport
 
 __all__ = ["validate_bench", "validate_path", "validate_release", "validate_scenarios_file"]
 
@@ -32,6 +34,16 @@ def validate_release(path: Path, skip_images: bool = False) -> ValidationReport:
     """Every error and warning of a prefq-bench release JSONL file."""
     read = read_release(path, check_images=not skip_images)
     return ValidationReport(path, "release", records=read.records, issues=read.issues)
+
+
+def validate_published(path: Path) -> ValidationReport:
+    """Every problem of a folder ``prefdisco publish`` wrote (:mod:`prefdisco.publish.described`): the data and
+    its hash, the card, the Croissant file, eval.yaml and CITATION.cff, one issue each (line 0: the whole file)."""
+    from prefdisco.publish.described import check_published
+
+    found = check_published(path)
+    issues = [Issue(f.path, 0, f.message, "warning" if f.severity == "warning" else "error") for f in found.items]
+    return ValidationReport(path, "published", records=len(found.scenarios), issues=issues)
 
 
 def reseal_bench(path: Path | str, report: ValidationReport) -> str:
@@ -66,7 +78,9 @@ def reseal_bench(path: Path | str, report: ValidationReport) -> str:
 def validate_path(path: Path | str, skip_images: bool = False) -> ValidationReport:
     """Validate a benchmark folder, a scenarios.jsonl file or a prefq-bench release file."""
     path = Path(path)
-    if path.is_dir():
+    if is_published(path):
+        report = validate_published(path)
+    elif path.is_dir():
         if (path / MANIFEST_FILE).is_file():
             report = validate_bench(path)
         elif (path / SCENARIOS_FILE).is_file():
