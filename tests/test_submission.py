@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tomllib
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pandas as pd
@@ -24,6 +26,7 @@ from prefdisco.schema import CONDITIONS
 from prefdisco.version import __version__
 
 SCHEMA = Path(prefdisco.__file__).parent / "analysis" / "schemas" / "submission.schema.json"
+REPO = Path(__file__).resolve().parents[1]
 FLAGS = ("--seed", "3", "--bootstrap", "400")
 
 
@@ -197,3 +200,69 @@ def test_submit_refuses_a_run_without_the_benchmarks_hash_and_an_out_holding_its
     twice = invoke(app, "submit", str(base / "good"), str(base / "late"), "--out", str(tmp_path / "both"))
     one_line_refusal(twice, "both hold", "give each run to its own --out")
     assert not (tmp_path / "both").exists()
+
+
+def test_a_submission_names_its_simulated_users_fidelity_against_people_where_it_was_measured(tmp_path):
+    """``--reference-table``: the simulated user's reference fidelity is ``reference.csv``'s row of the simulator
+    whose whole user protocol the run records (``passive@scripted/ref-a``, measured by the reference run of
+    ``tests/test_reference.py``'s planted people), with its interval and what it was measured against; the board of
+    submissions says it in its protocol box as the board of the run does given the table. A simulator the table did
+    not measure: null."""
+    import prefdisco.cli as cli
+    from prefdisco.evaluation.config import RunConfig
+    from prefdisco.evaluation.protocols import record_of
+    from prefdisco.results.protocol_record import write_record
+    from test_reference import simfidelity, write_qulac
+    from test_report import make_run_dir
+
+    cli._register()
+    write_qulac(tmp_path / "qulac.json")
+    assert simfidelity(tmp_path).exit_code == 0  # reference run: --out tmp_path/out
+    reference = pd.read_csv(tmp_path / "out" / "reference.csv").set_index("simulator")
+    run = make_run_dir(tmp_path / "run")
+    benchmark = "sha256:" + "1" * 64
+    record = record_of(RunConfig(), "scripted/ref-a", ["j"], None, benchmark=benchmark)
+    write_record(run, record)
+    ref = ("--reference-table", str(tmp_path / "out"))
+    made = invoke(cli.app, "submit", str(run), "--out", str(tmp_path / "subs"), "--bootstrap", "0", *ref)
+    assert made.exit_code == 0, made.output
+    subs = [json.loads(p.read_text()) for p in sorted((tmp_path / "subs").glob("*.json"))]
+    assert len(subs) >= 2 and all(s["benchmark"]["content_hash"] == benchmark for s in subs)
+    row = reference.loc["passive@scripted/ref-a"]
+    for sub in subs:
+        fidelity = sub["simulated_user"]["reference_fidelity"]
+        got = [fidelity["value"], fidelity["low"], fidelity["high"]]
+        assert got == [row["reference_fidelity"], row["reference_fidelity_low"], row["reference_fidelity_high"]]
+        assert fidelity["against"].startswith("qulac") and fidelity["reading"].startswith("passive@scripted/ref-a: ")
+
+    board = invoke(cli.app, "leaderboard", "--submissions", str(tmp_path / "subs"), "--out", str(tmp_path / "b"))
+    assert board.exit_code == 0, board.output
+    of_run = invoke(cli.app, "leaderboard", str(run), "--out", str(tmp_path / "r"), "--bootstrap", "0", *ref)
+    assert of_run.exit_code == 0, of_run.output
+
+    def box(folder: Path) -> str:
+        page = (folder / "leaderboard.html").read_text()
+        return page.split('id="protocol"', 1)[1].split("</div>", 1)[0]
+
+    assert "reference fidelity 0.870 [" in box(tmp_path / "r")
+    said = box(tmp_path / "r").split(" · run", 1)[0]  # the protocol, its simulator with its fidelity, its judges
+    assert box(tmp_path / "b").split(" · run", 1)[0] == said
+
+    write_record(run, record_of(RunConfig(), "scripted/unmeasured", ["j"], None, benchmark=benchmark))
+    again = invoke(cli.app, "submit", str(run), "--out", str(tmp_path / "s2"), "--bootstrap", "0", *ref)
+    assert again.exit_code == 0, again.output
+    assert all(
+        json.loads(p.read_text())["simulated_user"]["reference_fidelity"]["value"] is None
+        for p in (tmp_path / "s2").glob("*.json")
+    )
+
+
+def test_the_schema_is_one_file_shipped_as_package_data():
+    """An installed prefdisco carries the schema (``submit`` and ``leaderboard --submissions`` check against it):
+    its path inside the package matches a ``package-data`` pattern of pyproject.toml, and the repository holds no
+    second copy to drift from it."""
+    data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["prefdisco"]
+    inside = SCHEMA.relative_to(Path(prefdisco.__file__).parent).as_posix()
+    assert any(fnmatch(inside, pattern) for pattern in data), (inside, data)
+    copies = [p for p in REPO.rglob("submission.schema.json") if ".venv" not in p.parts]
+    assert copies == [REPO / "src" / "prefdisco" / inside]
