@@ -443,6 +443,11 @@ CASES = [
         lambda ws: ["submit", str(a_run(ws)), "--out", str(ws / "out" / "subs")],
         "no protocol.json",
     ),
+    Case(  # a folder of submissions is read whole: the run's own JSON files would be read as submissions
+        "submit-out-is-the-run",
+        lambda ws: ["submit", str(a_run(ws)), "--out", str(a_run(ws))],
+        "is the run folder",
+    ),
     Case(
         "submit-too-few-resamples",
         lambda ws: ["submit", str(a_run(ws)), "--out", str(ws / "out" / "subs"), "--bootstrap", "199"],

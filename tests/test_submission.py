@@ -266,3 +266,13 @@ def test_the_schema_is_one_file_shipped_as_package_data():
     assert any(fnmatch(inside, pattern) for pattern in data), (inside, data)
     copies = [p for p in REPO.rglob("submission.schema.json") if ".venv" not in p.parts]
     assert copies == [REPO / "src" / "prefdisco" / inside]
+
+
+def test_a_standard_protocol_is_one_the_toolkit_ships():
+    """``standard_protocol`` is read from the id by its name (analysis/ cannot import the evaluation stage, which
+    imports it): every shipped protocol's name is one of those, and no custom or human id starts with one."""
+    from prefdisco.analysis.submission import STANDARD
+    from prefdisco.evaluation.protocols import SHIPPED
+
+    assert {s.id.rsplit("-v", 1)[0] + "-" for s in SHIPPED} == set(STANDARD)
+    assert not any(name.startswith(("custom-", "human-")) for name in STANDARD)

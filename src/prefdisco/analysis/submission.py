@@ -21,8 +21,9 @@ gives it.
 
 A run must be a run folder whose ``protocol.json`` records the benchmark's content hash (a run made before it was
 recorded: rerun its ``prefdisco eval`` in the same folder, which resumes without a call and records it). Everything
-is computed and checked against the schema before anything is written; an ``--out`` holding a file of a name about
-to be written (or a benchmark) is refused without ``--overwrite``; each file is written atomically.
+is computed and checked against the schema before anything is written; an ``--out`` that is one of the runs is
+refused, one holding a file of a name about to be written (or a benchmark) without ``--overwrite``; each file is
+written atomically.
 """
 
 from __future__ import annotations
@@ -198,6 +199,12 @@ def make_submissions(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: exists and is not a folder")
+    for run in paths:
+        if run.is_dir() and run.resolve() == out.resolve():
+            raise UserError(
+                f"--out {out}: is the run folder {run}; leaderboard --submissions reads every *.json of a folder, and "
+                "a run's own (run.json, protocol.json) are no submissions: give a folder of its own"
+            )
     refuse_overwrite(out, overwrite)  # a benchmark there
     reference = load_reference_table(reference_table) if reference_table is not None else None
     files: dict[str, tuple[Path, dict[str, Any]]] = {}
