@@ -105,7 +105,7 @@ def register(app: typer.Typer) -> None:
         ),
         overwrite: bool = typer.Option(False, "--overwrite", help="Replace submissions already in --out."),
     ) -> None:
-        """Write one submission per model (JSON, schemas/submission.schema.json) for a leaderboard of submissions."""
+        """Write one submission per model (JSON, prefdisco/analysis/schemas/submission.schema.json)."""
         from rich.console import Console
 
         from prefdisco.analysis.submission import make_submissions

@@ -1,6 +1,6 @@
 """``prefdisco submit RUN [RUN …] --out DIR``: one submission per model of each run, a JSON file in the shipped
-format (``submission_format.py``, ``schemas/submission.schema.json``), for a leaderboard that ranks submissions
-(``prefdisco leaderboard --submissions DIR``, ``submission_board.py``; tau2-bench's pattern).
+format (``submission_format.py``, ``analysis/schemas/submission.schema.json``), for a leaderboard that ranks
+submissions (``prefdisco leaderboard --submissions DIR``, ``submission_board.py``; tau2-bench's pattern).
 
 A submission names what its numbers are of and how they were made: the model; the benchmark by its content hash as
 the run recorded it (``protocol.json``'s ``benchmark``: a benchmark folder's manifest ``content_hash``, a file's

@@ -1,4 +1,4 @@
-"""The submission format (``schemas/submission.schema.json``, JSON Schema 2020-12, shipped inside the package): the
+"""The submission format (``analysis/schemas/submission.schema.json``, JSON Schema 2020-12, package data): the
 one check of a submission against the schema, and a model's figures in one ranking as the leaderboard's columns
 and back.
 
@@ -51,7 +51,7 @@ def check_submission(submission: Any, where: str) -> None:
     if error is not None:
         place = "/".join(str(p) for p in error.absolute_path) or "the top level"
         message = error.message if len(error.message) <= SHOWN_ERROR else error.message[: SHOWN_ERROR - 1] + "…"
-        raise UserError(f"{where}: {place}: {message} (schemas/{SCHEMA_FILE})")
+        raise UserError(f"{where}: {place}: {message} (prefdisco/analysis/schemas/{SCHEMA_FILE})")
 
 
 def _split(column: str) -> tuple[str, str]:
