@@ -202,6 +202,7 @@ def test_submit_refuses_a_run_without_the_benchmarks_hash_and_an_out_holding_its
     assert not (tmp_path / "both").exists()
 
 
+@pytest.mark.slow  # a reference run, two submissions and two boards: about 10 s
 def test_a_submission_names_its_simulated_users_fidelity_against_people_where_it_was_measured(tmp_path):
     """``--reference-table``: the simulated user's reference fidelity is ``reference.csv``'s row of the simulator
     whose whole user protocol the run records (``passive@scripted/ref-a``, measured by the reference run of
