@@ -150,6 +150,11 @@ def a_run(ws: Path) -> Path:
     return ws / "in" / "run"
 
 
+def submissions(ws: Path, text: str) -> Path:
+    """A folder of submissions holding one file, ``m.json``, of ``text``."""
+    return write(ws / "in" / "subs" / "m.json", text).parent
+
+
 def library_file(ws: Path) -> Path:
     return write(
         ws / "in" / "personas.jsonl", "".join(s.persona.model_dump_json() + "\n" for s in demo_scenarios()[:2])
@@ -493,6 +498,52 @@ CASES = [
         "leaderboard-too-few-resamples",
         lambda ws: ["leaderboard", str(ws / "in"), "--out", str(ws / "out" / "lb"), "--bootstrap", "199"],
         "give at least 200, or 0 for no interval",
+    ),
+    # ---- submit / leaderboard --submissions (issue 48, item 3) ------------------------------------------------
+    Case(
+        "submit-no-run",
+        lambda ws: ["submit", str(ws / "in" / "nothing"), "--out", str(ws / "out" / "subs")],
+        "no such run folder",
+    ),
+    Case(  # a results table alone names no benchmark and no protocol: nothing to submit under
+        "submit-run-without-protocol",
+        lambda ws: ["submit", str(a_run(ws)), "--out", str(ws / "out" / "subs")],
+        "no protocol.json",
+    ),
+    Case(  # a folder of submissions is read whole: the run's own JSON files would be read as submissions
+        "submit-out-is-the-run",
+        lambda ws: ["submit", str(a_run(ws)), "--out", str(a_run(ws))],
+        "is the run folder",
+    ),
+    Case(
+        "submit-too-few-resamples",
+        lambda ws: ["submit", str(a_run(ws)), "--out", str(ws / "out" / "subs"), "--bootstrap", "199"],
+        "give at least 200, or 0 for no interval",
+    ),
+    Case(
+        "leaderboard-runs-and-submissions",
+        lambda ws: ["leaderboard", str(a_run(ws)), "--submissions", str(ws / "in"), "--out", str(ws / "out" / "lb")],
+        "give run folders or --submissions DIR, not both",
+    ),
+    Case(
+        "leaderboard-submissions-not-a-folder",
+        lambda ws: ["leaderboard", "--submissions", str(a_file(ws)), "--out", str(ws / "out" / "lb")],
+        "not a folder (give the --out of prefdisco submit)",
+    ),
+    Case(
+        "leaderboard-submissions-none",
+        lambda ws: ["leaderboard", "--submissions", str(a_run(ws)), "--out", str(ws / "out" / "lb")],
+        "holds no submission (*.json)",
+    ),
+    Case(
+        "leaderboard-submission-not-json",
+        lambda ws: ["leaderboard", "--submissions", str(submissions(ws, "{\n")), "--out", str(ws / "out" / "lb")],
+        "m.json: line 2: not JSON",
+    ),
+    Case(
+        "leaderboard-submission-of-another-format",
+        lambda ws: ["leaderboard", "--submissions", str(submissions(ws, '{"format": "x"}')), "--out", str(ws / "lb")],
+        "not a PrefDisco submission (format 'x', expected 'prefdisco-submission/1')",
     ),
     Case(
         "calibrate-too-few-resamples",

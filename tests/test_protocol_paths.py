@@ -25,6 +25,7 @@ The RL episode (``env/``) records no protocol: it writes no run folder.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from pathlib import Path
 
@@ -44,6 +45,10 @@ from test_annotate_bench import write_bench
 from test_sessions_eval import session_bench
 
 WHY = "inspect's Anthropic client sends no temperature (Anthropic's current API takes none)"
+
+
+def file_sha(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def record(folder: Path) -> dict:
@@ -78,7 +83,7 @@ def corrected(scenarios):  # type: ignore[no-untyped-def]
 def test_every_command_that_calls_a_model_records_what_its_last_calls_were_sent(tmp_path, monkeypatch):
     cli._register()
     scenarios = tagged_scenarios(2)
-    bench = write_scenarios(tmp_path / "bench.jsonl", scenarios)
+    bench = write_bench(tmp_path / "bench", scenarios)  # a benchmark folder: its manifest names its content hash
     fixed = write_scenarios(tmp_path / "fixed.jsonl", corrected(scenarios))
     sessions_bench, sessions, _ = session_bench(tmp_path / "sessions", length=2, people=1)
 
@@ -137,3 +142,12 @@ def test_every_command_that_calls_a_model_records_what_its_last_calls_were_sent(
     assert_as_sent(played, claude, 0.0, user=False)
     assert played["id"].startswith("human-") and played["id"] != played["asked_id"]
     assert rows_id(tmp_path / "play-run") == {played["id"]}
+
+    # every record names the benchmark its calls were made on (a submission carries it): a folder by its manifest's
+    # content hash, a file by the sha256 of its bytes; a judging keeps the run's, a regrade names its --bench
+    manifest = json.loads((bench / "manifest.json").read_text())["content_hash"]
+    benchmarks = {name: record(tmp_path / name)["benchmark"] for name in ("inline", "workers", "later", "regraded")}
+    assert benchmarks == {"inline": manifest, "workers": manifest, "later": manifest, "regraded": file_sha(fixed)}
+    assert record(tmp_path / "sessions-run")["benchmark"] == file_sha(sessions_bench)  # a scenarios.jsonl
+    play_manifest = json.loads((tmp_path / "play-bench" / "manifest.json").read_text())["content_hash"]
+    assert played["benchmark"] == play_manifest != manifest

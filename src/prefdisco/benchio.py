@@ -210,6 +210,21 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     return manifest
 
 
+def source_hash(path: Path | str) -> str:
+    """The content hash of a benchmark as given (what a run's ``protocol.json`` records as ``benchmark``, what a
+    policy records as its source's): a benchmark folder's manifest ``content_hash``; for a file (or a folder holding
+    only scenarios.jsonl) ``sha256:`` over its bytes."""
+    path = Path(path)
+    if path.is_dir():
+        if (path / MANIFEST_FILE).is_file():
+            return str(read_manifest(path)["content_hash"])
+        path = path / SCENARIOS_FILE
+    try:
+        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as e:
+        raise UserError(f"{path}: cannot read ({e.strerror or e})") from None
+
+
 def read_bench(directory: Path | str, verify_hash: bool = True) -> Bench:
     """Read and check a benchmark folder (content hash, every line's schema, unique ids)."""
     directory = Path(directory)

@@ -91,6 +91,15 @@ class Leaderboard:
     """What a reader must know before any number (``caveats.py``: the embedded model, a discovery that asked
     nothing, NormAlign over a tiny gap, a one-family judge panel), as the report says them: the page's top and the
     console."""
+    scenarios: pd.DataFrame | None = None
+    """``normalign.scenario_table``: each model's scenarios scored in all three conditions, their PrefAligns (what
+    the pairwise tests resample; a submission carries its model's)."""
+    cells: pd.DataFrame | None = None
+    """``normalign.normalign_cells`` per (model, task) and pooled per model (task ``OVERALL``): the per-scenario
+    summary (median, share negative) beside the table's figures."""
+    fidelity: dict[str, str] = field(default_factory=dict)
+    """Each run's simulator's reference fidelity as said where it was measured (a board of submissions: each
+    submission's, by file), shown in the protocol box when no ``reference`` table is given."""
 
     def rankings(self) -> list[str]:
         return list(dict.fromkeys(self.table["task"]))
@@ -153,7 +162,7 @@ def _extra_columns(results: pd.DataFrame, data: ResultsData, seed: int, n_boot: 
     if not parts:
         return pd.DataFrame(columns=["model", "task"])
     wide = pd.concat(parts, axis=1)
-    ordered = sorted(wide.columns, key=_column_order)
+    ordered = sorted(wide.columns, key=column_order)
     out = wide[ordered].reset_index()
     out.columns.name = None
     return out.astype({"model": str, "task": str})
@@ -183,7 +192,7 @@ def _arm_column(name: str, arm: str) -> str:
     return f"{name}[{arm}]"
 
 
-def _column_order(column: str) -> tuple[str, int]:
+def column_order(column: str) -> tuple[str, int]:
     """A figure, then its ``_low`` and ``_high``."""
     for i, suffix in enumerate(("_low", "_high"), start=1):
         if column.endswith(suffix):
@@ -236,13 +245,11 @@ def build_leaderboard(
     extra_by = {(r["model"], r["task"]): r for r in extra.to_dict("records")}
     extra_cols = [c for c in extra.columns if c not in ("model", "task")]
 
-    table_rows: list[dict[str, Any]] = []
-    pair_frames = []
+    subs = scenarios.assign(task=scenarios["task"].astype(str))
+    rows = []
     for name in (OVERALL, *tasks):
         frame = pooled if name == OVERALL else cells.loc[cells["task"] == name]
-        subs = scenarios.assign(task=scenarios["task"].astype(str))
         in_ranking = subs if name == OVERALL else subs.loc[subs["task"] == name]
-        rows = []
         for cell in frame.to_dict("records"):
             model = str(cell["model"])
             mine = in_ranking.loc[in_ranking["model"] == model]
@@ -268,7 +275,33 @@ def build_leaderboard(
             found = extra_by.get((model, name), {})
             row |= {c: _none(found.get(c)) for c in extra_cols}
             rows.append(row)
-        ranked = _ranking(rows)
+    table, pairwise = rank_rows(rows, subs, extra_cols, seed=seed, n_boot=n_boot)
+    return Leaderboard(
+        table=table,
+        pairwise=pairwise,
+        protocols=protocols or [],
+        notes=notes or [],
+        source=data.source,
+        seed=seed,
+        n_boot=n_boot,
+        caveats=[*caveats(results, cells, data.attributes), *filter(None, [embedded_build(protocols or [])])],
+        scenarios=subs,
+        cells=pd.concat([cells, pooled], ignore_index=True),
+    )
+
+
+def rank_rows(
+    rows: list[dict[str, Any]], scenarios: pd.DataFrame, extra_cols: list[str], *, seed: int, n_boot: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rankings of ``rows`` (one per (ranking, model): its ``task`` the ranking's name, ``OVERALL`` first, each
+    with ``BASE_COLUMNS``' figures and ``extra_cols``): each ranking ordered by NormAlign, its pairs tested over
+    ``scenarios`` (``scenario_table`` rows, ``task`` as text; the overall ranking every task's) and its groups; the
+    leaderboard's table and its pairwise table. A board of runs and a board of submissions are ranked here alike."""
+    table_rows: list[dict[str, Any]] = []
+    pair_frames = []
+    for name in dict.fromkeys(r["task"] for r in rows):
+        in_ranking = scenarios if name == OVERALL else scenarios.loc[scenarios["task"] == name]
+        ranked = _ranking([r for r in rows if r["task"] == name])
         order = [r["model"] for r in ranked if r["rank"] is not None]
         pairs = pairwise_table(in_ranking, order, name, seed=seed, n_boot=n_boot)
         group_of, why = grouping(order, pairs)
@@ -280,16 +313,7 @@ def build_leaderboard(
     table = pd.DataFrame(table_rows, columns=[*BASE_COLUMNS, *extra_cols]).astype(object)
     table = table.astype({"rank": "Int64", "group": "Int64", "n_scenarios": int})
     pairwise = pd.concat(pair_frames, ignore_index=True) if pair_frames else pd.DataFrame(columns=list(PAIR_COLUMNS))
-    return Leaderboard(
-        table=table,
-        pairwise=pairwise,
-        protocols=protocols or [],
-        notes=notes or [],
-        source=data.source,
-        seed=seed,
-        n_boot=n_boot,
-        caveats=[*caveats(results, cells, data.attributes), *filter(None, [embedded_build(protocols or [])])],
-    )
+    return table, pairwise
 
 
-__all__ = ["ALPHA", "OVERALL", "Leaderboard", "build_leaderboard"]
+__all__ = ["ALPHA", "OVERALL", "Leaderboard", "build_leaderboard", "rank_rows"]

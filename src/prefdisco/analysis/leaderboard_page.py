@@ -19,6 +19,7 @@ from prefdisco.analysis.leaderboard import OVERALL, USD_PER_SCENARIO, Leaderboar
 from prefdisco.analysis.pairwise import ALPHA
 from prefdisco.analysis.reference_reading import load_reference_table, simulator_fidelity
 from prefdisco.analysis.render import interval, num
+from prefdisco.analysis.submission_board import board_of_submissions
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
 from prefdisco.overwrite import refuse_overwrite
@@ -191,7 +192,9 @@ def _protocols(board: Leaderboard) -> list[dict[str, Any]]:
                 "id": (r.id if r is not None else p.id) or "unknown (a run made before protocols were recorded)",
                 "simulator": r.user_model if r is not None else None,
                 "judges": ", ".join(r.judges) if r is not None else None,
-                "reference_fidelity": simulator_fidelity(board.reference, p) if board.reference is not None else None,
+                "reference_fidelity": (
+                    simulator_fidelity(board.reference, p) if board.reference is not None else board.fidelity.get(p.run)
+                ),
                 "runs": [],
             },
         )
@@ -243,23 +246,39 @@ def make_leaderboard(
     runs: Sequence[Path],
     out: Path,
     *,
-    seed: int = 0,
-    n_boot: int = 1000,
+    seed: int | None = None,
+    n_boot: int | None = None,
     allow_mixed: bool = False,
     overwrite: bool = False,
     reference_table: Path | None = None,
+    submissions: Path | None = None,
 ) -> tuple[Leaderboard, list[Path]]:
-    """Load the runs (one table when their protocols agree, or with ``allow_mixed``), compute the leaderboard and
-    write its three files to ``out``; nothing is written when any step fails before the writes."""
-    check_resamples(n_boot)  # before any file is read
+    """Load the runs (one table when their protocols agree, or with ``allow_mixed``), or the folder of
+    ``submissions`` (``submission_board.py``: their seed and resamples, which ``seed`` and ``n_boot`` may only
+    repeat), compute the leaderboard and write its three files to ``out``; nothing is written when any step fails
+    before the writes. ``seed`` and ``n_boot`` of runs: 0 and 1000 unless given."""
     paths = [Path(p) for p in runs]
-    if not paths:
-        raise UserError("RUN: give at least one eval run folder or results table")
+    if submissions is not None and paths:
+        raise UserError("RUN: give run folders or --submissions DIR, not both (submit the runs first)")
+    if submissions is None and not paths:
+        raise UserError("RUN: give at least one eval run folder or results table (or --submissions DIR)")
+    if n_boot is not None:
+        check_resamples(n_boot)  # before any file is read
     out = Path(out)
     check_out(out, overwrite)
     reference = load_reference_table(reference_table) if reference_table is not None else None
-    merged = load_runs(paths, allow_mixed=allow_mixed)
-    board = build_leaderboard(merged.data, seed=seed, n_boot=n_boot, protocols=merged.protocols, notes=merged.notes)
+    if submissions is not None:
+        board = board_of_submissions(submissions, allow_mixed=allow_mixed)
+        for flag, given, theirs in (("--seed", seed, board.seed), ("--bootstrap", n_boot, board.n_boot)):
+            if given is not None and given != theirs:
+                raise UserError(
+                    f"{flag} {given}: the submissions in {submissions} were made with {flag} {theirs}, which their "
+                    f"intervals and the board's paired tests use; drop {flag}"
+                )
+    else:
+        merged = load_runs(paths, allow_mixed=allow_mixed)
+        seed, n_boot = 0 if seed is None else seed, 1000 if n_boot is None else n_boot
+        board = build_leaderboard(merged.data, seed=seed, n_boot=n_boot, protocols=merged.protocols, notes=merged.notes)
     board.reference = reference
     files = leaderboard_files(board)
     written = []

@@ -82,8 +82,11 @@ class PlayExport:
     """``play.json``'s ``cost``: the mean tokens and USD of a played dialogue and of a baseline or oracle."""
 
 
-def play_protocol(settings: PlaySettings, judge_model: str, items: list[PlayItem]) -> ProtocolRecord:
-    """The protocol a play study's numbers were made under: a simulated run's settings with the user a person."""
+def play_protocol(
+    settings: PlaySettings, judge_model: str, items: list[PlayItem], benchmark: str | None = None
+) -> ProtocolRecord:
+    """The protocol a play study's numbers were made under: a simulated run's settings with the user a person;
+    ``benchmark``: the content hash of the study's benchmark folder."""
     fixed = {k: v for k, v in preset_named(settings.preset).settings.items() if k in DEFAULT_SETTINGS}
     values = (
         DEFAULT_SETTINGS
@@ -109,6 +112,7 @@ def play_protocol(settings: PlaySettings, judge_model: str, items: list[PlayItem
         prompts=prompts,
         record_id=human_id(values, prompts),
         builders=written_by([item.scenario for item in items]),
+        benchmark=benchmark,
     )
 
 
@@ -190,7 +194,8 @@ def export_play(db: Path, out: Path, overwrite: bool = False, prices: Path | Non
     by_id = {item.scenario_id: item for item in items}
     # the protocol as its calls were sent (effective_protocol.settled: a judge on a provider that takes no
     # temperature is recorded so), as prefdisco eval settles a run's
-    record = settled(play_protocol(settings, judge_model, items), sent=study_sent(store), identify=human_id)
+    protocol = play_protocol(settings, judge_model, items, meta.get("bench_content_hash"))
+    record = settled(protocol, sent=study_sent(store), identify=human_id)
     participants = store.participants()
     parts: list[SampleRows] = []
     finished: dict[str, int] = {}

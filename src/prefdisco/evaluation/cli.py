@@ -260,6 +260,7 @@ def eval_command(
     --config FILE takes every setting from a TOML file (LOG_DIR/config.toml of a run reruns it).
     """
     settings = dict(locals())  # every setting as resolved: the file's, the flags', the defaults (config.toml)
+    from prefdisco.benchio import source_hash
     from prefdisco.dialogue.byo import parse_solver_args
     from prefdisco.evaluation.config import limit_note, with_strict_policy
     from prefdisco.evaluation.config_file import resolved
@@ -332,6 +333,7 @@ def eval_command(
         pushback=pushback,
         user_retry=user_retry,
         distractors=distractors,
+        benchmark=source_hash(bench),  # what protocol.json names the benchmark by (a submission carries it)
         resolved=resolved(settings),
     )
     config.validate()

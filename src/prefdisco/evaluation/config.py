@@ -163,6 +163,10 @@ class RunConfig:
     """The run's identity, recorded in its folder's ``run.json`` when its first run starts (``guard.run_identity``)
     and set by the eval-set from there: the cache scope of its calls, which moves with the folder. None: not yet
     read (``cache_scope`` then takes the folder's path)."""
+    benchmark: str | None = None
+    """The content hash of the benchmark given (``benchio.source_hash``: a folder's manifest ``content_hash``, a
+    file's ``sha256:``), recorded in ``protocol.json`` (``benchmark``); None: not known (the demo, a task built
+    outside ``prefdisco eval``)."""
     resolved: dict[str, Any] | None = None
     """``prefdisco eval``'s settings as resolved (``evaluation/config_file.py``), written to ``config.toml`` once
     the folder is checked; None (a run made from Python): no file."""

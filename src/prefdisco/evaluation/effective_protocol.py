@@ -133,12 +133,13 @@ def rejudged(
     run: dict[str, Any] | None = None,
     rubrics: str | None = None,
     builders: Sequence[str] | None = None,
+    benchmark: str | None = None,
 ) -> ProtocolRecord:
     """``record`` (a run's, settled or not) as a later judging makes it: the settings it was given with the
     judging's ``judge`` kind, ``repeats`` and (not None) judge ``temperature``, its ``judges``, and (a regrade)
-    the benchmark's ``rubrics`` hash and ``builders``; the prompts' hash and the id made again from them
-    (``protocols.record_of``, with what of the run's ``run.json`` chooses templates: ``quality``, ``solver``); what
-    the run's calls sent kept, for ``settled`` to read with the judging's own."""
+    the benchmark's ``rubrics`` hash, ``builders`` and content hash (``benchmark``); the prompts' hash and the id
+    made again from them (``protocols.record_of``, with what of the run's ``run.json`` chooses templates:
+    ``quality``, ``solver``); what the run's calls sent kept, for ``settled`` to read with the judging's own."""
     flags = _given(record)  # a setting added since an older record was written: the value it ran with
     given = {key: flags.get(key, ADDED_SETTINGS.get(key)) for key in PROTOCOL_SETTINGS}
     given |= {"judge": judge, "judge_repeats": repeats}
@@ -151,6 +152,7 @@ def rejudged(
         list(judges),
         record.rubrics if rubrics is None else rubrics,
         builders=record.builders if builders is None else builders,
+        benchmark=record.benchmark if benchmark is None else benchmark,
     )
     return made.model_copy(update={"sent": record.sent, "regraded_from": record.regraded_from})
 

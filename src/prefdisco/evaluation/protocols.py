@@ -210,13 +210,15 @@ def rubrics_hash(scenarios: Sequence[Scenario]) -> str:
 
 
 def protocol_record(config: Any, scenarios: Sequence[Scenario] | None = None) -> ProtocolRecord:
-    """A run's protocol record, of its ``RunConfig`` (``record_of``), with the benchmark's builders."""
+    """A run's protocol record, of its ``RunConfig`` (``record_of``), with the benchmark's builders and content
+    hash (``RunConfig.benchmark``)."""
     return record_of(
         config,
         config.user_model,
         [config.grader_model, *config.judge_panel],
         rubrics_hash(scenarios) if scenarios is not None else None,
         builders=written_by(scenarios or []),
+        benchmark=getattr(config, "benchmark", None),
     )
 
 
@@ -229,6 +231,7 @@ def record_of(
     prompts: str | None = None,
     record_id: str | None = None,
     builders: Sequence[str] = (),
+    benchmark: str | None = None,
 ) -> ProtocolRecord:
     """The one maker of a protocol record: ``config``'s protocol settings (a ``RunConfig``, or any object with
     them: a regrade's settings, a play study's), its prompt hash (``prompts``: given when the templates are not all
@@ -241,6 +244,7 @@ def record_of(
         judges=list(judges),
         rubrics=rubrics,
         builders=list(builders),
+        benchmark=benchmark,
         user_prompts=user_prompts(config.user_type),
     )
 

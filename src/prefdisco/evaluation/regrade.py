@@ -49,6 +49,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from prefdisco.atomic import atomic_path, atomic_write
+from prefdisco.benchio import source_hash
 from prefdisco.builder.pipeline import written_by
 from prefdisco.dialogue.scenario import SCENARIO_KEY
 from prefdisco.errors import UserError
@@ -294,6 +295,7 @@ def regrade_run(run: Path, out: Path, options: RegradeOptions) -> RegradeOutcome
         first.settings,
         rubrics_hash(scenarios),
         written_by(scenarios),
+        source_hash(options.bench),
     )
     earlier = read_record(out)  # a regrade resumed: what its judges' calls sent before (the marker is the same)
 

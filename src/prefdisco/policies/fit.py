@@ -11,32 +11,17 @@ Counting is exact (integers), so the probabilities are ratios a hand count repro
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 
-from prefdisco.benchio import MANIFEST_FILE, SCENARIOS_FILE, read_manifest
+from prefdisco.benchio import source_hash
 from prefdisco.errors import UserError
 from prefdisco.policies.model import FamilyPrior, Policy, SplitRecord, prior_from_counts
 from prefdisco.policies.split import problem_of, train_problems
 from prefdisco.release.convert import load_scenarios
 from prefdisco.schema import Scenario
-
-
-def source_hash(path: Path) -> str:
-    """A benchmark folder's manifest ``content_hash``; for a file (or a folder holding only scenarios.jsonl)
-    ``sha256:`` over its bytes."""
-    path = Path(path)
-    if path.is_dir():
-        if (path / MANIFEST_FILE).is_file():
-            return str(read_manifest(path)["content_hash"])
-        path = path / SCENARIOS_FILE
-    try:
-        return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError as e:
-        raise UserError(f"{path}: cannot read ({e.strerror or e})") from None
 
 
 def fit_family(scenarios: Sequence[Scenario]) -> FamilyPrior:

@@ -116,6 +116,26 @@ ROLES_HINT = (
 ``eval --model M`` alone."""
 
 
+def comparable(protocols: Sequence[RunProtocol], allow_mixed: bool = False) -> list[str]:
+    """Refuse, in one line naming two of them and what differs, ``protocols`` that do not all agree with the first
+    (runs, or the submissions of a board: ``analysis/submission_board.py``); with ``allow_mixed``, the notes that
+    say what differs instead."""
+    notes: list[str] = []
+    first = protocols[0]
+    for other in protocols[1:]:
+        why = mismatch(first, other)
+        if why and not allow_mixed:
+            shown = "; ".join(why[:4]) + (f"; and {len(why) - 4} more" if len(why) > 4 else "")
+            raise UserError(
+                f"{first.run} and {other.run} ran different protocols ({shown}): their numbers are not comparable; "
+                + (ROLES_HINT if any(w.startswith(("user_model ", "judges ")) for w in why) else "")
+                + "give --allow-mixed to put them in one table anyway"
+            )
+        if why:
+            notes.append(f"{other.run} ran another protocol than {first.run} ({'; '.join(why)}) (--allow-mixed)")
+    return notes
+
+
 def load_runs(paths: Sequence[Path], allow_mixed: bool = False) -> Merged:
     """The runs at ``paths`` as one ``ResultsData`` (one path: that run as it is, its protocol checked for rows of
     several protocols), refusing incomparable protocols unless ``allow_mixed``."""
@@ -136,18 +156,7 @@ def load_runs(paths: Sequence[Path], allow_mixed: bool = False) -> Merged:
                     "not comparable: report each apart, or give --allow-mixed"
                 )
             notes.append(f"{run.run} mixes protocols {', '.join(run.ids)} (--allow-mixed)")
-    first = protocols[0]
-    for other in protocols[1:]:
-        why = mismatch(first, other)
-        if why and not allow_mixed:
-            shown = "; ".join(why[:4]) + (f"; and {len(why) - 4} more" if len(why) > 4 else "")
-            raise UserError(
-                f"{first.run} and {other.run} ran different protocols ({shown}): their numbers are not comparable; "
-                + (ROLES_HINT if any(w.startswith(("user_model ", "judges ")) for w in why) else "")
-                + "give --allow-mixed to put them in one table anyway"
-            )
-        if why:
-            notes.append(f"{other.run} ran another protocol than {first.run} ({'; '.join(why)}) (--allow-mixed)")
+    notes += comparable(protocols, allow_mixed)
     if len(loaded) == 1:
         return Merged(loaded[0][1], protocols, notes)
 

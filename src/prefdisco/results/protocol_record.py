@@ -84,6 +84,11 @@ class ProtocolRecord(BaseModel):
     builders: list[str] = Field(default_factory=list)
     """The models that built that benchmark's scenarios (their provenance, ``builder/pipeline.written_by``); empty
     when not known (a hand-written or imported benchmark, an older record). Not compared: ``rubrics`` is."""
+    benchmark: str | None = None
+    """The content hash of the benchmark the run was given (``benchio.source_hash``: a benchmark folder's manifest
+    ``content_hash``, a file's ``sha256:``): what a submission names its benchmark by (``analysis/submission.py``).
+    None: not known (an older record, the demo's packaged scenarios). Not compared: ``rubrics`` is (the same
+    scenarios given as a folder and as its scenarios.jsonl alone hash apart)."""
     regraded_from: dict[str, Any] | None = None
     """A regrade's origin (``prefdisco regrade``): the run, its protocol id and what changed."""
     sent: dict[str, RoleSent] | None = None
