@@ -228,6 +228,9 @@ def test_eval_of_the_published_folder_scores_the_same_rows_as_the_benchmark_fold
     a, b = (t.sort_values(keys)[keys + columns].reset_index(drop=True) for t in tables.values())
     assert len(a) == 8 * 3 and a["failed"].eq(0).all()
     pd.testing.assert_frame_equal(a, b)
+    # the same benchmark: both runs name the build's content hash, so their submissions and tables compare
+    hashes = {name: json.loads((tmp_path / name / "protocol.json").read_text())["benchmark"] for name in tables}
+    assert hashes["published"] == hashes["bench"] == json.loads((built / "manifest.json").read_text())["content_hash"]
 
 
 def test_overwrite_replaces_the_folder_whole_and_a_failed_publish_leaves_it_as_it_was(

@@ -37,6 +37,8 @@ SCENARIOS_FILE = "scenarios.jsonl"
 PERSONAS_FILE = "personas.jsonl"
 ATTRIBUTES_FILE = "attributes.json"
 MANIFEST_FILE = "manifest.json"
+PUBLISHED_BENCH = "prefdisco"
+"""The folder of a published benchmark (``prefdisco publish``) that holds its benchmark folder's own files."""
 HASHED_FILES = (SCENARIOS_FILE, PERSONAS_FILE, ATTRIBUTES_FILE)
 RESERVED_MANIFEST_KEYS = ("format", "package_version", "counts", "content_hash")
 
@@ -213,11 +215,14 @@ def read_manifest(directory: Path) -> dict[str, Any]:
 def source_hash(path: Path | str) -> str:
     """The content hash of a benchmark as given (what a run's ``protocol.json`` records as ``benchmark``, what a
     policy records as its source's): a benchmark folder's manifest ``content_hash``; for a file (or a folder holding
-    only scenarios.jsonl) ``sha256:`` over its bytes."""
+    only scenarios.jsonl) ``sha256:`` over its bytes; a published folder's, its build's content hash (the same
+    benchmark, so its runs compare with the benchmark folder's)."""
     path = Path(path)
     if path.is_dir():
         if (path / MANIFEST_FILE).is_file():
             return str(read_manifest(path)["content_hash"])
+        if (path / PUBLISHED_BENCH / MANIFEST_FILE).is_file():
+            return str(read_manifest(path / PUBLISHED_BENCH)["content_hash"])
         path = path / SCENARIOS_FILE
     try:
         return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()

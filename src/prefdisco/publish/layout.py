@@ -19,14 +19,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prefdisco.benchio import ATTRIBUTES_FILE, MANIFEST_FILE, PERSONAS_FILE
+from prefdisco.benchio import ATTRIBUTES_FILE, MANIFEST_FILE, PERSONAS_FILE, PUBLISHED_BENCH
 
 README = "README.md"
 CROISSANT = "croissant.json"
 CITATION = "CITATION.cff"
 EVAL_YAML = "eval.yaml"
 DATA = "data"
-BENCH = "prefdisco"
+BENCH = PUBLISHED_BENCH
 """The folder of the benchmark folder's own files (all but its scenarios, which are the Parquet data)."""
 BENCH_FILES = (MANIFEST_FILE, PERSONAS_FILE, ATTRIBUTES_FILE)
 
