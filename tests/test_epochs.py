@@ -364,3 +364,21 @@ def test_one_unmeasured_trial_leaves_the_reduced_score_and_the_headline_to_the_m
 
     [row] = average_trials(load_results(tmp_path / "run").results).to_dict("records")  # the report's row
     assert (row["pref_align"], row["n_trials"], row["n_scored_trials"]) == (4.0, 2, 1)
+
+
+def test_the_reduced_score_is_the_trials_mean_without_one_trials_judgements():
+    """A reduced score holds no trial's metadata (inspect's mean keeps the first trial's judgements, which the
+    log's header and the eval-set's logs.json then hold again for every sample): PrefAlign (4 + 2) / 2 = 3.0, an
+    unmeasured trial left out of ``correct`` (1.0), and no metadata."""
+    from inspect_ai.scorer import Score
+
+    from prefdisco.scoring.metrics import none_aware_reducer
+
+    judgements = {"judgements": [{"attribute": "tone", "score": 4.0, "rationale": "x" * 500}]}
+    trials = [
+        Score(value={"pref_align": 4.0, "correct": 1.0}, metadata=judgements),
+        Score(value={"pref_align": 2.0, "correct": None}, metadata={"judgements": []}),
+    ]
+    reduced = none_aware_reducer()(trials)
+    assert reduced.value == {"pref_align": 3.0, "correct": 1.0}
+    assert reduced.metadata is None

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 import math
 
-from inspect_ai.scorer import Metric, SampleScore, ScoreReducer, Value, mean_score, metric, value_to_float
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    ScoreReducer,
+    Value,
+    mean_score,
+    metric,
+    score_reducer,
+    value_to_float,
+)
 
 _to_float = value_to_float()
 
@@ -17,12 +27,24 @@ def _none_as_nan(value: Value) -> float:
     return float("nan") if value is None else _to_float(value)
 
 
+@score_reducer(name="prefdisco_mean")
 def none_aware_reducer() -> ScoreReducer:
     """Epoch reducer that keeps "not measured" (None) out of means instead of turning it into 0: per key, the mean
     over the trials that measured it (inspect's ``mean_score`` leaves a NaN out of each key's mean), NaN only when no
     trial did. So one unmeasured trial leaves a sample's reduced PrefAlign to the others, as the report's trial
-    average does (``tests/test_epochs.py`` pins it)."""
-    return mean_score(value_to_float=_none_as_nan)
+    average does (``tests/test_epochs.py`` pins it).
+
+    The reduced score keeps no metadata: inspect's mean keeps the first trial's (every judgement with its rationale,
+    about 3.4 KB a sample), which is no trial's mean, and a log holds the reductions twice (its header, and the
+    eval-set's ``logs.json`` uncompressed), so it was the largest part of a run folder's bytes a sample after the
+    logged samples themselves (``benchmarks/scale.py``). Every judgement stays in its sample's score, where the
+    results are read from."""
+    mean = mean_score(value_to_float=_none_as_nan)
+
+    def reduce(scores: list[Score]) -> Score:
+        return mean(scores).model_copy(update={"metadata": None})
+
+    return reduce
 
 
 def _number(score: SampleScore, key: str) -> float | None:
