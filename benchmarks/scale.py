@@ -8,7 +8,8 @@ with default settings, as a user would, in its own process against ``tests/mock_
 
 * ``wall_s``, ``calls``, ``cpu_ms_per_call`` (the eval process and every process it waited for, from ``wait4``);
 * ``peak_rss_mb`` — the largest sum of resident memory over the eval process and its children, sampled every
-  0.2 s; ``peak_vs_first`` — that over the first (smallest) N's peak;
+  0.2 s; ``peak_vs_first`` — that over the first (smallest) N's peak; ``peak_rss_samples_mb`` and
+  ``peak_rss_after_mb`` — the peak while samples ran and after the last one (the results tables);
 * ``bytes_per_sample`` — the run folder's bytes over its N × 3 samples;
 * ``csv_after_last_sample_s`` — ``results.csv``'s time less the last streamed sample's (the rows file's last write);
 * ``report_s`` — ``prefdisco report RUN --out R --no-figures`` and ``report_figures_s`` with its figures;
@@ -65,6 +66,7 @@ class PeakMemory:
     def __init__(self, pid: int, every_s: float = 0.2) -> None:
         self.root = psutil.Process(pid)
         self.peak = 0
+        self.timeline: list[tuple[float, int]] = []  # (time.time(), bytes)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(every_s,), daemon=True)
         self._thread.start()
@@ -81,6 +83,7 @@ class PeakMemory:
             except psutil.Error:
                 return
             self.peak = max(self.peak, total)
+            self.timeline.append((time.time(), total))
             self._stop.wait(every_s)
 
     def stop(self) -> int:
@@ -116,7 +119,13 @@ def run_eval(
     stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
     if not killed and os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"prefdisco eval exited {os.waitstatus_to_exitcode(status)}: {stderr[-2000:]}")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss": peak, "killed": killed}
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_rss": peak,
+        "timeline": memory.timeline,
+        "killed": killed,
+    }
 
 
 def folder_bytes(folder: Path) -> int:
@@ -176,6 +185,7 @@ def measure(n: int, tmp: Path, env: dict[str, str], mock: MockProcess, kill: boo
     run = tmp / f"run-{n}"
     mock.reset()
     figures = run_eval(bench, run, env)
+    last = last_sample_time(run)
     stats = mock.stats()
     calls = stats["received"]
     samples = n * len(MODES)
@@ -184,8 +194,11 @@ def measure(n: int, tmp: Path, env: dict[str, str], mock: MockProcess, kill: boo
         "calls": calls,
         "cpu_ms_per_call": round(1000 * figures["cpu_s"] / calls, 2),
         "peak_rss_mb": round(figures["peak_rss"] / 2**20),
+        # where the peak is: while samples ran, or after the last one (results tables, report inputs)
+        "peak_rss_samples_mb": round(max((b for t, b in figures["timeline"] if t <= last), default=0) / 2**20),
+        "peak_rss_after_mb": round(max((b for t, b in figures["timeline"] if t > last), default=0) / 2**20),
         "bytes_per_sample": round(folder_bytes(run) / samples),
-        "csv_after_last_sample_s": round((run / "results.csv").stat().st_mtime - last_sample_time(run), 1),
+        "csv_after_last_sample_s": round((run / "results.csv").stat().st_mtime - last, 1),
         "report_s": round(timed_report(run, tmp / f"report-{n}", env, "--no-figures"), 1),
         "report_figures_s": round(timed_report(run, tmp / f"report-fig-{n}", env), 1),
     }
