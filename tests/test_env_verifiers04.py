@@ -1,0 +1,76 @@
+"""verifiers 0.4 through the thin client (``client/``: ``prefdisco_client`` and the taskset ``prefdisco-verifiers``),
+in an environment with verifiers 0.4's own pins (``.venv-verifiers``: openai below 3, no PrefDisco, no inspect), which
+``make test`` creates (``make .venv-verifiers``). PrefDisco's server (``prefdisco env serve``'s app, ``make_app``)
+runs here on the scripted simulated user and judge of every hub test; the rollout runs in the second environment as
+a process (``tests/verifiers04_driver.py``) and reaches the reward computed by hand for the scripted world."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hub_scripts import REWARD, TURNS, WEIGHTS, roles
+from prefdisco.env import Episode
+from scripted import make_scenario
+from test_env_masks import REPLIES
+from test_env_openenv import hub, running
+
+ROOT = Path(__file__).resolve().parents[1]
+DRIVER = Path(__file__).with_name("verifiers04_driver.py")
+PROVIDER_SDKS = ("anthropic", "google", "openai", "inspect_ai", "prefdisco")
+
+pytestmark = pytest.mark.slow
+
+
+def python() -> Path:
+    """The second environment's interpreter (``PREFDISCO_VERIFIERS_VENV``, default ``.venv-verifiers``)."""
+    venv = Path(os.environ.get("PREFDISCO_VERIFIERS_VENV", ROOT / ".venv-verifiers"))
+    path = venv / "bin" / "python"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: create the verifiers 0.4 environment with `make .venv-verifiers`")
+    return path
+
+
+def run_driver(*args: str) -> Any:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    done = subprocess.run(
+        [str(python()), str(DRIVER), *args], capture_output=True, text=True, timeout=300, env=env, cwd=DRIVER.parent
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_thin_client_imports_no_provider_sdk_inspect_or_prefdisco():
+    loaded = set(run_driver("--imports"))
+    assert "prefdisco_client" in loaded and "websockets" in loaded
+    assert not loaded & set(PROVIDER_SDKS)
+
+
+def test_verifiers_04_plays_an_episode_through_the_thin_client_to_the_reward_by_hand():
+    scenario = make_scenario()
+    user, grader = roles()
+    app = hub().make_app([scenario], user.model, grader.model, reward=WEIGHTS)
+    with running(app) as url:
+        out = run_driver(url, scenario.id, json.dumps(list(TURNS)))
+    assert out["verifiers"].startswith("0.4.")
+    assert (out["env"], out["taskset"]) == ("PrefDiscoEnv", "PrefDiscoTaskset")
+    assert out["prefdisco_loaded"] == []  # the trainer's process holds neither PrefDisco nor inspect
+    assert out["reward"] == pytest.approx(REWARD) and out["rewards"]["prefdisco_reward"] == pytest.approx(REWARD)
+    assert out["metrics"] == {"prefdisco_masked": 0.0, "n_questions": 2.0}
+    # the simulated user and the judge ran in this process (the server's), on the policy's questions
+    assert [c.messages[-1].text for c in user.calls] == ["How detailed should I be?", "Do you like analogies?"]
+    assert grader.calls
+
+    # the mask: the policy's samples are its own turns, exactly; the opening and the user's replies reach it as
+    # user turns (verifiers trains the sampled messages of a trainable agent only)
+    transcript = out["transcript"]
+    opening = Episode(scenario, user.model, grader.model).opening()
+    assert [(m["role"], m["content"]) for m in transcript[:2]] == [(m["role"], m["content"]) for m in opening]
+    assert [m["content"] for m in transcript if m["role"] == "assistant"] == list(TURNS)
+    users = [m["content"] for m in transcript[2:] if m["role"] == "user"]
+    assert [any(r in u for r in REPLIES) for u in users] == [True, True]
