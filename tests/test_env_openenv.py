@@ -73,6 +73,19 @@ def running(app: Any) -> Iterator[str]:
         assert not thread.is_alive(), "the server did not shut down"
 
 
+def test_the_installed_openenv_core_is_the_one_the_extra_pins():
+    """The OpenEnv tests run on the openenv-core the ``openenv`` extra pins (0.3; ``make test`` reinstalls ``.venv``
+    when pyproject.toml changes), so its dialogue tests are OpenEnv 0.3 driving an episode to the reward by hand."""
+    import tomllib
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+
+    extras = tomllib.loads((SRC.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    [pin] = [Requirement(r) for r in extras["openenv"]]
+    assert pin.name == "openenv-core" and version("openenv-core") in pin.specifier and "0.3" in pin.specifier
+
+
 def test_the_server_plays_a_dialogue_for_the_librarys_client_with_the_episodes_reward():
     scenario, other = make_scenario("s1"), make_scenario("s2", persona=make_persona("p2", "Bo Lin"))
     user, grader = roles()
