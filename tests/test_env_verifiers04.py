@@ -1,8 +1,10 @@
 """verifiers 0.4 through the thin client (``client/``: ``prefdisco_client`` and the taskset ``prefdisco-verifiers``),
 in an environment with verifiers 0.4's own pins (``.venv-verifiers``: openai below 3, no PrefDisco, no inspect), which
-``make test`` creates (``make .venv-verifiers``). PrefDisco's server (``prefdisco env serve``'s app, ``make_app``)
-runs here on the scripted simulated user and judge of every hub test; the rollout runs in the second environment as
-a process (``tests/verifiers04_driver.py``) and reaches the reward computed by hand for the scripted world."""
+``make test`` creates (``make verifiers-env``). PrefDisco's server (``prefdisco env serve``'s app, ``make_app``)
+runs here on the scripted simulated user and judge of every hub test; verifiers runs the episode in the second
+environment, as a process (``tests/verifiers04_driver.py``: a real verifiers agent on the null harness, its model a
+scripted endpoint), and reaches the reward computed by hand for the scripted world. The first run needs the network:
+verifiers' local runtime has uv install its chat program's dependencies (cached after)."""
 
 from __future__ import annotations
 
@@ -58,19 +60,23 @@ def test_verifiers_04_plays_an_episode_through_the_thin_client_to_the_reward_by_
     with running(app) as url:
         out = run_driver(url, scenario.id, json.dumps(list(TURNS)))
     assert out["verifiers"].startswith("0.4.")
-    assert (out["env"], out["taskset"]) == ("PrefDiscoEnv", "PrefDiscoTaskset")
+    assert (out["env"], out["taskset"], out["ok"], out["errors"]) == ("PrefDiscoEnv", "PrefDiscoTaskset", True, [])
     assert out["prefdisco_loaded"] == []  # the trainer's process holds neither PrefDisco nor inspect
-    assert out["reward"] == pytest.approx(REWARD) and out["rewards"]["prefdisco_reward"] == pytest.approx(REWARD)
-    assert out["metrics"] == {"prefdisco_masked": 0.0, "n_questions": 2.0}
+    [trace] = out["traces"]
+    assert (trace["agent"], trace["errors"]) == ("policy", [])
+    assert trace["reward"] == pytest.approx(REWARD) and trace["rewards"]["prefdisco_reward"] == pytest.approx(REWARD)
+    assert trace["metrics"] == {"prefdisco_masked": 0.0, "n_questions": 2.0}
     # the simulated user and the judge ran in this process (the server's), on the policy's questions
     assert [c.messages[-1].text for c in user.calls] == ["How detailed should I be?", "Do you like analogies?"]
     assert grader.calls
 
-    # the mask: the policy's samples are its own turns, exactly; the opening and the user's replies reach it as
-    # user turns (verifiers trains the sampled messages of a trainable agent only)
-    transcript = out["transcript"]
+    # the mask: the policy's trace is trainable and what its model sampled is exactly its own turns; the opening
+    # and the simulated user's replies are messages it was given, never sampled
+    messages = trace["messages"]
     opening = Episode(scenario, user.model, grader.model).opening()
-    assert [(m["role"], m["content"]) for m in transcript[:2]] == [(m["role"], m["content"]) for m in opening]
-    assert [m["content"] for m in transcript if m["role"] == "assistant"] == list(TURNS)
-    users = [m["content"] for m in transcript[2:] if m["role"] == "user"]
-    assert [any(r in u for r in REPLIES) for u in users] == [True, True]
+    assert [(m["role"], m["content"]) for m in messages[:2]] == [(m["role"], m["content"]) for m in opening]
+    assert trace["trainable"] is True
+    assert [m["content"] for m in messages if m["sampled"]] == list(TURNS)
+    assert all(m["role"] == "assistant" for m in messages if m["sampled"])
+    given = [m["content"] for m in messages if not m["sampled"]]
+    assert [any(r in text for r in REPLIES) for text in given[2:]] == [True, True]

@@ -66,8 +66,9 @@ class PrefDiscoTaskset(vf.Taskset[PrefDiscoTask, PrefDiscoConfig]):
 
 
 class PrefDiscoEnvConfig(vf.EnvConfig):
-    policy: vf.AgentConfig = vf.AgentConfig(harness={"id": "null"})
-    """The trained model: a tool-less chat (the null harness)."""
+    policy: vf.AgentConfig = vf.AgentConfig(harness={"id": "null"}, runtime={"type": "subprocess"})
+    """The trained model: a tool-less chat (the null harness, which runs no code) in a local process (verifiers'
+    subprocess runtime: no container, no tunnel; its chat program runs with ``uv``)."""
 
 
 def opening(first: Step) -> tuple[str, str]:
