@@ -10,8 +10,8 @@ The rules, each the framework's:
   (``response_mask`` 0); the messages verl holds are read by their roles when it builds the request;
 * verifiers (0.3, in process: ``prefdisco.env.verifiers``): the rollout's ``completion`` messages, of which only the
   ``assistant`` ones are the completion mask's 1s (the ``prompt`` is never trained);
-* OpenEnv (``prefdisco.env.openenv``, what a trainer reaches through OpenEnv's client): the reset's ``messages``
-  are the prompt; after each action the trainer appends its own turn as the assistant and the observation's
+* OpenEnv (``prefdisco.env.openenv``, what a trainer reaches through OpenEnv's client from the server): the reset's
+  ``messages`` are the prompt; after each action the trainer appends its own turn as the assistant and the observation's
   ``messages`` with the roles the server gives them, and trains on the assistant's messages (assistant-only loss).
 
 Each test has a negative case: the adapter patched so that the simulated user's reply comes back as the assistant's
@@ -154,7 +154,7 @@ def test_verifiers_completion_mask_holds_only_the_policys_turns(leak, monkeypatc
 
 def test_openenv_observations_keep_the_users_reply_out_of_the_assistants_turns(leak, monkeypatch):
     from prefdisco.env import openenv as oe
-    from prefdisco.env.hubs import hub_roster, hub_unit
+    from test_env_openenv import running, synced
 
     if leak:
         shipped = oe._chat
@@ -167,21 +167,16 @@ def test_openenv_observations_keep_the_users_reply_out_of_the_assistants_turns(l
         monkeypatch.setattr(oe, "_chat", leaking)
     scenario = make_scenario()
     user, grader = roles()
-    roster = hub_roster(
-        "OpenEnv", hub_unit([scenario]), user.model, grader.model, {"reward": WEIGHTS}, train_fraction=None,
-        split_seed=0, split=None,
-    )  # fmt: skip
-    env = oe.PrefDiscoOpenEnv(roster)
-    first = env.reset(scenario_id=scenario.id)
-    transcript: Transcript = [(m["role"], m["content"], False) for m in first.messages]
-    last = first
-    for turn in TURNS:
-        transcript.append(("assistant", turn, True))
-        last = env.step(oe.PrefDiscoAction(text=turn))
-        transcript += [(m["role"], m["content"], m["role"] == "assistant") for m in last.messages]
-    env.close()
-    assert last.done and last.reward is not None
+    app = oe.make_app([scenario], user.model, grader.model, reward=WEIGHTS)
+    with running(app) as url, synced(oe.PrefDiscoEnvClient(base_url=url)) as env:  # what a trainer reaches
+        first = env.reset(scenario_id=scenario.id).observation
+        transcript: Transcript = [(m["role"], m["content"], False) for m in first.messages]
+        for turn in TURNS:
+            transcript.append(("assistant", turn, True))
+            result = env.step(oe.PrefDiscoAction(text=turn))
+            transcript += [(m["role"], m["content"], m["role"] == "assistant") for m in result.observation.messages]
+    assert result.done and result.reward is not None
     # the judge's findings travel only in info, which no trainer tokenizes
-    assert json.dumps(last.info["score"]) not in " ".join(text for _, text, _ in transcript)
+    assert json.dumps(result.observation.info["score"]) not in " ".join(text for _, text, _ in transcript)
     opening = Episode(scenario, user.model, grader.model).opening()
     outcome(leak, lambda: check_only_policy_trainable(transcript, opening, grader))
