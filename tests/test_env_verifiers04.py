@@ -80,3 +80,19 @@ def test_verifiers_04_plays_an_episode_through_the_thin_client_to_the_reward_by_
     assert all(m["role"] == "assistant" for m in messages if m["sampled"])
     given = [m["content"] for m in messages if not m["sampled"]]
     assert [any(r in text for r in REPLIES) for text in given[2:]] == [True, True]
+
+
+def test_vf_eval_resolves_the_taskset_from_its_flags(tmp_path):
+    """verifiers' own command line finds the taskset by its id and takes its options as flags (a dry run: the
+    resolved config, nothing played)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    flags = ["--env.taskset.base-url", "http://127.0.0.1:9", "--env.taskset.scenario-ids", '["s1", "s2"]']
+    done = subprocess.run(
+        [str(python().parent / "vf-eval"), "prefdisco-verifiers", *flags, "--dry-run"],
+        capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-4000:]
+    [resolved] = tmp_path.glob("outputs/*/configs/resolved/eval.json")
+    config = json.loads(resolved.read_text())["env"]
+    assert config["taskset"]["base_url"] == "http://127.0.0.1:9" and config["taskset"]["scenario_ids"] == ["s1", "s2"]
+    assert config["policy"]["harness"]["id"] == "null" and config["policy"]["runtime"]["type"] == "subprocess"

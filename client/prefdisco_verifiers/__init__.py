@@ -3,7 +3,8 @@ env serve`` (``prefdisco_client``): the simulated user and the judge run in Pref
 holds only verifiers and the client.
 
 verifiers 0.4 loads a taskset by id from the module of that name and its environment from the same module's
-``__all__``: ``vf-eval prefdisco-verifiers --env.taskset.base-url http://HOST:PORT --env.taskset.scenario-ids '[...]'``.
+``__all__``: ``vf-eval prefdisco-verifiers --env.taskset.base-url http://HOST:PORT --env.taskset.scenario-ids '[...]'
+-m MODEL``.
 
 * ``PrefDiscoTaskset``: one task per scenario id of the server's benchmark (``scenario_ids``); the task carries no
   prompt, the server's opening is the prompt;
@@ -41,8 +42,9 @@ class PrefDiscoData(vf.TaskData):
 class PrefDiscoConfig(vf.TasksetConfig):
     base_url: str = "http://127.0.0.1:8000"
     """The PrefDisco server (``prefdisco env serve``)."""
-    scenario_ids: list[str] = Field(min_length=1)
-    """The scenarios to play: one task each (``-r N`` rollouts of a task are trials 1..N of its scenario)."""
+    scenario_ids: list[str] = Field(default_factory=list)
+    """The scenarios to play: one task each (``-r N`` rollouts of a task are trials 1..N of its scenario); at least
+    one (verifiers' command line validates a taskset's config before its flags, so the check is ``load``'s)."""
     masked_reward: float = 0.0
     """The reward of an episode whose reward was masked, or that stopped before its end."""
 
@@ -54,6 +56,8 @@ class PrefDiscoTask(vf.Task[PrefDiscoData]):
 class PrefDiscoTaskset(vf.Taskset[PrefDiscoTask, PrefDiscoConfig]):
     def load(self) -> Any:
         config = self.config
+        if not config.scenario_ids:
+            raise ValueError("scenario_ids: name the server's scenarios to play (--env.taskset.scenario-ids '[...]')")
         for scenario_id in config.scenario_ids:
             data = PrefDiscoData(
                 name=scenario_id,
