@@ -11,7 +11,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: demo test test-fast install lint clean check-shared chromium
+.PHONY: demo test test-fast install lint clean check-shared chromium verifiers-env
 
 install: $(STAMP)
 
@@ -26,6 +26,22 @@ $(STAMP): pyproject.toml
 	  $(BIN)/python -m pip install --quiet -e '.[dev,ray,scout,verifiers,openenv,publish]'
 	@echo "install: done"
 	touch $(STAMP)
+
+# The second environment the verifiers 0.4 test runs in (tests/test_env_verifiers04.py): verifiers 0.4 pins openai below
+# 3 while inspect's OpenAI provider needs 3.4 or later, so verifiers 0.4 cannot live in .venv. It holds verifiers 0.4
+# and PrefDisco's thin client (client/: no PrefDisco, no inspect, no provider SDK of PrefDisco's), which plays the
+# episode against `prefdisco env serve` running in .venv. One to three minutes from PyPI (docs/testing.md).
+VF_VENV := .venv-verifiers
+VF_STAMP := $(VF_VENV)/.prefdisco-client-installed
+
+verifiers-env: $(VF_STAMP)
+
+$(VF_STAMP): client/pyproject.toml
+	@echo "install: creating $(VF_VENV) with verifiers 0.4 and the thin client (one to three minutes)"
+	test -x $(VF_VENV)/bin/python || $(PYTHON) -m venv $(VF_VENV)
+	$(VF_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VF_VENV)/bin/python -m pip install --quiet -e './client[verifiers]'
+	touch $(VF_STAMP)
 
 demo: install
 	$(BIN)/prefdisco demo
@@ -69,7 +85,7 @@ chromium:
 	  test -x "$(CHROMIUM)" || { echo "make test: chromium was installed but $(CHROMIUM) is still missing: $(CHROMIUM_HINT)" >&2; exit 2; }; \
 	fi
 
-test: check-shared chromium install
+test: check-shared chromium install verifiers-env
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(XDIST) --durations=25
 
 test-fast: check-shared install
@@ -82,4 +98,4 @@ lint: install
 	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) prefdisco-demo .pytest_cache
+	rm -rf $(VENV) $(VF_VENV) prefdisco-demo .pytest_cache

@@ -42,6 +42,12 @@ def hub() -> Any:
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
+def synced(client: Any) -> Any:
+    """The library's client for ``with``: openenv-core 0.3's clients are async and ``.sync()`` wraps one (0.2's were
+    synchronous themselves)."""
+    return client.sync() if hasattr(client, "sync") else client
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -67,6 +73,19 @@ def running(app: Any) -> Iterator[str]:
         assert not thread.is_alive(), "the server did not shut down"
 
 
+def test_the_installed_openenv_core_is_the_one_the_extra_pins():
+    """The OpenEnv tests run on the openenv-core the ``openenv`` extra pins (0.3; ``make test`` reinstalls ``.venv``
+    when pyproject.toml changes), so its dialogue tests are OpenEnv 0.3 driving an episode to the reward by hand."""
+    import tomllib
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+
+    extras = tomllib.loads((SRC.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    [pin] = [Requirement(r) for r in extras["openenv"]]
+    assert pin.name == "openenv-core" and version("openenv-core") in pin.specifier and "0.3" in pin.specifier
+
+
 def test_the_server_plays_a_dialogue_for_the_librarys_client_with_the_episodes_reward():
     scenario, other = make_scenario("s1"), make_scenario("s2", persona=make_persona("p2", "Bo Lin"))
     user, grader = roles()
@@ -75,7 +94,7 @@ def test_the_server_plays_a_dialogue_for_the_librarys_client_with_the_episodes_r
         assert httpx.get(f"{url}/health").status_code == 200
         schema = httpx.get(f"{url}/schema").json()
         assert "text" in schema["action"]["properties"] and "messages" in schema["observation"]["properties"]
-        with hub().PrefDiscoEnvClient(base_url=url) as env:
+        with synced(hub().PrefDiscoEnvClient(base_url=url)) as env:
             first = env.reset(scenario_id=scenario.id, episode_id="ep-1")
             obs = first.observation
             opening = Episode(scenario, user.model, grader.model).opening()
@@ -113,7 +132,7 @@ def test_the_server_plays_a_dialogue_for_the_librarys_client_with_the_episodes_r
         # OpenEnv's generic client (plain dicts) on the same server: the scenario's second trial
         from openenv.core import GenericEnvClient
 
-        with GenericEnvClient(base_url=url) as generic:
+        with synced(GenericEnvClient(base_url=url)) as generic:
             again = generic.reset(scenario_id=scenario.id)
             assert again.observation["trial"] == 2
             reply = generic.step({"text": "ANSWER: The answer is B."})
@@ -126,7 +145,7 @@ def test_a_seed_draws_the_same_scenarios_and_a_masked_episode_gets_masked_reward
     scenarios = [make_scenario(f"s{i}") for i in range(5)]
     user, grader = Scripted(constant("Short.")), Scripted(constant("not json"))  # every judgement invalid
     app = hub().make_app(scenarios, user.model, grader.model, masked_reward=-1.0, audit=False, max_questions=1)
-    with running(app) as url, hub().PrefDiscoEnvClient(base_url=url) as client:
+    with running(app) as url, synced(hub().PrefDiscoEnvClient(base_url=url)) as client:
         first = [client.reset(seed=11).observation.scenario_id]
         first += [client.reset().observation.scenario_id for _ in range(3)]
         second = [client.reset(seed=11).observation.scenario_id]
@@ -175,7 +194,7 @@ def test_a_session_is_an_episode_one_reward_per_problem_as_gymnasium_gives_it(tm
     app = hub().make_app(
         str(bench), user.model, grader.model, sessions=str(sessions), arm="carry_notes", reward=WEIGHTS_S
     )
-    with running(app) as url, hub().PrefDiscoEnvClient(base_url=url) as client:
+    with running(app) as url, synced(hub().PrefDiscoEnvClient(base_url=url)) as client:
         first = client.reset(session_id="ada-1")
         steps = [client.step(hub().PrefDiscoAction(text=turn)) for turn in turns]
         state = client.state()
@@ -266,7 +285,7 @@ def test_prefdisco_env_serve_answers_a_client_and_stops_on_ctrl_c(tmp_path, monk
                 assert time.monotonic() < deadline, "env serve did not start"
                 time.sleep(0.1)
             turns = ("QUESTION: How much detail do you want?", "ANSWER: The answer is B.")
-            with hub().PrefDiscoEnvClient(base_url=url) as client:
+            with synced(hub().PrefDiscoEnvClient(base_url=url)) as client:
                 client.reset(scenario_id=scenarios[0].id)
                 steps = [client.step(hub().PrefDiscoAction(text=turn)) for turn in turns]
         finally:
@@ -327,7 +346,7 @@ def test_the_tool_protocol_carries_ask_user_calls_and_returns_tool_results():
     ]
     user, grader = roles()
     app = hub().make_app([scenario], user.model, grader.model, reward=WEIGHTS, ask="tools", max_questions=2)
-    with running(app) as url, hub().PrefDiscoEnvClient(base_url=url) as client:
+    with running(app) as url, synced(hub().PrefDiscoEnvClient(base_url=url)) as client:
         first = client.reset(scenario_id=scenario.id)
         steps = [client.step(action) for action in actions]
 
@@ -379,7 +398,7 @@ def test_pushback_challenges_are_observations_and_the_last_reply_is_rewarded():
 
     user, grader = Scripted(person), Scripted(pushback_grading)
     app = hub().make_app([SCENARIO], user.model, grader.model, pushback=2, audit=False, reward=WEIGHTS.weights())
-    with running(app) as url, hub().PrefDiscoEnvClient(base_url=url) as client:
+    with running(app) as url, synced(hub().PrefDiscoEnvClient(base_url=url)) as client:
         client.reset()
         steps = [client.step(hub().PrefDiscoAction(text=turn)) for turn in HELD]
     assert [s.observation.kind for s in steps] == ["question", "pushback", "pushback", "reply"]
@@ -410,7 +429,7 @@ def test_a_client_that_leaves_mid_step_is_one_line_not_tracebacks(capfd, caplog)
         deadline = time.monotonic() + 30  # the step ends (1 s; longer on a busy machine) and its answer finds no one
         while time.monotonic() < deadline and not any(r.name == "prefdisco.env" for r in caplog.records):
             time.sleep(0.05)
-        with hub().PrefDiscoEnvClient(base_url=url) as env:  # the server still serves
+        with synced(hub().PrefDiscoEnvClient(base_url=url)) as env:  # the server still serves
             assert env.reset(scenario_id="s1").observation.scenario_id == "s1"
     err = capfd.readouterr().err
     assert "Traceback" not in err and "Exception in ASGI application" not in err, err

@@ -113,3 +113,21 @@ def test_make_test_gets_chromium_before_any_test_and_ci_runs_only_the_readme_com
     assert commands == ["set -euo pipefail", 'cd "$(dirname "$0")/.."', "make test", "make lint"]
     readme = (REPO / "README.md").read_text()
     assert "make test" in readme and "chromium" in readme.lower()
+
+
+def test_make_test_creates_the_verifiers_04_environment_before_the_tests() -> None:
+    """The verifiers 0.4 test (tests/test_env_verifiers04.py) runs in a second environment that ``make test`` brings:
+    ``.venv-verifiers``, verifiers 0.4 and the thin client (``client/``), installed before pytest starts (``-W``
+    plans it as if the client's pyproject had changed, so a machine that already has it still shows the step)."""
+    planned = subprocess.run(
+        ["make", "-n", "-W", "client/pyproject.toml", "test", "CHROMIUM=/bin/sh"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    steps = planned.stdout
+    assert "-m venv .venv-verifiers" in steps
+    assert steps.index(".venv-verifiers/bin/python -m pip install --quiet -e './client[verifiers]'") < steps.index(
+        "-m pytest"
+    )

@@ -6,10 +6,15 @@ to send an error about that, fails again, and uvicorn logs the chain as "Excepti
 tracebacks for an ordinary event. ``LeftClients`` (ASGI middleware on the OpenEnv app) ends such a connection with
 one log line instead; the session's environment is already released by the endpoint's own ``finally``. Any other
 exception passes through unchanged.
+
+A client that ends its session in order (OpenEnv's ``close`` message, or closing the socket between steps) is no
+event at all: openenv-core 0.3's endpoint then closes the socket a second time, which raises the same "gone"
+exception after the endpoint has already read the end; such a connection ends silently.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -31,6 +36,20 @@ def client_gone(error: BaseException | None) -> bool:
     return False
 
 
+def ends_session(message: dict[str, Any]) -> bool:
+    """Whether a message the endpoint received ends the session in order: the socket closed, or OpenEnv's
+    ``{"type": "close"}``."""
+    if message.get("type") == "websocket.disconnect":
+        return True
+    text = message.get("text")
+    if message.get("type") != "websocket.receive" or not isinstance(text, str) or '"close"' not in text:
+        return False
+    try:
+        return bool(json.loads(text).get("type") == "close")
+    except (ValueError, AttributeError):
+        return False
+
+
 class LeftClients:
     """ASGI middleware: a WebSocket connection whose client left mid-step ends with one log line (module docstring)."""
 
@@ -41,9 +60,19 @@ class LeftClients:
         if scope.get("type") != "websocket":
             await self.app(scope, receive, send)
             return
+        ended = False
+
+        async def watched() -> dict[str, Any]:
+            nonlocal ended
+            message: dict[str, Any] = await receive()
+            ended = ended or ends_session(message)
+            return message
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, watched, send)
         except Exception as error:
             if not client_gone(error):
                 raise
+            if ended:  # the endpoint had read the end: closing a closed socket (openenv-core 0.3)
+                return
             logger.warning("a client left its WebSocket session mid-step; its episode is dropped")

@@ -373,8 +373,9 @@ def serve(app: FastAPI, host: str = "127.0.0.1", port: int = 8000) -> None:
 
 
 class PrefDiscoEnvClient(EnvClient):
-    """OpenEnv's ``EnvClient`` for a PrefDisco server: ``with PrefDiscoEnvClient(base_url=URL) as env:
-    env.reset(scenario_id=...)``, ``env.step(PrefDiscoAction(text=...))``, ``env.state()``."""
+    """OpenEnv's ``EnvClient`` for a PrefDisco server (async, as openenv-core 0.3's clients are): ``async with
+    PrefDiscoEnvClient(base_url=URL) as env: await env.reset(scenario_id=...)``, ``await env.step(PrefDiscoAction(
+    text=...))``, ``await env.state()``; ``with PrefDiscoEnvClient(base_url=URL).sync() as env:`` the same, sync."""
 
     def _step_payload(self, action: PrefDiscoAction) -> dict[str, Any]:
         payload: dict[str, Any] = {"text": action.text}
