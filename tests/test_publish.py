@@ -105,23 +105,63 @@ def test_load_dataset_gives_back_every_field_of_every_scenario_for_every_config(
             assert json.loads(back.model_dump_json()) == json.loads(lines[index])
 
 
-def test_croissant_passes_mlcroissant_and_its_records_are_the_rows(built: Path, published: Path) -> None:
+def _text(value: object) -> object:
+    """A value as mlcroissant gives it, its sc:Text bytes decoded."""
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list):
+        return [_text(v) for v in value]
+    return value
+
+
+def _at(columnar: object, i: int) -> object:
+    """Element ``i`` of a list of structs mlcroissant gave as a struct of lists."""
+    return {k: _at(v, i) for k, v in columnar.items()} if isinstance(columnar, dict) else columnar[i]  # type: ignore[index]
+
+
+def _nested(record: dict, field: dict, parent: dict | None) -> object:
+    """The value of a Croissant ``field`` in an mlcroissant record, nested again as the Parquet nests it.
+
+    mlcroissant 1.1.1 puts a leaf inside its direct parent only (a list of dicts where the parent is an array), and
+    every field with leaves under its own @id at the top of the record."""
+    if "subField" not in field:
+        if parent is None:
+            return _text(record[field["@id"]])
+        held = record[parent["@id"]]
+        return _text([e[field["@id"]] for e in held] if parent.get("isArray") else held[field["@id"]])
+    members = {sub["name"]: _nested(record, sub, field) for sub in field["subField"]}
+    if not field.get("isArray"):
+        return members
+    return [_at(members, i) for i in range(len(record[field["@id"]]))]
+
+
+def test_croissant_describes_every_column_and_mlcroissant_reads_back_every_value(built: Path, published: Path) -> None:
     import mlcroissant
+    import pyarrow.parquet as pq
 
     dataset = mlcroissant.Dataset(jsonld=str(published / "croissant.json"))  # raises on a validation error
-    lines = lines_of(built)
-    ids = [json.loads(line)["id"] for line in lines]
+    described = {rs["@id"]: rs["field"] for rs in json.loads((published / "croissant.json").read_text())["recordSet"]}
+    ids = [json.loads(line)["id"] for line in lines_of(built)]
     counts = {}
     for record_set in dataset.metadata.record_sets:
         records = list(dataset.records(record_set.uuid))
-        counts[record_set.uuid] = len(records)
         config, split = record_set.uuid.split("/")
-        table = pd.read_parquet(published / "data" / config / f"{split}-00000-of-00001.parquet")
-        assert len(records) == len(table)
-        assert [r[f"{record_set.uuid}/id"].decode() for r in records] == list(table["id"])
-        assert [r[f"{record_set.uuid}/line"] for r in records] == list(table["line"])
-        assert all(ids[r[f"{record_set.uuid}/line"] - 1] == r[f"{record_set.uuid}/id"].decode() for r in records)
+        table = pq.read_table(published / "data" / config / f"{split}-00000-of-00001.parquet")
+        fields = described[record_set.uuid]
+        assert [f["name"] for f in fields] == table.column_names  # every column a field
+        rows = table.to_pylist()
+        counts[record_set.uuid] = len(records)
+        assert len(records) == len(rows)
+        assert [r[f"{record_set.uuid}/id"].decode() for r in records] == [row["id"] for row in rows]
+        assert [ids[r[f"{record_set.uuid}/line"] - 1] for r in records] == [row["id"] for row in rows]
+        for record, row in zip(records, rows, strict=True):
+            # every column, nested, as the Parquet row holds it
+            assert {f["name"]: _nested(record, f, None) for f in fields} == row
     assert counts == {"all/test": 4, "all/validation": 4, "mmlu/test": 4, "commonsenseqa/validation": 4}
+    persona = next(f for f in described["all/test"] if f["name"] == "persona")
+    expertise = next(f for f in persona["subField"] if f["name"] == "expertise")
+    assert expertise["isArray"] and {f["dataType"] for f in expertise["subField"]} == {"sc:Text"}
+    assert all(f["description"] for f in persona["subField"])
     data = json.loads((published / "croissant.json").read_text())
     assert data["conformsTo"] == "http://mlcommons.org/croissant/1.1"
     for key in (
