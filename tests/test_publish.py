@@ -135,28 +135,37 @@ def _nested(record: dict, field: dict, parent: dict | None) -> object:
     return [_at(members, i) for i in range(len(record[field["@id"]]))]
 
 
-def test_croissant_describes_every_column_and_mlcroissant_reads_back_every_value(built: Path, published: Path) -> None:
+def _read_back(published: Path) -> dict[str, list[dict]]:
+    """Every record set's records as mlcroissant generates them, each checked against its Parquet rows: the same
+    count and ids, and every column's value, nested as the Parquet nests it. Returns the fields by record set."""
     import mlcroissant
     import pyarrow.parquet as pq
 
     dataset = mlcroissant.Dataset(jsonld=str(published / "croissant.json"))  # raises on a validation error
     described = {rs["@id"]: rs["field"] for rs in json.loads((published / "croissant.json").read_text())["recordSet"]}
-    ids = [json.loads(line)["id"] for line in lines_of(built)]
-    counts = {}
-    for record_set in dataset.metadata.record_sets:
-        records = list(dataset.records(record_set.uuid))
-        config, split = record_set.uuid.split("/")
+    assert sorted(described) == sorted(rs.uuid for rs in dataset.metadata.record_sets)
+    for record_set, fields in described.items():
+        records = list(dataset.records(record_set))
+        config, split = record_set.split("/")
         table = pq.read_table(published / "data" / config / f"{split}-00000-of-00001.parquet")
-        fields = described[record_set.uuid]
         assert [f["name"] for f in fields] == table.column_names  # every column a field
         rows = table.to_pylist()
-        counts[record_set.uuid] = len(records)
         assert len(records) == len(rows)
-        assert [r[f"{record_set.uuid}/id"].decode() for r in records] == [row["id"] for row in rows]
-        assert [ids[r[f"{record_set.uuid}/line"] - 1] for r in records] == [row["id"] for row in rows]
+        assert [r[f"{record_set}/id"].decode() for r in records] == [row["id"] for row in rows]
         for record, row in zip(records, rows, strict=True):
-            # every column, nested, as the Parquet row holds it
             assert {f["name"]: _nested(record, f, None) for f in fields} == row
+    return described
+
+
+def test_croissant_describes_every_column_and_mlcroissant_reads_back_every_value(built: Path, published: Path) -> None:
+    described = _read_back(published)
+    counts = {}
+    ids = [json.loads(line)["id"] for line in lines_of(built)]
+    for record_set in described:
+        config, split = record_set.split("/")
+        table = pd.read_parquet(published / "data" / config / f"{split}-00000-of-00001.parquet")
+        counts[record_set] = len(table)
+        assert [ids[line - 1] for line in table["line"]] == list(table["id"])
     assert counts == {"all/test": 4, "all/validation": 4, "mmlu/test": 4, "commonsenseqa/validation": 4}
     persona = next(f for f in described["all/test"] if f["name"] == "persona")
     expertise = next(f for f in persona["subField"] if f["name"] == "expertise")
@@ -173,6 +182,38 @@ def test_croissant_describes_every_column_and_mlcroissant_reads_back_every_value
     ):
         assert data[key], key
     assert data["identifier"] == read_bench(built).manifest["content_hash"]
+
+
+def test_croissant_reads_facets_and_lists_of_lists_and_describes_as_text_what_mlcroissant_cannot_read(
+    built: Path, tmp_path: Path
+) -> None:
+    """Facet scores (a list of structs two structs down), a list of lists, names a jsonPath quotes, and a free-form
+    field holding a list of structs inside a list: mlcroissant 1.1.1 fails on that one described nested (an
+    IndexError in ReadFields), so it is JSON text in the Parquet and sc:Text in croissant.json, read back as that
+    JSON."""
+    from prefdisco.benchio import write_bench
+    from prefdisco.publish.writer import publish
+
+    bench = read_bench(built)
+    scenarios = []
+    for i, s in enumerate(bench.scenarios):
+        trait = s.persona.big_five["openness"].model_copy(update={"facets": {"imagination": 4.0, "intellect": 2.5}})
+        persona = s.persona.model_copy(update={"big_five": {**s.persona.big_five, "openness": trait}})
+        extra = {**s.persona.extra, "grid": [[1, 2], [3]], "where": 1, 'it\'s "odd" \\ 1.5': "v"}  # quoted in paths
+        persona = persona.model_copy(update={"extra": extra})
+        provenance = {**s.provenance, "steps": [{"n": i, "parts": [{"b": "x"}]}, {"n": 7, "parts": []}]}
+        scenarios.append(s.model_copy(update={"persona": persona, "provenance": provenance}))
+    personas = list({s.persona.id: s.persona for s in scenarios}.values())
+    write_bench(tmp_path / "bench", scenarios, personas, bench.attributes, {"models": bench.manifest.get("models")})
+    out = publish(tmp_path / "bench", tmp_path / "pub").out
+    fields = {f["name"]: f for f in _read_back(out)["all/test"]}
+    assert fields["provenance"]["dataType"] == "sc:Text" and "subField" not in fields["provenance"]
+    extra = {f["name"]: f for f in fields["persona"]["subField"]}["extra"]
+    shapes = {f["name"]: f.get("arrayShape") for f in extra["subField"]}
+    assert shapes["grid"] == "-1,-1" and {"where", 'it\'s "odd" \\ 1.5'} <= set(shapes)
+    big_five = {f["name"]: f for f in fields["persona"]["subField"]}["big_five"]
+    facets = {f["name"]: f for f in big_five["subField"][0]["subField"]}["facets"]
+    assert facets["isArray"] and [f["name"] for f in facets["subField"]] == ["facet", "score"]
 
 
 def test_the_card_yaml_parses_and_names_every_config_with_its_files(built: Path, published: Path) -> None:

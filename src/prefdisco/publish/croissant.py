@@ -2,9 +2,8 @@
 
 Every Parquet file is a ``cr:FileObject`` with its sha256; every config's split is a ``cr:RecordSet``
 (``<config>/<split>``) read from its files (a ``cr:FileSet`` of them), so ``mlcroissant`` generates one record per
-row. Its fields are the row's top-level columns that have one Croissant type (``id``, ``line``, and the problem's
-question, gold answer, answer type and benchmark, taken from the ``problem`` struct); the nested rest (persona,
-profile, rubric) is in the Parquet and described in the card. The RAI fields say how the data was made (sampled
+row. Its fields are every Parquet column, nested as the Parquet is (:mod:`prefdisco.publish.fields`, which says
+what ``mlcroissant`` 1.1.1 reads back and how). The RAI fields say how the data was made (sampled
 problems, model-written simulated personas, profiles and rubrics), what it is for, its limitations and biases, and
 that it holds no personal information. Nothing in the file depends on when it was written.
 """

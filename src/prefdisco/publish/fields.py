@@ -14,8 +14,10 @@ leaf of every column, equal to the Parquet's. It renders a sub-field only inside
 below another (``persona.big_five.openness``) comes back as a key of its own at the top of the record, named by
 its ``@id``, and a struct inside a list of structs (a rubric criterion's ``levels``) as one struct of lists, a value
 per element. Two transforms are applied in the order written (JSON-LD does not order them; ``mlcroissant`` 1.1.1
-keeps the order of the file). It cannot read a list of structs inside a list, nor a name ``jsonPath`` cannot quote;
-such a free-form field is published as JSON text (:func:`readable`), which Croissant describes as ``sc:Text``.
+keeps the order of the file). A list of lists of values is one field, ``arrayShape`` ``-1,-1``. It cannot read a list
+of structs inside a list (its ``ReadFields`` fails: a ``jsonPath`` applied to an array, an ``IndexError``); such a
+free-form field is published as JSON text (:func:`readable`), which Croissant describes as ``sc:Text``. A member
+name that is no plain name is quoted in the path (``levels.'1'``).
 """
 
 from __future__ import annotations
@@ -94,14 +96,11 @@ def _data_type(kind: pa.DataType) -> str:
 
 
 def _step(name: str) -> str:
-    """``name`` as one step of a ``jsonPath``."""
-    if _IDENTIFIER.fullmatch(name):
+    """``name`` as one step of a ``jsonPath``: as it is where it is a plain name, else quoted (``'1'``, ``'a b'``);
+    ``where`` is the one word ``mlcroissant``'s ``jsonPath`` parser reserves."""
+    if _IDENTIFIER.fullmatch(name) and name != "where":
         return name
-    return f"'{name}'" if "'" not in name else f'"{name}"'
-
-
-def _quotable(name: str) -> bool:
-    return not ("'" in name and '"' in name)
+    return "'" + name.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _describe(path: tuple[str, ...]) -> str:
@@ -122,9 +121,9 @@ def _is_list(kind: pa.DataType) -> bool:
 
 def readable(kind: pa.DataType, in_list: bool = False) -> bool:
     """Whether ``mlcroissant`` 1.1.1 reads every value of ``kind`` back as fields: no list of structs inside a list
-    (``in_list``: ``kind`` is within one), no member name a ``jsonPath`` cannot quote."""
+    (``in_list``: ``kind`` is within one)."""
     if pa.types.is_struct(kind):
-        return all(_quotable(f.name) and readable(f.type, in_list) for f in kind)
+        return all(readable(f.type, in_list) for f in kind)
     if _is_list(kind):
         inner = kind.value_type
         if pa.types.is_struct(inner):
@@ -148,8 +147,10 @@ class _Describer:
             "description": _describe(path),
         }
         if _is_list(kind):
-            out |= {"isArray": True, "arrayShape": "-1"}
-            kind = kind.value_type
+            depth = 0
+            while _is_list(kind):  # a list of lists of values: an array of as many dimensions
+                kind, depth = kind.value_type, depth + 1
+            out |= {"isArray": True, "arrayShape": ",".join(["-1"] * depth)}
             if pa.types.is_struct(kind):
                 inner = (*prior, ".".join(at)) if at else prior
                 out["subField"] = [self.field((*path, f.name), f.type, inner, (_step(f.name),)) for f in kind]
