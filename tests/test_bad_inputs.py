@@ -359,6 +359,21 @@ CASES = [
         "holds a published benchmark of 2 scenarios; give --overwrite",
     ),
     Case(
+        "eval-log-dir-is-a-published-folder",  # the run's logs would be uploaded with the dataset
+        lambda ws: ["eval", str(good_jsonl(ws)), "--model", MOCK, "--log-dir", str(published_folder(ws))],
+        "holds a published benchmark of 2 scenarios, not a run; use a --log-dir outside it",
+    ),
+    Case(
+        "eval-log-dir-inside-a-published-folder",
+        lambda ws: eval_args(published_folder(ws), ws / "in" / "published"),
+        "is inside",
+    ),
+    Case(
+        "eval-log-dir-is-a-benchmark-folder",
+        lambda ws: ["eval", str(good_jsonl(ws)), "--model", MOCK, "--log-dir", str(bench_folder(ws))],
+        "holds a benchmark of 2 scenarios, not a run",
+    ),
+    Case(
         "eval-published-hash-mismatch",
         lambda ws: eval_args(tampered_published(ws), ws),
         "does not match prefdisco/manifest.json's",

@@ -105,23 +105,72 @@ def test_load_dataset_gives_back_every_field_of_every_scenario_for_every_config(
             assert json.loads(back.model_dump_json()) == json.loads(lines[index])
 
 
-def test_croissant_passes_mlcroissant_and_its_records_are_the_rows(built: Path, published: Path) -> None:
+def _text(value: object) -> object:
+    """A value as mlcroissant gives it, its sc:Text bytes decoded."""
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list):
+        return [_text(v) for v in value]
+    return value
+
+
+def _at(columnar: object, i: int) -> object:
+    """Element ``i`` of a list of structs mlcroissant gave as a struct of lists."""
+    return {k: _at(v, i) for k, v in columnar.items()} if isinstance(columnar, dict) else columnar[i]  # type: ignore[index]
+
+
+def _nested(record: dict, field: dict, parent: dict | None) -> object:
+    """The value of a Croissant ``field`` in an mlcroissant record, nested again as the Parquet nests it.
+
+    mlcroissant 1.1.1 puts a leaf inside its direct parent only (a list of dicts where the parent is an array), and
+    every field with leaves under its own @id at the top of the record."""
+    if "subField" not in field:
+        if parent is None:
+            return _text(record[field["@id"]])
+        held = record[parent["@id"]]
+        return _text([e[field["@id"]] for e in held] if parent.get("isArray") else held[field["@id"]])
+    members = {sub["name"]: _nested(record, sub, field) for sub in field["subField"]}
+    if not field.get("isArray"):
+        return members
+    return [_at(members, i) for i in range(len(record[field["@id"]]))]
+
+
+def _read_back(published: Path) -> dict[str, list[dict]]:
+    """Every record set's records as mlcroissant generates them, each checked against its Parquet rows: the same
+    count and ids, and every column's value, nested as the Parquet nests it. Returns the fields by record set."""
     import mlcroissant
+    import pyarrow.parquet as pq
 
     dataset = mlcroissant.Dataset(jsonld=str(published / "croissant.json"))  # raises on a validation error
-    lines = lines_of(built)
-    ids = [json.loads(line)["id"] for line in lines]
+    described = {rs["@id"]: rs["field"] for rs in json.loads((published / "croissant.json").read_text())["recordSet"]}
+    assert sorted(described) == sorted(rs.uuid for rs in dataset.metadata.record_sets)
+    for record_set, fields in described.items():
+        records = list(dataset.records(record_set))
+        config, split = record_set.split("/")
+        table = pq.read_table(published / "data" / config / f"{split}-00000-of-00001.parquet")
+        assert [f["name"] for f in fields] == table.column_names  # every column a field
+        rows = table.to_pylist()
+        assert len(records) == len(rows)
+        assert [r[f"{record_set}/id"].decode() for r in records] == [row["id"] for row in rows]
+        for record, row in zip(records, rows, strict=True):
+            assert {f["name"]: _nested(record, f, None) for f in fields} == row
+    return described
+
+
+def test_croissant_describes_every_column_and_mlcroissant_reads_back_every_value(built: Path, published: Path) -> None:
+    described = _read_back(published)
     counts = {}
-    for record_set in dataset.metadata.record_sets:
-        records = list(dataset.records(record_set.uuid))
-        counts[record_set.uuid] = len(records)
-        config, split = record_set.uuid.split("/")
+    ids = [json.loads(line)["id"] for line in lines_of(built)]
+    for record_set in described:
+        config, split = record_set.split("/")
         table = pd.read_parquet(published / "data" / config / f"{split}-00000-of-00001.parquet")
-        assert len(records) == len(table)
-        assert [r[f"{record_set.uuid}/id"].decode() for r in records] == list(table["id"])
-        assert [r[f"{record_set.uuid}/line"] for r in records] == list(table["line"])
-        assert all(ids[r[f"{record_set.uuid}/line"] - 1] == r[f"{record_set.uuid}/id"].decode() for r in records)
+        counts[record_set] = len(table)
+        assert [ids[line - 1] for line in table["line"]] == list(table["id"])
     assert counts == {"all/test": 4, "all/validation": 4, "mmlu/test": 4, "commonsenseqa/validation": 4}
+    persona = next(f for f in described["all/test"] if f["name"] == "persona")
+    expertise = next(f for f in persona["subField"] if f["name"] == "expertise")
+    assert expertise["isArray"] and {f["dataType"] for f in expertise["subField"]} == {"sc:Text"}
+    assert all(f["description"] for f in persona["subField"])
     data = json.loads((published / "croissant.json").read_text())
     assert data["conformsTo"] == "http://mlcommons.org/croissant/1.1"
     for key in (
@@ -133,6 +182,38 @@ def test_croissant_passes_mlcroissant_and_its_records_are_the_rows(built: Path, 
     ):
         assert data[key], key
     assert data["identifier"] == read_bench(built).manifest["content_hash"]
+
+
+def test_croissant_reads_facets_and_lists_of_lists_and_describes_as_text_what_mlcroissant_cannot_read(
+    built: Path, tmp_path: Path
+) -> None:
+    """Facet scores (a list of structs two structs down), a list of lists, names a jsonPath quotes, and a free-form
+    field holding a list of structs inside a list: mlcroissant 1.1.1 fails on that one described nested (an
+    IndexError in ReadFields), so it is JSON text in the Parquet and sc:Text in croissant.json, read back as that
+    JSON."""
+    from prefdisco.benchio import write_bench
+    from prefdisco.publish.writer import publish
+
+    bench = read_bench(built)
+    scenarios = []
+    for i, s in enumerate(bench.scenarios):
+        trait = s.persona.big_five["openness"].model_copy(update={"facets": {"imagination": 4.0, "intellect": 2.5}})
+        persona = s.persona.model_copy(update={"big_five": {**s.persona.big_five, "openness": trait}})
+        extra = {**s.persona.extra, "grid": [[1, 2], [3]], "where": 1, 'it\'s "odd" \\ 1.5': "v"}  # quoted in paths
+        persona = persona.model_copy(update={"extra": extra})
+        provenance = {**s.provenance, "steps": [{"n": i, "parts": [{"b": "x"}]}, {"n": 7, "parts": []}]}
+        scenarios.append(s.model_copy(update={"persona": persona, "provenance": provenance}))
+    personas = list({s.persona.id: s.persona for s in scenarios}.values())
+    write_bench(tmp_path / "bench", scenarios, personas, bench.attributes, {"models": bench.manifest.get("models")})
+    out = publish(tmp_path / "bench", tmp_path / "pub").out
+    fields = {f["name"]: f for f in _read_back(out)["all/test"]}
+    assert fields["provenance"]["dataType"] == "sc:Text" and "subField" not in fields["provenance"]
+    extra = {f["name"]: f for f in fields["persona"]["subField"]}["extra"]
+    shapes = {f["name"]: f.get("arrayShape") for f in extra["subField"]}
+    assert shapes["grid"] == "-1,-1" and {"where", 'it\'s "odd" \\ 1.5'} <= set(shapes)
+    big_five = {f["name"]: f for f in fields["persona"]["subField"]}["big_five"]
+    facets = {f["name"]: f for f in big_five["subField"][0]["subField"]}["facets"]
+    assert facets["isArray"] and [f["name"] for f in facets["subField"]] == ["facet", "score"]
 
 
 def test_the_card_yaml_parses_and_names_every_config_with_its_files(built: Path, published: Path) -> None:

@@ -8,6 +8,8 @@
   another worker count, shard plan or scenario set, or a single-process run in the same folder, is refused
   rather than mixed.
 * a damaged log (e.g. truncated by a full disk) would stop the eval-set: it is named instead.
+* a benchmark's or a report's folder, or a published folder or a folder inside one, is refused as a run folder: a
+  run's logs would be mixed with their files (and uploaded with a published folder by ``huggingface-cli upload``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from prefdisco.atomic import atomic_write
 from prefdisco.benchio import MANIFEST_FILE
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import run_scope
-from prefdisco.overwrite import holds, report_of
+from prefdisco.overwrite import PUBLISHED_MANIFEST, holds, report_of
 from prefdisco.results.logs import read_header
 from prefdisco.results.protocol_record import renamed
 
@@ -48,6 +50,11 @@ def check_log_dir(log_dir: Path) -> None:
     if log_dir.is_dir() and not run_folder and (report_of(log_dir) or (log_dir / MANIFEST_FILE).is_file()):
         # a report's or a benchmark's folder, not a run's: the run's files would be mixed with theirs
         raise UserError(f"--log-dir {log_dir}: holds {holds(log_dir)}, not a run; use a new --log-dir")
+    published = next((p for p in (log_dir, *log_dir.parents) if (p / PUBLISHED_MANIFEST).is_file()), None)
+    if published is not None:
+        # a dataset repository: its upload would publish the run's logs with it
+        where = "holds" if published == log_dir else f"is inside {published}, which holds"
+        raise UserError(f"--log-dir {log_dir}: {where} {holds(published)}, not a run; use a --log-dir outside it")
     if log_dir.is_dir():
         for info in list_eval_logs(str(log_dir), recursive=True):
             read_header(info)

@@ -6,7 +6,8 @@ Each is published as the nested Arrow type pyarrow infers from the values of its
 rows hold; a key a row lacks reads as null, and is dropped again on reading) when every value comes back from it
 exactly: the same keys in the same order, the same JSON types. That fails where a key holds a number in one row and
 text in another, where a value holds a null of its own (it would be dropped), or where an object is empty (Parquet
-has no struct without fields); such a field is published as JSON text in that config instead, and the card says so.
+has no struct without fields), or where Croissant's reader could not read it nested (``tables``, ``fields``); such a
+field is published as JSON text in that config instead, and the card says so.
 Either way reading gives back the value as written (:func:`value_of`).
 """
 

@@ -2,9 +2,8 @@
 
 Every Parquet file is a ``cr:FileObject`` with its sha256; every config's split is a ``cr:RecordSet``
 (``<config>/<split>``) read from its files (a ``cr:FileSet`` of them), so ``mlcroissant`` generates one record per
-row. Its fields are the row's top-level columns that have one Croissant type (``id``, ``line``, and the problem's
-question, gold answer, answer type and benchmark, taken from the ``problem`` struct); the nested rest (persona,
-profile, rubric) is in the Parquet and described in the card. The RAI fields say how the data was made (sampled
+row. Its fields are every Parquet column, nested as the Parquet is (:mod:`prefdisco.publish.fields`, which says
+what ``mlcroissant`` 1.1.1 reads back and how). The RAI fields say how the data was made (sampled
 problems, model-written simulated personas, profiles and rubrics), what it is for, its limitations and biases, and
 that it holds no personal information. Nothing in the file depends on when it was written.
 """
@@ -14,7 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pyarrow as pa
+
 from prefdisco.publish.card import LIMITATIONS
+from prefdisco.publish.fields import record_fields
 from prefdisco.publish.layout import DATA, README
 from prefdisco.publish.pin import sha256
 from prefdisco.publish.publication import Publication
@@ -24,6 +26,7 @@ PARQUET = "application/x-parquet"
 CONTEXT: dict[str, Any] = {
     "@language": "en",
     "@vocab": "https://schema.org/",
+    "arrayShape": "cr:arrayShape",
     "citeAs": "cr:citeAs",
     "column": "cr:column",
     "conformsTo": "dct:conformsTo",
@@ -41,6 +44,7 @@ CONTEXT: dict[str, Any] = {
     "fileSet": "cr:fileSet",
     "format": "cr:format",
     "includes": "cr:includes",
+    "isArray": "cr:isArray",
     "isLiveDataset": "cr:isLiveDataset",
     "jsonPath": "cr:jsonPath",
     "key": "cr:key",
@@ -60,19 +64,6 @@ CONTEXT: dict[str, Any] = {
     "transform": "cr:transform",
 }
 """The JSON-LD context of Croissant 1.1 (``cr``, ``dct``, ``rai``)."""
-
-FIELDS = (
-    ("id", "sc:Text", "the scenario's id", ("id",)),
-    ("line", "sc:Integer", "the scenario's line in the build's scenarios.jsonl (1-based)", ("line",)),
-)
-"""The record set's fields read from a top-level column: name, type, description, column."""
-PROBLEM_FIELDS = (
-    ("benchmark", "the problem's source benchmark"),
-    ("question", "the problem as posed"),
-    ("answer", "the gold answer as written"),
-    ("answer_type", "how the answer is scored"),
-)
-"""The record set's fields read from the ``problem`` struct."""
 
 
 def _rai(pub: Publication) -> dict[str, Any]:
@@ -117,42 +108,15 @@ def _rai(pub: Publication) -> dict[str, Any]:
     }
 
 
-def _record_set(config: str, split: str, files: list[str]) -> dict[str, Any]:
+def _record_set(config: str, split: str, schema: pa.Schema) -> dict[str, Any]:
     rs_id = f"{config}/{split}"
-    source_id = f"{rs_id}/files"
-    fields = [
-        {
-            "@type": "cr:Field",
-            "@id": f"{rs_id}/{name}",
-            "name": name,
-            "description": description,
-            "dataType": kind,
-            "source": {"fileSet": {"@id": source_id}, "extract": {"column": column[0]}},
-        }
-        for name, kind, description, column in FIELDS
-    ]
-    fields += [
-        {
-            "@type": "cr:Field",
-            "@id": f"{rs_id}/{name}",
-            "name": name,
-            "description": description,
-            "dataType": "sc:Text",
-            "source": {
-                "fileSet": {"@id": source_id},
-                "extract": {"column": "problem"},
-                "transform": {"jsonPath": name},
-            },
-        }
-        for name, description in PROBLEM_FIELDS
-    ]
     return {
         "@type": "cr:RecordSet",
         "@id": rs_id,
         "name": rs_id,
         "description": f"The scenarios of config {config}, split {split}: one record per row.",
         "key": {"@id": f"{rs_id}/id"},
-        "field": fields,
+        "field": record_fields(rs_id, schema),
     }
 
 
@@ -183,7 +147,7 @@ def croissant(pub: Publication) -> dict[str, Any]:
                     "includes": f"{DATA}/{table.config.name}/{split}-*.parquet",
                 }
             )
-            record_sets.append(_record_set(table.config.name, split, paths))
+            record_sets.append(_record_set(table.config.name, split, table.schema))
     return {
         "@context": CONTEXT,
         "@type": "sc:Dataset",

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 from prefdisco.errors import UserError
 from prefdisco.publish.bags import JSON_TEXT, choose_type
 from prefdisco.publish.columns import bag_values, from_row, row_schema, to_row
+from prefdisco.publish.fields import readable
 from prefdisco.publish.layout import DATA
 from prefdisco.publish.sources import Config
 from prefdisco.schema import Scenario
@@ -82,6 +83,11 @@ def _check_exact(scenario: Scenario, row: dict[str, object], where: str) -> None
         )
 
 
+def _described(kind: pa.DataType) -> pa.DataType:
+    """A free-form field's type, as JSON text where Croissant's reader could not read it nested (:mod:`.fields`)."""
+    return kind if readable(kind) else JSON_TEXT
+
+
 def build_tables(scenarios: list[Scenario], configs: list[Config], where: str) -> tuple[list[Table], dict[str, bytes]]:
     """Every config's table and the files that hold it (relative path → bytes); ``where`` names the benchmark in
     errors."""
@@ -90,7 +96,7 @@ def build_tables(scenarios: list[Scenario], configs: list[Config], where: str) -
     files: dict[str, bytes] = {}
     for config in configs:
         indices = [i for rows in config.splits.values() for i in rows]
-        bag_types = {name: choose_type([bags[i][name] for i in indices]) for name in bags[0]}
+        bag_types = {name: _described(choose_type([bags[i][name] for i in indices])) for name in bags[0]}
         schema = row_schema(bag_types)
         table = Table(config, bag_types, schema)
         for split, rows in config.splits.items():
