@@ -65,6 +65,21 @@ def test_the_packaged_demo_runs_a_shipped_protocol_of_its_own():
     assert protocol_id(RunConfig(user_max_tokens=60, judge="structured", constrain_ask=True)).startswith("custom-")
 
 
+def test_the_demo_names_its_benchmark_as_eval_of_the_same_scenarios_would(tmp_path):
+    """A demo run's protocol.json named no benchmark, so ``prefdisco submit`` refused it; it now names the hash that
+    ``prefdisco eval`` of the same scenarios written as a scenarios.jsonl records (``benchio.source_hash`` of the
+    file), for the embedded demo's selection and for the whole packaged set (another --model)."""
+    from prefdisco.benchio import source_hash
+    from prefdisco.demo import demo_plan
+
+    for model in ("prefdisco/smollm2", "openai/gpt-4.1"):
+        scenarios, config = demo_plan(model=model)
+        path = tmp_path / f"{len(scenarios)}.jsonl"
+        path.write_text("".join(s.model_dump_json() + "\n" for s in scenarios), encoding="utf-8")
+        assert config.benchmark == source_hash(path)
+    assert demo_plan()[1].benchmark != demo_plan(model="openai/gpt-4.1")[1].benchmark  # its selection vs the whole set
+
+
 def test_the_default_protocol_is_runconfigs_defaults():
     assert protocol_settings(RunConfig()) == DEFAULT_SETTINGS
 

@@ -68,6 +68,12 @@ def _jsonl_bytes(models: list[Scenario] | list[Persona]) -> bytes:
     return "".join(m.model_dump_json() + "\n" for m in models).encode("utf-8")
 
 
+def scenarios_hash(scenarios: list[Scenario]) -> str:
+    """The content hash of scenarios given without a file (the demo's): ``source_hash`` of the ``scenarios.jsonl``
+    they would be written as, so a run of the same scenarios from that file names the same benchmark."""
+    return "sha256:" + hashlib.sha256(_jsonl_bytes(scenarios)).hexdigest()
+
+
 def _attributes_bytes(attributes: list[Attribute]) -> bytes:
     data = [a.model_dump(mode="json") for a in attributes]
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

@@ -37,7 +37,7 @@ from prefdisco.analysis.normalign import intersection_norm_align, scenario_table
 from prefdisco.analysis.report import make_report
 from prefdisco.analysis.summary import summary_json
 from prefdisco.atomic import atomic_write
-from prefdisco.benchio import packaged_demo_scenarios
+from prefdisco.benchio import packaged_demo_scenarios, scenarios_hash
 from prefdisco.errors import UserError
 from prefdisco.evaluation.config import scenario_set_hash
 from prefdisco.evaluation.guard import RUN_FILE
@@ -169,6 +169,7 @@ def demo_plan(
         quality=not embedded,  # nor does a 135M quality judge, and its call a response would break the 3 minutes
         fixed_k=[DEMO_FIXED_K],
         display=display,
+        benchmark=scenarios_hash(scenarios),  # protocol.json names it: `prefdisco submit` takes a demo run too
     )
     config.validate()
     return scenarios, config

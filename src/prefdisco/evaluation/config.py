@@ -165,8 +165,8 @@ class RunConfig:
     read (``cache_scope`` then takes the folder's path)."""
     benchmark: str | None = None
     """The content hash of the benchmark given (``benchio.source_hash``: a folder's manifest ``content_hash``, a
-    file's ``sha256:``), recorded in ``protocol.json`` (``benchmark``); None: not known (the demo, a task built
-    outside ``prefdisco eval``)."""
+    file's ``sha256:``; the demo's, ``benchio.scenarios_hash`` of its scenarios), recorded in ``protocol.json``
+    (``benchmark``); None: not known (a task built outside ``prefdisco eval`` and the demo)."""
     resolved: dict[str, Any] | None = None
     """``prefdisco eval``'s settings as resolved (``evaluation/config_file.py``), written to ``config.toml`` once
     the folder is checked; None (a run made from Python): no file."""

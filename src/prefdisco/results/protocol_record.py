@@ -87,8 +87,8 @@ class ProtocolRecord(BaseModel):
     benchmark: str | None = None
     """The content hash of the benchmark the run was given (``benchio.source_hash``: a benchmark folder's manifest
     ``content_hash``, a file's ``sha256:``): what a submission names its benchmark by (``analysis/submission.py``).
-    None: not known (an older record, the demo's packaged scenarios). Not compared: ``rubrics`` is (the same
-    scenarios given as a folder and as its scenarios.jsonl alone hash apart)."""
+    The demo's: its scenarios' (``benchio.scenarios_hash``). None: not known (an older record). Not compared:
+    ``rubrics`` is (the same scenarios given as a folder and as its scenarios.jsonl alone hash apart)."""
     regraded_from: dict[str, Any] | None = None
     """A regrade's origin (``prefdisco regrade``): the run, its protocol id and what changed."""
     sent: dict[str, RoleSent] | None = None
