@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 	@( while sleep 8; do echo "install: still installing ($$(date +%H:%M:%S))"; done ) & beat=$$!; \
 	  trap 'kill $$beat 2>/dev/null' EXIT; \
 	  $(BIN)/python -m pip install --quiet --upgrade pip && \
-	  $(BIN)/python -m pip install --quiet -e '.[dev,ray,scout,verifiers,openenv]'
+	  $(BIN)/python -m pip install --quiet -e '.[dev,ray,scout,verifiers,openenv,trl]'
 	@echo "install: done"
 	touch $(STAMP)
 
