@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
+from prefdisco.env import Episode
+from prefdisco.errors import UserError
 from scripted import Call, Scripted, constant, make_scenario
-
-pytestmark = pytest.mark.slow
 
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 REPLY = "Machine analogies, please: I fix ferry engines."
@@ -113,6 +113,7 @@ def trainer_class() -> Any:
     return ScriptedSampler
 
 
+@pytest.mark.slow
 def test_grpo_trains_two_steps_on_the_episode_reward_with_the_user_masked(tmp_path: Path) -> None:
     """Two optimizer steps of GRPO: the weights changed, every reward TRL received is the episode's reward by hand
     (1.95 for the rollout that asked and used the reply, 1.0 for the one that did not), and in every batch the tokens
@@ -166,3 +167,108 @@ def test_grpo_trains_two_steps_on_the_episode_reward_with_the_user_masked(tmp_pa
                 assert masked == "" and trained.startswith(DIRECT_ANSWER)
                 kinds.append("answered")
     assert sorted(kinds) == ["answered", "answered", "asked", "asked"]
+
+
+def world(**options: Any) -> tuple[Any, Scripted, Scripted]:
+    from prefdisco.env.trl import PrefDiscoTRL
+
+    user, judge = Scripted(constant(REPLY)), Scripted(rule_judge)
+    return PrefDiscoTRL([make_scenario()], user.model, judge.model, reward=WEIGHTS, audit=False, **options), user, judge
+
+
+def rollout(env: Any, world_: Any, asks: bool) -> float | None:
+    """One rollout as TRL drives it: reset with the builder's row, the tool call (or none), the reward function."""
+    import asyncio
+
+    row = world_.dataset()[0]
+    assert env.reset(**row) is None
+    completion: list[dict[str, Any]] = []
+    if asks:
+        reply = asyncio.run(env.ask_user(QUESTION))
+        assert REPLY in reply
+        call = {"type": "function", "function": {"name": "ask_user", "arguments": {"question": QUESTION}}}
+        completion += [{"role": "assistant", "content": "", "tool_calls": [call]}, {"role": "tool", "content": reply}]
+    completion.append({"role": "assistant", "content": ASKER_ANSWER if asks else DIRECT_ANSWER})
+    return asyncio.run(world_.prefdisco_reward([completion], environments=[env]))[0]
+
+
+def test_the_tool_and_the_reward_function_give_the_episodes_reward() -> None:
+    """The environment without TRL: a rollout that asks and one that does not get the rewards by hand, which are
+    PrefDisco's own ``Episode``'s for the same turns; the opening is the episode's, the tool's result the user's reply
+    with the budget's note, and the k-th rollout of a scenario is trial k."""
+    from inspect_ai.model import ChatMessageAssistant
+    from inspect_ai.tool import ToolCall
+
+    world_, _, _ = world()
+    env = world_()
+    assert rollout(env, world_, asks=True) == pytest.approx(ASKER_REWARD)
+    assert env.result is not None and env.result.info["n_questions"] == 1
+    assert rollout(world_(), world_, asks=False) == pytest.approx(DIRECT_REWARD)
+    assert world_.roster.trials["s1"] == 2
+
+    user, grader = Scripted(constant(REPLY)), Scripted(rule_judge)
+    episode = Episode(make_scenario(), user.model, grader.model, reward=WEIGHTS, audit=False, ask="tools")
+    assert world_.dataset()[0]["prompt"] == episode.reset()
+    call = ToolCall(id="c1", function="ask_user", arguments={"question": QUESTION})
+    episode.step(ChatMessageAssistant(content="", tool_calls=[call]))
+    assert episode.step(ASKER_ANSWER).reward == pytest.approx(ASKER_REWARD)
+    episode.close()
+
+
+def test_a_rollout_cut_before_its_answer_gets_the_masked_reward() -> None:
+    """TRL stopped on a tool call (its tool-call limit): no answer, no reward — None, or ``masked_reward``."""
+    import asyncio
+
+    for masked_reward, expected in ((None, None), (-1.0, -1.0)):
+        world_, _, _ = world(masked_reward=masked_reward)
+        env = world_()
+        env.reset(**world_.dataset()[0])
+        asyncio.run(env.ask_user(QUESTION))
+        cut = [{"role": "assistant", "content": "", "tool_calls": [{"type": "function"}]}]
+        assert asyncio.run(world_.prefdisco_reward([cut], environments=[env])) == [expected]
+
+
+def test_a_call_past_the_budget_is_the_answer_by_the_engines_rule() -> None:
+    """With one question allowed, a second ``ask_user`` call is the turn that must be the answer: the episode ends
+    there (its answer the call's question), the tool says the conversation is over, and the text the policy writes
+    after it changes nothing."""
+    import asyncio
+
+    from prefdisco.env.trl import OVER
+
+    world_, user, _ = world(max_questions=1)
+    env = world_()
+    env.reset(**world_.dataset()[0])
+    assert REPLY in asyncio.run(env.ask_user(QUESTION))
+    assert asyncio.run(env.ask_user("And do you like tables?")) == OVER
+    assert len(user.calls) == 1
+    assert env.result is not None and env.result.done
+    assert env.result.info["final_response"] == "And do you like tables?"
+    late = [{"role": "assistant", "content": ASKER_ANSWER}]
+    assert asyncio.run(world_.prefdisco_reward([late], environments=[env])) == [env.result.reward]
+    assert env.result.info["final_response"] == "And do you like tables?"
+
+
+@pytest.mark.parametrize(
+    ("options", "row", "expect"),
+    [
+        ({"ask": "text"}, None, "only ask 'tools' is played here"),
+        ({"masked_reward": "zero"}, None, "masked_reward: expected a finite number or None"),
+        ({}, {"scenario_id": "nope"}, "scenario_id: expected a scenario of this environment, got 'nope'"),
+        ({}, {"scenario_id": "s1", "prompt": [{"role": "user", "content": "hi"}]}, "is not the opening of scenario s1"),
+    ],
+)
+def test_bad_options_and_rows_are_one_line(options: dict[str, Any], row: dict[str, Any] | None, expect: str) -> None:
+    with pytest.raises(UserError) as err:
+        world_, _, _ = world(**options)
+        world_().reset(**(row or {}))
+    assert expect in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_row_without_prompt_gets_the_opening_from_reset() -> None:
+    """TRL's prompt is then an empty user message: reset returns the opening's text, which TRL appends to it."""
+    world_, _, _ = world()
+    opening = world_.dataset()[0]["prompt"]
+    text = world_().reset(scenario_id="s1")
+    assert text == "\n\n".join(m["content"] for m in opening)
+    assert world_().reset(scenario=make_scenario().model_dump()) == text
