@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         "steps": steps,
     }
     (out / "curve.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    figure(steps, out / "curve.png", f"GRPO, seed {args.seed}: {summary['model'][:40]}")
+    figure(steps, out / "curve.png", f"GRPO on PrefDisco, seed {args.seed}: {args.model or 'SmolLM2-135M-Instruct'}")
     print(
         f"seed {args.seed}: {len(steps)} steps, reward first tenth {first:.3f}, last tenth {last:.3f}; wall "
         f"{wall:.0f} s ({summary['train_s_per_step']} s a step); {out / 'curve.json'}, {out / 'curve.png'}"
