@@ -134,6 +134,17 @@ def policy(args: argparse.Namespace) -> tuple[Any, Any]:
     return model, tokenizer
 
 
+def transcript(completion: Any) -> str:
+    """A rollout as text: each message's role and content (a tool call as its JSON)."""
+    if isinstance(completion, str):
+        return completion
+    parts = []
+    for message in completion:
+        calls = message.get("tool_calls")
+        parts.append(f"[{message.get('role')}] {message.get('content') or ''}{json.dumps(calls) if calls else ''}")
+    return "\n".join(parts)
+
+
 def tenth_means(values: list[float]) -> tuple[float, float]:
     k = max(1, len(values) // 10)
     return sum(values[:k]) / k, sum(values[-k:]) / k
@@ -198,6 +209,11 @@ def main(argv: list[str] | None = None) -> int:
         max_tool_calling_iterations=2, dataloader_num_workers=0, gradient_checkpointing=False,
     )  # fmt: skip
     steps: list[dict[str, Any]] = []
+    samples: list[list[str]] = []  # each step's rollouts as text (what the policy wrote, the tool results between)
+
+    async def prefdisco_reward(completions: list[Any], **kwargs: Any) -> list[float | None]:
+        samples.append([transcript(c) for c in completions])
+        return await world.prefdisco_reward(completions, **kwargs)
 
     class Curve(TrainerCallback):  # type: ignore[misc]
         def on_log(self, args_: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
@@ -220,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
 
     trainer = GRPOTrainer(
-        model=model, args=config, processing_class=tokenizer, reward_funcs=[world.prefdisco_reward],
+        model=model, args=config, processing_class=tokenizer, reward_funcs=[prefdisco_reward],
         train_dataset=world.dataset(), environment_factory=world, callbacks=[Curve()],
     )  # fmt: skip
     setup_s = time.time() - started
@@ -238,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         "first_tenth_mean": first,
         "last_tenth_mean": last,
         "steps": steps,
+        "samples": {"first_step": samples[0] if samples else [], "last_step": samples[-1] if samples else []},
     }
     (out / "curve.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     figure(steps, out / "curve.png", f"GRPO on PrefDisco, seed {args.seed}: {args.model or 'SmolLM2-135M-Instruct'}")
