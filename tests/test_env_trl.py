@@ -272,3 +272,16 @@ def test_a_row_without_prompt_gets_the_opening_from_reset() -> None:
     text = world_().reset(scenario_id="s1")
     assert text == "\n\n".join(m["content"] for m in opening)
     assert world_().reset(scenario=make_scenario().model_dump()) == text
+
+
+def test_the_environment_imports_neither_torch_nor_trl() -> None:
+    """The main install's import paths, the TRL environment's included, load none of the trl extra's libraries."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, prefdisco, prefdisco.cli, prefdisco.env, prefdisco.env.trl; "
+        "print(sorted(m for m in ('torch', 'trl', 'transformers', 'accelerate') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
