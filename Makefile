@@ -11,7 +11,7 @@ export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 
-.PHONY: demo test test-fast install lint clean check-shared chromium verifiers-env
+.PHONY: demo test test-fast install lint clean check-shared chromium verifiers-env trl-extra
 
 install: $(STAMP)
 
@@ -42,6 +42,18 @@ $(VF_STAMP): client/pyproject.toml
 	$(VF_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VF_VENV)/bin/python -m pip install --quiet -e './client[verifiers]'
 	touch $(VF_STAMP)
+
+# The trl extra (torch, transformers, TRL: about 0.9 GB, 25 s from this machine's CPU build of torch 2.13.0) for the
+# training tests (tests/test_env_trl.py; docs/training.md): `make test` installs it, `make demo` does not, so the
+# demo's install stays as light as before.
+TRL_STAMP := $(VENV)/.prefdisco-trl-installed
+
+trl-extra: $(TRL_STAMP)
+
+$(TRL_STAMP): $(STAMP)
+	@echo "install: the trl extra (torch, transformers, TRL) for the training tests"
+	$(BIN)/python -m pip install --quiet -e '.[trl]'
+	touch $(TRL_STAMP)
 
 demo: install
 	$(BIN)/prefdisco demo
@@ -85,7 +97,7 @@ chromium:
 	  test -x "$(CHROMIUM)" || { echo "make test: chromium was installed but $(CHROMIUM) is still missing: $(CHROMIUM_HINT)" >&2; exit 2; }; \
 	fi
 
-test: check-shared chromium install verifiers-env
+test: check-shared chromium install trl-extra verifiers-env
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(XDIST) --durations=25
 
 test-fast: check-shared install

@@ -131,3 +131,18 @@ def test_make_test_creates_the_verifiers_04_environment_before_the_tests() -> No
     assert steps.index(".venv-verifiers/bin/python -m pip install --quiet -e './client[verifiers]'") < steps.index(
         "-m pytest"
     )
+
+
+def test_make_test_installs_the_trl_extra_and_make_demo_does_not() -> None:
+    """The training tests need torch, transformers and TRL (the ``trl`` extra): ``make test`` installs it before
+    pytest starts; ``make demo`` never does, so the demo's install stays as light as it was (issue 47, item 5).
+    ``-W pyproject.toml`` plans both as if the project had changed, so a machine that has them still shows the step."""
+
+    def planned(target: str) -> str:
+        run = ["make", "-n", "-W", "pyproject.toml", target, "CHROMIUM=/bin/sh"]
+        return subprocess.run(run, cwd=REPO, capture_output=True, text=True, timeout=60).stdout
+
+    test, demo = planned("test"), planned("demo")
+    trl = "-m pip install --quiet -e '.[trl]'"
+    assert trl in test and test.index(trl) < test.index("-m pytest")
+    assert "prefdisco demo" in demo and "trl" not in demo
