@@ -25,9 +25,18 @@ def recipe() -> tuple[list[str], str]:
     commands = readme_commands()
     evals = [c for c in commands if c.startswith(".venv/bin/prefdisco eval bench/math500 ") and "--log-dir runs/" in c]
     evals = [c for c in evals if "--log-dir runs/m " in c + " " or "--log-dir runs/n " in c + " "]
-    board = [c for c in commands if c.startswith(".venv/bin/prefdisco leaderboard ")]
+    board = [c for c in commands if c.startswith(".venv/bin/prefdisco leaderboard runs/")]
     assert len(evals) == 2 and len(board) == 1, (evals, board)
     return evals, board[0]
+
+
+def submitted() -> list[str]:
+    """The README's "Submit a result" lines: ``submit`` of the two runs, and the board of their submissions."""
+    commands = readme_commands()
+    lines = [c for c in commands if c.startswith(".venv/bin/prefdisco submit runs/")]
+    lines += [c for c in commands if c.startswith(".venv/bin/prefdisco leaderboard --submissions ")]
+    assert len(lines) == 2, lines
+    return lines
 
 
 def run_as_written(commands: list[str], names: dict[str, str]) -> list[tuple[str, int, str]]:
@@ -53,6 +62,12 @@ def test_the_readmes_two_models_and_leaderboard_run_as_written(tmp_path: Path, m
         for command, code, output in run_as_written([*evals, board], names):
             assert code == 0, (command, output[-3000:])
         assert (tmp_path / "board").is_dir()
+        # the README's "Submit a result": a submission per model, and their board ranks as the board of the runs
+        ranked = (tmp_path / "board" / "leaderboard.csv").read_bytes()
+        for command, code, output in run_as_written(submitted(), names):
+            assert code == 0, (command, output[-3000:])
+        assert len(list((tmp_path / "submissions").glob("*.json"))) == 2
+        assert (tmp_path / "board-sub" / "leaderboard.csv").read_bytes() == ranked
 
         # the same two runs without the fixed user and judge: each model met its own, and the refusal says so
         alone = [c.replace(" --user-model U --judge-model J", "") for c in evals]

@@ -9,7 +9,10 @@ exception passes through unchanged.
 
 A client that ends its session in order (OpenEnv's ``close`` message, or closing the socket between steps) is no
 event at all: openenv-core 0.3's endpoint then closes the socket a second time, which raises the same "gone"
-exception after the endpoint has already read the end; such a connection ends silently.
+exception; such a connection ends silently. Which one it was is told by what the client asked and was not yet
+answered: a request (reset, step, state) received and no answer sent when the socket went is a client that left
+mid-step. (Whether the endpoint had read the socket's end cannot tell them apart: 0.3 reads the next message while
+a step runs, so it reads the end of a client that left mid-step too.)
 """
 
 from __future__ import annotations
@@ -36,18 +39,16 @@ def client_gone(error: BaseException | None) -> bool:
     return False
 
 
-def ends_session(message: dict[str, Any]) -> bool:
-    """Whether a message the endpoint received ends the session in order: the socket closed, or OpenEnv's
-    ``{"type": "close"}``."""
-    if message.get("type") == "websocket.disconnect":
-        return True
+def is_request(message: dict[str, Any]) -> bool:
+    """Whether a message the endpoint received asks for an answer: any client message but OpenEnv's
+    ``{"type": "close"}`` (and the socket's own end)."""
     text = message.get("text")
-    if message.get("type") != "websocket.receive" or not isinstance(text, str) or '"close"' not in text:
+    if message.get("type") != "websocket.receive" or not isinstance(text, str):
         return False
     try:
-        return bool(json.loads(text).get("type") == "close")
+        return bool(json.loads(text).get("type") != "close")
     except (ValueError, AttributeError):
-        return False
+        return True  # the endpoint answers a message it cannot read with an error
 
 
 class LeftClients:
@@ -60,19 +61,25 @@ class LeftClients:
         if scope.get("type") != "websocket":
             await self.app(scope, receive, send)
             return
-        ended = False
+        unanswered = 0
 
         async def watched() -> dict[str, Any]:
-            nonlocal ended
+            nonlocal unanswered
             message: dict[str, Any] = await receive()
-            ended = ended or ends_session(message)
+            unanswered += is_request(message)
             return message
 
+        async def answered(message: dict[str, Any]) -> None:
+            nonlocal unanswered
+            await send(message)
+            if message.get("type") == "websocket.send":
+                unanswered = max(0, unanswered - 1)
+
         try:
-            await self.app(scope, watched, send)
+            await self.app(scope, watched, answered)
         except Exception as error:
             if not client_gone(error):
                 raise
-            if ended:  # the endpoint had read the end: closing a closed socket (openenv-core 0.3)
+            if not unanswered:  # gone between steps: an ordered end, or closing a closed socket (openenv-core 0.3)
                 return
             logger.warning("a client left its WebSocket session mid-step; its episode is dropped")
