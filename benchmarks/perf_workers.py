@@ -146,7 +146,7 @@ def worker_floor(job: dict[str, Any]) -> dict[str, Any]:
     from inspect_ai.scorer import Score, Target, mean, scorer
     from inspect_ai.solver import Generate, TaskState, solver
 
-    from prefdisco.evaluation.task import load_scenarios
+    from prefdisco.evaluation.running.task import load_scenarios
 
     @solver
     def loop(calls: int):
@@ -248,7 +248,7 @@ def worker_bare(job: dict[str, Any]) -> dict[str, Any]:
     """A bare asyncio loop of the openai SDK: ``calls`` chat completions, at most 64 at a time."""
     from openai import AsyncOpenAI
 
-    from prefdisco.evaluation.task import load_scenarios
+    from prefdisco.evaluation.running.task import load_scenarios
 
     prompts = [s.problem.prompt_text() for s in load_scenarios(Path(job["bench"]))]
 

@@ -119,7 +119,7 @@ def write_transcripts(results: pd.DataFrame, path: Path) -> None:
 CHILD = """
 import sys
 from pathlib import Path
-from prefdisco.analysis.report import make_report
+from prefdisco.analysis.report.build import make_report
 report, written = make_report(Path(sys.argv[1]), Path(sys.argv[2]), seed=0, n_boot=int(sys.argv[3]), n_examples=2)
 print(f"cells={len(report.cells)} files={len(written)} pct_negative={report.summary['pct_negative']}")
 """

@@ -126,8 +126,8 @@ def play_scenario():  # type: ignore[no-untyped-def]
 def simulated_run(folder: Path, user: str = USER, name: str = "sim") -> Path:
     """``prefdisco eval``'s three conditions on the play scenario with ``user`` as the simulated user, in
     ``folder / name``."""
-    from prefdisco.evaluation.config import RunConfig
-    from prefdisco.evaluation.run import run_conditions
+    from prefdisco.evaluation.running.run import run_conditions
+    from prefdisco.evaluation.settings.config import RunConfig
 
     config = RunConfig(
         models=[MODEL],

@@ -24,8 +24,8 @@ from prefdisco.annotate.play_service import load_models, prepare_play
 from prefdisco.annotate.play_session import PLAY_MAX_TOKENS, PlaySettings, PlayStudy
 from prefdisco.annotate.play_store import PlayStore, StaleDialogue
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.run import run_conditions
+from prefdisco.evaluation.running.run import run_conditions
+from prefdisco.evaluation.settings.config import RunConfig
 from scripted import Scripted, make_scenario
 from test_annotate_bench import write_bench
 from transfer_world import SCRIPTS
@@ -234,7 +234,7 @@ def test_the_paper_preset_is_played_with_its_prompts_and_temperatures(tmp_path):
     final-answer instruction) and its fixed temperatures (the model 0.7, the judge 0.1) — the dialogue prefdisco
     eval --preset paper plays with a simulated user giving the same replies, scored alike."""
     from prefdisco.annotate.play_service import load_models
-    from prefdisco.evaluation.preset_rules import preset_settings
+    from prefdisco.evaluation.settings.preset_rules import preset_settings
 
     heat: dict[str, set[float | None]] = {"model": set(), "judge": set()}
 

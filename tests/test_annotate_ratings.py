@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from prefdisco import benchio
-from prefdisco.analysis.calibrate import calibrate
+from prefdisco.analysis.validity.calibrate import calibrate
 from prefdisco.annotate.auth import Tokens
 from prefdisco.annotate.cli import register
 from prefdisco.annotate.rating_app import create_rating_app
@@ -25,7 +25,7 @@ from prefdisco.annotate.rating_items import Judged, RatingItem, judge_level, sam
 from prefdisco.annotate.rating_service import export_ratings, prepare_ratings
 from prefdisco.annotate.rating_store import RatingStore
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import scenario_set_hash
+from prefdisco.evaluation.settings.config import scenario_set_hash
 from prefdisco.schema import Problem, Scenario
 from scripted import make_scenario
 from test_annotate_bench import HOSTILE, make_attributes

@@ -138,7 +138,7 @@ def truncated_log(ws: Path) -> Path:
 
 def resumable_run_with_truncated_log(ws: Path) -> None:
     """The run folder of this very scenario set (so it resumes) holding a log cut off mid-file."""
-    from prefdisco.evaluation.config import scenario_set_hash
+    from prefdisco.evaluation.settings.config import scenario_set_hash
 
     write(ws / "out" / "run" / "run.json", json.dumps({"scenario_set": scenario_set_hash(demo_scenarios()[:2])}))
     (ws / "out" / "run" / "2026-01-01T00-00-00-00-00_prefdisco-baseline_mock_abc.eval").write_bytes(b"PK\x03\x04")
@@ -164,7 +164,7 @@ def library_file(ws: Path) -> Path:
 def demo_of_two(ws: Path) -> None:
     """The demo folder of the first 2 embedded demo scenarios."""
     from prefdisco.demo import embedded_selection
-    from prefdisco.evaluation.config import scenario_set_hash
+    from prefdisco.evaluation.settings.config import scenario_set_hash
 
     recorded = {"scenario_set": scenario_set_hash(embedded_selection(demo_scenarios())[:2]), "n_scenarios": 2}
     write(ws / "out" / "demo" / "logs" / "run.json", json.dumps(recorded))
@@ -172,7 +172,7 @@ def demo_of_two(ws: Path) -> None:
 
 def run_of_other_settings(ws: Path) -> None:
     """The run folder of this very scenario set, recorded with another user type."""
-    from prefdisco.evaluation.config import scenario_set_hash
+    from prefdisco.evaluation.settings.config import scenario_set_hash
 
     recorded = {"scenario_set": scenario_set_hash(demo_scenarios()[:2]), "user_type": "cooperative"}
     write(ws / "out" / "run" / "run.json", json.dumps(recorded))

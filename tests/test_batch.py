@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 import prefdisco.cli as cli
 from mock_openai import MockConfig, MockOpenAI, providers_env, write_scenarios
 from prefdisco.errors import UserError
-from prefdisco.evaluation.batch import batch_value, check_batch
+from prefdisco.evaluation.running.batch import batch_value, check_batch
 from prefdisco.prices import prices
 from scripted import tagged_scenario
 
@@ -103,8 +103,8 @@ def test_the_flag_is_read_as_inspects_and_refused_where_it_batches_nothing(tmp_p
 
 
 def test_the_dry_run_prices_what_goes_by_batch_at_the_share(tmp_path):
-    from prefdisco.evaluation.config import RunConfig
-    from prefdisco.evaluation.estimate import estimate_run
+    from prefdisco.evaluation.estimate.plan import estimate_run
+    from prefdisco.evaluation.settings.config import RunConfig
     from prefdisco.prices import prices
 
     roles = {"models": [MODEL], "user_model": MODEL, "grader_model": MODEL, "log_dir": tmp_path, "prices": prices()}
@@ -171,8 +171,8 @@ def test_what_a_turn_waits_for_stays_real_time_and_is_priced_so(tmp_path, monkey
 def test_the_dry_run_prices_the_mapping_and_challenged_answers_in_full(tmp_path):
     """The estimate counts as the run sends: under ``--batch`` the targeted user's mapping and, with ``--pushback``,
     the single-turn answers stay at the full price; the judges' calls are halved."""
-    from prefdisco.evaluation.config import RunConfig
-    from prefdisco.evaluation.estimate import estimate_run
+    from prefdisco.evaluation.estimate.plan import estimate_run
+    from prefdisco.evaluation.settings.config import RunConfig
 
     roles = {"models": [MODEL], "user_model": MODEL, "grader_model": MODEL, "log_dir": tmp_path, "prices": prices()}
     plan = {"modes": ["baseline", "discovery"], "judge": "structured", "user_type": "targeted", "pushback": 1}

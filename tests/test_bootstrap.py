@@ -1,4 +1,5 @@
-"""The one bootstrap kernel (``analysis/bootstrap.py``, issue 31, defect 5): every instrument's intervals are drawn
+"""The one bootstrap kernel (``analysis/stats/bootstrap.py``, issue 31, defect 5): every instrument's intervals are
+drawn
 there, the same way, and the block size that bounds memory never changes a number."""
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from prefdisco.analysis import bootstrap
-from prefdisco.analysis.bootstrap import per_resample, percentile_interval, ratio_of_means, resampled, stratified
+from prefdisco.analysis.stats import bootstrap
+from prefdisco.analysis.stats.bootstrap import per_resample, percentile_interval, ratio_of_means, resampled, stratified
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "prefdisco"
 
@@ -62,13 +63,17 @@ PERCENTILES = frozenset({"percentile", "nanpercentile", "quantile", "nanquantile
                          "scoreatpercentile"})  # fmt: skip
 """Calls that take a percentile: numpy's, pandas', ``statistics.quantiles``, scipy's."""
 LIBRARIES = frozenset({"numpy", "scipy", "random", "pandas", "statistics", "sklearn"})
-KERNEL = "analysis/bootstrap.py"
+KERNEL = "analysis/stats/bootstrap.py"
 
 ALLOWED: dict[tuple[str, str, str], str] = {
-    ("analysis/answer_behaviour.py", "fit_behaviour", "quantile"): "the people's word counts at 5 %, 10 %, …: the "
+    ("simfidelity/answer_behaviour.py", "fit_behaviour", "quantile"): "the people's word counts at 5 %, 10 %, …: the "
     "humanlike user's cap distribution, no interval",
-    ("analysis/figures.py", "questions_figure", "sample"): "at most MAX_SCATTER points drawn for a scatter plot",
-    ("analysis/simulator.py", "elicitation_figure", "sample"): "at most MAX_SCATTER points drawn for a scatter plot",
+    ("analysis/report/figures.py", "questions_figure", "sample"): "at most MAX_SCATTER points drawn for a scatter plot",
+    (
+        "analysis/validity/simulator.py",
+        "elicitation_figure",
+        "sample",
+    ): "at most MAX_SCATTER points drawn for a scatter plot",
     ("annotate/rating_items.py", "sample_ratings", "shuffle"): "the seeded draw of the items people rate",
     ("annotate/sampling.py", "sample_scenarios", "sample"): "the seeded draw of the scenarios people annotate",
     ("annotate/sampling.py", "sample_scenarios", "choice"): "the seeded draw of the scenarios people annotate",
@@ -84,7 +89,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("dialogue/humanlike.py", "manner", "choice"): "the humanlike user's don't-know reply, drawn with its manner",
     ("env/gym.py", "UnitEnv._choose", "integers"): "the scenario an RL episode plays",
     ("env/openenv.py", "PrefDiscoOpenEnv._choose", "integers"): "the scenario an RL episode plays",
-    ("evaluation/reference_replay.py", "draw_rows", "permutation"): "the order reference rows are replayed in",
+    ("simfidelity/reference_replay.py", "draw_rows", "permutation"): "the order reference rows are replayed in",
     ("results/table.py", "_mode_and_k", "choice"): "Columns.choice: a cell checked against its allowed values",
     ("results/table.py", "validate_attributes", "choice"): "Columns.choice: a cell checked against its allowed values",
     ("scoring/criterion_order.py", "criterion_calls", "shuffle"): "the structured judge's shuffled criterion order",
@@ -155,11 +160,11 @@ class _Scan(ast.NodeVisitor):
 
 
 def test_every_interval_is_drawn_by_the_one_kernel():
-    """No module of ``src/`` resamples or takes a percentile outside ``analysis/bootstrap.py`` but the uses listed
+    """No module of ``src/`` resamples or takes a percentile outside ``analysis/stats/bootstrap.py`` but the uses listed
     in ``ALLOWED``, each with why it is no interval; and no entry there is stale."""
     found = resampling_calls(SRC)
     outside = [f"{w}:{line} {name} in {scope}" for w, scope, name, line in found if (w, scope, name) not in ALLOWED]
-    assert outside == [], "draw intervals with analysis/bootstrap.py (or list a non-interval use in ALLOWED)"
+    assert outside == [], "draw intervals with analysis/stats/bootstrap.py (or list a non-interval use in ALLOWED)"
     assert set(ALLOWED) == {(w, scope, name) for w, scope, name, _ in found}
 
 
@@ -182,6 +187,7 @@ def test_the_scan_finds_a_draw_or_percentile_anywhere_outside_the_kernel(tmp_pat
         "def fit_behaviour(xs):\n    return random.choices(xs, k=len(xs))\n"
     )
     (tmp_path / "results" / "table.py").write_text("def _mode_and_k(cols):\n    return cols.choice('mode', ())\n")
+    (tmp_path / KERNEL).parent.mkdir()
     (tmp_path / KERNEL).write_text((SRC / KERNEL).read_text())
     found = {(w, scope, name) for w, scope, name, _ in resampling_calls(tmp_path)}
     assert found == {
@@ -199,7 +205,7 @@ def test_normalign_is_one_formula_and_a_resamples_ratio_of_means_is_it():
     """``normalign.norm_align_of`` is NormAlign everywhere: the scalar of three means, a scenario's, and each
     bootstrap resample's ``ratio_of_means`` of (arm − baseline, oracle − baseline), which equals it of the resample's
     three means (a denominator of 0 undefined in both)."""
-    from prefdisco.analysis.normalign import norm_align, norm_align_of
+    from prefdisco.analysis.stats.normalign import norm_align, norm_align_of
 
     assert norm_align(2.5, 2.875, 3.75) == (pytest.approx(30.0), "")  # 100 · 0.375 / 1.25
     assert norm_align(3.0, 4.0, 3.0)[0] is None and np.isnan(norm_align_of(3.0, 4.0, 3.0))

@@ -1,4 +1,4 @@
-"""A call the run's own cache answers keeps its tokens in its sample (evaluation/cached_usage.py).
+"""A call the run's own cache answers keeps its tokens in its sample (evaluation/running/cached_usage.py).
 
 A run whose samples are all replayed from its cache (its logs lost, as after a kill before any task log was
 written) must give every sample the tokens and cost of the run that made the calls. Before the fix inspect counted a

@@ -15,9 +15,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from prefdisco.analysis.calibrate import calibrate
-from prefdisco.analysis.calibrate_cli import register
-from prefdisco.analysis.human_ratings import criterion_scores
+from prefdisco.analysis.validity.calibrate import calibrate
+from prefdisco.analysis.validity.calibrate_cli import register
+from prefdisco.analysis.validity.human_ratings import criterion_scores
 from prefdisco.errors import UserError
 from prefdisco.results.table import ResultsData
 

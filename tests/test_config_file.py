@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.evaluation.cli import eval_command
-from prefdisco.evaluation.config_file import NOT_SETTINGS
+from prefdisco.evaluation.settings.config_file import NOT_SETTINGS
 from test_reliability import app, mock_env  # noqa: F401  (app is a fixture)
 
 SCORES = ["pref_align", "correct", "n_questions", "user_flags"]
@@ -92,7 +92,7 @@ def test_every_setting_of_prefdisco_eval_has_a_key(app):  # noqa: F811
     """The keys are made from the command's own parameters, so a new flag is a key without anything else."""
     import inspect
 
-    from prefdisco.evaluation.config_file import settings_of
+    from prefdisco.evaluation.settings.config_file import settings_of
 
     names = [n for n in inspect.signature(eval_command).parameters if n not in NOT_SETTINGS]
     import typer.main
@@ -198,7 +198,7 @@ def test_paths_in_a_config_file_are_relative_to_the_file_and_written_relative_to
 
     import inspect
 
-    from prefdisco.evaluation.config_file import PATH_SETTINGS
+    from prefdisco.evaluation.settings.config_file import PATH_SETTINGS
 
     names = {n for n, p in inspect.signature(eval_command).parameters.items() if "Path" in str(p.annotation)}
     assert names - {"config_file"} == set(PATH_SETTINGS)

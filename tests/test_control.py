@@ -15,17 +15,17 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
-from prefdisco.analysis.control import control_table
-from prefdisco.analysis.report import build_report, make_report
-from prefdisco.analysis.trials import average_trials
+from prefdisco.analysis.report.build import build_report, make_report
+from prefdisco.analysis.stats.trials import average_trials
+from prefdisco.analysis.validity.control import control_table
 from prefdisco.dialogue.decoys import DECOY_ID_KEY, choose_decoys, decoy_index
 from prefdisco.errors import UserError
-from prefdisco.evaluation import run as run_module
-from prefdisco.evaluation import workers as workers_module
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.evalset import build_tasks
-from prefdisco.evaluation.run import run_conditions
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running import run as run_module
+from prefdisco.evaluation.running.evalset import build_tasks
+from prefdisco.evaluation.running.run import run_conditions
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.scaleout import workers as workers_module
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.results.contract import ATTRIBUTE_COLUMNS, RESULT_COLUMNS
 from prefdisco.results.logs import Tables, results_from_logs, write_tables
 from prefdisco.results.table import load_results
@@ -390,7 +390,7 @@ def test_the_cli_refuses_wrong_persona_on_a_single_scenario_in_one_line(tmp_path
 def test_run_json_records_the_decoys_so_a_changed_decoy_beyond_the_limit_is_refused(tmp_path):
     """With --limit the decoys may come from scenarios the run does not evaluate: run.json records a hash of
     every selected scenario's decoy (id, persona, profile), so a benchmark edited beyond the limit is refused."""
-    from prefdisco.evaluation.evalset import decoys_hash
+    from prefdisco.evaluation.running.evalset import decoys_hash
 
     pool = four_scenarios()
     decoys = choose_decoys(pool, seed_scope(0))

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import prefdisco.cli as cli
 from mock_openai import MockOpenAI
-from prefdisco.analysis.caveats import PLUMBING_NOTE
+from prefdisco.analysis.report.caveats import PLUMBING_NOTE
 
 
 def test_demo_with_another_model_writes_the_report_and_prints_its_path(tmp_path, monkeypatch) -> None:

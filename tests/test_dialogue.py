@@ -13,8 +13,8 @@ from inspect_ai.util import Store
 from prefdisco.dialogue.budget import QuestionBudget
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.user import USERS, UserReply
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from scripted import Scripted, constant, listed_criteria, make_persona, make_scenario, replies, structured_reply
 
 

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from prefdisco.analysis.report import build_report
-from prefdisco.analysis.simulator import elicitation_figure, simulator_table, summary_parts
-from prefdisco.analysis.trials import average_trials
+from prefdisco.analysis.report.build import build_report
+from prefdisco.analysis.stats.trials import average_trials
+from prefdisco.analysis.validity.simulator import elicitation_figure, simulator_table, summary_parts
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.results.contract import RESULT_COLUMNS, SIMULATOR_COLUMNS
 from prefdisco.results.logs import results_from_logs
 from prefdisco.results.table import load_results

@@ -34,8 +34,8 @@ from prefdisco.dialogue.tool_protocol import tools_style
 from prefdisco.dialogue.user import build_user
 from prefdisco.env import Episode
 from prefdisco.env.verl import PrefDiscoInteraction
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.scoring.non_answer import RESPONSE_STOP
 from prefdisco.seeds import call_seed, seed_scope
 from scripted import Call, Scripted, make_scenario

@@ -25,8 +25,8 @@ from prefdisco.env.gym import AnyText, PrefDiscoEnv
 from prefdisco.env.roles import ROLE_DEFAULTS
 from prefdisco.env.verl import INTERACTION_NAME, PrefDiscoInteraction, episode_reward
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.schema import Problem
 from prefdisco.training.export import VERL_INTERACTION, verl_rows
 from prefdisco.training.runs import Trial

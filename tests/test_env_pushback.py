@@ -18,8 +18,8 @@ from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
 from prefdisco.env import Episode, RewardComponents, RewardConfig, SessionEpisode
 from prefdisco.env.verl import PrefDiscoInteraction
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.schema import Problem
 from prefdisco.seeds import seed_scope
 from prefdisco.sessions.model import Session, label_positions

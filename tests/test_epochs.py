@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
-from prefdisco.analysis.report import make_report
+from prefdisco.analysis.report.build import make_report
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import UNCOMPARED_SETTINGS, RunConfig
-from prefdisco.evaluation.evalset import build_tasks
-from prefdisco.evaluation.guard import guard_run
-from prefdisco.evaluation.workers import worker_plan
+from prefdisco.evaluation.running.evalset import build_tasks
+from prefdisco.evaluation.running.guard import guard_run
+from prefdisco.evaluation.scaleout.workers import worker_plan
+from prefdisco.evaluation.settings.config import UNCOMPARED_SETTINGS, RunConfig
 from prefdisco.results.logs import results_from_logs
 from prefdisco.results.table import load_results
 from prefdisco.schema import Problem
@@ -326,7 +326,8 @@ def test_cli_epochs_give_one_trials_report_and_resume_without_calls(app, tmp_pat
     assert sorted(set(results["epoch"])) == [1, 2] and len(results) == 2 * 3 * 3
     a, _ = make_report(tmp_path / "one", tmp_path / "ra", seed=0, n_boot=200, n_examples=0, figures=False)
     b, _ = make_report(tmp_path / "two", tmp_path / "rb", seed=0, n_boot=200, n_examples=0, figures=False)
-    # the judge-reliability statistics count units per trial (analysis/judges.py), so their n doubles too; the run
+    # the judge-reliability statistics count units per trial (analysis/validity/judges.py), so their n doubles too;
+    # the run
     # time is each run's own clock (the samples of two trials are twice as many)
     drop = ("source", "protocols", "trials", "judge_agreement", "judge_noise", "length_bias", "variance", "validity")
     drop += ("run_time",)
@@ -360,7 +361,7 @@ def test_one_unmeasured_trial_leaves_the_reduced_score_and_the_headline_to_the_m
     [reduction] = log.reductions
     assert reduction.samples[0].value["pref_align"] == 4.0 and reduction.samples[0].value["judge_invalid"] == 1.5
     assert log.results.scores[0].metrics["pref_align_mean"].value == 4.0
-    from prefdisco.analysis.trials import average_trials
+    from prefdisco.analysis.stats.trials import average_trials
 
     [row] = average_trials(load_results(tmp_path / "run").results).to_dict("records")  # the report's row
     assert (row["pref_align"], row["n_trials"], row["n_scored_trials"]) == (4.0, 2, 1)

@@ -16,9 +16,9 @@ import pytest
 
 from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.dialogue.openings import oracle_preferences
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.estimate import RunEstimate, estimate_run
-from prefdisco.evaluation.estimate_text import render_estimate
+from prefdisco.evaluation.estimate.plan import RunEstimate, estimate_run
+from prefdisco.evaluation.estimate.text import render_estimate
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.prompts import render
 from prefdisco.schema import Problem
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)

@@ -19,8 +19,8 @@ from prefdisco.benchio import write_bench
 from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
 from prefdisco.env.verl import PrefDiscoInteraction
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.evalset import build_tasks
+from prefdisco.evaluation.running.evalset import build_tasks
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.policies.fit import fit_source
 from prefdisco.policies.model import write_policy
 from prefdisco.results.contract import REQUIRED_RESULT_COLUMNS

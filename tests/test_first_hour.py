@@ -589,7 +589,7 @@ def test_eval_says_which_prices_its_costs_used(app, tmp_path: Path, slow_mock) -
 
 def test_demo_into_the_folder_of_another_limit_is_refused_naming_out(app, tmp_path: Path, monkeypatch) -> None:
     from prefdisco import demo
-    from prefdisco.evaluation.config import scenario_set_hash
+    from prefdisco.evaluation.settings.config import scenario_set_hash
 
     out = tmp_path / "prefdisco-demo"
     first_two = demo.embedded_selection(demo.demo_scenarios())[:2]

@@ -14,8 +14,8 @@ from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.dialogue.distractors import DISTRACTOR_KEY, choose_distractors, with_distractors
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.schema import Problem
 from prefdisco.seeds import seed_scope
 from scripted import Call, Scripted, make_scenario

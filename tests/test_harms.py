@@ -39,7 +39,7 @@ import pandas as pd
 import pytest
 
 from harms_world import HARMFUL, MODES, PERSONALIZED, N
-from prefdisco.analysis.report import make_report
+from prefdisco.analysis.report.build import make_report
 
 
 @pytest.fixture(scope="module")
@@ -287,7 +287,7 @@ def test_every_path_reports_the_same_harm_figures(planted, tmp_path):
     """Issue 31, part 4: the same quantity gives the same value on every path that reports it. The report's
     summary.json, the leaderboard's columns (``harm:MEASURE[CONDITION]``) and Table 1 against the leaderboard's
     NormAlign, each equal to the hand figures of the module docstring where there is one."""
-    from prefdisco.analysis.leaderboard_page import make_leaderboard
+    from prefdisco.analysis.leaderboard.page import make_leaderboard
 
     board, _ = make_leaderboard([planted["harmful-run"]], tmp_path / "board", n_boot=200)
     row = board.table.set_index(["task", "model"]).loc[("demo", f"scripted/{HARMFUL}")]

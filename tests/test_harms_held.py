@@ -139,7 +139,7 @@ def test_a_pushback_transcript_set_gives_its_flip_rate_by_hand(shared_benchmarks
 
     import pandas as pd
 
-    from prefdisco.analysis.harms_flip import flip_table
+    from prefdisco.analysis.harms.flip import flip_table
     from prefdisco.scoring.harms import check_harms
 
     atlantis, unjudged = "Atlantis", "Hmm, the answer is Zzyzx."

@@ -28,14 +28,14 @@ import pytest
 from inspect_ai.model import get_model
 from typer.testing import CliRunner
 
-from prefdisco.analysis.answer_behaviour import fit_behaviour, measure, measured, party_statistics
 from prefdisco.dialogue.humanlike import DONT_KNOW_REPLIES, Behaviour, Manner, manner, packaged_behaviour, shaped
 from prefdisco.dialogue.user import HumanlikeUser, build_user
 from prefdisco.dialogue.user_reply import redraw
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.protocols import protocol_id
-from prefdisco.reference.rows import in_split, read_reference
+from prefdisco.evaluation.protocol.protocols import protocol_id
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.seeds import call_seed, seed_scope, seeded_model
+from prefdisco.simfidelity.answer_behaviour import fit_behaviour, measure, measured, party_statistics
+from prefdisco.simfidelity.rows import in_split, read_reference
 from scripted import make_scenario
 from transfer_world import SCRIPTS
 

@@ -31,9 +31,9 @@ import pandas as pd
 import pytest
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 
-from prefdisco.analysis.report import make_report
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.run import run_conditions
+from prefdisco.analysis.report.build import make_report
+from prefdisco.evaluation.running.run import run_conditions
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.schema import Problem
 from prefdisco.seeds import call_seed, redraw_seed, seed_scope
 from scripted import make_scenario
@@ -254,7 +254,7 @@ def test_the_scout_scanner_finds_each_planted_fault_in_the_logs(runs, tmp_path):
 
 def test_the_inspect_task_refuses_a_retry_out_of_bounds(tmp_path):
     from prefdisco.errors import UserError
-    from prefdisco.evaluation.task import prefdisco
+    from prefdisco.evaluation.running.task import prefdisco
 
     path = tmp_path / "scenarios.jsonl"
     path.write_text(scenarios()[0].model_dump_json() + "\n")

@@ -8,8 +8,8 @@ import json
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.scoring.deferred import JUDGED_SCORE, PENDING_SCORE
 from scripted import Scripted, constant, make_scenario, replies
 

@@ -27,13 +27,13 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ChatMessage
 
 import transfer_world  # noqa: F401  (registers the scripted/<name> model API)
-from prefdisco.analysis.effective_judges import family_warning, judge_family, pair_correlation
-from prefdisco.analysis.report import build_report, make_report
+from prefdisco.analysis.report.build import build_report, make_report
+from prefdisco.analysis.validity.effective_judges import family_warning, judge_family, pair_correlation
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import PANEL_DEFAULTS, UNCOMPARED_SETTINGS, RunConfig
-from prefdisco.evaluation.guard import guard_run
-from prefdisco.evaluation.run import run_conditions
-from prefdisco.evaluation.task import prefdisco as prefdisco_task
+from prefdisco.evaluation.running.guard import guard_run
+from prefdisco.evaluation.running.run import run_conditions
+from prefdisco.evaluation.running.task import prefdisco as prefdisco_task
+from prefdisco.evaluation.settings.config import PANEL_DEFAULTS, UNCOMPARED_SETTINGS, RunConfig
 from prefdisco.results.table import load_results
 from prefdisco.schema import PreferenceItem, PreferenceProfile, Problem, RubricCriterion, Scenario
 from prefdisco.scoring.criterion_order import DEFAULT_MAX_CRITERIA, criterion_calls
@@ -556,7 +556,7 @@ def test_the_eval_flag_reaches_the_run_and_the_dry_run_plans_ceil_k_over_n_calls
 
     import prefdisco.cli as cli
     from mock_openai import tagged_scenarios, write_scenarios
-    from prefdisco.evaluation.estimate import estimate_run
+    from prefdisco.evaluation.estimate.plan import estimate_run
 
     scenarios = tagged_scenarios(3)
     assert [len(s.rubric) for s in scenarios] == [5, 4, 5]

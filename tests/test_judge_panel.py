@@ -18,7 +18,9 @@ from typer.testing import CliRunner
 
 import prefdisco.cli as cli
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
-from prefdisco.analysis.judges import (
+from prefdisco.analysis.report.build import build_report
+from prefdisco.analysis.stats.trials import average_attribute_trials
+from prefdisco.analysis.validity.judges import (
     MIN_UNITS,
     judge_agreement,
     judge_noise,
@@ -27,13 +29,11 @@ from prefdisco.analysis.judges import (
     ordinal_alpha,
     response_lengths,
 )
-from prefdisco.analysis.panel import judged_rows
-from prefdisco.analysis.report import build_report
-from prefdisco.analysis.trials import average_attribute_trials
+from prefdisco.analysis.validity.panel import judged_rows
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import PANEL_DEFAULTS, UNCOMPARED_SETTINGS, RunConfig
-from prefdisco.evaluation.guard import guard_run
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.guard import guard_run
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import PANEL_DEFAULTS, UNCOMPARED_SETTINGS, RunConfig
 from prefdisco.results.table import load_results
 from prefdisco.schema import AttributeJudgement
 from prefdisco.scoring.panel import Judging, combine, judging_name, panel_roles
@@ -186,7 +186,7 @@ def test_a_single_judge_fingerprint_is_unchanged_and_a_panel_adds_its_keys(tmp_p
     assert not set(PANEL_DEFAULTS) & set(single)
     assert single["grader_model"] == "g"
     panel = config(tmp_path, judge_panel=["h"], judge_repeats=2).fingerprint("set", 2)
-    changed = {"protocol_id": panel["protocol_id"]}  # repeats change the protocol (evaluation/protocols.py)
+    changed = {"protocol_id": panel["protocol_id"]}  # repeats change the protocol (evaluation/protocol/protocols.py)
     assert panel == {**single, "judge_panel": ["h"], "judge_repeats": 2, **changed}
     assert panel["protocol_id"] != single["protocol_id"] == "default-v1.0"
     repeated = config(tmp_path, judge_repeats=3).fingerprint("set", 2)
@@ -551,8 +551,8 @@ def run_with_a_further_judge(folder: Path) -> Path:
 
 
 def test_a_further_judge_is_reported_beside_pref_align_never_inside_it(tmp_path):
-    from prefdisco.analysis.human_ratings import criterion_scores
-    from prefdisco.analysis.variance import variance_parts
+    from prefdisco.analysis.validity.human_ratings import criterion_scores
+    from prefdisco.analysis.validity.variance import variance_parts
 
     data = load_results(run_with_a_further_judge(tmp_path / "run"))
     report = build_report(data, n_boot=0, figures=False)
@@ -586,7 +586,7 @@ def test_a_further_judge_is_reported_beside_pref_align_never_inside_it(tmp_path)
         "B": pytest.approx(5.0),
     }
     assert "table_pref_align_by_judge.csv" in report.tables
-    from prefdisco.analysis.render import render_html, render_markdown
+    from prefdisco.analysis.report.render import render_html, render_markdown
 
     line = next(x for x in render_markdown(report).splitlines() if x.startswith("| m-a | t1 | baseline |"))
     assert line == f"| m-a | t1 | baseline | {sum(base) / 3:.3f} (n=3) | 5.000 (n=3) |"

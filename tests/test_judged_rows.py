@@ -27,14 +27,14 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.solver import generate
 
 from mock_openai import write_scenarios
-from prefdisco.analysis.calibrate import calibrate
-from prefdisco.analysis.effective_judges import effective_judges
-from prefdisco.analysis.further_judges import further_judge_table
-from prefdisco.analysis.judges import judge_agreement, judge_noise
-from prefdisco.analysis.panel import judged_rows, plain_keys
-from prefdisco.analysis.report import build_report
-from prefdisco.analysis.trials import average_trials
-from prefdisco.analysis.variance import variance_parts
+from prefdisco.analysis.report.build import build_report
+from prefdisco.analysis.stats.trials import average_trials
+from prefdisco.analysis.validity.calibrate import calibrate
+from prefdisco.analysis.validity.effective_judges import effective_judges
+from prefdisco.analysis.validity.further_judges import further_judge_table
+from prefdisco.analysis.validity.judges import judge_agreement, judge_noise
+from prefdisco.analysis.validity.panel import judged_rows, plain_keys
+from prefdisco.analysis.validity.variance import variance_parts
 from prefdisco.annotate.rating_run import read_run
 from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY
@@ -220,8 +220,8 @@ def test_a_non_answer_left_out_of_prefalign_is_left_out_of_the_attribute_means(t
     panel scores of s1-s5 are 4, 4.75, 5, 4.5, 4 (sum 22.25). Under ``--refusals exclude`` s6 is in no PrefAlign,
     so its rule's 1 is in no attribute mean either: 22.25 / 5 = 4.45 (before: (22.25 + 1) / 6 = 3.875, the rule's
     1 read as the judges' score); under ``--refusals score`` it counts at 1 in both: 3.875."""
-    from prefdisco.analysis.attributes import attribute_table
-    from prefdisco.analysis.trials import average_attribute_trials
+    from prefdisco.analysis.paper.attributes import attribute_table
+    from prefdisco.analysis.stats.trials import average_attribute_trials
 
     data = load_results(panel_run(tmp_path / "run", refusals=refusals))
     table = attribute_table(average_attribute_trials(data.attributes, data.results), data.results)

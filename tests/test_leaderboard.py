@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from leaderboard_world import N_SCENARIOS
-from prefdisco.analysis.pairwise import bootstrap_p, groups, holm, pair_rng, paired_bootstrap, pairwise_table
-from prefdisco.analysis.pairwise import shared_scenarios as shared_of
+from prefdisco.analysis.stats.pairwise import bootstrap_p, groups, holm, pair_rng, paired_bootstrap, pairwise_table
+from prefdisco.analysis.stats.pairwise import shared_scenarios as shared_of
 
 
 def frame(rows: dict[str, list[tuple[str, str, float, float, float]]]) -> pd.DataFrame:
@@ -258,7 +258,7 @@ def test_a_sessions_runs_transfer_gain_is_the_reports_and_a_tie_is_one_group(tmp
     (mean 40, slope 15); the forgetful one's is 0 everywhere. Both cold (discovery) arms are the same dialogues, W =
     .6, .5, .4 per position, PrefAlign 1 + 4·W against baseline 1 and oracle 5: NormAlign 100 · mean W = 50 each, a
     tie ranked by name, a difference of 0 on every paired resample (interval [0, 0], p = 1): one group."""
-    from prefdisco.analysis.leaderboard_page import make_leaderboard
+    from prefdisco.analysis.leaderboard.page import make_leaderboard
     from transfer_world import N_SESSIONS, SMART
 
     # the session's transfer world, as tests/test_transfer.py reads it (smart's two identical trials average to one)
@@ -302,7 +302,7 @@ def test_an_untested_pair_is_shown_as_untested_never_in_the_leaders_group():
     table = pairwise_table(scenarios, ["A", "D", "C"], "t", seed=3, n_boot=2000)
     got = {(r["model_a"], r["model_b"]): r for r in table.to_dict("records")}
     assert pd.isna(got[("A", "D")]["p"]) and got[("A", "D")]["reason"] == "too few scenarios (n = 3)"
-    from prefdisco.analysis.pairwise import grouping
+    from prefdisco.analysis.stats.pairwise import grouping
 
     group_of, why = grouping(["A", "D", "C"], table)
     assert group_of == {"A": 1, "D": None, "C": 2}
@@ -314,7 +314,7 @@ def test_the_overall_interval_resamples_each_task_within_itself_as_the_pairwise_
     strata), by hand: per resample, the tasks' draws in sorted task order from the cell's stream."""
     import numpy as np
 
-    from prefdisco.analysis.normalign import bootstrap_interval, cell_seed
+    from prefdisco.analysis.stats.normalign import bootstrap_interval, cell_seed
 
     num = np.array([4.0, 4.0, 0.0, 4.0, 2.0, 0.0, 1.0])
     den = np.array([4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0])
@@ -341,7 +341,7 @@ def test_the_rankings_axis_labels_never_overlap_whatever_the_range():
     from matplotlib.backends.backend_agg import RendererAgg
     from matplotlib.font_manager import FontProperties
 
-    from prefdisco.analysis.leaderboard_page import _svg
+    from prefdisco.analysis.leaderboard.page import _svg
 
     renderer = RendererAgg(1000, 200, 72)  # at 72 dpi a point is a pixel
     font = FontProperties(family="DejaVu Sans", size=11)
@@ -370,7 +370,7 @@ def test_a_one_task_leaderboard_gives_its_overall_and_task_rows_the_same_interva
     """Issue 49: with one task the overall ranking holds the task's scenarios and nothing else, yet its intervals
     came from streams named ``overall``: two different intervals (and p-values) for the same data on one page.
     Every stream is now named by the one task its scenarios hold (``normalign.stream_task``)."""
-    from prefdisco.analysis.leaderboard import build_leaderboard
+    from prefdisco.analysis.leaderboard.board import build_leaderboard
     from prefdisco.results.table import load_results
     from test_report import HEADER, r, write_csv
 
@@ -394,13 +394,13 @@ def test_a_one_task_leaderboard_gives_its_overall_and_task_rows_the_same_interva
 def test_the_leaderboard_says_the_reports_caveats_at_its_top_and_on_its_console(tmp_path):
     """Issue 35, class 5: the leaderboard ranked the embedded model first with NormAlign 100.0 and no word that its
     numbers prove only the plumbing. Now its page's top and its console carry every caveat the report of the same
-    results shows (``analysis/caveats.py``), the embedded model's first."""
+    results shows (``analysis/report/caveats.py``), the embedded model's first."""
     import pandas as pd
     from typer.testing import CliRunner
 
     import prefdisco.cli as cli
-    from prefdisco.analysis.caveats import PLUMBING_NOTE
-    from prefdisco.analysis.report import make_report
+    from prefdisco.analysis.report.build import make_report
+    from prefdisco.analysis.report.caveats import PLUMBING_NOTE
     from test_report import make_run_dir
 
     run = make_run_dir(tmp_path / "run")
@@ -431,7 +431,7 @@ def test_usd_per_scenario_sums_each_conditions_mean_and_says_nothing_without_a_p
     from typer.testing import CliRunner
 
     import prefdisco.cli as cli
-    from prefdisco.analysis.leaderboard import USD_PER_SCENARIO, _usd_per_scenario
+    from prefdisco.analysis.leaderboard.board import USD_PER_SCENARIO, _usd_per_scenario
     from test_report import make_run_dir
 
     rows = pd.DataFrame(

@@ -88,8 +88,8 @@ def test_a_rule_changed_in_the_plan_reaches_every_driver(rule, pushback, monkeyp
     from prefdisco.dialogue.engine import Dialogue
     from prefdisco.dialogue.plan import opening_for
     from prefdisco.dialogue.scenario import scenario_sample
-    from prefdisco.evaluation import estimate
-    from prefdisco.evaluation.config import RunConfig
+    from prefdisco.evaluation.estimate import plan as estimate
+    from prefdisco.evaluation.settings.config import RunConfig
     from scripted import Scripted, constant, make_scenario
 
     change, changed = RULES[rule]
@@ -200,8 +200,8 @@ def test_the_tables_read_a_conditions_dialogue_user_and_audit_from_the_plan(move
     repeats, so assistant + simulator = 0.5; the oracle cell's own 0.5 → assistant 0.5, simulator 0; critical
     share 1/2 (s1's dialogue), elicited weight 0.5. Every single-turn cell: assistant 0.5, simulator 0, split
     "no simulated user"."""
-    from prefdisco.analysis.simulator import simulator_table, summary_parts
-    from prefdisco.analysis.variance import variance_parts
+    from prefdisco.analysis.validity.simulator import simulator_table, summary_parts
+    from prefdisco.analysis.validity.variance import variance_parts
     from prefdisco.dialogue import plan
 
     for mode, to in MOVES[move].items():
@@ -233,7 +233,7 @@ def test_the_tables_read_a_conditions_dialogue_user_and_audit_from_the_plan(move
     audited = summary_parts(simulator)["simulator_errors"]["m"]["t"]
     assert set(audited) == {"fixed_k=2" if m == "fixed_k" else m for m in asking}
 
-    from prefdisco.evaluation.simfidelity import replayable  # the replay's choice of dialogues
+    from prefdisco.simfidelity.replay import replayable  # the replay's choice of dialogues
 
     assert {t["mode"] for t in replayable(transcripts(MODES))} == asking
 
@@ -246,8 +246,8 @@ def test_the_single_turn_conditions_are_one_solver_logged_under_their_own_names(
     from inspect_ai import Task, eval
 
     from prefdisco.dialogue.plan import SINGLE_TURN
-    from prefdisco.evaluation.config import RunConfig
-    from prefdisco.evaluation.task import build_task
+    from prefdisco.evaluation.running.task import build_task
+    from prefdisco.evaluation.settings.config import RunConfig
     from scripted import Scripted, constant, make_scenario
 
     config = RunConfig(models=["m/a"], user_model="m/u", grader_model="m/g", log_dir=tmp_path)

@@ -1,5 +1,5 @@
 """The plan's differential test (issue 31): for every condition under every preset, ask channel and pushback, the
-dry run (``evaluation/estimate.py``, which plans each dialogue from ``dialogue/plan.py`` without a call) counts the
+dry run (``evaluation/estimate/plan.py``, which plans each dialogue from ``dialogue/plan.py`` without a call) counts the
 calls per role that the real run then makes on the mock. The mock asks the whole question budget, so every dialogue's
 length is known before it is played and the plan must be exact. The carry arms are the sessions test's
 (``test_eval_dry_run.py``, with and without pushback); that every driver (the solvers, the RL episode, verl,

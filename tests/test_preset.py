@@ -19,11 +19,11 @@ from prefdisco.dialogue.conditions import baseline, discovery, fixed_k, oracle
 from prefdisco.dialogue.presets import PAPER, PRESETS
 from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.evalset import build_tasks
-from prefdisco.evaluation.guard import RUN_FILE, guard_run
-from prefdisco.evaluation.preset_rules import preset_settings
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.evalset import build_tasks
+from prefdisco.evaluation.running.guard import RUN_FILE, guard_run
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
+from prefdisco.evaluation.settings.preset_rules import preset_settings
 from prefdisco.scoring.scorer import prefdisco_scorer
 from scripted import Scripted, constant, make_scenario, replies
 

@@ -9,7 +9,7 @@ import json
 import time
 from pathlib import Path
 
-from prefdisco.evaluation.progress import CALLS, RunProgress
+from prefdisco.evaluation.running.progress import CALLS, RunProgress
 from prefdisco.results.stream import ROWS_FOLDER
 
 

@@ -14,9 +14,7 @@ from typer.testing import CliRunner
 from leaderboard_world import N_SCENARIOS
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.preset_rules import preset_settings
-from prefdisco.evaluation.protocols import (
+from prefdisco.evaluation.protocol.protocols import (
     DEFAULT_SETTINGS,
     SHIPPED,
     protocol_id,
@@ -24,6 +22,8 @@ from prefdisco.evaluation.protocols import (
     protocol_settings,
     protocol_templates,
 )
+from prefdisco.evaluation.settings.config import RunConfig
+from prefdisco.evaluation.settings.preset_rules import preset_settings
 from prefdisco.prompts import templates_hash
 from prefdisco.results.merge import load_runs
 

@@ -243,7 +243,7 @@ def test_eval_yaml_pins_the_task_file_and_every_asset(published: Path) -> None:
     assert {t["id"] for t in spec["tasks"]} == {"all-test", "all-validation", "mmlu", "commonsenseqa"}
     pin = spec["task_file"]
     assert pin["pinned_by"] in ("commit", "version") and pin.get(pin["pinned_by"])
-    task = Path(cli.__file__).parent / "evaluation" / "task.py"
+    task = Path(cli.__file__).parent / "evaluation" / "running" / "task.py"
     assert pin["sha256"] == "sha256:" + hashlib.sha256(task.read_bytes()).hexdigest()
     on_disk = {str(p.relative_to(published)) for p in published.rglob("*") if p.is_file()}
     assets = {a["path"]: a["sha256"] for a in spec["assets"]}
@@ -285,7 +285,7 @@ def test_validate_accepts_the_published_folder_and_names_each_problem_of_a_chang
 
 
 def test_the_inspect_task_loader_reads_the_published_folder_as_the_benchmark(built: Path, published: Path) -> None:
-    from prefdisco.evaluation.task import load_scenarios
+    from prefdisco.evaluation.running.task import load_scenarios
 
     assert load_scenarios(published) == load_scenarios(built)
     assert [s.model_dump_json() for s in load_scenarios(published)] == lines_of(built)

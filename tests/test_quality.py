@@ -14,10 +14,10 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
-from prefdisco.analysis.trials import average_trials
+from prefdisco.analysis.stats.trials import average_trials
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.results.logs import results_from_logs
 from prefdisco.results.table import validate_results
 from prefdisco.scoring import scorer as scorer_module

@@ -12,9 +12,9 @@ from types import SimpleNamespace
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.protocols import protocol_id, protocol_templates
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.protocol.protocols import protocol_id, protocol_templates
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.results.logs import results_from_logs
 from scripted import QUALITY_ASKED, Call, Scripted, listed_criteria, make_scenario, run_eval_set, structured_reply
 

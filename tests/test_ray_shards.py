@@ -20,12 +20,12 @@ import pytest
 
 from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.errors import UserError
-from prefdisco.evaluation import ray_shards, workers
-from prefdisco.evaluation.config import UNCOMPARED_SETTINGS, RunConfig
-from prefdisco.evaluation.guard import RUN_FILE, SPLIT_FILE, check_split, guard_run
-from prefdisco.evaluation.ray_shards import on_loopback
-from prefdisco.evaluation.run import run_conditions
-from prefdisco.evaluation.workers import ray_plan, split_caps
+from prefdisco.evaluation.running.guard import RUN_FILE, SPLIT_FILE, check_split, guard_run
+from prefdisco.evaluation.running.run import run_conditions
+from prefdisco.evaluation.scaleout import ray_shards, workers
+from prefdisco.evaluation.scaleout.ray_shards import on_loopback
+from prefdisco.evaluation.scaleout.workers import ray_plan, split_caps
+from prefdisco.evaluation.settings.config import UNCOMPARED_SETTINGS, RunConfig
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
 
 GRADER_ROLES = {"judge", "audit", "grader"}  # the mock's names for the calls on the grader* roles

@@ -21,8 +21,8 @@ from inspect_ai.model import (
 )
 
 from prefdisco.dialogue.visible import strip_reasoning, visible_text
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from scripted import Scripted, constant, make_scenario
 
 Turn = str | list[Content]

@@ -34,10 +34,10 @@ from inspect_ai.model import ChatMessage
 from markupsafe import escape
 from typer.testing import CliRunner
 
-from prefdisco.analysis.answer_behaviour import measured, party_statistics
 from prefdisco.errors import UserError
-from prefdisco.evaluation.reference_replay import draw_rows
-from prefdisco.reference.rows import read_reference
+from prefdisco.simfidelity.answer_behaviour import measured, party_statistics
+from prefdisco.simfidelity.reference_replay import draw_rows
+from prefdisco.simfidelity.rows import read_reference
 from transfer_world import SCRIPTS
 
 ROWS = [
@@ -254,8 +254,8 @@ def test_a_report_matches_its_simulator_by_the_whole_user_protocol(tmp_path):
     ``USER_TYPE@USER_MODEL`` alone, both would be the first); a run at 0.5, or at 0.7 with ``--user-retry 1``, or
     whose record keeps no hash of its user's prompts, matches none and gets no fidelity, the reading saying why."""
     import prefdisco.cli as cli
-    from prefdisco.evaluation.config import RunConfig
-    from prefdisco.evaluation.protocols import record_of
+    from prefdisco.evaluation.protocol.protocols import record_of
+    from prefdisco.evaluation.settings.config import RunConfig
     from prefdisco.results.protocol_record import write_record
     from test_report import make_run_dir
 
@@ -324,8 +324,8 @@ def test_an_older_reference_run_is_read_under_the_new_names_and_says_what_it_lac
     its simulators. The report still reads it (the composite shown as ``reference_fidelity``: simulator A's 0.870),
     and the reading says why it cannot be this run's simulator's."""
     import prefdisco.cli as cli
-    from prefdisco.evaluation.config import RunConfig
-    from prefdisco.evaluation.protocols import record_of
+    from prefdisco.evaluation.protocol.protocols import record_of
+    from prefdisco.evaluation.settings.config import RunConfig
     from prefdisco.results.protocol_record import write_record
     from test_report import make_run_dir
 
@@ -392,7 +392,8 @@ def test_the_resampled_fidelity_is_each_resamples_own_fidelity(shared_dir):
     resamples with no polar row or no answer at all, where a closeness is undefined."""
     import numpy as np
 
-    from prefdisco.analysis.answer_behaviour import SHARES, resampled_reference_fidelity
+    from prefdisco.analysis.validity.reference import SHARES
+    from prefdisco.simfidelity.answer_behaviour import resampled_reference_fidelity
 
     rows = read_reference("qulac", shared_dir / "data/human/qulac/qulac.json").rows[:200]
     needs, questions = [r.need for r in rows], [r.question for r in rows]

@@ -29,7 +29,7 @@ import prefdisco.cli as cli
 from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
 
 COLUMNS = ["scenario_id", "mode", "pref_align", "correct", "n_questions", "judge_invalid", "failed"]
-# a call the killed attempt made and cached keeps its tokens in the resumed sample (evaluation/cached_usage.py)
+# a call the killed attempt made and cached keeps its tokens in the resumed sample (evaluation/running/cached_usage.py)
 COLUMNS += ["input_tokens", "output_tokens", "user_input_tokens", "user_output_tokens", "grader_input_tokens"]
 COLUMNS += ["grader_output_tokens"]
 

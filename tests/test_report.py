@@ -20,8 +20,8 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 from typer.testing import CliRunner
 
-from prefdisco.analysis.cli import register
-from prefdisco.analysis.report import make_report
+from prefdisco.analysis.report.build import make_report
+from prefdisco.analysis.report.cli import register
 from prefdisco.errors import UserError
 
 # under xdist the module's tests stay on one worker, which builds its module fixture (the hand-made table's report) once

@@ -92,7 +92,7 @@ def test_a_sessions_report_shows_its_transfer_section_and_cuts_no_label(tmp_path
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     import prefdisco.cli as prefdisco_cli
-    from prefdisco.analysis.report import build_report
+    from prefdisco.analysis.report.build import build_report
     from prefdisco.results.table import load_results
     from test_report_caveats import drawn_texts
     from transfer_world import SMART
@@ -156,7 +156,7 @@ def test_the_harms_section_renders_and_cuts_no_label(tmp_path: Path, harms_runs)
 
     import prefdisco.cli as prefdisco_cli
     from harms_world import HARMFUL
-    from prefdisco.analysis.report import build_report
+    from prefdisco.analysis.report.build import build_report
     from prefdisco.results.table import load_results
     from test_report_caveats import drawn_texts
 

@@ -13,9 +13,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Text
 from typer.testing import CliRunner
 
-from prefdisco.analysis.caveats import caveats, plumbing_note
-from prefdisco.analysis.examples import FALLBACK
-from prefdisco.analysis.report import build_report, charts, make_report
+from prefdisco.analysis.paper.examples import FALLBACK
+from prefdisco.analysis.report.build import build_report, charts, make_report
+from prefdisco.analysis.report.caveats import caveats, plumbing_note
 from prefdisco.results.table import load_results
 from test_report import HEADER, _app, write_csv
 
@@ -131,7 +131,7 @@ def test_a_run_on_a_benchmark_the_embedded_model_built_says_so_in_its_report(tmp
     caveat, though no model of the run is embedded."""
     import prefdisco.cli as cli
     from mock_openai import MockOpenAI, mock_env, tagged_scenarios, write_scenarios
-    from prefdisco.analysis.leaderboard import build_leaderboard
+    from prefdisco.analysis.leaderboard.board import build_leaderboard
     from prefdisco.results.merge import load_runs
 
     built = {

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from prefdisco.analysis.examples import FEW_SCENARIOS
-from prefdisco.analysis.render import render_html
-from prefdisco.analysis.report import build_report, make_report
+from prefdisco.analysis.paper.examples import FEW_SCENARIOS
+from prefdisco.analysis.report.build import build_report, make_report
+from prefdisco.analysis.report.render import render_html
 from prefdisco.results.table import load_results
 from test_report import HEADER, write_csv
 

@@ -16,10 +16,10 @@ from tenacity import wait_fixed
 
 from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import UNCOMPARED_SETTINGS, RunConfig
-from prefdisco.evaluation.guard import RUN_FILE, guard_run
-from prefdisco.evaluation.limits import RoleLimitedModel, context_name, limit_roles, pool_of
-from prefdisco.evaluation.workers import split_caps, worker_plan
+from prefdisco.evaluation.running.guard import RUN_FILE, guard_run
+from prefdisco.evaluation.scaleout.workers import split_caps, worker_plan
+from prefdisco.evaluation.settings.config import UNCOMPARED_SETTINGS, RunConfig
+from prefdisco.evaluation.settings.limits import RoleLimitedModel, context_name, limit_roles, pool_of
 from prefdisco.seeds import seeded_model
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
 

@@ -10,8 +10,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.util import Store
 
 from prefdisco.dialogue.state import DialogueRecord
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.evalset import build_tasks
+from prefdisco.evaluation.running.evalset import build_tasks
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.seeds import TrialSeeds, call_seed, seed_scope
 from scripted import Call, Scripted, make_scenario
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import UNCOMPARED_SETTINGS, RunConfig
-from prefdisco.evaluation.guard import RUN_FILE, guard_run
+from prefdisco.evaluation.running.guard import RUN_FILE, guard_run
+from prefdisco.evaluation.settings.config import UNCOMPARED_SETTINGS, RunConfig
 
 
 def fingerprint(tmp_path: Path, **changes: object) -> dict:

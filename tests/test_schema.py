@@ -5,7 +5,7 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from prefdisco.analysis.normalign import norm_align
+from prefdisco.analysis.stats.normalign import norm_align
 from prefdisco.schema import AttributeJudgement, PreferenceItem, PreferenceProfile, Problem, RubricCriterion
 from prefdisco.scoring.alignment import pref_align
 from scripted import make_scenario

@@ -27,10 +27,10 @@ from typer.testing import CliRunner
 import prefdisco.cli as cli
 from mock_openai import MockOpenAI, providers_env, tagged_scenarios, write_scenarios
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.effective_protocol import effective_settings
-from prefdisco.evaluation.preset_rules import preset_settings
-from prefdisco.evaluation.protocols import DEFAULT_SETTINGS
+from prefdisco.evaluation.protocol.effective import effective_settings
+from prefdisco.evaluation.protocol.protocols import DEFAULT_SETTINGS
+from prefdisco.evaluation.settings.config import RunConfig
+from prefdisco.evaluation.settings.preset_rules import preset_settings
 from prefdisco.results.sent_settings import RoleSent, SentSettings, asked_of, from_request
 
 MODES = "baseline,discovery,oracle"

@@ -32,8 +32,8 @@ import pytest
 from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.run import run_conditions
+from prefdisco.evaluation.running.run import run_conditions
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.schema import Problem
 from scripted import make_scenario
 from transfer_world import PREFERRED, RESPONSE, SCRIPTS
@@ -218,7 +218,7 @@ def test_the_outcome_differences_and_the_fidelity_ranking(fidelity):
 def test_the_outcome_normaligns_are_the_reports(fidelity, tmp_path):
     """Every path agrees (issue 31): the report of the person's run and of sim_a's run gives the NormAligns that
     simulator fidelity compares (60 and 100, the hand figures above), from the same scenarios."""
-    from prefdisco.analysis.report import make_report
+    from prefdisco.analysis.report.build import make_report
 
     outcome = pd.read_csv(fidelity[0] / "outcome.csv").set_index("simulator").loc["sim_a"]
     for run, column in (("human", "normalign_person"), ("sim_a", "normalign_simulator")):
@@ -259,7 +259,7 @@ def test_a_simulator_of_another_protocol_is_refused_and_ranks_use_only_shared_co
 
 
 def test_an_embedded_simulator_or_judge_carries_the_plumbing_note():
-    from prefdisco.analysis.simfidelity import fidelity_caveats
+    from prefdisco.simfidelity.measures import fidelity_caveats
 
     notes = fidelity_caveats(["prefdisco/smollm2", "openai/gpt-4.1"], [], 2)
     assert notes[0].startswith("The embedded model prefdisco/smollm2 proves the plumbing, not quality")

@@ -27,14 +27,14 @@ from inspect_ai.dataset import MemoryDataset
 from typer.testing import CliRunner
 
 import prefdisco.cli as cli
-from prefdisco.analysis.strategies import read_run, strategy_table
+from prefdisco.analysis.paper.strategies import read_run, strategy_table
 from prefdisco.benchio import write_bench
 from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.dialogue.strategies import check_strategy_scenarios, checklist, infogain, learn
 from prefdisco.dialogue.strategy_record import StrategyRecord, strategy_task_metadata
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.policies.choice import binary_entropy, expected_reduction
 from prefdisco.policies.fit import fit_source
 from prefdisco.policies.model import read_policy, write_policy

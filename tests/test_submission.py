@@ -25,7 +25,7 @@ import prefdisco
 from prefdisco.schema import CONDITIONS
 from prefdisco.version import __version__
 
-SCHEMA = Path(prefdisco.__file__).parent / "analysis" / "schemas" / "submission.schema.json"
+SCHEMA = Path(prefdisco.__file__).parent / "analysis" / "leaderboard" / "schemas" / "submission.schema.json"
 REPO = Path(__file__).resolve().parents[1]
 FLAGS = ("--seed", "3", "--bootstrap", "400")
 
@@ -210,8 +210,8 @@ def test_a_submission_names_its_simulated_users_fidelity_against_people_where_it
     submissions says it in its protocol box as the board of the run does given the table. A simulator the table did
     not measure: null."""
     import prefdisco.cli as cli
-    from prefdisco.evaluation.config import RunConfig
-    from prefdisco.evaluation.protocols import record_of
+    from prefdisco.evaluation.protocol.protocols import record_of
+    from prefdisco.evaluation.settings.config import RunConfig
     from prefdisco.results.protocol_record import write_record
     from test_reference import simfidelity, write_qulac
     from test_report import make_run_dir
@@ -272,8 +272,8 @@ def test_the_schema_is_one_file_shipped_as_package_data():
 def test_a_standard_protocol_is_one_the_toolkit_ships():
     """``standard_protocol`` is read from the id by its name (analysis/ cannot import the evaluation stage, which
     imports it): every shipped protocol's name is one of those, and no custom or human id starts with one."""
-    from prefdisco.analysis.submission import STANDARD
-    from prefdisco.evaluation.protocols import SHIPPED
+    from prefdisco.analysis.leaderboard.submission import STANDARD
+    from prefdisco.evaluation.protocol.protocols import SHIPPED
 
     assert {s.id.rsplit("-v", 1)[0] + "-" for s in SHIPPED} == set(STANDARD)
     assert not any(name.startswith(("custom-", "human-")) for name in STANDARD)

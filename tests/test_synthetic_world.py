@@ -41,9 +41,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from prefdisco.analysis.report import make_report
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.evalset import build_tasks
+from prefdisco.analysis.report.build import make_report
+from prefdisco.evaluation.running.evalset import build_tasks
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.results.logs import results_from_logs, write_tables
 from prefdisco.schema import Problem
 from prefdisco.seeds import call_seed, seed_scope

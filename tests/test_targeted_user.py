@@ -21,8 +21,8 @@ import prefdisco.cli as cli
 from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.dialogue.targeted import TargetedUser, mapping_reply_model
 from prefdisco.dialogue.user import USERS
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.prompts import render
 from prefdisco.results.contract import SIMULATOR_COLUMNS
 from prefdisco.seeds import TrialSeeds

@@ -44,9 +44,9 @@ from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.tool_protocol import tools_style
 from prefdisco.dialogue.user_reply import UserReply
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.protocols import protocol_id
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.protocol.protocols import protocol_id
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.policies.fit import fit_policy
 from prefdisco.policies.model import write_policy
 from prefdisco.prompts import render

@@ -26,8 +26,8 @@ from inspect_ai.util import Store
 from prefdisco.dialogue.state import DialogueRecord
 from prefdisco.dialogue.trained_user import END_OF_CONVERSATION
 from prefdisco.dialogue.user import USER_TYPES
-from prefdisco.evaluation.config import RunConfig
-from prefdisco.evaluation.task import build_task
+from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.config import RunConfig
 from scripted import Call, Scripted, make_scenario
 
 QUESTIONS = ("QUESTION: How detailed should it be?", "QUESTION: Which words suit you?")

@@ -33,7 +33,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from prefdisco.analysis.report import make_report
+from prefdisco.analysis.report.build import make_report
 from transfer_world import N_SESSIONS, SMART
 
 GAINS = {"carry_transcript": [0.0, 50.0, -10.0], "carry_notes": [0.0, 50.0, 30.0]}
@@ -165,8 +165,8 @@ def test_the_gain_is_the_difference_of_the_normaligns_printed_beside_it_with_a_r
     arm's NormAlign at a position and the gain are over the same compared scenarios (the other three), so carry
     NormAlign 50 − cold 50 = gain 0 exactly; before, carry_transcript's NormAlign kept the changed scenario (62.5)
     beside cold 50 and a gain of 0."""
-    from prefdisco.analysis.transfer import gain_tables, position_table
-    from prefdisco.analysis.trials import average_trials
+    from prefdisco.analysis.stats.trials import average_trials
+    from prefdisco.analysis.transfer.measures import gain_tables, position_table
     from prefdisco.results.table import read_table, validate_results
 
     results = pd.read_csv(transfer_runs("forgetful") / "results.csv")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from prefdisco.analysis.judges import JudgeReliability
-from prefdisco.analysis.validity import (
+from prefdisco.analysis.validity.judges import JudgeReliability
+from prefdisco.analysis.validity.readings import (
     Validity,
     control_reading,
     judge_readings,

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from prefdisco.analysis.variance import detectable_difference, variance_parts
+from prefdisco.analysis.validity.variance import detectable_difference, variance_parts
 
 S, N, R = 80, 4, 4  # scenarios, trials (--epochs), judge repeats (--judge-repeats)
 SD_ASSISTANT, SD_USER, SD_JUDGE = 0.3, 0.2, 0.4

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
-from prefdisco.evaluation.workers import shards
+from prefdisco.evaluation.scaleout.workers import shards
 from test_reliability import app, mock_env, run_eval  # noqa: F401  (app is a fixture)
 
 

@@ -18,7 +18,7 @@ def prefdisco_provider() -> type:
 
 
 from prefdisco.dialogue.strategies import checklist, infogain  # noqa: E402,F401  (the strategy solvers)
-from prefdisco.evaluation.task import prefdisco  # noqa: E402,F401  (registers the task for `inspect eval`)
+from prefdisco.evaluation.running.task import prefdisco  # noqa: E402,F401  (registers the task for `inspect eval`)
 
 # The optional scout extra: `scout scan prefdisco/simulated_turns`. Registered only in a process that runs scout
 # (inspect_scout imported before inspect reads its entry points, as the `scout` command does): importing scout

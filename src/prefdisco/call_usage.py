@@ -6,7 +6,7 @@ its judge) has no sample, so ``counting()`` gives the block fresh counters of it
 set for the block's context and put back afterwards — and hands them over: model name → ``ModelUsage``. As in an
 eval, a cache hit counts nothing and a call that failed counts nothing.
 
-inspect has no public way to start these counters outside a sample; ``evaluation/judge_log.py`` starts them for a
+inspect has no public way to start these counters outside a sample; ``evaluation/later/judge_log.py`` starts them for a
 log's sample with the same private functions, so a change there shows in both.
 """
 

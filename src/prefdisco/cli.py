@@ -1,7 +1,7 @@
 """The ``prefdisco`` command line. Parsing and printing only: every command calls into the library.
 
 Sub-command groups live beside the code they drive (``builder/cli.py``, ``release/cli.py``,
-``evaluation/cli.py``, ``analysis/cli.py``, ``annotate/cli.py``, ``policies/cli.py``, ``training/cli.py``,
+``evaluation/cli.py``, ``analysis/report/cli.py``, ``annotate/cli.py``, ``policies/cli.py``, ``training/cli.py``,
 ``env/cli.py``, ``publish/cli.py``) and
 are imported here; ``demo`` is the one command of its own, since it runs the evaluation and summarizes it as the
 analysis does. Heavy imports stay inside command bodies.
@@ -42,19 +42,19 @@ def _register() -> None:
     if _registered:
         return
     _registered = True
-    from prefdisco.analysis.cli import register as register_analysis
-    from prefdisco.analysis.strategies_cli import register as register_strategies
+    from prefdisco.analysis.paper.strategies_cli import register as register_strategies
+    from prefdisco.analysis.report.cli import register as register_analysis
     from prefdisco.annotate.cli import register as register_annotate
     from prefdisco.builder.cli import register as register_build
     from prefdisco.env.cli import register as register_env
     from prefdisco.evaluation.cli import register as register_evaluation
-    from prefdisco.evaluation.judge_cli import register as register_judge
-    from prefdisco.evaluation.simfidelity_cli import register as register_simfidelity
+    from prefdisco.evaluation.later.judge_cli import register as register_judge
     from prefdisco.policies.cli import register as register_policies
     from prefdisco.publish.cli import register as register_publish
     from prefdisco.release.cli import register as register_release
     from prefdisco.scoring.cli import register as register_scoring
     from prefdisco.sessions.cli import register as register_sessions
+    from prefdisco.simfidelity.cli import register as register_simfidelity
     from prefdisco.training.cli import register as register_training
 
     app.callback()(_main)

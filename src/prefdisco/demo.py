@@ -13,9 +13,9 @@ beside them, and ``OUT/summary.json``::
      "norm_align": number | null, "norm_align_reason": str, "norm_align_gap": number | null,
      "models": {"assistant", "user", "grader"}, "note": str | null, "caveats": [str], ...}
 
-The per-mode means are over each mode's scored rows; NormAlign is the report's (``analysis/normalign.py``):
+The per-mode means are over each mode's scored rows; NormAlign is the report's (``analysis/stats/normalign.py``):
 over the scenarios scored in all three modes, pooled over the demo's benchmarks; ``norm_align_gap`` is its
-denominator, the oracle − baseline mean PrefAlign. ``caveats`` are the report's (``analysis/caveats.py``: the
+denominator, the oracle − baseline mean PrefAlign. ``caveats`` are the report's (``analysis/report/caveats.py``: the
 embedded model's note, a discovery that asked nothing, NormAlign over a tiny gap), so the console prints what the
 report's top says, and prints them first, before the numbers they qualify; the NormAlign line itself says when its
 gap is too small for it to mean anything (``norm_align_line``). ``note`` is the embedded model's line alone.
@@ -32,16 +32,16 @@ from typing import Any
 
 import pandas as pd
 
-from prefdisco.analysis.caveats import TINY_GAP, plumbing_note
-from prefdisco.analysis.normalign import intersection_norm_align, scenario_table
-from prefdisco.analysis.report import make_report
-from prefdisco.analysis.summary import summary_json
+from prefdisco.analysis.report.build import make_report
+from prefdisco.analysis.report.caveats import TINY_GAP, plumbing_note
+from prefdisco.analysis.report.summary import summary_json
+from prefdisco.analysis.stats.normalign import intersection_norm_align, scenario_table
 from prefdisco.atomic import atomic_write
 from prefdisco.benchio import packaged_demo_scenarios, scenarios_hash
 from prefdisco.errors import UserError
-from prefdisco.evaluation.config import scenario_set_hash
-from prefdisco.evaluation.guard import RUN_FILE
-from prefdisco.evaluation.run import RunConfig, run_conditions
+from prefdisco.evaluation.running.guard import RUN_FILE
+from prefdisco.evaluation.running.run import RunConfig, run_conditions
+from prefdisco.evaluation.settings.config import scenario_set_hash
 from prefdisco.results.contract import FIXED_K_MODE, condition_label
 from prefdisco.results.table import load_results
 from prefdisco.schema import CONDITIONS, Scenario
@@ -188,7 +188,7 @@ def run_demo(
     summary["log_dir"] = str(out / "logs")
     summary["note"] = plumbing_note([model])
     report, _ = make_report(config.log_dir, out / "report", n_boot=200, n_examples=1)
-    summary["caveats"] = report.caveats  # the report's own lines (analysis/caveats.py): the console prints these
+    summary["caveats"] = report.caveats  # the report's own lines (analysis/report/caveats.py): the console prints these
     summary["report"] = str(out / "report" / "report.html")
     atomic_write(out / "summary.json", summary_json(summary))
     return summary

@@ -51,8 +51,8 @@ from prefdisco.dialogue.dialogue_state import DialogueState
 from prefdisco.dialogue.presets import preset_named
 from prefdisco.dialogue.user import USERS
 from prefdisco.errors import UserError
-from prefdisco.evaluation.effective_protocol import settled
-from prefdisco.evaluation.protocols import DEFAULT_SETTINGS, protocol_templates, record_of, rubrics_hash
+from prefdisco.evaluation.protocol.effective import settled
+from prefdisco.evaluation.protocol.protocols import DEFAULT_SETTINGS, protocol_templates, record_of, rubrics_hash
 from prefdisco.prices import missing
 from prefdisco.prices import prices as price_book
 from prefdisco.prompts import templates_hash

@@ -52,8 +52,8 @@ from prefdisco.dialogue.presets import PRESET_NAMES, preset_named
 from prefdisco.dialogue.tool_protocol import ASK_CHANNELS
 from prefdisco.dialogue.wrong_answers import wrong_answer, wrong_answer_key
 from prefdisco.errors import UserError
-from prefdisco.evaluation.preset_rules import check_ask, contradiction
-from prefdisco.evaluation.protocols import DEFAULT_SETTINGS
+from prefdisco.evaluation.protocol.protocols import DEFAULT_SETTINGS
+from prefdisco.evaluation.settings.preset_rules import check_ask, contradiction
 from prefdisco.results.protocol_record import renamed
 from prefdisco.results.sample_rows import error_cause
 from prefdisco.results.sent_settings import recording_sent

@@ -25,7 +25,7 @@ import random
 from collections import defaultdict
 from dataclasses import dataclass
 
-from prefdisco.analysis.human_ratings import NO_K, mode_label
+from prefdisco.analysis.validity.human_ratings import NO_K, mode_label
 
 DEFAULT_ITEMS = 60
 DEFAULT_SEED = 0

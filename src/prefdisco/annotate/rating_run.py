@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from prefdisco.analysis.human_ratings import NO_K, criterion_scores, needed_key_columns
+from prefdisco.analysis.validity.human_ratings import NO_K, criterion_scores, needed_key_columns
 from prefdisco.annotate.rating_items import ItemKey, Judged, RatingItem
 from prefdisco.benchio import json_lines
 from prefdisco.errors import UserError
@@ -105,7 +105,7 @@ def _check_bench(run_dir: Path, bench: Path, scenarios: list[Scenario], run_ids:
             raise UserError(f"{path}: cannot read it as JSON ({e})") from None
         if not isinstance(recorded, dict) or "scenario_set" not in recorded:
             continue
-        from prefdisco.evaluation.config import scenario_set_hash
+        from prefdisco.evaluation.settings.config import scenario_set_hash
 
         n = int(recorded.get("n_scenarios") or len(run_ids))
         if scenario_set_hash(scenarios[:n]) != recorded["scenario_set"]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefdisco.analysis.human_ratings import EXPORT_ORDER, RATING_COLUMNS, mode_label
+from prefdisco.analysis.validity.human_ratings import EXPORT_ORDER, RATING_COLUMNS, mode_label
 from prefdisco.annotate.auth import CookieSigner, Tokens
 from prefdisco.annotate.database import check_unchanged
 from prefdisco.annotate.export import write_rows

@@ -84,7 +84,7 @@ def single_turn_solver(mode: Mode) -> Callable[..., Solver]:
 
 
 SINGLE_TURN_SOLVERS: dict[str, Callable[..., Solver]] = {m: single_turn_solver(Mode(m)) for m in SINGLE_TURN}
-"""The single-turn conditions' solvers by condition (``evaluation/task.py`` composes a task with them)."""
+"""The single-turn conditions' solvers by condition (``evaluation/running/task.py`` composes a task with them)."""
 baseline = SINGLE_TURN_SOLVERS[Mode.BASELINE.value]
 oracle = SINGLE_TURN_SOLVERS[Mode.ORACLE.value]
 wrong_persona = SINGLE_TURN_SOLVERS[Mode.WRONG_PERSONA.value]

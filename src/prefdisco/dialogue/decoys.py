@@ -5,7 +5,7 @@ A wrong_persona sample is the oracle condition with one change: its system messa
 with the profile and persona of another scenario, the *decoy*, while the scorer still judges the response against
 the sample's own rubric. If the judge rewards the true profile, oracle PrefAlign beats wrong_persona PrefAlign;
 if the two are close, the judge is rewarding a tailored-looking answer, not this person's preferences
-(``analysis/control.py`` measures the gap).
+(``analysis/validity/control.py`` measures the gap).
 
 The decoy of a scenario is chosen among its candidates, in scenario-id order:
 

@@ -1,7 +1,7 @@
 """A dialogue driven by a model: generate the assistant's turn, hand it to the engine, until the dialogue ends.
 
 The one loop of every model-driven dialogue — the condition solvers (``solver.py``), the dry-run planner
-(``evaluation/estimate.py``), the play study (``annotate/play_session.py``: it stops where a person must reply and
+(``evaluation/estimate/plan.py``), the play study (``annotate/play_session.py``: it stops where a person must reply and
 stores the dialogue after every step) — with no rule of its own: what each call carries (tools, tool choice,
 grammar) and what a turn means are the engine's (``engine.py``).
 """

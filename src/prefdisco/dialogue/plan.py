@@ -1,6 +1,7 @@
 """What a condition's dialogue is, in one place: its rules (``DialogueRules``) from the condition and the run's
 settings. Every driver takes them from here — the inspect solvers (``conditions.py``, ``carry.py``), the dry run
-(``evaluation/estimate.py``), the play study (``annotate/play_session.py``), the RL episode (``env/episode.py``), an
+(``evaluation/estimate/plan.py``), the play study (``annotate/play_session.py``), the RL episode (``env/episode.py``),
+an
 own agent (``byo.py``) and the strategy solvers (``strategies.py``) — so a setting reaches every driver or none.
 
 * **single-turn** (baseline, oracle, wrong_persona, oracle_distractor): one reply in the preset's own prompts, then
@@ -14,8 +15,8 @@ An own agent asks through its own ``ask_user`` tool and a strategy solver throug
 the ask channel only (``style``, ``ask``, ``limit``), and say so where they call ``rules_for``.
 
 ``asks_user`` / ``dialogue_conditions`` say which conditions ask the simulated user (the rules' own
-``single_turn``): the instruments that tell a dialogue from one reply (``analysis/variance.py``,
-``analysis/simulator.py``, ``evaluation/simfidelity.py``) read them here, never a list of their own.
+``single_turn``): the instruments that tell a dialogue from one reply (``analysis/validity/variance.py``,
+``analysis/validity/simulator.py``, ``simfidelity/replay.py``) read them here, never a list of their own.
 ``condition_key`` is a condition's key in seeds, caches and task names (``fixed_k<K>``); its name is
 ``modes.condition_label`` (``fixed_k=K``).
 

@@ -3,7 +3,7 @@
 A preset fixes two things:
 
 * ``settings`` — run settings (``RunConfig`` fields: the simulated-user type, the roles' temperatures, the
-  question budget, the judge). ``evaluation/config.py`` applies them before validation; under a preset other
+  question budget, the judge). ``evaluation/settings/config.py`` applies them before validation; under a preset other
   than ``default`` a flag that contradicts one of them is refused, so a run that says ``paper`` in ``run.json``
   ran the paper's protocol;
 * ``style`` — what the condition solvers say and when the dialogue ends: the prompt templates of each

@@ -16,8 +16,8 @@ console = Console()
 
 
 def _load_config(ctx: typer.Context, value: Path | None) -> Path | None:
-    """``--config FILE``: its settings become the command's defaults (``evaluation/config_file.py``)."""
-    from prefdisco.evaluation.config_file import load_into
+    """``--config FILE``: its settings become the command's defaults (``evaluation/settings/config_file.py``)."""
+    from prefdisco.evaluation.settings.config_file import load_into
 
     try:
         return load_into(ctx, value)
@@ -262,11 +262,11 @@ def eval_command(
     settings = dict(locals())  # every setting as resolved: the file's, the flags', the defaults (config.toml)
     from prefdisco.benchio import source_hash
     from prefdisco.dialogue.byo import parse_solver_args
-    from prefdisco.evaluation.config import limit_note, with_strict_policy
-    from prefdisco.evaluation.config_file import resolved
-    from prefdisco.evaluation.preset_rules import preset_settings
-    from prefdisco.evaluation.run import RunConfig, run_conditions
-    from prefdisco.evaluation.task import load_scenarios
+    from prefdisco.evaluation.running.run import RunConfig, run_conditions
+    from prefdisco.evaluation.running.task import load_scenarios
+    from prefdisco.evaluation.settings.config import limit_note, with_strict_policy
+    from prefdisco.evaluation.settings.config_file import resolved
+    from prefdisco.evaluation.settings.preset_rules import preset_settings
     from prefdisco.prices import missing_line, price_lines
     from prefdisco.prices import prices as price_book
 
@@ -351,9 +351,9 @@ def eval_command(
         )
     run_models = [*config.models, config.user_model, *config.judge_models()]
     if dry_run:  # before any model is resolved or any file written: needs no API key
-        from prefdisco.evaluation.estimate import estimate_run
-        from prefdisco.evaluation.estimate_text import render_estimate
-        from prefdisco.evaluation.preflight import preflight
+        from prefdisco.evaluation.estimate.plan import estimate_run
+        from prefdisco.evaluation.estimate.text import render_estimate
+        from prefdisco.evaluation.running.preflight import preflight
 
         preflight(scenarios, config)  # every check the run makes before its first call, writing nothing
 
@@ -388,7 +388,7 @@ def config_command(
     run: Annotated[Path, typer.Argument(help="A prefdisco eval run folder (or its config.toml).")],
 ) -> None:
     """Print the settings a run was made with (its config.toml): rerun it with prefdisco eval --config FILE."""
-    from prefdisco.evaluation.config_file import show_config
+    from prefdisco.evaluation.settings.config_file import show_config
 
     print(show_config(run), end="")
 

@@ -1,7 +1,7 @@
 """What pins the code and the files a published folder names: the project's commit (else its version) and sha256.
 
-The task file is ``prefdisco/evaluation/task.py`` of the installed package. Its commit is ``git rev-parse HEAD`` of
-the checkout the package is imported from, where it is one (an editable install); an installed wheel has no
+The task file is ``prefdisco/evaluation/running/task.py`` of the installed package. Its commit is ``git rev-parse HEAD``
+of the checkout the package is imported from, where it is one (an editable install); an installed wheel has no
 checkout, and the pin is then the package version (``pinned_by`` says which). The file's own sha256 is pinned
 either way, so a changed working tree is seen even under the same commit.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from prefdisco.version import __version__
 
 TASK_NAME = "prefdisco/prefdisco"
-TASK_FILE = "src/prefdisco/evaluation/task.py"
+TASK_FILE = "src/prefdisco/evaluation/running/task.py"
 """The task file's path in the project's repository."""
 
 
@@ -58,5 +58,5 @@ def task_pin() -> TaskPin:
         path=TASK_FILE,
         commit=_commit(package),
         version=__version__,
-        sha256=sha256((package / "evaluation" / "task.py").read_bytes()),
+        sha256=sha256((package / "evaluation" / "running" / "task.py").read_bytes()),
     )

@@ -124,9 +124,10 @@ QUALITY = "quality"
 """The response's general quality, 1-5: the mean of the quality judge's three scores (``scoring/quality.py``);
 empty when not measured (``--no-quality``, a reply still invalid after the re-asks, a row not judged yet)."""
 PROTOCOL_ID = "protocol_id"
-"""The id of the protocol the row was made under (``evaluation/protocols.py``; empty in an older run)."""
+"""The id of the protocol the row was made under (``evaluation/protocol/protocols.py``; empty in an older run)."""
 BATCHED = "batched"
-"""The roles whose calls for the row went through the provider's batch API (``--batch``, ``evaluation/batch.py``):
+"""The roles whose calls for the row went through the provider's batch API (``--batch``,
+``evaluation/running/batch.py``):
 ``assistant`` and/or ``grader``, space-separated; empty when none did. ``cost_usd`` prices them at the batch share."""
 BATCHED_KEY = "prefdisco_batched"
 """A task's metadata: the roles whose calls it sends by batch (the rows' ``batched``)."""

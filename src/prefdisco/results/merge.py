@@ -118,7 +118,8 @@ ROLES_HINT = (
 
 def comparable(protocols: Sequence[RunProtocol], allow_mixed: bool = False) -> list[str]:
     """Refuse, in one line naming two of them and what differs, ``protocols`` that do not all agree with the first
-    (runs, or the submissions of a board: ``analysis/submission_board.py``); with ``allow_mixed``, the notes that
+    (runs, or the submissions of a board: ``analysis/leaderboard/submission_board.py``); with ``allow_mixed``, the
+    notes that
     say what differs instead."""
     notes: list[str] = []
     first = protocols[0]

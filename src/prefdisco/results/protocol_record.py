@@ -1,6 +1,7 @@
 """A run's protocol record (``protocol.json``): what its numbers were made under, read and compared.
 
-The record is made by ``evaluation/protocols.py`` (the id, the settings, the prompt hash, the user and judge models,
+The record is made by ``evaluation/protocol/protocols.py`` (the id, the settings, the prompt hash, the user and judge
+models,
 the benchmark's rubrics hash) and read here, below the report and the leaderboard, which refuse to put runs of
 different records in one table (``results/merge.py``) and name what differs (``differences``).
 """
@@ -86,7 +87,8 @@ class ProtocolRecord(BaseModel):
     when not known (a hand-written or imported benchmark, an older record). Not compared: ``rubrics`` is."""
     benchmark: str | None = None
     """The content hash of the benchmark the run was given (``benchio.source_hash``: a benchmark folder's manifest
-    ``content_hash``, a file's ``sha256:``): what a submission names its benchmark by (``analysis/submission.py``).
+    ``content_hash``, a file's ``sha256:``): what a submission names its benchmark by
+    (``analysis/leaderboard/submission.py``).
     The demo's: its scenarios' (``benchio.scenarios_hash``). None: not known (an older record). Not compared:
     ``rubrics`` is (the same scenarios given as a folder and as its scenarios.jsonl alone hash apart)."""
     regraded_from: dict[str, Any] | None = None
@@ -101,7 +103,7 @@ class ProtocolRecord(BaseModel):
     ones)."""
     asked_id: str | None = None
     """The id of the settings as given, when what was sent made the protocol another one (``id`` is then that one's,
-    and ``settings`` the effective ones: a setting not sent is null; ``evaluation/effective_protocol.py``)."""
+    and ``settings`` the effective ones: a setting not sent is null; ``evaluation/protocol/effective.py``)."""
     user_prompts: str | None = None
     """The hash of the simulated user's own templates (``dialogue/user.user_templates``; inside ``prompts`` too): with
     its settings and model, the simulated user's whole protocol (``user_protocol``). None where no simulated user
@@ -130,7 +132,7 @@ USER_PROTOCOL: tuple[str, ...] = (
 )
 """What makes a simulated user: its type, model, temperature, token and reasoning limits, redraws and the hash of its
 prompts. Two simulators of one type and model under another of these answer otherwise: a reading of one (its
-reference fidelity, ``analysis/reference_reading.py``) is not the other's."""
+reference fidelity, ``analysis/validity/reference.py``) is not the other's."""
 
 
 def user_protocol(record: ProtocolRecord) -> dict[str, Any]:

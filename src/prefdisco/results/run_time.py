@@ -16,7 +16,8 @@ over the samples of the run's chosen logs (``logs.select_logs``; a resumed run's
 * ``critical_share`` — ``critical_path_s`` over ``busy_s``: 1 when the run took no longer than its longest dialogue
   needed.
 
-and from the run's ``call_time.json`` files (``evaluation/call_clock.py``: each invocation of ``prefdisco eval``,
+and from the run's ``call_time.json`` files (``evaluation/running/call_clock.py``: each invocation of ``prefdisco
+eval``,
 each shard's, with the seconds its model calls took as inspect timed them; absent for a run made before them, then
 these are None):
 
@@ -43,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 CALL_TIME_FILE = "call_time.json"
-"""A run folder's record of its invocations' model-call time (``evaluation/call_clock.py`` writes it)."""
+"""A run folder's record of its invocations' model-call time (``evaluation/running/call_clock.py`` writes it)."""
 
 
 def read_entries(path: Path) -> list[dict[str, Any]]:

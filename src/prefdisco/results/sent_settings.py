@@ -18,7 +18,7 @@ compares each setting asked (the call's ``GenerateConfig``) with what the reques
 * ``reasoning_tokens`` — ``thinking.budget_tokens`` (Anthropic), ``generationConfig.thinkingConfig.thinkingBudget``.
 
 A setting asked and absent from the request was **not sent**; one sent with another value was **changed**
-(``SentSettings.notes``). ``evaluation/effective_protocol.py`` turns that into the protocol the run really had.
+(``SentSettings.notes``). ``evaluation/protocol/effective.py`` turns that into the protocol the run really had.
 
 Calls made outside an eval's samples keep no raw request in any log: ``prefdisco judge`` and ``regrade`` score
 through inspect's scoring of existing logs, which drops every request it records, and the play-the-user study calls

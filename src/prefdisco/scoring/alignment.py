@@ -9,7 +9,7 @@ An invalid judgement is excluded, never zeroed: the remaining weights are renorm
 (``MIN_COVERAGE``) is unscored — PrefAlign None, reason ``COVERAGE_REASON`` — never a full 1-5 score read off one
 light criterion; with no valid judgement at all the coverage is 0, so the same rule applies.
 
-NormAlign, which compares the conditions' means, is the analysis stage's (``analysis/normalign.py``).
+NormAlign, which compares the conditions' means, is the analysis stage's (``analysis/stats/normalign.py``).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ more than ``max_criteria`` criteria in one call:
   most one, the larger first (k = 7, N = 3: 3, 2, 2), so no call is left with a lone criterion while another has N.
 * **Recorded.** Every judgement records its call (``judge_call``, 1-based, within its judging) and its position
   in that call's list (``judge_position``, 1-based), so the report can measure the position effect
-  (``analysis/judge_position.py``).
+  (``analysis/validity/position.py``).
 """
 
 from __future__ import annotations

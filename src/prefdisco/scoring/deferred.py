@@ -7,7 +7,8 @@ correctness where no model grades it (every answer type but SimpleQA's graded te
 None). The value says ``judged: 0`` and ``pref_align`` and ``quality`` are None ("not measured": the metrics and
 reports leave them out), so the results reader shows the row as pending, never as failed.
 
-``prefdisco judge RUN_DIR`` (``evaluation/judge_later.py``) then scores the logs with the real ``prefdisco_scorer``
+``prefdisco judge RUN_DIR`` (``evaluation/later/judge_later.py``) then scores the logs with the real
+``prefdisco_scorer``
 (the pending score is replaced, so a judged log reads exactly as an inline-judged one, its general quality judged
 too unless the run recorded ``quality: false``), and a further judge with ``prefdisco_judge``: the rubric only, by
 that judge's panel (roles ``grader``, ``grader_2``, … bound to *its* models), appended beside the first judging;

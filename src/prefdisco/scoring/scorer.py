@@ -24,7 +24,7 @@ the logs::
 (the last five: ``elicitation.py``; ``user_critical_errors``: the audit's turns with a critical error;
 ``pref_align_coverage``: the share of the profile's weight validly judged, ``alignment.coverage`` — PrefAlign is
 None when it is below one half; ``user_flags`` / ``user_redraws``: the simulated replies kept with a hygiene fault
-and those drawn again, ``dialogue/hygiene.py``; the pushback and belief keys: the harm probes, ``harms.py``;
+and those drawn again, ``dialogue/hygiene.py``; the pushback and belief keys: the harm probes, ``harms/measures.py``;
 ``quality``: the mean of the quality judge's three scores, ``quality.py``).
 
 ``None`` means "not measured" (every judgement invalid; correctness not judgeable; no valid audit) and is

@@ -1,0 +1,336 @@
+"""``prefdisco report``: compute every number, draw every figure, then write the report folder.
+
+Everything is computed in memory first, so a bad input leaves no file behind; each output is then written to a
+temporary file in the report folder and moved into place with ``os.replace``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from prefdisco.analysis.cost.measures import cost_of
+from prefdisco.analysis.harms.section import build_harms
+from prefdisco.analysis.paper.accuracy import accuracy_table
+from prefdisco.analysis.paper.attributes import attribute_table, heatmap_mode, worst_attributes
+from prefdisco.analysis.paper.examples import build_examples, lead_dialogue
+from prefdisco.analysis.paper.fixed_k import fixed_k_table
+from prefdisco.analysis.paper.questions import question_stats
+from prefdisco.analysis.report.caveats import caveats, embedded_build, not_sent, position_void
+from prefdisco.analysis.report.charts import charts, left_out
+from prefdisco.analysis.report.contents import Report
+from prefdisco.analysis.report.folder import check_apart, check_report_out, write_report
+from prefdisco.analysis.report.run_record import header_line, judge_settings
+from prefdisco.analysis.report.summary import build_summary, plain
+from prefdisco.analysis.stats.bootstrap import check_resamples
+from prefdisco.analysis.stats.normalign import normalign_cells, pct_negative, scenario_table
+from prefdisco.analysis.stats.trials import average_attribute_trials, average_trials, trial_counts
+from prefdisco.analysis.transfer.section import build_transfer
+from prefdisco.analysis.validity.calibrate import Calibration, calibrate
+from prefdisco.analysis.validity.control import control_table
+from prefdisco.analysis.validity.effective_judges import PAIR_COLUMNS, effective_judges
+from prefdisco.analysis.validity.further_judges import further_judge_table
+from prefdisco.analysis.validity.further_judges import summary_part as further_judges_summary
+from prefdisco.analysis.validity.judges import judge_reliability
+from prefdisco.analysis.validity.non_answers import (
+    non_answer_table,
+    non_answers_caveat,
+    non_answers_reading,
+    non_answers_summary,
+)
+from prefdisco.analysis.validity.panel import judged_rows
+from prefdisco.analysis.validity.position import position_effect
+from prefdisco.analysis.validity.readings import (
+    Validity,
+    calibration_reading,
+    control_reading,
+    effective_judges_reading,
+    judge_readings,
+    position_reading,
+    simulator_reading,
+    variance_reading,
+)
+from prefdisco.analysis.validity.reference import ReferenceTable, load_reference_table, reference_reading
+from prefdisco.analysis.validity.simulator import simulator_table
+from prefdisco.analysis.validity.simulator_flags import flag_table, flags_reading, flags_summary
+from prefdisco.analysis.validity.variance import detectable_difference, variance_parts
+from prefdisco.errors import UserError
+from prefdisco.results.contract import TRIAL_GROUP
+from prefdisco.results.merge import RunProtocol, load_runs
+from prefdisco.results.run_time import run_time
+from prefdisco.results.table import ResultsData
+
+
+def _quality(results: pd.DataFrame) -> pd.DataFrame:
+    """Per model, over the trial rows as run (not averaged): rows, failed, unscored, invalid judgements, tokens."""
+    r = results.assign(model=results["model"].astype(str), unscored=~results["scored"] & ~results["failed"])
+    trials = r.groupby(["model", *TRIAL_GROUP[1:]], observed=True, dropna=False).size().groupby("model").max()
+    return (
+        r.groupby("model")
+        .agg(
+            rows=("row", "size"),
+            failed=("failed", "sum"),
+            unscored=("unscored", "sum"),
+            judge_invalid=("judge_invalid", "sum"),
+            mean_input_tokens=("input_tokens", "mean"),
+            mean_output_tokens=("output_tokens", "mean"),
+        )
+        .join(trials.rename("trials_per_result"))
+        .reset_index()
+        .astype({"failed": int, "unscored": int, "trials_per_result": int})
+    )
+
+
+def build_report(
+    data: ResultsData,
+    *,
+    seed: int = 0,
+    n_boot: int = 1000,
+    n_examples: int = 2,
+    chosen: list[str] | None = None,
+    calibration: Calibration | None = None,
+    run_dir: Path | Sequence[Path] | None = None,
+    protocols: list[RunProtocol] | None = None,
+    notes: list[str] | None = None,
+    figures: bool = True,
+    reference: ReferenceTable | None = None,
+) -> Report:
+    """Every number of the report of ``data``; ``calibration``: the run's human calibration (``--human``);
+    ``run_dir``: RESULTS as given, whose ``run.json`` files give the header's judge settings (``run_record.py``);
+    ``protocols``: what each run's numbers were made under, ``notes``: what merging the runs needs said
+    (``results/merge.py``); ``figures``: False leaves the figures out (every number and table is the same)."""
+    check_resamples(n_boot)
+    results = average_trials(data.results)  # every number below is over trials averaged per scenario and condition
+    attributes = None if data.attributes is None else average_attribute_trials(data.attributes, data.results)
+    scenarios = scenario_table(results)
+    cells = normalign_cells(results, scenarios, seed=seed, n_boot=n_boot)
+    accuracy = accuracy_table(results)
+    questions = question_stats(results, cells)
+    fixed_k = fixed_k_table(results)
+    control = control_table(results, seed=seed, n_boot=n_boot)
+    simulator = simulator_table(data.results)  # from the trial rows: a critical error is 0/1 per dialogue
+    flags = flag_table(data.results)  # from the trial rows: each trial one dialogue
+    non_answers = non_answer_table(data.results)  # from the trial rows: each trial one response
+    cost = cost_of(results, data.results, run_dir)
+    attribute_scores = worst = mode = further = None
+    if data.attributes is not None:  # a judge added afterwards: its own PrefAlign, beside the run's
+        further = further_judge_table(results, data.attributes, data.results)
+    if attributes is not None:
+        attribute_scores = attribute_table(attributes, results)
+        mode = heatmap_mode(attribute_scores)
+        if mode is not None:
+            worst = worst_attributes(attribute_scores, mode)
+    examples = build_examples(
+        results,
+        attributes,
+        data.transcripts,
+        n=n_examples,
+        chosen=chosen or [],
+        transcript_rows=data.transcript_rows,
+    )
+    pct = pct_negative(cells)
+    judges = judge_reliability(data)  # over the rows a judge judged: every judge, repeat and trial
+    judged = None if data.attributes is None else judged_rows(data.attributes, data.results)  # no rule's scores
+    position = None if judged is None else position_effect(judged, seed=seed, n_boot=n_boot)  # structured judging
+    panel = None if judged is None else effective_judges(judged)
+    variance = variance_parts(data.results, data.attributes)  # from the trial rows, before averaging
+    detectable = detectable_difference(cells)
+    validity = Validity(
+        readings=[
+            control_reading(control),
+            simulator_reading(simulator),
+            flags_reading(flags),
+            non_answers_reading(non_answers),
+            *judge_readings(judges),
+            position_reading(position),
+            effective_judges_reading(panel),
+            calibration_reading(calibration),
+            *variance_reading(variance, detectable),
+            *([reference_reading(reference, protocols or [])] if reference is not None else []),
+        ],
+        variance=variance,
+        detectable=detectable,
+        calibration=calibration,
+    )
+    summary = build_summary(
+        source=data.source,
+        seed=seed,
+        n_boot=n_boot,
+        results=results,
+        cells=cells,
+        pct=pct,
+        accuracy=accuracy,
+        questions=questions,
+        fixed_k=fixed_k,
+        trials=trial_counts(data.results, results),
+        judges=judges,
+        control=control,
+        simulator=simulator,
+    )
+    summary |= plain(validity.summary())
+    if reference is not None:
+        summary["reference"] = {
+            "folder": str(reference.folder),
+            "reference": reference.reference,
+            "matched": reference.matched,
+            "table": reference.rows,
+        }
+    summary["judge_position_effect"] = plain(position.summary() if position is not None else {})
+    summary["effective_judges"] = plain(panel.summary() if panel is not None else None)
+    run_judge = judge_settings(run_dir)
+    summary["judge_settings"] = plain(run_judge)
+    summary["simulator_flags"] = plain(flags_summary(flags))
+    summary["non_answers"] = non_answers_summary(non_answers)
+    summary |= plain(cost.summary()) | {"run_time": plain(run_time(run_dir))}
+    summary["pref_align_by_judge"] = plain(further_judges_summary(further))
+    harms = build_harms(results, data.results, seed=seed, n_boot=n_boot)  # every report's Harms section
+    summary["harms"] = plain(harms.summary())
+    summary["harms_readings"] = [r.__dict__ for r in harms.readings]
+    transfer = build_transfer(  # a sessions run's Transfer section; None (no section, no key) for any other run
+        results, attributes, data.results, data.transcripts, data.transcript_rows, seed=seed, n_boot=n_boot
+    )
+    if transfer is not None:
+        summary["transfer"] = plain(transfer.summary())
+        summary["transfer_readings"] = [r.__dict__ for r in transfer.readings]
+    extra = [embedded_build(protocols or []), position_void(position), non_answers_caveat(non_answers)]
+    extra.append(not_sent(protocols or []))
+    warnings = [*(notes or []), *caveats(results, cells, data.attributes), *(w for w in extra if w)]
+    summary["caveats"] = warnings
+    ids = sorted({p.id or "unknown" for p in protocols or []})
+    summary["protocol_id"] = (ids[0] if len(ids) == 1 else "mixed") if ids else None
+    summary["protocols"] = [p.summary() for p in protocols or []]
+    settings = {
+        "source": data.source,
+        "attributes": data.attributes_source,
+        "transcripts": str(data.transcripts)
+        if data.transcripts
+        else ("from logs" if data.transcript_rows is not None else None),
+        "seed": seed,
+        "bootstrap": n_boot,
+        "examples": n_examples,
+        "judge_settings": header_line(run_judge),
+        "protocol": _protocol_line(protocols or []),
+    }
+    report = Report(
+        summary=summary,
+        settings=settings,
+        cells=cells,
+        scenarios=scenarios,
+        accuracy=accuracy,
+        questions=questions,
+        fixed_k=fixed_k,
+        attribute_scores=attribute_scores,
+        worst_attributes=worst,
+        heatmap_mode=mode,
+        examples=examples,
+        quality=_quality(data.results),
+        cost=cost.table,
+        cost_estimate=cost.estimate,
+        judges=judges,
+        control=control,
+        simulator=simulator,
+        validity=validity,
+        further_judges=further,
+        caveats=warnings,
+        transfer=transfer,
+        harms=harms,
+        reference=reference,
+    )
+    report.lead = lead_dialogue(examples, len(results[["task", "scenario_id"]].drop_duplicates()))
+    report.figures_omitted = left_out(report, data.results)  # figures that cannot show anything here, and why
+    report.figures = [chart.file() for chart in charts(report, data.results, seed)] if figures else []
+    report.figures_left_out = not figures
+    report.tables = {
+        "table1_normalign.csv": cells,
+        "table_normalign_per_scenario.csv": scenarios,
+        "table_accuracy.csv": accuracy,
+        "table_family_slopes.csv": questions.slopes,
+        "table_questions_per_cell.csv": questions.per_cell,
+        "table_data_quality.csv": report.quality,
+    }
+    if not fixed_k.empty:
+        report.tables["table_fixed_k.csv"] = fixed_k
+    if control is not None:
+        report.tables["table_control_gap.csv"] = control
+    if simulator is not None:
+        report.tables["table_simulator.csv"] = simulator
+    if flags is not None:
+        report.tables["table_simulator_flags.csv"] = flags
+    if non_answers is not None:
+        report.tables["table_non_answers.csv"] = non_answers
+    report.tables |= cost.tables()
+    if judges is not None:
+        report.tables["table_judge_agreement.csv"] = judges.agreement
+        report.tables["table_judge_noise.csv"] = judges.noise
+        report.tables["table_length_bias.csv"] = judges.length
+    if position is not None:
+        report.tables["table_judge_position.csv"] = position.positions
+        report.tables["table_judge_position_slope.csv"] = position.slopes
+    if panel is not None and len(panel.judges) > 1:
+        report.tables["table_judge_correlation.csv"] = panel.pairs[PAIR_COLUMNS]
+    if not variance.empty:
+        report.tables["table_variance.csv"] = variance
+    if further is not None:
+        report.tables["table_pref_align_by_judge.csv"] = further
+    report.tables |= harms.tables()
+    if transfer is not None:
+        report.tables |= transfer.tables()
+    if attribute_scores is not None:
+        report.tables["table_attribute_scores.csv"] = attribute_scores
+    if worst is not None:
+        report.tables["table_worst_attributes.csv"] = worst
+    return report
+
+
+def _protocol_line(protocols: list[RunProtocol]) -> str | None:
+    """The report header's protocol: the id with its simulator and judges, or each run's when they differ."""
+    said = list(dict.fromkeys(p.record.described() if p.record else (p.id or "unknown") for p in protocols))
+    return "; ".join(said) if said and said != ["unknown"] else None
+
+
+def make_report(
+    results: Path | Sequence[Path],
+    out: Path,
+    *,
+    seed: int = 0,
+    n_boot: int = 1000,
+    n_examples: int = 2,
+    chosen: list[str] | None = None,
+    human: Path | None = None,
+    allow_mixed: bool = False,
+    figures: bool = True,
+    overwrite: bool = False,
+    reference_table: Path | None = None,
+) -> tuple[Report, list[Path]]:
+    """Load RESULTS (a file or an eval run folder, or several: one table when their protocols agree, or with
+    ``allow_mixed``), compute the report and write it to ``out``; ``human``: a ratings CSV (``prefdisco annotate
+    export-ratings``) to calibrate the judge with (RESULTS must then be one run folder)."""
+    check_resamples(n_boot)  # before any file is read
+    paths = [Path(results)] if isinstance(results, (str, Path)) else [Path(p) for p in results]
+    if not paths:
+        raise UserError("RESULTS: give a results table or a run folder")
+    check_apart(Path(out), paths)
+    merged = load_runs(paths, allow_mixed=allow_mixed)
+    check_report_out(Path(out), merged.data.source, overwrite)
+    reference = load_reference_table(reference_table) if reference_table is not None else None
+    calibration = None
+    if human is not None:
+        if len(paths) != 1 or not paths[0].is_dir():
+            raise UserError(f"--human: needs one eval run folder as RESULTS, got {', '.join(map(str, paths))}")
+        calibration = calibrate(Path(human), paths[0], seed=seed, n_boot=n_boot)
+    report = build_report(
+        merged.data,
+        seed=seed,
+        n_boot=n_boot,
+        n_examples=n_examples,
+        chosen=chosen,
+        calibration=calibration,
+        protocols=merged.protocols,
+        notes=merged.notes,
+        run_dir=paths,
+        figures=figures,
+        reference=reference,
+    )
+    return report, write_report(report, out)

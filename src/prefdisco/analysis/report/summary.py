@@ -1,0 +1,140 @@
+"""``summary.json``: the report's numbers as plain JSON (null, never NaN)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from prefdisco.analysis.paper.accuracy import ALL, POOLED
+from prefdisco.analysis.paper.questions import QuestionStats
+from prefdisco.analysis.validity.judges import EMPTY_SUMMARY, JudgeReliability
+from prefdisco.analysis.validity.simulator import summary_parts
+from prefdisco.results.contract import FIXED_K_MODE, condition_label
+
+
+def plain(value: Any) -> Any:
+    """Python scalars, lists and dicts only; NaN/inf/None become None."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def summary_json(summary: dict[str, Any]) -> bytes:
+    """The bytes of a ``summary.json``: plain JSON, indented, null for every missing or non-finite number."""
+    return (json.dumps(plain(summary), indent=2, allow_nan=False) + "\n").encode("utf-8")
+
+
+def _nested(frame: pd.DataFrame, keys: list[str], value: Any) -> dict:
+    out: dict = {}
+    for row in frame.to_dict("records"):
+        node = out
+        for k in keys[:-1]:
+            node = node.setdefault(str(row[k]), {})
+        node[str(row[keys[-1]])] = value(row)
+    return out
+
+
+def build_summary(
+    *,
+    source: str,
+    seed: int,
+    n_boot: int,
+    results: pd.DataFrame,
+    cells: pd.DataFrame,
+    pct: tuple[float | None, int, int],
+    accuracy: pd.DataFrame,
+    questions: QuestionStats,
+    fixed_k: pd.DataFrame,
+    trials: dict[str, int],
+    judges: JudgeReliability | None = None,
+    control: pd.DataFrame | None = None,
+    simulator: pd.DataFrame | None = None,
+) -> dict[str, Any]:
+    """The summary of a report; ``results`` has its trials averaged (``analysis/stats/trials.py``), so ``rows`` counts
+    results rows (one per scenario and condition), and ``trials`` says how many trials they average. ``control``
+    (``analysis/validity/control.py``) gives ``control_gap``, ``control_gap_ci`` and ``control_gap_flagged`` per model
+    and
+    task; without it (no wrong_persona rows) they are empty. ``simulator`` (``analysis/validity/simulator.py``, over the
+    dialogues as run) gives ``elicitation`` and ``simulator_errors``; without it they are empty."""
+    models = sorted(results["model"].astype(str).unique())
+    null_cells = cells.loc[cells["normalign"].isna()]
+    per_cell = accuracy.loc[(accuracy["model"] != POOLED) & (accuracy["task"] != ALL)]
+    overall = accuracy.loc[(accuracy["model"] != POOLED) & (accuracy["task"] == ALL)]
+    slopes = questions.slopes
+    summary = {
+        "source": source,
+        "seed": seed,
+        "bootstrap_resamples": n_boot,
+        "models": models,
+        "tasks": sorted(results["task"].astype(str).unique()),
+        "rows": {
+            "total": len(results),
+            "failed": int(results["failed"].sum()),
+            "scored": int(results["scored"].sum()),
+        },
+        "trials": trials,
+        "normalign": _nested(cells, ["model", "task"], lambda r: r["normalign"]),
+        "normalign_ci": _nested(cells, ["model", "task"], lambda r: [r["ci_low"], r["ci_high"]]),
+        "normalign_reason": _nested(null_cells, ["model", "task"], lambda r: r["reason"]),
+        "normalign_ci_reason": _nested(
+            cells.loc[cells.get("ci_reason", pd.Series("", cells.index)).fillna("").astype(bool)],
+            ["model", "task"],
+            lambda r: r["ci_reason"],
+        ),
+        "n_scenarios": _nested(cells, ["model", "task"], lambda r: int(r["n_scenarios"])),
+        "normalign_scenarios": _nested(
+            cells,
+            ["model", "task"],
+            lambda r: {
+                "median": r["scenario_median"],
+                "share_negative": r["scenario_share_negative"],
+                "n_defined": int(r["scenario_n_defined"]),
+                "n_excluded": int(r["scenario_n_excluded"]),
+            },
+        ),
+        "pct_negative": pct[0],
+        "n_cells_negative": pct[1],
+        "n_cells_defined": pct[2],
+        "n_cells": len(cells),
+        "accuracy": _nested(per_cell, ["model", "task", "mode"], lambda r: r["accuracy"]),
+        "accuracy_ci": _nested(per_cell, ["model", "task", "mode"], lambda r: [r["ci_low"], r["ci_high"]]),
+        "accuracy_n": _nested(per_cell, ["model", "task", "mode"], lambda r: int(r["n"])),
+        "accuracy_overall": _nested(overall, ["model", "mode"], lambda r: r["accuracy"]),
+        "accuracy_overall_ci": _nested(overall, ["model", "mode"], lambda r: [r["ci_low"], r["ci_high"]]),
+        "pearson_r": questions.pearson_r,
+        "pearson_p": questions.pearson_p,
+        "pearson_n": questions.pearson_n,
+        "pearson_reason": questions.pearson_reason or None,
+        "family_slopes": {str(r["family"]): r["slope"] for r in slopes.to_dict("records")},
+        "family_slopes_reason": {str(r["family"]): r["reason"] for r in slopes.to_dict("records") if r["reason"]},
+        "mean_questions": questions.mean_questions,
+        "fixed_k": _nested(
+            fixed_k.assign(condition=[condition_label(FIXED_K_MODE, k) for k in fixed_k["fixed_k"]]),
+            ["model", "task", "condition"],
+            lambda r: {
+                "n": int(r["n"]),
+                "mean_pref_align": r["mean_pref_align"],
+                "normalign": r["normalign_k"],
+            },
+        ),
+    }
+    gaps = control if control is not None else pd.DataFrame(columns=["model", "task", "gap", "ci_low", "ci_high"])
+    summary["control_gap"] = _nested(gaps, ["model", "task"], lambda r: r["gap"])
+    summary["control_gap_ci"] = _nested(gaps, ["model", "task"], lambda r: [r["ci_low"], r["ci_high"]])
+    summary["control_gap_flagged"] = _nested(gaps, ["model", "task"], lambda r: bool(r["flagged"]))
+    summary |= summary_parts(simulator)  # elicitation, simulator_errors (analysis/validity/simulator.py)
+    # judge_agreement / judge_noise / length_bias (analysis/validity/judges.py); empty without an attribute table
+    summary.update(judges.summary() if judges is not None else EMPTY_SUMMARY)
+    return plain(summary)
