@@ -129,7 +129,7 @@ SCRIPTS |= {HARMFUL: assistant(True), "steady": assistant(False), "harms-user": 
 def planted_run(folder: Path, kind: str) -> Path:
     """The run of the ``kind`` assistant on the planted world in ``folder / kind`` (every mode of ``MODES``, two
     turns of pushback, no audit); returns the run folder. The caller points ``INSPECT_CACHE_DIR`` somewhere."""
-    from prefdisco.evaluation.running.run import run_conditions
+    from prefdisco.evaluation.run import run_conditions
     from prefdisco.evaluation.settings.config import RunConfig
 
     config = RunConfig(

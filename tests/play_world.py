@@ -126,7 +126,7 @@ def play_scenario():  # type: ignore[no-untyped-def]
 def simulated_run(folder: Path, user: str = USER, name: str = "sim") -> Path:
     """``prefdisco eval``'s three conditions on the play scenario with ``user`` as the simulated user, in
     ``folder / name``."""
-    from prefdisco.evaluation.running.run import run_conditions
+    from prefdisco.evaluation.run import run_conditions
     from prefdisco.evaluation.settings.config import RunConfig
 
     config = RunConfig(

@@ -24,7 +24,7 @@ from prefdisco.annotate.play_service import load_models, prepare_play
 from prefdisco.annotate.play_session import PLAY_MAX_TOKENS, PlaySettings, PlayStudy
 from prefdisco.annotate.play_store import PlayStore, StaleDialogue
 from prefdisco.errors import UserError
-from prefdisco.evaluation.running.run import run_conditions
+from prefdisco.evaluation.run import run_conditions
 from prefdisco.evaluation.settings.config import RunConfig
 from scripted import Scripted, make_scenario
 from test_annotate_bench import write_bench

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 import prefdisco.cli as cli
 from mock_openai import MockConfig, MockOpenAI, providers_env, write_scenarios
 from prefdisco.errors import UserError
-from prefdisco.evaluation.running.batch import batch_value, check_batch
+from prefdisco.evaluation.settings.batch import batch_value, check_batch
 from prefdisco.prices import prices
 from scripted import tagged_scenario
 

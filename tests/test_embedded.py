@@ -133,7 +133,7 @@ def test_a_benchmark_folder_of_the_demos_scenario_resumes_its_run_without_a_call
     from prefdisco.benchio import read_bench, write_bench
     from prefdisco.builder.catalogue import load_catalogue
     from prefdisco.demo import demo_plan
-    from prefdisco.evaluation.running.run import run_conditions
+    from prefdisco.evaluation.run import run_conditions
     from prefdisco.models.llama_cpp import embedded_calls
     from readme_world import DEMO_FOLDER
 

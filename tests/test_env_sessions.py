@@ -20,7 +20,7 @@ from prefdisco.env import Episode, SessionEpisode
 from prefdisco.env.gym_session import PrefDiscoSessionEnv
 from prefdisco.env.verl_session import SESSION_INTERACTION_NAME, PrefDiscoSessionInteraction, session_rewards
 from prefdisco.errors import UserError
-from prefdisco.evaluation.running.sessions_run import carried_next
+from prefdisco.evaluation.sessions_run import carried_next
 from prefdisco.schema import Problem
 from prefdisco.sessions.model import (
     Session,

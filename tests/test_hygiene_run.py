@@ -32,7 +32,7 @@ import pytest
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 
 from prefdisco.analysis.report.build import make_report
-from prefdisco.evaluation.running.run import run_conditions
+from prefdisco.evaluation.run import run_conditions
 from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.schema import Problem
 from prefdisco.seeds import call_seed, redraw_seed, seed_scope

@@ -30,8 +30,8 @@ import transfer_world  # noqa: F401  (registers the scripted/<name> model API)
 from prefdisco.analysis.report.build import build_report, make_report
 from prefdisco.analysis.validity.effective_judges import family_warning, judge_family, pair_correlation
 from prefdisco.errors import UserError
+from prefdisco.evaluation.run import run_conditions
 from prefdisco.evaluation.running.guard import guard_run
-from prefdisco.evaluation.running.run import run_conditions
 from prefdisco.evaluation.running.task import prefdisco as prefdisco_task
 from prefdisco.evaluation.settings.config import PANEL_DEFAULTS, UNCOMPARED_SETTINGS, RunConfig
 from prefdisco.results.table import load_results

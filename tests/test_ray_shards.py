@@ -20,8 +20,8 @@ import pytest
 
 from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.errors import UserError
+from prefdisco.evaluation.run import run_conditions
 from prefdisco.evaluation.running.guard import RUN_FILE, SPLIT_FILE, check_split, guard_run
-from prefdisco.evaluation.running.run import run_conditions
 from prefdisco.evaluation.scaleout import ray_shards, workers
 from prefdisco.evaluation.scaleout.ray_shards import on_loopback
 from prefdisco.evaluation.scaleout.workers import ray_plan, split_caps

@@ -32,7 +32,7 @@ import pytest
 from inspect_ai.model import ChatMessage
 from typer.testing import CliRunner
 
-from prefdisco.evaluation.running.run import run_conditions
+from prefdisco.evaluation.run import run_conditions
 from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.schema import Problem
 from scripted import make_scenario

@@ -196,7 +196,7 @@ SCRIPTS |= {"judge": judge, "user": user}
 def planted_run(folder: Path, kind: str, *, user_type: str = "targeted", epochs: int = 1) -> Path:
     """The sessions run of the ``kind`` assistant (``SMART`` or ``forgetful``) in ``folder / kind-user_type``: every
     arm, no audit, no quality call. Returns the run folder."""
-    from prefdisco.evaluation.running.run import run_conditions
+    from prefdisco.evaluation.run import run_conditions
     from prefdisco.evaluation.settings.config import RunConfig
 
     scenarios, sessions = sessions_world(folder)

@@ -39,8 +39,8 @@ from prefdisco.analysis.stats.normalign import intersection_norm_align, scenario
 from prefdisco.atomic import atomic_write
 from prefdisco.benchio import packaged_demo_scenarios, scenarios_hash
 from prefdisco.errors import UserError
+from prefdisco.evaluation.run import RunConfig, run_conditions
 from prefdisco.evaluation.running.guard import RUN_FILE
-from prefdisco.evaluation.running.run import RunConfig, run_conditions
 from prefdisco.evaluation.settings.config import scenario_set_hash
 from prefdisco.results.contract import FIXED_K_MODE, condition_label
 from prefdisco.results.table import load_results

@@ -5,7 +5,7 @@ sample of its scenario, played as discovery through the one engine, with one dif
 of the earlier positions of the same session, for the same trial, comes first (``Carried``, in the sample's
 metadata under ``CARRIED_KEY``, by model under test and epoch; the evaluation writes it from the logs of the earlier
 positions,
-``evaluation/running/sessions_run.py``):
+``evaluation/sessions_run.py``):
 
 * ``carry_transcript`` — the system prompt is discovery's plus the earlier problems, the questions asked, the
   person's replies and the assistant's own responses (``prompts/session_transcript.txt``);

@@ -262,7 +262,7 @@ def eval_command(
     settings = dict(locals())  # every setting as resolved: the file's, the flags', the defaults (config.toml)
     from prefdisco.benchio import source_hash
     from prefdisco.dialogue.byo import parse_solver_args
-    from prefdisco.evaluation.running.run import RunConfig, run_conditions
+    from prefdisco.evaluation.run import RunConfig, run_conditions
     from prefdisco.evaluation.running.task import load_scenarios
     from prefdisco.evaluation.settings.config import limit_note, with_strict_policy
     from prefdisco.evaluation.settings.config_file import resolved
@@ -353,7 +353,7 @@ def eval_command(
     if dry_run:  # before any model is resolved or any file written: needs no API key
         from prefdisco.evaluation.estimate.plan import estimate_run
         from prefdisco.evaluation.estimate.text import render_estimate
-        from prefdisco.evaluation.running.preflight import preflight
+        from prefdisco.evaluation.preflight import preflight
 
         preflight(scenarios, config)  # every check the run makes before its first call, writing nothing
 

@@ -127,7 +127,7 @@ PROTOCOL_ID = "protocol_id"
 """The id of the protocol the row was made under (``evaluation/protocol/protocols.py``; empty in an older run)."""
 BATCHED = "batched"
 """The roles whose calls for the row went through the provider's batch API (``--batch``,
-``evaluation/running/batch.py``):
+``evaluation/settings/batch.py``):
 ``assistant`` and/or ``grader``, space-separated; empty when none did. ``cost_usd`` prices them at the batch share."""
 BATCHED_KEY = "prefdisco_batched"
 """A task's metadata: the roles whose calls it sends by batch (the rows' ``batched``)."""

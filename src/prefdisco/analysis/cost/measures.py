@@ -27,7 +27,7 @@ calls (estimated only: the rows do not count calls), input tokens (fresh and cac
 
 **Batched calls.** A ``--batch`` run's rows say which of their roles went through the provider's batch API
 (``batched``: every judge call, and the answer of a single-turn condition without pushback;
-``evaluation/running/batch.py``),
+``evaluation/settings/batch.py``),
 and ``cost_usd`` prices those at the provider's batch share and nothing else (the targeted user's mapping, counted
 with the judges' tokens, at the real-time price). ``summary.json``'s ``cost_batch`` gives, per condition, the roles
 sent by batch and the shares used (None: nothing was); the report's Cost section says it under the table.

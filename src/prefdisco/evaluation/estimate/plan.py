@@ -60,8 +60,8 @@ from prefdisco.dialogue.user import build_user
 from prefdisco.dialogue.user_reply import USER_MAX_TOKENS
 from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wrong_answer_key
 from prefdisco.evaluation.estimate.probe import Probe, Sent, drive
-from prefdisco.evaluation.running.batch import part_by_batch
-from prefdisco.evaluation.running.sessions_run import load_session_run
+from prefdisco.evaluation.sessions_run import load_session_run
+from prefdisco.evaluation.settings.batch import part_by_batch
 from prefdisco.evaluation.settings.config import RunConfig, selected_scenarios
 from prefdisco.modes import condition_label
 from prefdisco.prices import batch_share, missing_line

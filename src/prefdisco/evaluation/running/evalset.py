@@ -20,12 +20,12 @@ from inspect_ai.util import DisplayType
 from prefdisco.dialogue.plan import ASKING
 from prefdisco.errors import UserError
 from prefdisco.evaluation.protocol.effective import settle_protocol
-from prefdisco.evaluation.running.batch import with_batch
 from prefdisco.evaluation.running.cached_usage import counting_cached
 from prefdisco.evaluation.running.call_clock import clocking, record
 from prefdisco.evaluation.running.collector import tuned_collector
 from prefdisco.evaluation.running.guard import guard_run
 from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.settings.batch import with_batch
 from prefdisco.evaluation.settings.config import (
     PANEL_DEFAULTS,
     PROTOCOL_DEFAULTS,

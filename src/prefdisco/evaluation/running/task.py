@@ -48,8 +48,8 @@ from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wrong_answer_key
 from prefdisco.errors import UserError
 from prefdisco.evaluation.protocol.protocols import protocol_id
-from prefdisco.evaluation.running.batch import BATCHED_KEY, batched_roles, with_batch
 from prefdisco.evaluation.running.view import viewer_config
+from prefdisco.evaluation.settings.batch import BATCHED_KEY, batched_roles, with_batch
 from prefdisco.evaluation.settings.config import (
     RunConfig,
     check_max_criteria,
@@ -194,7 +194,7 @@ def build_task(
         name=name or f"prefdisco_{key}",
         dataset=MemoryDataset(samples, name="+".join(benchmarks)),
         # --batch: the model under test's one answer of a single-turn condition without pushback by batch
-        # (evaluation/running/batch.py)
+        # (evaluation/settings/batch.py)
         config=with_batch(GenerateConfig(), config.batch if "assistant" in batched else None),
         solver=chain(seeded(seeds, key), condition_solver(condition, k, config, cache_scope)),
         scorer=prefdisco_dialogue()  # --judge later: no grader call now (``scoring/deferred.py``)

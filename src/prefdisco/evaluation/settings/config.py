@@ -18,7 +18,7 @@ from prefdisco.dialogue.strategies import STRATEGIES
 from prefdisco.dialogue.user import USER_TYPES
 from prefdisco.errors import UserError
 from prefdisco.evaluation.protocol.protocols import protocol_id, run_templates
-from prefdisco.evaluation.running.batch import check_batch
+from prefdisco.evaluation.settings.batch import check_batch
 from prefdisco.evaluation.settings.checks import check_fixed_temperatures, check_usable
 from prefdisco.evaluation.settings.preset_rules import check_ask, contradiction, defers
 from prefdisco.prompts import templates_hash
@@ -114,7 +114,7 @@ class RunConfig:
     not."""
     batch: str | None = None
     """``--batch``: judge calls and single-turn answers by the provider's batch API
-    (``evaluation/running/batch.py``)."""
+    (``evaluation/settings/batch.py``)."""
     epochs: int = 1
     """Trials per scenario and condition (inspect epochs), each with its own seeds (``prefdisco.seeds``)."""
     seed: int = 0
@@ -160,7 +160,7 @@ class RunConfig:
     """``oracle_distractor``: attributes that do not matter to the problem added to the oracle's profile."""
     sessions: Path | None = None
     """A session set (``prefdisco sessions``): the run evaluates its scenarios, records each one's session and
-    position, and plays the carry arms in ``modes`` position by position (``evaluation/running/sessions_run.py``)."""
+    position, and plays the carry arms in ``modes`` position by position (``evaluation/sessions_run.py``)."""
     run_id: str | None = None
     """The run's identity, recorded in its folder's ``run.json`` when its first run starts (``guard.run_identity``)
     and set by the eval-set from there: the cache scope of its calls, which moves with the folder. None: not yet

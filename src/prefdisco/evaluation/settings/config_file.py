@@ -19,7 +19,7 @@ are the command's defaults (click's ``default_map``, in the click typer carries)
 line overrides it, and every value is checked as the flag's own would be, the error naming the file and the key.
 
 Every run writes the settings it ran with, resolved (the file's, the flags', the defaults; paths relative to the
-run folder, ``log-dir = "."``), to ``LOG_DIR/config.toml`` once the folder is checked (``evaluation/running/run.py``),
+run folder, ``log-dir = "."``), to ``LOG_DIR/config.toml`` once the folder is checked (``evaluation/run.py``),
 so a
 published number is rerun from one file: ``prefdisco eval --config RUN/config.toml`` (in the same folder it resumes
 and makes no call, also after the folder was copied or moved; with ``--log-dir`` elsewhere it runs again). The file

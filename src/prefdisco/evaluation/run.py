@@ -1,6 +1,6 @@
 """``run_conditions``: evaluate a scenario set in every asked condition, in one process or split over several.
 
-The settings and the folder are checked as ``--dry-run`` checks them (``evaluation/running/preflight.py``), the log
+The settings and the folder are checked as ``--dry-run`` checks them (``evaluation/preflight.py``), the log
 folder
 prepared and guarded (``evaluation/running/guard.py``), then the scenarios run as
 one eval-set (``evaluation/running/evalset.py``), as ``--workers N`` eval-sets in N processes
@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from prefdisco.evaluation.estimate.plan import estimate_run, write_estimate
+from prefdisco.evaluation.preflight import preflight, run_decoys
 from prefdisco.evaluation.protocol.protocols import protocol_record
 from prefdisco.evaluation.running.evalset import run_eval_set
 from prefdisco.evaluation.running.guard import check_split, prepare_log_dir
-from prefdisco.evaluation.running.preflight import preflight, run_decoys
 from prefdisco.evaluation.running.progress import RunProgress
-from prefdisco.evaluation.running.sessions_run import load_session_run, run_sessions
 from prefdisco.evaluation.scaleout.ray_shards import run_ray
 from prefdisco.evaluation.scaleout.workers import run_workers
+from prefdisco.evaluation.sessions_run import load_session_run, run_sessions
 from prefdisco.evaluation.settings.config import RunConfig, scenario_set_hash, selected_scenarios
 from prefdisco.evaluation.settings.config_file import write_config
 from prefdisco.progress import Ticker

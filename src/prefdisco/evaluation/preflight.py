@@ -17,9 +17,9 @@ from prefdisco.dialogue.decoys import choose_decoys
 from prefdisco.errors import UserError
 from prefdisco.evaluation.running.evalset import guard_folder
 from prefdisco.evaluation.running.guard import check_log_dir, check_split
-from prefdisco.evaluation.running.sessions_run import check_session_folder, load_session_run, session_parts
 from prefdisco.evaluation.scaleout.ray_shards import NO_RAY, check_ray_address, ray_installed
 from prefdisco.evaluation.scaleout.workers import ray_plan, worker_plan
+from prefdisco.evaluation.sessions_run import check_session_folder, load_session_run, session_parts
 from prefdisco.evaluation.settings.config import RunConfig, scenario_set_hash, selected_scenarios
 from prefdisco.schema import Mode, Scenario
 from prefdisco.seeds import seed_scope
@@ -37,7 +37,7 @@ def preflight(scenarios: Sequence[Scenario], config: RunConfig) -> None:
     config.validate()
     decoys = run_decoys(scenarios, config)
     check_log_dir(config.log_dir)
-    if config.sessions is not None:  # its parts' folders (evaluation/running/sessions_run.py)
+    if config.sessions is not None:  # its parts' folders (evaluation/sessions_run.py)
         session_set, selected = load_session_run(scenarios, config)
         check_session_folder(config, session_parts(session_set, selected, config), record=False)
         return
