@@ -20,8 +20,8 @@ from prefdisco.analysis.stats.trials import average_trials
 from prefdisco.analysis.validity.control import control_table
 from prefdisco.dialogue.decoys import DECOY_ID_KEY, choose_decoys, decoy_index
 from prefdisco.errors import UserError
-from prefdisco.evaluation.run import run_conditions
 from prefdisco.evaluation import run as run_module
+from prefdisco.evaluation.run import run_conditions
 from prefdisco.evaluation.running.evalset import build_tasks
 from prefdisco.evaluation.running.task import build_task
 from prefdisco.evaluation.scaleout import workers as workers_module

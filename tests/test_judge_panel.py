@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 import prefdisco.cli as cli
 from mock_openai import MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.analysis.report.build import build_report
+from prefdisco.analysis.stats.panel import judged_rows
 from prefdisco.analysis.stats.trials import average_attribute_trials
 from prefdisco.analysis.validity.judges import (
     MIN_UNITS,
@@ -29,7 +30,6 @@ from prefdisco.analysis.validity.judges import (
     ordinal_alpha,
     response_lengths,
 )
-from prefdisco.analysis.validity.panel import judged_rows
 from prefdisco.errors import UserError
 from prefdisco.evaluation.running.guard import guard_run
 from prefdisco.evaluation.running.task import build_task

@@ -28,12 +28,12 @@ from inspect_ai.solver import generate
 
 from mock_openai import write_scenarios
 from prefdisco.analysis.report.build import build_report
+from prefdisco.analysis.stats.panel import judged_rows, plain_keys
 from prefdisco.analysis.stats.trials import average_trials
 from prefdisco.analysis.validity.calibrate import calibrate
 from prefdisco.analysis.validity.effective_judges import effective_judges
 from prefdisco.analysis.validity.further_judges import further_judge_table
 from prefdisco.analysis.validity.judges import judge_agreement, judge_noise
-from prefdisco.analysis.validity.panel import judged_rows, plain_keys
 from prefdisco.analysis.validity.variance import variance_parts
 from prefdisco.annotate.rating_run import read_run
 from prefdisco.dialogue.scenario import scenario_sample

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.validity.panel import left_out
+from prefdisco.analysis.stats.panel import left_out
 from prefdisco.schema import CONDITIONS
 
 COLUMNS = ["model", "mode", "attribute", "n", "n_valid", "mean_score", "mean_weight"]

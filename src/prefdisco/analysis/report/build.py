@@ -26,6 +26,7 @@ from prefdisco.analysis.report.run_record import header_line, judge_settings
 from prefdisco.analysis.report.summary import build_summary, plain
 from prefdisco.analysis.stats.bootstrap import check_resamples
 from prefdisco.analysis.stats.normalign import normalign_cells, pct_negative, scenario_table
+from prefdisco.analysis.stats.panel import judged_rows
 from prefdisco.analysis.stats.trials import average_attribute_trials, average_trials, trial_counts
 from prefdisco.analysis.transfer.section import build_transfer
 from prefdisco.analysis.validity.calibrate import Calibration, calibrate
@@ -40,7 +41,6 @@ from prefdisco.analysis.validity.non_answers import (
     non_answers_reading,
     non_answers_summary,
 )
-from prefdisco.analysis.validity.panel import judged_rows
 from prefdisco.analysis.validity.position import position_effect
 from prefdisco.analysis.validity.readings import (
     Validity,

@@ -28,8 +28,8 @@ from typing import Any
 
 import pandas as pd
 
+from prefdisco.analysis.stats.panel import pref_align_judgements
 from prefdisco.analysis.validity.effective_judges import family_warning
-from prefdisco.analysis.validity.panel import pref_align_judgements
 from prefdisco.results.contract import JUDGE
 from prefdisco.schema import Mode
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.validity.panel import criterion_constants, left_out, panel_scores
+from prefdisco.analysis.stats.panel import criterion_constants, left_out, panel_scores
 from prefdisco.results.contract import (
     BATCHED,
     COVERAGE,

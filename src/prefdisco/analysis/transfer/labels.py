@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.stats.normalign import interval_reason
+from prefdisco.analysis.stats.panel import weighted_pref_align
 from prefdisco.analysis.transfer.measures import ARMS, CARRY_ARMS, COLD, mean_ci, transfer_rng
-from prefdisco.analysis.validity.panel import weighted_pref_align
 from prefdisco.results.contract import SESSION_LABEL
 
 LABELS: tuple[str, ...] = ("recurring", "new", "changed")

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.validity.panel import judge_means, pref_align_judgements
+from prefdisco.analysis.stats.panel import judge_means, pref_align_judgements
 from prefdisco.results.contract import CRITERION_KEY, JUDGE
 from prefdisco.results.sample_rows import model_family
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import pandas as pd
 
+from prefdisco.analysis.stats.panel import plain_keys, rows_except, ruled
 from prefdisco.analysis.validity.judges import judge_pref_align
-from prefdisco.analysis.validity.panel import plain_keys, rows_except, ruled
 from prefdisco.results.contract import IN_PREF_ALIGN, JUDGE, NO_K, condition_label
 
 _CELL = ["model", "task", "mode", "fixed_k"]

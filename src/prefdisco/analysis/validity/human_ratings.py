@@ -1,7 +1,7 @@
 """Human 1–5 ratings of judged criteria, and the judge's score of every criterion of a run.
 
 An *item* is one judged criterion of one response: (model, task, scenario_id, mode, fixed_k, epoch, attribute),
-``ITEM_KEY``. Its judge score is the panel score of the judgements PrefAlign is made of (``analysis/validity/panel.py``:
+``ITEM_KEY``. Its judge score is the panel score of the judgements PrefAlign is made of (``analysis/stats/panel.py``:
 the run's judges, each judge's repeat-mean then the mean over judges; a further judge's rows, ``in_pref_align`` 0,
 are not part of it) and its weight the criterion's profile weight. Only responses whose results row is scored
 (PrefAlign present, not failed) have items.
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.validity.panel import panel_scores, ruled
+from prefdisco.analysis.stats.panel import panel_scores, ruled
 from prefdisco.errors import UserError
 from prefdisco.results.contract import NO_K, RESULT_KEY, condition_label
 from prefdisco.results.table import ResultsData

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.validity.panel import judge_means, judged_rows, plain_keys, weighted_pref_align
+from prefdisco.analysis.stats.panel import judge_means, judged_rows, plain_keys, weighted_pref_align
 from prefdisco.benchio import json_lines
 from prefdisco.errors import UserError
 from prefdisco.results.contract import JUDGE, NO_K, REPEAT, RESULT_KEY, condition_label

@@ -41,7 +41,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.validity.panel import judged_rows, pref_align_judgements, weighted_pref_align
+from prefdisco.analysis.stats.panel import judged_rows, pref_align_judgements, weighted_pref_align
 from prefdisco.dialogue.plan import dialogue_conditions
 from prefdisco.results.contract import JUDGE, NO_K, REPEAT
 from prefdisco.schema import Mode
