@@ -171,8 +171,7 @@ class RunConfig:
     (``benchmark``); None: not known (a task built outside ``prefdisco eval`` and the demo)."""
     resolved: dict[str, Any] | None = None
     """``prefdisco eval``'s settings as resolved (``evaluation/settings/config_file.py``), written to ``config.toml``
-    once
-    the folder is checked; None (a run made from Python): no file."""
+    once the folder is checked; None (a run made from Python): no file."""
 
     def validate_probes(self) -> None:
         """The dialogue's probe settings (also checked by the inspect task, which has no models to validate)."""
