@@ -219,11 +219,6 @@ def load_model(name: str, config: GenerateConfig, where: str) -> Model:
         raise UserError(f"{where}: cannot load {name!r}: {err}") from None
 
 
-def simulator_models(simulators: Sequence[Simulator]) -> list[tuple[Simulator, Model]]:
-    """Each simulator's user model with its run's settings (``Simulator.config``)."""
-    return [(s, load_model(s.user_model, s.config(), f"--sim {s.label}: user_model")) for s in simulators]
-
-
 def replay(
     transcripts: Sequence[dict[str, Any]],
     scenarios: dict[str, Scenario],
@@ -247,7 +242,7 @@ def replay(
     platform_init()
     init_display_type("none")
     grader = load_model(grader_model, GenerateConfig(temperature=0.0), "--judge-model")
-    built = simulator_models(simulators)
+    built = [(s, load_model(s.user_model, s.config(), f"--sim {s.label}: user_model")) for s in simulators]
 
     async def run_all() -> list[list[dict[str, Any]]]:
         return await asyncio.gather(

@@ -263,10 +263,6 @@ class RunConfig:
             return None
         return self.run_id or run_scope(self.log_dir, scenario_set_hash(scenarios))
 
-    def role_caps(self) -> dict[str, int | None]:
-        """The per-role connection caps by pool (``evaluation/settings/limits.py``): ``user`` and ``judge``."""
-        return {"user": self.user_max_connections, "judge": self.judge_max_connections}
-
     def budgets(self) -> dict[str, int | None]:
         """The reasoning-token budgets per role (``--reasoning-tokens`` and its user and judge versions)."""
         return {f"{p}reasoning_tokens": getattr(self, f"{p}reasoning_tokens") for p in ("", "user_", "grader_")}
