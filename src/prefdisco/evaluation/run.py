@@ -1,13 +1,11 @@
 """``run_conditions``: evaluate a scenario set in every asked condition, in one process or split over several.
 
 The settings and the folder are checked as ``--dry-run`` checks them (``evaluation/preflight.py``), the log
-folder
-prepared and guarded (``evaluation/running/guard.py``), then the scenarios run as
-one eval-set (``evaluation/running/evalset.py``), as ``--workers N`` eval-sets in N processes
-(``evaluation/scaleout/workers.py``),
-or as shards on a Ray cluster (``--ray``, ``evaluation/scaleout/ray_shards.py``).
-The wrong_persona decoys are chosen here, from the whole scenario set before ``--limit`` and ``--workers`` cut it,
-so a scenario's decoy does not depend on how the run is cut (``dialogue/decoys.py``).
+folder prepared and guarded (``evaluation/running/guard.py``), then the scenarios run as one eval-set
+(``evaluation/running/evalset.py``), as ``--workers N`` eval-sets in N processes (``evaluation/scaleout/workers.py``),
+or as shards on a Ray cluster (``--ray``, ``evaluation/scaleout/ray_shards.py``). The wrong_persona decoys are chosen
+here, from the whole scenario set before ``--limit`` and ``--workers`` cut it, so a scenario's decoy does not depend on
+how the run is cut (``dialogue/decoys.py``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,6 @@ user is from people (the replay in ``simfidelity/replay.py``, the measures in ``
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -61,17 +60,6 @@ def refuse_written(out: Path, overwrite: bool) -> None:
             f"--out {out}: holds a simulator fidelity result ({', '.join(held)}); give --overwrite to replace it "
             "(its calls replay from the cache), or another --out"
         )
-
-
-def strict(value: Any) -> Any:
-    """``value`` with every NaN or infinity as None: strict JSON (``summary.json`` is read by other tools)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: strict(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [strict(v) for v in value]
-    return value
 
 
 def simfidelity_command(
@@ -164,6 +152,7 @@ def simfidelity_command(
     if human is None or not sim or bench is None:
         missing = [f for f, v in (("--human", human), ("--sim", sim), ("--bench", bench)) if not v]
         raise UserError(f"{missing[0]}: needed (or --reference KIND PATH to measure against people's answers)")
+    from prefdisco.analysis.report.summary import plain
     from prefdisco.analysis.stats.trials import average_trials
     from prefdisco.atomic import atomic_write
     from prefdisco.evaluation.protocol.protocols import rubrics_hash
@@ -243,6 +232,7 @@ def simfidelity_command(
     ):
         atomic_write(out / name, table.to_csv(index=False))
     shared = shared_components(fidelity)
+    left = [c for c in COMPONENTS if c not in shared]
     summary = {
         "human": str(human),
         "bench": str(bench),
@@ -252,16 +242,15 @@ def simfidelity_command(
         "allow_mixed": allow_mixed,
         "simulators": [dict(s.__dict__) for s in simulators],
         "replay_fidelity_components": shared,
-        "components_left_out": [c for c in COMPONENTS if c not in shared],
+        "components_left_out": left,
         "replay_fidelity": json.loads(fidelity.to_json(orient="records")),
         "replay": json.loads(measures.to_json(orient="records")),
         "outcome": json.loads(outcome.to_json(orient="records")),
         "rank_correlation": ranks,
     }
     invalid = int(measures["value_judgements_invalid"].sum()) if len(measures) else 0
-    left = [c for c in COMPONENTS if c not in shared]
     summary["caveats"] = fidelity_caveats([*(s.user_model for s in simulators), grader], left, invalid)
-    atomic_write(out / "summary.json", json.dumps(strict(summary), indent=2, allow_nan=False))
+    atomic_write(out / "summary.json", json.dumps(plain(summary), indent=2, allow_nan=False))  # NaN: null
     for row in fidelity.to_dict("records"):
         score = "—" if row["replay_fidelity"] is None else f"{row['replay_fidelity']:.3f}"
         console.print(f"{row['rank']}. {row['simulator']}: replay fidelity {score}", markup=False, highlight=False)

@@ -1,9 +1,8 @@
-"""``prefdisco simfidelity --reference KIND PATH --user-type T --user-model M [...] --out DIR``: how each simulated
-user answers the questions real people answered (``reference_replay.py``), against how they did
-(``simfidelity/answer_behaviour.py``, the tables ``simfidelity/table.py``). Writes ``answers.csv``,
-``reference.csv``, ``reference_pairs.csv``, ``reference_by_facet.csv``, ``summary.json`` and the page
-``reference.html`` (``simfidelity/page.py``) to ``--out``; ``--dry-run`` prints the calls and their cost and
-makes none."""
+"""``prefdisco simfidelity --reference KIND PATH --user-type T --user-model M [...] --out DIR``: how each simulated user
+answers the questions real people answered (``reference_replay.py``), against how they did
+(``simfidelity/answer_behaviour.py``, the tables ``simfidelity/table.py``). Writes ``answers.csv``, ``reference.csv``,
+``reference_pairs.csv``, ``reference_by_facet.csv``, ``summary.json`` and the page ``reference.html``
+(``simfidelity/page.py``) to ``--out``; ``--dry-run`` prints the calls and their cost and makes none."""
 
 from __future__ import annotations
 

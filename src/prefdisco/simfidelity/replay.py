@@ -8,11 +8,10 @@ run builds its user (``dialogue/user.build_user``), for the same scenario (perso
 question *i* its history is the *person's* exchanges 1..i-1, so each reply answers exactly what the person
 answered. Each reply is screened by the hygiene checks (``dialogue/hygiene.py``).
 
-Then the grader (``--judge-model``, default the human run's first judge) reads each party's dialogue with the
-simulator audit (``scoring/audit.py``: per turn the attributes the question asked about and the reply revealed),
-and, on each turn where the person and the simulator revealed an attribute in common, one call
-(``prompts/simfidelity_values.txt``) says per common attribute whether they want the ``same`` thing,
-``different`` things, or it is ``unclear``.
+Then the grader (``--judge-model``, default the human run's first judge) reads each party's dialogue with the simulator
+audit (``scoring/audit.py``: per turn the attributes the question asked about and the reply revealed), and, on each turn
+where the person and the simulator revealed an attribute in common, one call (``prompts/simfidelity_values.txt``) says
+per common attribute whether they want the ``same`` thing, ``different`` things, or it is ``unclear``.
 
 Every call is seeded (``seeds.call_seed`` of the replay's seed, the scenario, ``simfidelity`` and the trial) and
 cached under the output folder's scope, so a rerun after a crash replays finished calls for free. The records (one
@@ -220,11 +219,6 @@ def load_model(name: str, config: GenerateConfig, where: str) -> Model:
         raise UserError(f"{where}: cannot load {name!r}: {err}") from None
 
 
-def simulator_models(simulators: Sequence[Simulator]) -> list[tuple[Simulator, Model]]:
-    """Each simulator's user model with its run's settings (``Simulator.config``)."""
-    return [(s, load_model(s.user_model, s.config(), f"--sim {s.label}: user_model")) for s in simulators]
-
-
 def replay(
     transcripts: Sequence[dict[str, Any]],
     scenarios: dict[str, Scenario],
@@ -248,7 +242,7 @@ def replay(
     platform_init()
     init_display_type("none")
     grader = load_model(grader_model, GenerateConfig(temperature=0.0), "--judge-model")
-    built = simulator_models(simulators)
+    built = [(s, load_model(s.user_model, s.config(), f"--sim {s.label}: user_model")) for s in simulators]
 
     async def run_all() -> list[list[dict[str, Any]]]:
         return await asyncio.gather(

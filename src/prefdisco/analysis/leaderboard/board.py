@@ -5,16 +5,15 @@ self-contained HTML page, ``leaderboard.csv`` and ``pairwise.csv``.
 Every number is the report's, computed by the report's own functions from the same table (trials averaged first,
 ``trials.py``): NormAlign and its interval per (model, task) and the oracle PrefAlign are ``normalign_cells``'s
 (``mean_oracle``: over the scenarios scored in all three conditions), accuracy per condition with its Wilson interval
-``accuracy_table``'s, the mean questions asked ``question_stats``'s, the harms ``build_harms``'s and the transfer
-gain ``build_transfer``'s (a sessions run only). The report has no number over all tasks but accuracy's and the
-questions', so the overall ranking's NormAlign is ``normalign_cells`` over the model's scenarios of every task pooled
-(the ratio of the three conditions' means over every (task, scenario) it scored in all three; the interval
-resamples each task's scenarios within that task, as the ranking's pairwise tests do, with the seed of the task
-``overall``); the oracle PrefAlign's interval is
-``control.mean_interval`` over the same scenarios with the stream ``default_rng([seed, crc32(model), crc32(task),
-crc32("oracle_pref_align")])``. Every stream of the overall ranking whose scenarios are all of one task is that task's
-(``normalign.stream_task``), so a one-task leaderboard's overall row and task row are the same numbers. Harms and
-transfer are per task only (their overall row is empty), as in the report.
+``accuracy_table``'s, the mean questions asked ``question_stats``'s, the harms ``build_harms``'s and the transfer gain
+``build_transfer``'s (a sessions run only). The report has no number over all tasks but accuracy's and the questions',
+so the overall ranking's NormAlign is ``normalign_cells`` over the model's scenarios of every task pooled (the ratio of
+the three conditions' means over every (task, scenario) it scored in all three; the interval resamples each task's
+scenarios within that task, as the ranking's pairwise tests do, with the seed of the task ``overall``); the oracle
+PrefAlign's interval is ``control.mean_interval`` over the same scenarios with the stream ``default_rng([seed,
+crc32(model), crc32(task), crc32("oracle_pref_align")])``. Every stream of the overall ranking whose scenarios are all
+of one task is that task's (``normalign.stream_task``), so a one-task leaderboard's overall row and task row are the
+same numbers. Harms and transfer are per task only (their overall row is empty), as in the report.
 
 A ranking orders the models by NormAlign, highest first (ties by name); a model with no NormAlign in it is listed
 last with no rank and no group. Pairs, Holm and groups: ``pairwise.py``.

@@ -1,6 +1,6 @@
 """``prefdisco leaderboard RUN [RUN …] --out DIR`` (or ``--submissions DIR``: a folder of ``prefdisco submit``'s
-submissions): parse, call ``analysis.leaderboard_page.make_leaderboard``, print the overall ranking and where the
-files went. ``prefdisco submit RUN [RUN …] --out DIR``: ``analysis.submission.make_submissions``."""
+submissions): parse, call ``analysis/leaderboard/page.make_leaderboard``, print the overall ranking and where the
+files went. ``prefdisco submit RUN [RUN …] --out DIR``: ``analysis/leaderboard/submission.make_submissions``."""
 
 from __future__ import annotations
 
@@ -74,16 +74,9 @@ def register(app: typer.Typer) -> None:
             if pd.isna(r["rank"]):
                 line = f"-. {r['model']}: no NormAlign ({r['normalign_reason']})"
             else:
-                value = (
-                    num(r["normalign"], 1)
-                    + " "
-                    + (
-                        f"({r['normalign_reason']})"
-                        if r["normalign_reason"]
-                        else interval(r["normalign_low"], r["normalign_high"])
-                    )
-                )
-                line = f"{r['rank']}. {r['model']} (group {r['group']}): NormAlign {value}"
+                reason = r["normalign_reason"]
+                said = f"({reason})" if reason else interval(r["normalign_low"], r["normalign_high"])
+                line = f"{r['rank']}. {r['model']} (group {r['group']}): NormAlign {num(r['normalign'], 1)} {said}"
             console.print(line, highlight=False, soft_wrap=True, markup=False)
         console.print(f"leaderboard: {out / 'leaderboard.html'}", highlight=False, soft_wrap=True)
         names = ", ".join(p.name for p in written)

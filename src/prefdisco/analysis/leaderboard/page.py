@@ -234,14 +234,6 @@ def check_out(out: Path, overwrite: bool) -> None:
         refuse_overwrite(out / name, overwrite)
 
 
-def leaderboard_files(board: Leaderboard) -> dict[str, bytes]:
-    return {
-        "leaderboard.html": render_page(board).encode("utf-8"),
-        "leaderboard.csv": board.table.to_csv(index=False).encode("utf-8"),
-        "pairwise.csv": board.pairwise.to_csv(index=False).encode("utf-8"),
-    }
-
-
 def make_leaderboard(
     runs: Sequence[Path],
     out: Path,
@@ -280,7 +272,11 @@ def make_leaderboard(
         seed, n_boot = 0 if seed is None else seed, 1000 if n_boot is None else n_boot
         board = build_leaderboard(merged.data, seed=seed, n_boot=n_boot, protocols=merged.protocols, notes=merged.notes)
     board.reference = reference
-    files = leaderboard_files(board)
+    files = {
+        "leaderboard.html": render_page(board).encode("utf-8"),
+        "leaderboard.csv": board.table.to_csv(index=False).encode("utf-8"),
+        "pairwise.csv": board.pairwise.to_csv(index=False).encode("utf-8"),
+    }
     written = []
     for name, payload in files.items():
         atomic_write(out / name, payload)

@@ -7,23 +7,21 @@ the run recorded it (``protocol.json``'s ``benchmark``: a benchmark folder's man
 sha256), its rubrics hash and the run's scenario set; the run's whole settled protocol record (its id, the
 settings as sent, what each role was sent and not sent), whether that protocol is a shipped one, the simulated
 user (type, model, and, given ``--reference-table``, its reference fidelity against real people where that table
-measured the same simulated user, ``validity/reference.py``), the judges, the trials, the bootstrap's seed and
+measured the same simulated user, ``analysis/validity/reference.py``), the judges, the trials, the bootstrap's seed and
 resamples, and the PrefDisco version.
 
-Its figures are the leaderboard's row of the model in each ranking (overall and per task), computed by the
-leaderboard's own code (``leaderboard.build_leaderboard``) over the model's run: the report's numbers (NormAlign and
-its interval, the per-scenario summary with the share of negative NormAlign, PrefAlign per condition, accuracy per
-condition with its Wilson interval, mean questions, cost per scenario, harms, transfer), the non-answers per task and
-condition (``summary.json``'s ``non_answers``), the per-scenario PrefAligns a board's paired tests resample, and the
-caveats of the run's report. Every figure of a model depends on its own rows and the seed only (each stream is
-seeded by model and task), so a model's submission holds the numbers a leaderboard of its run beside any other
-gives it.
+Its figures are the leaderboard's row of the model in each ranking (overall and per task), computed by the leaderboard's
+own code (``leaderboard.build_leaderboard``) over the model's run: the report's numbers (NormAlign and its interval, the
+per-scenario summary with the share of negative NormAlign, PrefAlign per condition, accuracy per condition with its
+Wilson interval, mean questions, cost per scenario, harms, transfer), the non-answers per task and condition
+(``summary.json``'s ``non_answers``), the per-scenario PrefAligns a board's paired tests resample, and the caveats of
+the run's report. Every figure of a model depends on its own rows and the seed only (each stream is seeded by model and
+task), so a model's submission holds the numbers a leaderboard of its run beside any other gives it.
 
 A run must be a run folder whose ``protocol.json`` records the benchmark's content hash (a run made before it was
-recorded: rerun its ``prefdisco eval`` in the same folder, which resumes without a call and records it). Everything
-is computed and checked against the schema before anything is written; an ``--out`` that is one of the runs is
-refused, one holding a file of a name about to be written (or a benchmark) without ``--overwrite``; each file is
-written atomically.
+recorded: rerun its ``prefdisco eval`` in the same folder, which resumes without a call and records it). Everything is
+computed and checked against the schema before anything is written; an ``--out`` that is one of the runs is refused, one
+holding a file of a name about to be written (or a benchmark) without ``--overwrite``; each file is written atomically.
 """
 
 from __future__ import annotations
@@ -53,8 +51,8 @@ from prefdisco.results.table import ResultsData
 from prefdisco.version import __version__
 
 STANDARD = ("default-", "targeted-", "paper-", "demo-")
-"""The shipped protocols' names (``evaluation/protocols.SHIPPED``: ``NAME-vN.X``); any other id is ``custom-…`` or a
-person's ``human-…``."""
+"""The shipped protocols' names (``evaluation/protocol/protocols.SHIPPED``: ``NAME-vN.X``); any other id is ``custom-…``
+or a person's ``human-…``."""
 
 
 def file_name(model: str) -> str:

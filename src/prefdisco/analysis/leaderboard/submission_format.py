@@ -1,6 +1,6 @@
-"""The submission format (``analysis/schemas/submission.schema.json``, JSON Schema 2020-12, package data): the
-one check of a submission against the schema, and a model's figures in one ranking as the leaderboard's columns
-and back.
+"""The submission format (``analysis/leaderboard/schemas/submission.schema.json``, JSON Schema 2020-12, package data):
+the one check of a submission against the schema, and a model's figures in one ranking as the leaderboard's columns and
+back.
 
 A ranking's figures (the schema's ``figures``) are the leaderboard's row of that model in that ranking
 (``leaderboard.BASE_COLUMNS`` and the harms, transfer and cost columns), grouped: NormAlign with its interval and
@@ -101,8 +101,7 @@ def ranking_figures(row: dict[str, Any], scenarios: dict[str, Any], extra_cols: 
 
 def leaderboard_row(task: str, model: str, figures: dict[str, Any]) -> dict[str, Any]:
     """The leaderboard's row (``BASE_COLUMNS`` and the extra columns the figures hold) of ``figures`` (the schema's
-    ``figures`` of ``model`` in the ranking ``task``); ``rank``, ``group`` and ``group_reason`` left to the
-    ranking."""
+    ``figures`` of ``model`` in the ranking ``task``); ``rank``, ``group`` and ``group_reason`` left to the ranking."""
     normalign, pref = figures["normalign"], figures["pref_align"]
     row: dict[str, Any] = {"task": task, "rank": None, "group": None, "model": model, "group_reason": ""}
     row |= {

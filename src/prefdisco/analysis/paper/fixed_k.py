@@ -8,7 +8,6 @@ K — ``norm_align`` of the baseline, fixed-K and oracle means over the scenario
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.stats.normalign import norm_align
@@ -31,14 +30,13 @@ def fixed_k_table(results: pd.DataFrame) -> pd.DataFrame:
     )
     table["n"] = table["n"].fillna(0).astype(int)
     ends = results.loc[results["scored"].to_numpy() & results["mode"].isin(["baseline", "oracle"]).to_numpy()]
-    ends = ends.astype({"model": str, "task": str, "scenario_id": str, "mode": str}).pivot(
-        index=["model", "task", "scenario_id"], columns="mode", values="pref_align"
+    ends = (
+        ends.astype({"model": str, "task": str, "scenario_id": str, "mode": str})
+        .pivot(index=["model", "task", "scenario_id"], columns="mode", values="pref_align")
+        .reindex(columns=["baseline", "oracle"])  # a condition with no scored row: NaN
     )
-    for m in ("baseline", "oracle"):
-        if m not in ends.columns:
-            ends[m] = np.nan
     joined = scored[["model", "task", "scenario_id", "fixed_k", "pref_align"]].join(
-        ends[["baseline", "oracle"]], on=["model", "task", "scenario_id"]
+        ends, on=["model", "task", "scenario_id"]
     )
     joined = joined.dropna(subset=["baseline", "oracle", "pref_align"])
     means = joined.groupby(by)[["baseline", "pref_align", "oracle"]].mean()

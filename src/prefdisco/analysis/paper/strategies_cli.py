@@ -1,4 +1,4 @@
-"""``prefdisco compare-strategies``: parse, call ``analysis.strategies.compare_strategies``, print the table."""
+"""``prefdisco compare-strategies``: parse, call ``analysis/paper/strategies.compare_strategies``, print the table."""
 
 from __future__ import annotations
 

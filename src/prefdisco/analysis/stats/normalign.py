@@ -8,13 +8,12 @@ Per-scenario NormAlign is the same formula on one scenario's three scores; it is
 the median and the share of negatives) when that scenario's oracle and baseline scores are equal.
 
 The bootstrap resamples a cell's scenarios (in scenario-id order) with replacement, ``n_boot`` times, with the generator
-``numpy.random.default_rng([seed, crc32(model), crc32(task)])`` (a pooled cell's ``task`` is its pool's name, or the
-one task its scenarios hold: ``stream_task``) drawing ``integers(0, n, size=(n_boot, n))``
-(in row blocks of that one stream), recomputes the ratio of means per resample, drops resamples whose
-denominator is 0, and takes the 2.5th and 97.5th percentiles. A cell of fewer than ``MIN_INTERVAL_SCENARIOS``
-scenarios gets no interval, and ``ci_reason`` says so ("too few scenarios (n = 2)"): with n scenarios a resample
-of one scenario repeated has probability n^-n, above 2.5 % for n ≤ 3, so the percentiles would be single
-scenarios' values, not an interval.
+``numpy.random.default_rng([seed, crc32(model), crc32(task)])`` (a pooled cell's ``task`` is its pool's name, or the one
+task its scenarios hold: ``stream_task``) drawing ``integers(0, n, size=(n_boot, n))`` (in row blocks of that one
+stream), recomputes the ratio of means per resample, drops resamples whose denominator is 0, and takes the 2.5th and
+97.5th percentiles. A cell of fewer than ``MIN_INTERVAL_SCENARIOS`` scenarios gets no interval, and ``ci_reason`` says
+so ("too few scenarios (n = 2)"): with n scenarios a resample of one scenario repeated has probability n^-n, above 2.5 %
+for n ≤ 3, so the percentiles would be single scenarios' values, not an interval.
 """
 
 from __future__ import annotations

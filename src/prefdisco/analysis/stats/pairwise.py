@@ -78,11 +78,6 @@ def shared_scenarios(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     return both.sort_values(["task", "scenario_id"]).reset_index(drop=True)
 
 
-def _ratio_draws(num: np.ndarray, den: np.ndarray, strata: list[np.ndarray], idx: list[np.ndarray]) -> np.ndarray:
-    """100 · mean(num*) / mean(den*) per resample (NaN when the denominator is 0), the resample given per stratum."""
-    return ratio_of_stratified_means(num, den, strata, idx, ZERO)
-
-
 def paired_bootstrap(shared: pd.DataFrame, rng: np.random.Generator, n_boot: int) -> dict[str, object]:
     """The difference of two models' NormAlign over ``shared`` (``shared_scenarios``), its interval, its p-value and
     the resamples kept (module docstring)."""
@@ -111,7 +106,8 @@ def paired_bootstrap(shared: pd.DataFrame, rng: np.random.Generator, n_boot: int
     }
 
     def difference(idx: list[np.ndarray]) -> np.ndarray:
-        return _ratio_draws(*parts["a"], strata, idx) - _ratio_draws(*parts["b"], strata, idx)
+        a, b = (ratio_of_stratified_means(*parts[side], strata, idx, ZERO) for side in "ab")
+        return a - b
 
     draws = stratified([len(s) for s in strata], rng, n_boot, difference)
     diffs = draws[~np.isnan(draws)]

@@ -1,12 +1,11 @@
 """A call answered from the run's own cache keeps its tokens in its sample's usage.
 
-inspect adds a call's usage to its sample's ``model_usage`` and ``role_usage`` only when a provider answers it; a
-call answered from inspect's cache is told to hooks (``Hooks.on_model_cache_usage``) and counted nowhere. PrefDisco's
-cache is the run's own (keyed by scenario, condition, role and run: ``evaluation/running/task.py``), so a hit is a
-call this
-run made and paid for in an earlier attempt that a crash or a kill cut short. Without it, a resumed run's results
-gave the samples it finished from the cache fewer tokens (and a lower cost) than an uninterrupted run of the same
-calls, and the report's cost per scenario fell with every resume.
+inspect adds a call's usage to its sample's ``model_usage`` and ``role_usage`` only when a provider answers it; a call
+answered from inspect's cache is told to hooks (``Hooks.on_model_cache_usage``) and counted nowhere. PrefDisco's cache
+is the run's own (keyed by scenario, condition, role and run: ``evaluation/running/task.py``), so a hit is a call this
+run made and paid for in an earlier attempt that a crash or a kill cut short. Without it, a resumed run's results gave
+the samples it finished from the cache fewer tokens (and a lower cost) than an uninterrupted run of the same calls, and
+the report's cost per scenario fell with every resume.
 
 While ``counting_cached()`` is open (around ``prefdisco eval``'s eval-set), the hook adds each cache hit's usage to
 the sample it was made in, by model and by the role the call was made under (the call's own ``ModelEvent``, found

@@ -120,7 +120,8 @@ def run_eval_set(
     # grader (dialogue/targeted.mapping_model)
     batch = {role: config.batch if role != "user" else None for role, _ in named}
     roles = {role: get_model(name, config=with_batch(config.role_config(role), batch[role])) for role, name in named}
-    roles = limit_roles(roles, config.role_caps())  # --user/--judge-max-connections, across the whole run
+    caps = {"user": config.user_max_connections, "judge": config.judge_max_connections}  # across the whole run
+    roles = limit_roles(roles, caps)  # by pool (evaluation/settings/limits.py)
     tasks = build_tasks(selected, config, decoys, sample_metadata)
     os.environ.setdefault("INSPECT_EVAL_LOG_FILE_PATTERN", "{task}_{model}_{id}")
     # each sample's rows written as it finishes (results/stream.py); the collector's pauses kept short (collector.py)

@@ -153,15 +153,14 @@ def build_task(
     extra_metadata: Callable[[Scenario], dict[str, Any]] | None = None,
 ) -> Task:
     """The task of ``scenarios`` in one condition (``mode``, and ``k`` for fixed-K) under the run's settings
-    (``config``; None: the defaults): ``config.epochs`` trials per scenario, seeded from ``config.seed``, calls
-    cached under ``cache_scope`` (a run's: ``RunConfig.cache_scope``, its ``run_id``; None: no
-    cache). ``decoys`` (wrong_persona only): scenario id → decoy scenario,
-    chosen from the run's full scenario set (``dialogue/decoys.py``); None: chosen from ``scenarios``. The judges
-    (roles ``grader``, ``grader_2``, …: one per ``config.judge_models()``) score every criterion
-    ``config.judge_repeats`` times (``scoring/panel.py``), and the first judges each response's general quality
-    unless ``config.quality`` is off; ``config.judge`` ``later``: the dialogues only, no grader call (``prefdisco
-    judge`` judges them later). ``extra_metadata``: more metadata for each scenario's sample (a
-    sessions run's position, and the carried session of a carry arm: ``dialogue/carry.py``)."""
+    (``config``; None: the defaults): ``config.epochs`` trials per scenario, seeded from ``config.seed``, calls cached
+    under ``cache_scope`` (a run's: ``RunConfig.cache_scope``, its ``run_id``; None: no cache). ``decoys``
+    (wrong_persona only): scenario id → decoy scenario, chosen from the run's full scenario set
+    (``dialogue/decoys.py``); None: chosen from ``scenarios``. The judges (roles ``grader``, ``grader_2``, …: one per
+    ``config.judge_models()``) score every criterion ``config.judge_repeats`` times (``scoring/panel.py``), and the
+    first judges each response's general quality unless ``config.quality`` is off; ``config.judge`` ``later``: the
+    dialogues only, no grader call (``prefdisco judge`` judges them later). ``extra_metadata``: more metadata for each
+    scenario's sample (a sessions run's position, and the carried session of a carry arm: ``dialogue/carry.py``)."""
     config = config or RunConfig()
     condition = Mode(mode)
     check_ask(config.ask, config.preset, config.constrain_ask, config.solver)

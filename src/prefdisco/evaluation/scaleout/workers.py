@@ -31,7 +31,7 @@ import math
 import multiprocessing
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -72,18 +72,9 @@ def shards(scenarios: list[Scenario], workers: int) -> list[list[Scenario]]:
     return [part for part in (scenarios[i::workers] for i in range(workers)) if part]
 
 
-def _part_config(config: RunConfig, name: str, share: Callable[[int | None], int | None], **narrowed: Any) -> RunConfig:
+def _part_config(config: RunConfig, name: str, **narrowed: Any) -> RunConfig:
     return replace(
-        config,
-        workers=1,
-        limit=None,
-        log_dir=config.log_dir / name,
-        max_connections=share(config.max_connections),
-        user_max_connections=share(config.user_max_connections),
-        judge_max_connections=share(config.judge_max_connections),
-        display="none",
-        write_tables=False,
-        **narrowed,
+        config, workers=1, limit=None, log_dir=config.log_dir / name, display="none", write_tables=False, **narrowed
     )
 
 
@@ -98,9 +89,7 @@ def worker_plan(
     Caps are the run's totals here, as in ``ray_plan``; ``split_caps`` shares them out."""
     parts = shards(scenarios, config.workers)
     return [
-        Shard(
-            f"worker-{i + 1}", part, _part_config(config, f"worker-{i + 1}", lambda cap: cap), _decoys_of(part, decoys)
-        )
+        Shard(f"worker-{i + 1}", part, _part_config(config, f"worker-{i + 1}"), _decoys_of(part, decoys))
         for i, part in enumerate(parts)
     ]
 
@@ -122,7 +111,7 @@ def ray_plan(scenarios: list[Scenario], config: RunConfig, decoys: Mapping[str, 
     for model, slug in zip(config.models, _slugs(config.models), strict=True):
         for k, block in enumerate(blocks):
             name = f"shard-{slug}-{k + 1}of{len(blocks)}"
-            part = _part_config(whole, name, lambda cap: cap, models=[model])
+            part = _part_config(whole, name, models=[model])
             plan.append(Shard(name, block, part, _decoys_of(block, decoys)))
     return plan
 

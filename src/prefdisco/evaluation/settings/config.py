@@ -59,9 +59,9 @@ DISPLAYS: tuple[str, ...] = get_args(DisplayType)
 @dataclass
 class RunConfig:
     """Every setting of a run, passed whole wherever a setting is read: the CLI builds it from flags, the task
-    (``evaluation/task.build_task``, also ``inspect eval prefdisco/prefdisco -T …``) reads its task settings from
-    it, the eval-set, the workers, the dry run and ``run.json`` from it. The models and the folder only matter to
-    a run, not to a task (a task gets its models from inspect)."""
+    (``evaluation/running/task.build_task``, also ``inspect eval prefdisco/prefdisco -T …``) reads its task settings
+    from it, the eval-set, the workers, the dry run and ``run.json`` from it. The models and the folder only matter to a
+    run, not to a task (a task gets its models from inspect)."""
 
     models: list[str] = field(default_factory=list)
     user_model: str = ""
@@ -130,7 +130,7 @@ class RunConfig:
     model_args: dict[str, Any] = field(default_factory=dict)
     preset: str = "default"
     """The evaluator protocol (``dialogue/presets.py``): ``default`` or ``paper``; its settings are applied by
-    ``evaluation/preset_rules.preset_settings`` and checked by ``validate``."""
+    ``evaluation/settings/preset_rules.preset_settings`` and checked by ``validate``."""
     grader_temperature: float | None = 0.0
     """The judge's temperature (also the audit's and the SimpleQA grader's: one grader role)."""
     judge_panel: list[str] = field(default_factory=list)
@@ -171,8 +171,7 @@ class RunConfig:
     (``benchmark``); None: not known (a task built outside ``prefdisco eval`` and the demo)."""
     resolved: dict[str, Any] | None = None
     """``prefdisco eval``'s settings as resolved (``evaluation/settings/config_file.py``), written to ``config.toml``
-    once
-    the folder is checked; None (a run made from Python): no file."""
+    once the folder is checked; None (a run made from Python): no file."""
 
     def validate_probes(self) -> None:
         """The dialogue's probe settings (also checked by the inspect task, which has no models to validate)."""
@@ -264,10 +263,6 @@ class RunConfig:
             return None
         return self.run_id or run_scope(self.log_dir, scenario_set_hash(scenarios))
 
-    def role_caps(self) -> dict[str, int | None]:
-        """The per-role connection caps by pool (``evaluation/settings/limits.py``): ``user`` and ``judge``."""
-        return {"user": self.user_max_connections, "judge": self.judge_max_connections}
-
     def budgets(self) -> dict[str, int | None]:
         """The reasoning-token budgets per role (``--reasoning-tokens`` and its user and judge versions)."""
         return {f"{p}reasoning_tokens": getattr(self, f"{p}reasoning_tokens") for p in ("", "user_", "grader_")}
@@ -277,9 +272,8 @@ class RunConfig:
         return {"max_retries": self.max_retries, "timeout": self.timeout, "attempt_timeout": self.attempt_timeout}
 
     def role_config(self, role: str) -> GenerateConfig:
-        """The generation settings of ``assistant`` (the models under test), ``user`` or ``grader`` (the judge
-        and the correctness grader, deterministic where the provider allows; a panel's further judges: the
-        first judge's)."""
+        """The generation settings of ``assistant`` (the models under test), ``user`` or ``grader`` (the judge and the
+        correctness grader, deterministic where the provider allows; a panel's further judges: the first judge's)."""
         prefix = {"assistant": "", "user": "user_"}.get(role, "grader_")
         names = ("temperature", "max_tokens", "reasoning_effort", "reasoning_tokens")
         settings = {name: getattr(self, prefix + name) for name in names}

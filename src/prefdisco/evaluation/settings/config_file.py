@@ -18,12 +18,11 @@ A value is what the flag takes: a list for a flag that repeats (``model``, ``jud
 are the command's defaults (click's ``default_map``, in the click typer carries): a flag given on the command
 line overrides it, and every value is checked as the flag's own would be, the error naming the file and the key.
 
-Every run writes the settings it ran with, resolved (the file's, the flags', the defaults; paths relative to the
-run folder, ``log-dir = "."``), to ``LOG_DIR/config.toml`` once the folder is checked (``evaluation/run.py``),
-so a
-published number is rerun from one file: ``prefdisco eval --config RUN/config.toml`` (in the same folder it resumes
-and makes no call, also after the folder was copied or moved; with ``--log-dir`` elsewhere it runs again). The file
-names no absolute path of the machine the run was made on. ``prefdisco config RUN`` prints it.
+Every run writes the settings it ran with, resolved (the file's, the flags', the defaults; paths relative to the run
+folder, ``log-dir = "."``), to ``LOG_DIR/config.toml`` once the folder is checked (``evaluation/run.py``), so a
+published number is rerun from one file: ``prefdisco eval --config RUN/config.toml`` (in the same folder it resumes and
+makes no call, also after the folder was copied or moved; with ``--log-dir`` elsewhere it runs again). The file names no
+absolute path of the machine the run was made on. ``prefdisco config RUN`` prints it.
 """
 
 from __future__ import annotations
