@@ -75,7 +75,6 @@ from prefdisco.env.sources import ScenarioSource, SessionSource
 from prefdisco.env.units import Sessions
 from prefdisco.errors import UserError
 
-ENV_NAME = "prefdisco"
 DEFAULT_MAX_SESSIONS = 64
 """Concurrent WebSocket sessions a server accepts by default (``prefdisco env serve --max-sessions``)."""
 
