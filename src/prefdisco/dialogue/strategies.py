@@ -43,7 +43,7 @@ sample's ``StrategyRecord`` (``strategy_record.py``), which the results reader t
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -231,80 +231,22 @@ async def elicit(
     return asked, answers
 
 
-def _strategy_solver(
-    strategy: str,
-    policy: str,
-    k: int | None,
-    max_questions: int,
-    user_type: str,
-    cache_scope: str | None,
-    preset: str,
-    catalogue: str | None,
-    strict_policy: bool,
-    user_retry: int,
-) -> Solver:
-    plan = make_plan(strategy, policy, k, max_questions, catalogue)
-    check_user_type(user_type)
-    style = replace(preset_named(preset).style, notes=False, ask_again=False)
-    # a strategy asks its own questions (up to its plan's K, no budget notes): the ask channel is overridden; the
-    # rest are discovery's, under the strategy's label
-    settings = PlanSettings(max_questions=plan.k, user_retry=user_retry)
-    rules = rules_for("discovery", settings, style=style, label=plan.condition)
+def strategy_solver(strategy: str) -> Callable[..., Solver]:
+    """The solver of ``strategy``, registered as ``prefdisco/<strategy>`` with the parameters it always had."""
 
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        scenario = scenario_of(state)
-        check_not_trained_on(plan.policy, [scenario])
-        family = scenario.problem.benchmark
-        prior = prior_family(plan.policy, plan.policy_path, scenario, strict_policy)
-        record = state.store_as(StrategyRecord)
-        record.strategy, record.k, record.policy, record.family = plan.strategy, plan.k, plan.policy_path, family
-        record.prior = "family" if prior == family else "pooled"
-        user = sample_user(scenario, user_type, plan.condition, cache_scope)
-        cache = cache_policy(cache_scope, scenario.id, plan.condition, "assistant")
-        opening: list[ChatMessage] = [problem_message(scenario.problem, style)]
-        dialogue = Dialogue.start(scenario.id, rules, opening, user, screen=Screen(scenario))
-        asked, answers = await elicit(plan, scenario, prior, dialogue, cache)
-
-        inferred = [
-            InferredItem(
-                attribute=i.attribute,
-                value=i.value,
-                probability=i.probability,
-                confirmed=answers.get(i.attribute, False),
-            )
-            for i in choice.inferred_profile(plan.policy, prior, answers)
-        ]
-        system = render("strategy_answer", preferences=inferred_lines(inferred, plan))
-        output = await get_model().generate([ChatMessageSystem(content=system), *dialogue.messages], cache=cache)
-        dialogue.finish(output)
-
-        truth = [item.attribute for item in scenario.profile.items]
-        scores = choice.precision_recall_at_k([i.attribute for i in inferred], truth)
-        record.asked, record.answers, record.inferred = asked, answers, inferred
-        record.precision, record.recall = scores.precision, scores.recall
-        record_dialogue(state, dialogue)
-        state.messages = [ChatMessageSystem(content=system), *dialogue.messages]
-        return state
-
-    return solve
-
-
-@solver
-def checklist(
-    policy: str,
-    k: int | None = None,
-    max_questions: int = MAX_STRATEGY_QUESTIONS,
-    user_type: str = "passive",
-    cache_scope: str | None = None,
-    preset: str = "default",
-    catalogue: str | None = None,
-    strict_policy: bool = False,
-    user_retry: int = 0,
-) -> Solver:
-    """Discovery whose K questions are about the K most likely attributes of the problem's family (in order),
-    worded by the model under test; the final response is written from the inferred profile and the dialogue.
-
-    Args:
+    @solver(name=strategy)
+    def strategy_discovery(
+        policy: str,
+        k: int | None = None,
+        max_questions: int = MAX_STRATEGY_QUESTIONS,
+        user_type: str = "passive",
+        cache_scope: str | None = None,
+        preset: str = "default",
+        catalogue: str | None = None,
+        strict_policy: bool = False,
+        user_retry: int = 0,
+    ) -> Solver:
+        """Args:
         policy: the policy file (``prefdisco policy fit``); its training problems are refused.
         k: the question budget K (0..5); None: ``max_questions``.
         max_questions: the run's question budget (the default of K).
@@ -316,26 +258,58 @@ def checklist(
             pooled over all its families, recorded as ``StrategyRecord.prior``).
         user_retry: a simulated reply the hygiene checks flag is drawn again up to this many times (the run's
             ``--user-retry``; ``dialogue/hygiene.py``).
-    """
-    return _strategy_solver(
-        "checklist", policy, k, max_questions, user_type, cache_scope, preset, catalogue, strict_policy, user_retry
-    )
+        """
+        plan = make_plan(strategy, policy, k, max_questions, catalogue)
+        check_user_type(user_type)
+        style = replace(preset_named(preset).style, notes=False, ask_again=False)
+        # a strategy asks its own questions (up to its plan's K, no budget notes): the ask channel is overridden; the
+        # rest are discovery's, under the strategy's label
+        settings = PlanSettings(max_questions=plan.k, user_retry=user_retry)
+        rules = rules_for("discovery", settings, style=style, label=plan.condition)
+
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            scenario = scenario_of(state)
+            check_not_trained_on(plan.policy, [scenario])
+            family = scenario.problem.benchmark
+            prior = prior_family(plan.policy, plan.policy_path, scenario, strict_policy)
+            record = state.store_as(StrategyRecord)
+            record.strategy, record.k, record.policy, record.family = plan.strategy, plan.k, plan.policy_path, family
+            record.prior = "family" if prior == family else "pooled"
+            user = sample_user(scenario, user_type, plan.condition, cache_scope)
+            cache = cache_policy(cache_scope, scenario.id, plan.condition, "assistant")
+            opening: list[ChatMessage] = [problem_message(scenario.problem, style)]
+            dialogue = Dialogue.start(scenario.id, rules, opening, user, screen=Screen(scenario))
+            asked, answers = await elicit(plan, scenario, prior, dialogue, cache)
+
+            inferred = [
+                InferredItem(
+                    attribute=i.attribute,
+                    value=i.value,
+                    probability=i.probability,
+                    confirmed=answers.get(i.attribute, False),
+                )
+                for i in choice.inferred_profile(plan.policy, prior, answers)
+            ]
+            system = render("strategy_answer", preferences=inferred_lines(inferred, plan))
+            output = await get_model().generate([ChatMessageSystem(content=system), *dialogue.messages], cache=cache)
+            dialogue.finish(output)
+
+            truth = [item.attribute for item in scenario.profile.items]
+            scores = choice.precision_recall_at_k([i.attribute for i in inferred], truth)
+            record.asked, record.answers, record.inferred = asked, answers, inferred
+            record.precision, record.recall = scores.precision, scores.recall
+            record_dialogue(state, dialogue)
+            state.messages = [ChatMessageSystem(content=system), *dialogue.messages]
+            return state
+
+        return solve
+
+    return strategy_discovery
 
 
-@solver
-def infogain(
-    policy: str,
-    k: int | None = None,
-    max_questions: int = MAX_STRATEGY_QUESTIONS,
-    user_type: str = "passive",
-    cache_scope: str | None = None,
-    preset: str = "default",
-    catalogue: str | None = None,
-    strict_policy: bool = False,
-    user_retry: int = 0,
-) -> Solver:
-    """Discovery whose each question is about the attribute of greatest expected information gain given the
-    answers so far (PEP's policy), worded by the model under test; arguments as for ``checklist``."""
-    return _strategy_solver(
-        "infogain", policy, k, max_questions, user_type, cache_scope, preset, catalogue, strict_policy, user_retry
-    )
+checklist = strategy_solver("checklist")
+"""Discovery whose K questions are about the K most likely attributes of the problem's family (in order), worded
+by the model under test; the final response is written from the inferred profile and the dialogue."""
+infogain = strategy_solver("infogain")
+"""Discovery whose each question is about the attribute of greatest expected information gain given the answers
+so far (PEP's policy), worded by the model under test."""
