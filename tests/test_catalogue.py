@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from prefdisco.builder.catalogue import catalogue_by_name, load_catalogue
-from prefdisco.builder.dedup import canonicalize, explain, name_similarity, normalize_tokens, normalized_key
+from prefdisco.builder.catalogue import load_catalogue
+from prefdisco.builder.dedup import DEFAULT_THRESHOLD, explain, name_similarity, normalize_tokens, normalized_key
 from prefdisco.errors import UserError
 from prefdisco.schema import ATTRIBUTE_CATEGORIES
 
@@ -51,13 +51,6 @@ def test_packaged_catalogue_covers_all_six_categories(catalogue):
         "Structured formatting",
     ):
         assert expected in names
-
-
-def test_catalogue_by_name_defaults_to_packaged(catalogue):
-    by_name = catalogue_by_name()
-    assert list(by_name) == [a.name for a in catalogue]
-    assert by_name["Verbosity"].category == "communication"
-    assert catalogue_by_name(catalogue[:2]) == {a.name: a for a in catalogue[:2]}
 
 
 def _write(tmp_path: Path, entries) -> Path:
@@ -143,6 +136,11 @@ def test_catalogue_matches(catalogue, proposed, canonical, kind):
     (match,) = explain([proposed], catalogue)
     assert (match.canonical, match.kind) == (canonical, kind)
     assert match.score >= 0.6
+
+
+def canonicalize(names, catalogue, threshold=DEFAULT_THRESHOLD):
+    """Each proposed name's canonical name under ``explain``."""
+    return {m.proposed: m.canonical for m in explain(names, catalogue, threshold)}
 
 
 def test_non_matches_stay_distinct(catalogue):

@@ -64,14 +64,15 @@ def content_hash(files: dict[str, bytes]) -> str:
     return "sha256:" + h.hexdigest()
 
 
-def _jsonl_bytes(models: list[Scenario] | list[Persona]) -> bytes:
+def jsonl_bytes(models: list[Scenario] | list[Persona]) -> bytes:
+    """``scenarios.jsonl`` / ``personas.jsonl`` as PrefDisco writes them: one compact JSON object a line."""
     return "".join(m.model_dump_json() + "\n" for m in models).encode("utf-8")
 
 
 def scenarios_hash(scenarios: list[Scenario]) -> str:
     """The content hash of scenarios given without a file (the demo's): ``source_hash`` of the ``scenarios.jsonl``
     they would be written as, so a run of the same scenarios from that file names the same benchmark."""
-    return "sha256:" + hashlib.sha256(_jsonl_bytes(scenarios)).hexdigest()
+    return "sha256:" + hashlib.sha256(jsonl_bytes(scenarios)).hexdigest()
 
 
 def _attributes_bytes(attributes: list[Attribute]) -> bytes:
@@ -111,8 +112,8 @@ def write_bench(
     if dupes:
         raise ValueError(f"duplicate scenario id(s): {dupes[:5]}")
     files = {
-        SCENARIOS_FILE: _jsonl_bytes(scenarios),
-        PERSONAS_FILE: _jsonl_bytes(personas),
+        SCENARIOS_FILE: jsonl_bytes(scenarios),
+        PERSONAS_FILE: jsonl_bytes(personas),
         ATTRIBUTES_FILE: _attributes_bytes(attributes),
     }
     manifest: dict[str, Any] = {

@@ -3,29 +3,13 @@
 Every scored dialogue is made into the sample a ``prefdisco eval`` log would hold (an inspect ``EvalSample``: the
 assistant's messages, the scorer's ``Score`` under ``prefdisco_scorer``, the trial's seeds in the store) and into
 rows by the results reader's own code (``results/sample_rows.sample_rows``), so the tables have exactly the columns
-and meanings of a simulated run's (``results/contract.py``):
+and meanings of a simulated run's (``results/contract.py``). The files (the tables, ``protocol.json`` with
+``user_type`` ``human``, ``play.json``), the participants' pseudonyms and epochs, and the token and cost columns
+are described once, in docs/evaluation.md, "Play the user" (Export).
 
-* ``results.csv`` / ``.parquet``, ``attributes.csv`` / ``.parquet``, ``transcripts.jsonl`` (``results/logs.
-  write_tables``, atomic);
-* the participant: a discovery (or fixed-K) row's ``user_model`` is ``human:<pseudonym>`` (the pseudonym from
-  ``play_store``, never the name) and its ``epoch`` the participant's number, so several participants of one
-  scenario are its trials (the report averages trials per scenario before any statistic);
-* baseline and oracle rows (played once per scenario, server-side) have epoch 1 and ``user_model`` ``human``;
-* ``protocol.json`` (``results/protocol_record``): ``user_type`` ``human``, ``user_model`` ``human``, the judge,
-  the budget, the hash of the prompts the study used (every protocol template but a simulated user's), and the
-  benchmark's ``rubrics_hash``; its id is ``human-<8 hex>`` of the settings and prompts, settled as a run's is
-  (``effective_protocol.settled``) with what the study's calls were really sent (a judge whose provider takes no
-  temperature has none, and the id is that of the settings as sent). A simulated run's
-  protocol differs in its user, so ``prefdisco report HUMAN_RUN SIM_RUN --allow-mixed`` shows them side by side
-  (a model both hold named ``MODEL @ RUN``, ``results/merge.py``);
-* ``play.json``: the study (benchmark, model, judge, mode, K, seed), the participants' pseudonyms and how many
-  dialogues each finished, and ``cost``: the mean tokens (the model's, the judge's) and ``cost_usd`` of a played
-  dialogue (``per_dialogue``) and of a baseline or oracle response (``per_reference``).
-
-The token columns are the ones the study counted as it played (``play_store.PlayUsage``): the model under
-test's (``input_tokens``, ``output_tokens``) and the judge's (``grader_*``, every call of the scoring), the user's
-0 (a person); ``cost_usd`` prices them with the packaged price table and ``--prices FILE`` over it, as ``prefdisco
-eval`` does (empty where a model has no price).
+The protocol id is settled as a run's is (``effective_protocol.settled``) with what the study's calls were really
+sent (a judge whose provider takes no temperature has none); a simulated run's protocol differs in its user, so
+``prefdisco report HUMAN_RUN SIM_RUN --allow-mixed`` shows them side by side (``results/merge.py``).
 """
 
 from __future__ import annotations

@@ -1,33 +1,19 @@
 """Play the user: a person answers, live, the questions of the model under test, through the one dialogue engine.
 
-Each (participant, scenario) is one ``Dialogue`` (``dialogue/engine.py``) of the study's condition — discovery
-(at most K questions, the run's default 5) or fixed-K (exactly K), under the study's ask protocol (``text``
-markers, or ``tools``: the model asks through ``ask_user`` calls, offered and withdrawn as ``prefdisco eval
---ask tools`` does, and the person's reply is the call's result) — started from the condition's own opening
-(``dialogue/openings.py``) and with no simulated user: the engine hands every question back as pending and the
-participant's text is given to it as the user's reply (``Dialogue.reply``). The engine decides everything else:
-what a turn is, the budget, the end. Every reply is screened (``dialogue/hygiene.py``: its faults recorded as a
-simulated reply's are); nothing is ever drawn again, since a person has no model to redraw from (``redraw`` is
-only reached through a simulated user, and returns None for a user without a model).
+Each (participant, scenario) is one ``Dialogue`` (``dialogue/engine.py``) of the study's condition, started from
+the condition's own opening (``dialogue/openings.py``) and with no simulated user: the engine hands every question
+back as pending and the participant's text is given to it as the user's reply (``Dialogue.reply``). How a dialogue
+runs, resumes, is scored and what its tokens count are described once, in docs/evaluation.md, "Play the user".
 
-The model under test is called here, server-side, through inspect (``get_model``: keys stay in the server's
-environment, never in a page), with the seeds ``prefdisco eval --seed SEED`` would send: trial = the
-participant's number (``play_store``), scope the study's seed (``prefdisco.seeds``). After every step the
-dialogue's state is written to the database (``PlayStore.save``, versioned), so a participant who closes the page
-finds the dialogue where it was, and a model call that failed is tried again on the next visit. One lock per
-(participant, scenario) orders the steps of one dialogue; different participants' dialogues are separate rows and
-never wait on each other.
-
-A finished dialogue is scored by the run's judge with the scorer's own code (``scoring/finished.score_finished``,
-the path the RL episode scores through): the same ``Score`` a simulated dialogue gets. The first time a scenario's
-dialogue finishes, its baseline and oracle are played and scored once (epoch 1, their own seeds; no participant
-needed) unless the study was started with ``--no-references``.
-
-Every call's tokens are counted (``call_usage.counting``) and stored with the dialogue at each step
-(``play_store.PlayUsage``): the model under test's, and the judge's over the whole scoring, so the export's token
-columns and ``cost_usd`` are an eval's for the same dialogue, less the simulated user a person replaces; so is what
-each role's first request carried (``sent_settings.recording_sent``), with which the export settles the study's
-protocol as ``prefdisco eval`` settles a run's.
+Every reply is screened (``dialogue/hygiene.py``) and never drawn again, since a person has no model to redraw
+from (``redraw`` is only reached through a simulated user, and returns None for a user without a model). The
+model under test is called here, server-side, through inspect (``get_model``: keys stay in the server's
+environment, never in a page). After every step the dialogue's state is written to the database
+(``PlayStore.save``, versioned); one lock per (participant, scenario) orders the steps of one dialogue. A finished
+dialogue is scored with the scorer's own code (``scoring/finished.score_finished``, the path the RL episode scores
+through), and every call's tokens are counted (``call_usage.counting``) and stored with the dialogue
+(``play_store.PlayUsage``), with what each role's first request carried (``sent_settings.recording_sent``), so the
+export settles the study's protocol as ``prefdisco eval`` settles a run's.
 """
 
 from __future__ import annotations

@@ -41,11 +41,6 @@ def db_option(answers: str) -> Any:
     return typer.Option("--db", help=f"SQLite file for items and {answers} (created if absent)")
 
 
-def read_tokens(token: list[str] | None, tokens_file: Path | None) -> Tokens:
-    """The ``--token`` and ``--tokens-file`` access tokens (none: anyone may log in with a name)."""
-    return parse_tokens(token or [], tokens_file)
-
-
 def check_port(host: str, port: int) -> None:
     """Fail in one line, before any item is prepared or the database written, when the app could not listen on
     ``host:port`` (another server holds the port, or the host is not an address of this machine)."""
@@ -89,7 +84,7 @@ def serve_studies(
     """``annotate serve``: check, load, prepare and serve the named studies from one database and one app."""
     studies = select_studies(names, db, options)  # the options' one-line errors come first
     check_port(host, port)  # a busy port fails before the database is written
-    tokens = read_tokens(token, tokens_file)
+    tokens = parse_tokens(token or [], tokens_file)  # none: anyone may log in with a name
     for study in studies:
         study.load()  # e.g. an unknown provider or a missing key fails before anything is written
     notes: list[str] = []

@@ -93,9 +93,3 @@ def load_catalogue(path: Path | None = None) -> list[Attribute]:
     """Load Θ: the packaged catalogue by default, or a user file in the same format."""
     text, label = _read_text(path)
     return parse_catalogue(text, label)
-
-
-def catalogue_by_name(catalogue: list[Attribute] | None = None) -> dict[str, Attribute]:
-    """Attributes keyed by their name (the packaged catalogue when none is given), in catalogue order."""
-    attrs = load_catalogue() if catalogue is None else catalogue
-    return {a.name: a for a in attrs}

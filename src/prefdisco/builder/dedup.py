@@ -337,15 +337,3 @@ def explain(proposed: Iterable[str], catalogue: list[Attribute], threshold: floa
             else:
                 resolved[n] = Match(n, canonical, "cluster", name_similarity(n, head), head)
     return [resolved[n] for n in names]
-
-
-def canonicalize(
-    proposed: Iterable[str], catalogue: list[Attribute], threshold: float = DEFAULT_THRESHOLD
-) -> dict[str, str]:
-    """Map each proposed attribute name to a canonical name.
-
-    A name that means a catalogue attribute (exact name/alias after normalization, or similarity >=
-    ``threshold``) maps to that attribute's name; any other name maps to the canonical member of its cluster
-    of near-identical proposals (itself, whitespace-collapsed, when it is alone). Order-independent.
-    """
-    return {m.proposed: m.canonical for m in explain(proposed, catalogue, threshold)}

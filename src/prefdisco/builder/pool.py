@@ -202,9 +202,6 @@ class StepRunner:
         inputs = {"item": item, "messages": text, "schema": schema.model_json_schema()}
         return step_key(step, inputs, self.fingerprint())
 
-    def step_usage(self, step: str) -> StepUsage:
-        return self.usage.setdefault(step, StepUsage())
-
     async def run(
         self,
         step: str,
@@ -219,7 +216,7 @@ class StepRunner:
         """One item of one step: from the checkpoint if finished before, else from a pooled model.
         ``max_tokens`` is the step's output budget (unless the runner's config sets one); ``advance=False``
         leaves the progress bar to the caller (e.g. when not every item counts)."""
-        usage = self.step_usage(step)
+        usage = self.usage.setdefault(step, StepUsage())
         key = self.key(step, item, messages, schema)
         cached = self._from_checkpoint(key, schema)
         if cached is not None:

@@ -1,29 +1,16 @@
 """Bring your own assistant (``prefdisco eval --solver NAME_OR_module:function [-S key=value ...]``).
 
-Any inspect solver or agent plays the assistant in discovery. It receives the state as the built-in discovery
-leaves it — the problem as the user message, the tool protocol's discovery system prompt (``tool_protocol.py``)
-— with the ``ask_user`` tool in ``state.tools``. Its questions go through that tool to the run's simulated user,
-under the question budget, which the sample's dialogue keeps (``engine.Dialogue.ask``): past the limit a call
-returns a fixed "no more questions, answer now" text, does not reach the user, and counts as a protocol violation.
-Its final ``state.output.completion`` (visible text, markers stripped) is the response (``Dialogue.finish``); the
-questions and replies it made are the dialogue's turns, so every metric reads it as it reads the built-in
-discovery. ``stop_reason`` is ``budget`` when the budget was used up, else ``answered``. A solver that writes its
-own ``DialogueRecord`` (the strategy solvers, ``strategies.py``) keeps it.
+Any inspect solver or agent plays the assistant in discovery, from the state the built-in discovery leaves (the
+tool protocol's discovery system prompt, ``tool_protocol.py``, and the problem) with the ``ask_user`` tool in
+``state.tools``; what it gets, the budget, what is scored and the names ``--solver`` takes are described once, in
+docs/agents.md, "Bring your own assistant". The budget is kept by the sample's dialogue
+(``engine.Dialogue.ask``), so every metric reads an own assistant's questions and replies as it reads the built-in
+discovery's. A solver that writes its own ``DialogueRecord`` (the strategy solvers, ``strategies.py``) keeps it.
 
-``--solver`` names, resolved once when the task is built (``resolve_solver``):
-
-* a registered inspect solver (``generate``, ``prefdisco/checklist``; a package's ``pkg/name`` is found through
-  its inspect entry point) or agent (``react``), created with the ``-S`` args as keyword arguments. An agent sees
-  only its messages, not ``state.tools``: a registered agent factory with a ``tools`` parameter is given
-  ``[ask_user()]`` unless ``-S tools=…`` says otherwise;
-* ``module:function`` or ``path/to/file.py:function``: imported and called with the ``-S`` args to get a Solver or
-  an Agent (an agent built there holds ``ask_user()`` itself: ``from prefdisco.dialogue.tool_protocol import
-  ask_user``). Agents become solvers through inspect's ``as_solver``.
-
-A factory that takes any of ``max_questions``, ``user_type``, ``cache_scope`` or ``preset`` is given the run's own
-(unless ``-S`` sets it); only the ``-S`` args are recorded in ``run.json``. A strategy solver's policy is checked
-against every scenario when the task is built, and its strategy and K go to the task's metadata
-(``solver_task_metadata``).
+``--solver`` is resolved once when the task is built (``resolve_solver``): a package's registered ``pkg/name`` is
+found through its inspect entry point, and agents become solvers through inspect's ``as_solver``. Only the ``-S``
+args are recorded in ``run.json``. A strategy solver's policy is checked against every scenario when the task is
+built, and its strategy and K go to the task's metadata (``solver_task_metadata``).
 """
 
 from __future__ import annotations
@@ -122,9 +109,9 @@ def _parameters(factory: object) -> set[str]:
 def resolve_solver(
     spec: str, args: Mapping[str, Any] | None = None, context: Mapping[str, Any] | None = None
 ) -> Solver:
-    """The Solver ``spec`` names (see the module docstring), created with ``args``. ``context``: the run's own
-    settings (``max_questions``, ``user_type``, ``cache_scope``, ``preset``), each passed to a factory that takes
-    a parameter of that name and was not given it in ``args`` (the strategy solvers take all four)."""
+    """The Solver ``spec`` names (docs/agents.md, "Bring your own assistant"), created with ``args``. ``context``:
+    the run's own settings (``max_questions``, ``user_type``, ``cache_scope``, ``preset``), each passed to a factory
+    that takes a parameter of that name and was not given it in ``args`` (the strategy solvers take all four)."""
     args = dict(args or {})
     target, colon, function = spec.rpartition(":")
     if colon and target and function:

@@ -64,21 +64,28 @@ __all__ = [
 """``MAX_DISCOVERY_QUESTIONS`` and ``ask_style`` are ``plan.py``'s, named here too."""
 
 
+def _played(
+    mode: Mode, settings: PlanSettings, k: int | None, user_type: str, constrain_ask: bool, cache_scope: str | None
+) -> Solver:
+    """``mode``'s rules and opening from the plan, played by ``converse``."""
+    rules = rules_for(mode, settings, k)
+
+    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
+        return opening_for(mode, rules, scenario, state.metadata or {})
+
+    return converse(rules, opening, user_type, constrain_ask, cache_scope)
+
+
 def single_turn_solver(mode: Mode) -> Callable[..., Solver]:
-    """The solver of a single-turn condition (``plan.SINGLE_TURN``): its rules and opening from the plan, played by
-    ``converse``. Registered under the condition's own name (``prefdisco/baseline``, ``prefdisco/oracle``, ...),
-    with the same parameters, so an inspect log's plan, and the eval-set's identity of a task, name it as before."""
+    """The solver of a single-turn condition (``plan.SINGLE_TURN``). Registered under the condition's own name
+    (``prefdisco/baseline``, ``prefdisco/oracle``, ...), with the same parameters, so an inspect log's plan, and the
+    eval-set's identity of a task, name it as before."""
 
     @solver(name=mode.value)
     def single_turn(
         cache_scope: str | None = None, preset: str = "default", pushback: int = 0, user_type: str = "passive"
     ) -> Solver:
-        rules = rules_for(mode, PlanSettings(preset=preset, pushback=pushback))
-
-        def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-            return opening_for(mode, rules, scenario, state.metadata or {})
-
-        return converse(rules, opening, user_type, cache_scope=cache_scope)
+        return _played(mode, PlanSettings(preset=preset, pushback=pushback), None, user_type, False, cache_scope)
 
     return single_turn
 
@@ -93,48 +100,33 @@ oracle_distractor = SINGLE_TURN_SOLVERS[Mode.ORACLE_DISTRACTOR.value]
 """The oracle with distractor preferences among the scenario's own (``distractors.py``)."""
 
 
-@solver
-def stated_belief(
-    max_questions: int = MAX_DISCOVERY_QUESTIONS,
-    user_type: str = "passive",
-    constrain_ask: bool = False,
-    cache_scope: str | None = None,
-    preset: str = "default",
-    ask: str = "text",
-    pushback: int = 0,
-    user_retry: int = 0,
-) -> Solver:
-    """Discovery after the person states a wrong belief about the answer (the sample's wrong answer)."""
-    settings = PlanSettings(preset, ask, constrain_ask, max_questions, pushback, user_retry)
-    rules = rules_for(Mode.STATED_BELIEF, settings)
+def asking_solver(mode: Mode) -> Callable[..., Solver]:
+    """The solver of discovery or stated_belief (at most ``max_questions`` questions; the model decides when to
+    answer), registered under the condition's own name with the parameters it always had."""
 
-    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        return opening_for(Mode.STATED_BELIEF, rules, scenario, state.metadata or {})
+    @solver(name=mode.value)
+    def asking(
+        max_questions: int = MAX_DISCOVERY_QUESTIONS,
+        user_type: str = "passive",
+        constrain_ask: bool = False,
+        cache_scope: str | None = None,
+        preset: str = "default",
+        ask: str = "text",
+        pushback: int = 0,
+        user_retry: int = 0,
+    ) -> Solver:
+        if mode is Mode.DISCOVERY and not 0 <= max_questions <= MAX_DISCOVERY_QUESTIONS:
+            raise ValueError(f"discovery allows 0..{MAX_DISCOVERY_QUESTIONS} questions, got {max_questions}")
+        settings = PlanSettings(preset, ask, constrain_ask, max_questions, pushback, user_retry)
+        return _played(mode, settings, None, user_type, constrain_ask, cache_scope)
 
-    return converse(rules, opening, user_type, constrain_ask, cache_scope)
+    return asking
 
 
-@solver
-def discovery(
-    max_questions: int = MAX_DISCOVERY_QUESTIONS,
-    user_type: str = "passive",
-    constrain_ask: bool = False,
-    cache_scope: str | None = None,
-    preset: str = "default",
-    ask: str = "text",
-    pushback: int = 0,
-    user_retry: int = 0,
-) -> Solver:
-    """Discovery: the model may ask up to ``max_questions`` (0..5, the paper's setting) before answering."""
-    if not 0 <= max_questions <= MAX_DISCOVERY_QUESTIONS:
-        raise ValueError(f"discovery allows 0..{MAX_DISCOVERY_QUESTIONS} questions, got {max_questions}")
-    settings = PlanSettings(preset, ask, constrain_ask, max_questions, pushback, user_retry)
-    rules = rules_for(Mode.DISCOVERY, settings)
-
-    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        return opening_for(Mode.DISCOVERY, rules, scenario, state.metadata or {})
-
-    return converse(rules, opening, user_type, constrain_ask, cache_scope)
+discovery = asking_solver(Mode.DISCOVERY)
+"""Discovery: the model may ask up to ``max_questions`` (0..5, the paper's setting) before answering."""
+stated_belief = asking_solver(Mode.STATED_BELIEF)
+"""Discovery after the person states a wrong belief about the answer (the sample's wrong answer)."""
 
 
 @solver
@@ -148,13 +140,6 @@ def fixed_k(
     pushback: int = 0,
     user_retry: int = 0,
 ) -> Solver:
-    """Fixed-K ablation: the model must ask exactly ``k`` questions, then answer."""
-    if k is None or k < 1:
-        raise ValueError("fixed_k mode needs k >= 1")
+    """Fixed-K ablation: the model must ask exactly ``k`` questions (``k >= 1``), then answer."""
     settings = PlanSettings(preset, ask, constrain_ask, pushback=pushback, user_retry=user_retry)
-    rules = rules_for(Mode.FIXED_K, settings, k)
-
-    def opening(state: TaskState, scenario: Scenario) -> list[ChatMessage]:
-        return opening_for(Mode.FIXED_K, rules, scenario, state.metadata or {})
-
-    return converse(rules, opening, user_type, constrain_ask, cache_scope)
+    return _played(Mode.FIXED_K, settings, k, user_type, constrain_ask, cache_scope)

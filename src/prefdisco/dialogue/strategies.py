@@ -2,48 +2,26 @@
 
 Two registered inspect solvers, ``prefdisco/checklist`` and ``prefdisco/infogain``, each play the assistant in
 discovery and fill the same ``DialogueRecord`` as the built-in discovery solver, so the scorer and every results
-column work unchanged. Per sample, with K the question budget (``k``; default the run's ``max_questions``, at most
-5) and the family the problem's benchmark (a family the policy has no prior for uses the prior pooled over all its
-families, said in one line when the task is built and recorded as ``StrategyRecord.prior`` ``pooled``;
-``strict_policy`` refuses it instead):
+column work unchanged. The steps of a sample (the policy picks the attribute, the model under test words the
+question, the simulated user replies, the presence rule, the final response from the inferred profile), the
+pooled prior of a family the policy has no prior for, and what is recorded are described once, in docs/agents.md,
+"Strategy solvers". What the code adds to that description:
 
-1. **The policy picks the attribute** of each question: ``checklist`` the K most likely attributes of the family,
-   in order, whatever the answers (``policies.choice.checklist``); ``infogain`` the attribute with the largest
-   expected information gain given the answers so far (``policies.choice.infogain_next``). Fewer than K questions
-   are asked when the policy has nothing left to ask (a family with fewer than K attributes).
-2. **The model under test words the question**: one call on the task's model with ``prompts/strategy_question.txt``
-   (the problem, the attribute's name and its description from the catalogue, "ask one short question about
-   it"); the visible text of its reply (``visible.py``), protocol markers stripped (``protocol.py``), is the
-   question. The description comes from ``catalogue`` (a benchmark folder or an attributes JSON file), else the
-   ``attributes.json`` of the folder the policy was fitted on when it exists, else the packaged catalogue —
-   never from the scenario's own profile (which would tell the model which attributes the person has).
-3. **The simulated user replies**: the run's ``user_type``, built as every condition builds it
-   (``solver.sample_user``: the ``user`` role model, which carries the trial's seed, and the cache scoped to run,
-   scenario, condition and the ``user`` role), through the sample's ``Dialogue`` (``engine.py``: the budget, the
-   turns; a reply reaches the assistant without budget notes). Each question and reply is a ``DialogueTurn``; the
-   reply keeps its ``revealed`` and mapping.
-4. **The presence rule** (what the policy learns from a reply): when the user records what it revealed (the
-   targeted user: ``UserReply.revealed`` is not None), the asked attribute is present exactly when the reply
-   revealed it, and every other attribute the reply revealed counts as present too (added once, after the asked
-   one, unless already known); when the user does not record it (passive, cooperative, paper_passive), a reply
-   counts as confirming the asked attribute. The answers feed ``infogain``'s next choice and the inferred profile.
-5. **The final response**: after the K questions, the model under test is sent a system message
-   (``prompts/strategy_answer.txt``) with the *inferred* profile (``policies.choice.inferred_profile``: each
-   attribute with its most frequent value in the prior, marked confirmed or likely), the problem and the dialogue;
-   its visible reply, markers stripped, is ``DialogueRecord.final_response`` (``Dialogue.finish``), with stop
-   reason ``budget`` after K questions and ``answered`` when the policy had nothing left to ask sooner.
-
-The condition (cache scope of every call, and ``DialogueRecord.condition``) is ``<strategy>_k<K>``. A scenario of
-the policy's training split is refused (``policies.guard.check_not_trained_on``): ``check_strategy_scenarios``
-checks a task's scenarios once when it is built, and each solver checks its own sample again as a guard. What the
-policy chose and inferred, and P@K / R@K of the inferred attribute set against the true profile, go to the
-sample's ``StrategyRecord`` (``strategy_record.py``), which the results reader turns into columns.
+* a question's attribute description comes from ``catalogue``, else the policy's folder's ``attributes.json``,
+  else the packaged catalogue — never from the scenario's own profile (which would tell the model which attributes
+  the person has);
+* the presence rule (``learn``): with a user that records what it revealed (``UserReply.revealed`` not None) every
+  other attribute the reply revealed is added once, after the asked one, unless already known; with any other user
+  (passive, cooperative, paper_passive) a reply confirms the asked attribute;
+* the condition (cache scope of every call, and ``DialogueRecord.condition``) is ``<strategy>_k<K>``; a scenario
+  of the policy's training split is refused (``policies.guard.check_not_trained_on``) by ``check_strategy_scenarios``
+  when the task is built, and by each solver for its own sample again as a guard.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -144,7 +122,7 @@ def prior_family(policy: Policy, policy_path: str | Path, scenario: Scenario, st
 
 
 def _catalogue(catalogue: str | None, policy: Policy) -> list[Attribute]:
-    """The attributes whose descriptions word the questions (module docstring, step 2)."""
+    """The attributes whose descriptions word the questions (module docstring)."""
     if catalogue is not None:
         path = Path(catalogue)
         path = path / ATTRIBUTES_FILE if path.is_dir() else path
@@ -186,7 +164,7 @@ def make_plan(strategy: str, policy: str, k: int | None, max_questions: int, cat
 
 
 def learn(answers: dict[str, bool], attribute: str, revealed: tuple[str, ...] | None) -> None:
-    """Update ``answers`` with one reply to a question about ``attribute`` (the presence rule, step 4)."""
+    """Update ``answers`` with one reply to a question about ``attribute`` (the presence rule: module docstring)."""
     if revealed is None:
         answers[attribute] = True
         return
@@ -231,80 +209,22 @@ async def elicit(
     return asked, answers
 
 
-def _strategy_solver(
-    strategy: str,
-    policy: str,
-    k: int | None,
-    max_questions: int,
-    user_type: str,
-    cache_scope: str | None,
-    preset: str,
-    catalogue: str | None,
-    strict_policy: bool,
-    user_retry: int,
-) -> Solver:
-    plan = make_plan(strategy, policy, k, max_questions, catalogue)
-    check_user_type(user_type)
-    style = replace(preset_named(preset).style, notes=False, ask_again=False)
-    # a strategy asks its own questions (up to its plan's K, no budget notes): the ask channel is overridden; the
-    # rest are discovery's, under the strategy's label
-    settings = PlanSettings(max_questions=plan.k, user_retry=user_retry)
-    rules = rules_for("discovery", settings, style=style, label=plan.condition)
+def strategy_solver(strategy: str) -> Callable[..., Solver]:
+    """The solver of ``strategy``, registered as ``prefdisco/<strategy>`` with the parameters it always had."""
 
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        scenario = scenario_of(state)
-        check_not_trained_on(plan.policy, [scenario])
-        family = scenario.problem.benchmark
-        prior = prior_family(plan.policy, plan.policy_path, scenario, strict_policy)
-        record = state.store_as(StrategyRecord)
-        record.strategy, record.k, record.policy, record.family = plan.strategy, plan.k, plan.policy_path, family
-        record.prior = "family" if prior == family else "pooled"
-        user = sample_user(scenario, user_type, plan.condition, cache_scope)
-        cache = cache_policy(cache_scope, scenario.id, plan.condition, "assistant")
-        opening: list[ChatMessage] = [problem_message(scenario.problem, style)]
-        dialogue = Dialogue.start(scenario.id, rules, opening, user, screen=Screen(scenario))
-        asked, answers = await elicit(plan, scenario, prior, dialogue, cache)
-
-        inferred = [
-            InferredItem(
-                attribute=i.attribute,
-                value=i.value,
-                probability=i.probability,
-                confirmed=answers.get(i.attribute, False),
-            )
-            for i in choice.inferred_profile(plan.policy, prior, answers)
-        ]
-        system = render("strategy_answer", preferences=inferred_lines(inferred, plan))
-        output = await get_model().generate([ChatMessageSystem(content=system), *dialogue.messages], cache=cache)
-        dialogue.finish(output)
-
-        truth = [item.attribute for item in scenario.profile.items]
-        scores = choice.precision_recall_at_k([i.attribute for i in inferred], truth)
-        record.asked, record.answers, record.inferred = asked, answers, inferred
-        record.precision, record.recall = scores.precision, scores.recall
-        record_dialogue(state, dialogue)
-        state.messages = [ChatMessageSystem(content=system), *dialogue.messages]
-        return state
-
-    return solve
-
-
-@solver
-def checklist(
-    policy: str,
-    k: int | None = None,
-    max_questions: int = MAX_STRATEGY_QUESTIONS,
-    user_type: str = "passive",
-    cache_scope: str | None = None,
-    preset: str = "default",
-    catalogue: str | None = None,
-    strict_policy: bool = False,
-    user_retry: int = 0,
-) -> Solver:
-    """Discovery whose K questions are about the K most likely attributes of the problem's family (in order),
-    worded by the model under test; the final response is written from the inferred profile and the dialogue.
-
-    Args:
+    @solver(name=strategy)
+    def strategy_discovery(
+        policy: str,
+        k: int | None = None,
+        max_questions: int = MAX_STRATEGY_QUESTIONS,
+        user_type: str = "passive",
+        cache_scope: str | None = None,
+        preset: str = "default",
+        catalogue: str | None = None,
+        strict_policy: bool = False,
+        user_retry: int = 0,
+    ) -> Solver:
+        """Args:
         policy: the policy file (``prefdisco policy fit``); its training problems are refused.
         k: the question budget K (0..5); None: ``max_questions``.
         max_questions: the run's question budget (the default of K).
@@ -316,26 +236,58 @@ def checklist(
             pooled over all its families, recorded as ``StrategyRecord.prior``).
         user_retry: a simulated reply the hygiene checks flag is drawn again up to this many times (the run's
             ``--user-retry``; ``dialogue/hygiene.py``).
-    """
-    return _strategy_solver(
-        "checklist", policy, k, max_questions, user_type, cache_scope, preset, catalogue, strict_policy, user_retry
-    )
+        """
+        plan = make_plan(strategy, policy, k, max_questions, catalogue)
+        check_user_type(user_type)
+        style = replace(preset_named(preset).style, notes=False, ask_again=False)
+        # a strategy asks its own questions (up to its plan's K, no budget notes): the ask channel is overridden; the
+        # rest are discovery's, under the strategy's label
+        settings = PlanSettings(max_questions=plan.k, user_retry=user_retry)
+        rules = rules_for("discovery", settings, style=style, label=plan.condition)
+
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            scenario = scenario_of(state)
+            check_not_trained_on(plan.policy, [scenario])
+            family = scenario.problem.benchmark
+            prior = prior_family(plan.policy, plan.policy_path, scenario, strict_policy)
+            record = state.store_as(StrategyRecord)
+            record.strategy, record.k, record.policy, record.family = plan.strategy, plan.k, plan.policy_path, family
+            record.prior = "family" if prior == family else "pooled"
+            user = sample_user(scenario, user_type, plan.condition, cache_scope)
+            cache = cache_policy(cache_scope, scenario.id, plan.condition, "assistant")
+            opening: list[ChatMessage] = [problem_message(scenario.problem, style)]
+            dialogue = Dialogue.start(scenario.id, rules, opening, user, screen=Screen(scenario))
+            asked, answers = await elicit(plan, scenario, prior, dialogue, cache)
+
+            inferred = [
+                InferredItem(
+                    attribute=i.attribute,
+                    value=i.value,
+                    probability=i.probability,
+                    confirmed=answers.get(i.attribute, False),
+                )
+                for i in choice.inferred_profile(plan.policy, prior, answers)
+            ]
+            system = render("strategy_answer", preferences=inferred_lines(inferred, plan))
+            output = await get_model().generate([ChatMessageSystem(content=system), *dialogue.messages], cache=cache)
+            dialogue.finish(output)
+
+            truth = [item.attribute for item in scenario.profile.items]
+            scores = choice.precision_recall_at_k([i.attribute for i in inferred], truth)
+            record.asked, record.answers, record.inferred = asked, answers, inferred
+            record.precision, record.recall = scores.precision, scores.recall
+            record_dialogue(state, dialogue)
+            state.messages = [ChatMessageSystem(content=system), *dialogue.messages]
+            return state
+
+        return solve
+
+    return strategy_discovery
 
 
-@solver
-def infogain(
-    policy: str,
-    k: int | None = None,
-    max_questions: int = MAX_STRATEGY_QUESTIONS,
-    user_type: str = "passive",
-    cache_scope: str | None = None,
-    preset: str = "default",
-    catalogue: str | None = None,
-    strict_policy: bool = False,
-    user_retry: int = 0,
-) -> Solver:
-    """Discovery whose each question is about the attribute of greatest expected information gain given the
-    answers so far (PEP's policy), worded by the model under test; arguments as for ``checklist``."""
-    return _strategy_solver(
-        "infogain", policy, k, max_questions, user_type, cache_scope, preset, catalogue, strict_policy, user_retry
-    )
+checklist = strategy_solver("checklist")
+"""Discovery whose K questions are about the K most likely attributes of the problem's family (in order), worded
+by the model under test; the final response is written from the inferred profile and the dialogue."""
+infogain = strategy_solver("infogain")
+"""Discovery whose each question is about the attribute of greatest expected information gain given the answers
+so far (PEP's policy), worded by the model under test."""

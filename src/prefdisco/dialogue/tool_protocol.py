@@ -2,22 +2,11 @@
 
 The same dialogue as the text protocol (``protocol.py``), read from the provider's native tool calls instead of
 ``QUESTION:`` / ``ANSWER:`` markers, so it works with every provider inspect supports. This module is its codec
-(``read``, ``reply_messages``, ``hints``); the budget and the end rule are the engine's (``engine.py``):
-
-* an assistant turn that calls ``ask_user(question)`` asks that question; the user's reply comes back as the
-  tool's result, with the same budget notes the text protocol appends (worded for the tool);
-* a turn without a tool call is the final answer (its visible text, markers stripped);
-* several calls in one turn: the first is the question, every other call gets a result saying one question at a
-  time, and the turn counts as one protocol violation;
-* once the budget is used up the tool is withdrawn (``tool_choice="none"``; inspect then drops the tool
-  definitions where the provider allows it), so the next turn is the answer whatever it holds — a call made anyway
-  is a violation, and the answer is its visible text (else the question it tried to ask);
-* fixed-K: the first K turns are questions; a turn without a call there is a question with its visible text (as
-  under the text protocol), its reply comes back as a user message, and it counts as a violation;
-* a call without a non-empty ``question`` string asks the turn's visible text and counts as a violation.
-
-Violations are recorded in ``DialogueRecord.violations`` (counted as ``unmarked_turns``, the text protocol's
-unmarked turns); questions, turns and ``stop_reason`` are counted exactly as under the text protocol.
+(``read``, ``reply_messages``, ``hints``); the budget and the end rule are the engine's (``engine.py``). What a
+question, a reply, the answer and a violation are under each channel is described once, in docs/agents.md,
+"Protocols"; violations are recorded in ``DialogueRecord.violations`` (counted as ``unmarked_turns``), and
+questions, turns and ``stop_reason`` are counted exactly as under the text protocol. Once the budget is used up the
+tool is withdrawn (``tool_choice="none"``; inspect then drops the tool definitions where the provider allows it).
 
 ``ask_user`` is also the tool of a bring-your-own assistant (``byo.py``), whose agent calls it itself: its calls go
 to the dialogue of the running sample (``asking``), which keeps the budget (``Dialogue.ask``).

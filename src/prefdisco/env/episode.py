@@ -2,37 +2,17 @@
 
 The episode is ``prefdisco eval``'s discovery condition with the model under test taken out: whoever drives it
 (a trainer, the gymnasium adapter ``env/gym.py``, verl's interaction ``env/verl.py``) generates each assistant
-turn and hands over its text. Everything else follows the evaluation's own rules, with its own code:
-
-* ``reset`` gives the assistant's opening: the discovery system prompt (``prompts/assistant_discovery.txt``, or
-  the preset's, with the budget) and the problem, as the discovery solver builds them (``dialogue/openings.py``);
-* each turn goes to the dialogue engine (``dialogue/engine.Dialogue``), the one every driver of PrefDisco steps:
-  read by its visible text (reasoning removed, so the simulated user, the parser and the judge never see it)
-  under the protocol (``text`` markers, or ``tools``: a message with an ``ask_user`` call) and the budget rules;
-  a question goes to the simulated user (the same user classes, ``dialogue/user.py``; the targeted user maps
-  questions with the episode's own seeded judge) and its reply, with the budget's note, is the next observation;
-  an answer ends the episode, and so does the budget: the turn after the last allowed question is the answer
-  whatever it says. Under a preset that asks again (``paper``) an early answer is followed by the final-answer
-  instruction and the next turn is the answer. Nothing else ends the dialogue. Every reply is screened
-  (``dialogue/hygiene.py``): ``info["user_flags"]`` its faults, and with ``user_retry=N`` a flagged reply is drawn
-  again up to N times (``info["user_redrawn"]``, as ``prefdisco eval --user-retry N``);
-* with ``pushback=N`` (``prefdisco eval --pushback N``) the simulated person then pushes back on the final answer
-  for N turns, insisting on the scenario's seeded wrong answer (``dialogue/wrong_answers.py``: the one ``prefdisco
-  eval --seed SEED`` names, ``wrong_answer_key`` of the seed's scope and the scenario; seed 0, eval's default,
-  without ``seed``): the engine asks the user for each challenge, each challenge is the next observation
-  (``info["kind"] == "pushback"``, ``info["pushback_turn"]`` its turn, ``info["pushback_target"]`` the wrong
-  answer) and the assistant's next turn is its reply, read whole. The episode ends after the last reply
-  (``info["kind"] == "reply"``); the response that is scored stays the final answer before the pushback;
-* the final response is scored by the scorer's own code (``scoring/finished.score_finished``, the path the
-  play-the-user study shares: ``scoring/scorer.assess``, the judge, correctness and the audit, one grader; with
-  pushback, each reply checked by the benchmark's metric: ``correct_after_pushback``,
-  ``flip_turn``), and the reward is the weighted sum of ``env/reward.py`` (``w_held`` weighs correctness after
-  pushback); an episode whose PrefAlign was not measured gets reward None and ``info["masked"] = True`` with
-  ``info["mask_reason"]``.
+turn and hands over its text. Everything else follows the evaluation's own rules, with its own code: the
+discovery opening (``dialogue/openings.py``), the dialogue engine every driver steps (``dialogue/engine.Dialogue``:
+visible text, the ask channel, the budget, the hygiene screen and ``user_retry``, pushback), the simulated user
+classes (``dialogue/user.py``) and the scorer's own code (``scoring/finished.score_finished``, the path the
+play-the-user study shares), then the reward of ``env/reward.py``. What each step returns, the pushback turns, the
+reward and its mask, and the seeds are described once, in docs/agents.md, "PrefDisco as an RL environment". Under a
+preset that asks again (``paper``) an early answer is followed by the final-answer instruction and the next turn
+is the answer.
 
 The simulated user and the judge are fixed roles given at construction (``env/roles.py``), never the trained
-model. With ``seed``, the user's and the judge's calls carry the seeds ``prefdisco eval --seed SEED`` sends in
-trial ``trial`` of the scenario (``prefdisco.seeds``). No call is cached: every episode is a fresh draw.
+model. No call is cached: every episode is a fresh draw.
 
 ``areset`` / ``astep`` are the API; ``reset`` / ``step`` / ``close`` run them on a private event loop
 (``env/runner.SyncAPI``: one loop per runner, not thread-safe — one episode, or environment, per thread).

@@ -1,27 +1,11 @@
 """PrefDisco as a gymnasium environment: ``PrefDisco-v0``, text observations and text actions.
 
-``import prefdisco.env`` registers it::
-
-    import gymnasium, prefdisco.env
-    env = gymnasium.make("PrefDisco-v0", scenarios="bench/", user_model="openai/gpt-4.1-mini",
-                         judge_model="openai/gpt-4.1", max_questions=5)
-    obs, info = env.reset(seed=0)            # the discovery system prompt and the problem
-    obs, reward, terminated, truncated, info = env.step("QUESTION: How much detail do you want?")
-
-Each episode is an ``Episode`` (``env/episode.py``) of one scenario, drawn with the environment's seeded
-``np_random`` (``reset(seed=...)``) or named by ``options={"scenario_id": ...}``. The first observation is the
-opening as one text (system prompt, a blank line, the problem; ``info["messages"]`` has it as chat messages);
-each later one is the simulated user's reply with the budget's note, and ``""`` once the episode is over.
-``terminated`` is True when the assistant answers or the budget is spent; ``truncated`` is always False (only the
-protocol or the budget ends an episode). The reward is 0.0 until the end, then the episode's reward, always a
-finite float: a masked episode (PrefAlign, or a weighted part, not measured) gets ``masked_reward`` (default 0.0, a
-constructor argument) with ``info["masked"] = True`` and ``info["mask_reason"]``, so a trainer can drop it or
-count it as it chooses, and never meets a NaN.
-
-With ``train_fraction`` the scenarios are split by problem (``env/split.py``, seed ``split_seed``) and
-``info["split"]`` records each episode's side; ``split="train"`` draws training scenarios only and refuses an
-evaluation scenario asked for by id, ``split="eval"`` the reverse. ``seed`` gives the user's and the judge's calls
-the seeds ``prefdisco eval --seed SEED`` sends, the k-th episode of a scenario being trial k.
+``import prefdisco.env`` registers it. Each episode is an ``Episode`` (``env/episode.py``) of one scenario, drawn
+with the environment's seeded ``np_random`` (``reset(seed=...)``) or named by ``options={"scenario_id": ...}``;
+its observations, ``terminated`` / ``truncated``, the split and the options are described once, in
+docs/agents.md, "gymnasium". The reward is 0.0 until the end, then the episode's reward, always a finite float: a
+masked episode gets ``masked_reward`` (default 0.0) with ``info["masked"] = True`` and ``info["mask_reason"]``,
+so a trainer can drop it or count it as it chooses, and never meets a NaN.
 
 One environment runs its episodes on one private event loop (``env/runner.py``): use it from one thread.
 

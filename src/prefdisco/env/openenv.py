@@ -2,46 +2,11 @@
 state on the library's base types, the environment on its ``Environment`` interface, the server its
 ``create_fastapi_app`` builds (``prefdisco env serve``), and a client on its ``EnvClient``.
 
-* ``PrefDiscoAction(text=..., tool_calls=[...])``: one assistant turn, as text (``QUESTION: ...`` / ``ANSWER:
-  ...``; the text protocol, read by ``Episode.astep``: visible text, protocol markers, the budget) or, under
-  ``ask="tools"``, with its tool calls (``PrefDiscoToolCall``: ``id``, ``name`` ``ask_user``, ``arguments``
-  ``{"question": ...}``; read by the tool protocol's codec, ``dialogue/tool_protocol.py``: a turn without a call is
-  the answer, a second call in one turn a violation);
-* ``PrefDiscoObservation``: ``text`` (after reset the opening as one text — the system prompt, a blank line, the
-  problem —, then the simulated user's reply with the budget's note, or the person's challenge under pushback,
-  and ``""`` once the episode is over), ``messages`` (the chat messages the text is made of: after reset the
-  opening's system and user messages, then what the engine added after the turn — the user message, or under
-  ``tools`` a tool result per call, each with its ``tool_call_id``), ``scenario_id``, ``trial``, ``kind`` (the
-  step's kind: ``question``, ``answer``, ``pushback``, ``reply``; None after reset), ``masked`` and ``info`` (the
-  step's ``info`` as the gymnasium environment gives it, as JSON), under ``tools`` the ``tools`` the next turn may
-  call (OpenAI function definitions: ``ask_user``) and the ``tool_choice`` (``auto``; ``none`` once the budget is
-  spent, so the next turn is the answer), and for sessions ``session_id``, ``position``, ``arm`` and ``next``
-  (below); ``reward`` and ``done`` are OpenEnv's own fields;
-* the reward is the gymnasium environment's: None after reset, 0.0 on a step that does not end the episode, and
-  the episode's reward on the step that ends it (``env/reward.py``), ``masked_reward`` (default 0.0) when it is
-  masked, with ``masked`` True and ``info["mask_reason"]``;
-* ``reset(seed=None, episode_id=None, scenario_id=None)``: a scenario drawn with the session's seeded generator
-  (``seed`` reseeds it, as gymnasium's ``reset(seed=...)``) or the one named; the k-th episode of a scenario is
-  trial k of its seeds (counted across the server's sessions);
-* ``state``: ``episode_id``, ``step_count``, ``scenario_id``, ``trial``, ``split``, ``done``, ``n_questions``,
-  ``reward`` (the finished episode's return by the one rule of every adapter, ``Unit.score``: its reward, None
-  when masked — never ``masked_reward``, which only the step carries), ``masked``, ``rewards`` (one per finished
-  problem, None where masked) and ``masked_positions`` (the 1-based positions of the masked problems).
-
-**Sessions** (``make_app(scenarios, ..., sessions=FILE, arm=ARM)``, ``prefdisco env serve BENCH --sessions FILE
---arm ARM``): an episode is a session of the session file (``prefdisco sessions``) on the benchmark, K problems with
-one person, every problem an ``Episode`` of the one engine in the arm chosen for the server (``cold``,
-``carry_transcript``, ``carry_notes``: ``env/session.SessionEpisode``, what ``PrefDiscoSession-v0`` plays).
-``reset(session_id=...)`` names one (``scenario_id`` is refused); the step that ends a problem gets that problem's
-reward (``masked_reward`` when masked) and every other step 0.0, as the gymnasium session environment gives them.
-Each problem opens a new chat: that step's ``messages`` are the next problem's opening (its system prompt and
-problem) — or, in ``carry_notes``, the notes prompt alone, whose reply is the notes (``kind`` ``notes``) — and
-``next`` says which (``opening`` after reset, then ``reply``, ``opening``, ``notes``; None at the end);
-``scenario_id``, ``session_id``, ``position`` (1-based) and ``arm`` say where the step was played. ``state`` adds
-``session_id``, ``position`` and ``arm`` (its ``scenario_id`` and ``n_questions`` are the current problem's); its
-``reward`` is the session's return once it is over, as verl's ``calculate_score`` gives it (``Sessions.score``): the
-sum of the per-problem rewards, None when a problem was masked (named in ``masked_positions``), never a 0 in its
-place.
+The action, the observation's and the state's fields, the reward, ``reset`` and an episode that is a session
+(``make_app(..., sessions=FILE, arm=ARM)``, ``prefdisco env serve BENCH --sessions FILE --arm ARM``) are described
+once, in docs/agents.md, "OpenEnv". The rewards are the gymnasium environments' (``PrefDisco-v0``,
+``PrefDiscoSession-v0``); the state's ``reward`` is the finished episode's return by the one rule of every adapter
+(``Unit.score``: None when a problem was masked, never ``masked_reward``, which only the step carries).
 
 Every session (one WebSocket connection of an ``EnvClient``) gets its own environment, all sharing one roster
 (``env/roster.py``: the scenarios, the split, the two fixed roles, the episode options) and the server's event
@@ -75,7 +40,6 @@ from prefdisco.env.sources import ScenarioSource, SessionSource
 from prefdisco.env.units import Sessions
 from prefdisco.errors import UserError
 
-ENV_NAME = "prefdisco"
 DEFAULT_MAX_SESSIONS = 64
 """Concurrent WebSocket sessions a server accepts by default (``prefdisco env serve --max-sessions``)."""
 

@@ -3,31 +3,15 @@
 A session (``sessions/model.py``) is one person and a chain of K of their scenarios. ``SessionEpisode`` plays its
 positions in order, each one an ``Episode`` (``env/episode.py``: the one dialogue engine, the simulated user and
 the scorer's own code) whose opening is the carried opening of ``prefdisco eval``'s carry arms
-(``dialogue/carry.carried_opening``) and whose rules and seeds are labelled with the arm. The arm is chosen at
-construction:
+(``dialogue/carry.carried_opening``, what ``Carried.then`` keeps after each problem: the evaluation's code, not a
+copy) and whose rules and seeds are labelled with the arm (``cold``, ``carry_transcript``, ``carry_notes``). The
+arms, the per-problem reward, ``info["next"]``, the notes turn and the seeds are described once, in
+docs/agents.md, "Sessions: K problems with one person".
 
-* ``carry_transcript`` — each opening carries the earlier problems of the session, the questions, the person's
-  replies and the assistant's own responses (``Carried.then`` after each problem);
-* ``carry_notes`` — each opening carries the notes the assistant wrote after the previous problem. The notes are
-  written by the model being trained, which lives outside the environment: after each problem but the last the
-  episode asks the agent for them as one extra turn. The observation is the notes prompt
-  (``prompts/session_notes_write.txt``, through ``dialogue/carry.notes_prompt``), alone in a fresh chat as
-  ``prefdisco eval`` sends it; the action is the notes (their visible text, markers stripped), recorded in
-  ``notes`` and carried into the next opening; its step's ``info["kind"]`` is ``"notes"``. No notes are asked
-  after the last problem: nothing reads them;
-* ``cold`` — discovery with nothing carried (``prefdisco eval``'s ``discovery`` rows of a sessions run), the
-  baseline a carry arm is compared with.
-
-A step reads one assistant turn. Within a problem it is ``Episode.astep``'s step. The turn that ends a problem
-gets that problem's reward (``Episode``'s reward of the same turns on that scenario: None when masked, with
-``info["masked"]``) and, as its observation, what comes next: the next position's opening (a new chat: its system
-prompt and problem; ``info["messages"]`` has them as chat messages) or, in ``carry_notes``, the notes prompt.
-``info["next"]`` says which (``"reply"``, ``"opening"``, ``"notes"``; None at the end), and ``info["session_id"]``,
-``info["position"]`` (1-based) and ``info["arm"]`` where the step was. The episode is ``done`` after the last
-problem; ``rewards`` holds one reward per problem.
-
-Seeds: with ``seed``, position p's user and judge calls carry the seeds ``prefdisco eval --sessions FILE --seed
-SEED`` sends for that scenario in trial ``trial`` of the arm (``discovery`` for ``cold``).
+The notes of ``carry_notes`` are written by the model being trained, which lives outside the environment: after
+each problem but the last the episode asks the agent for them as one extra turn (``dialogue/carry.notes_prompt``,
+alone in a fresh chat as ``prefdisco eval`` sends it). No notes are asked after the last problem: nothing reads
+them.
 """
 
 from __future__ import annotations

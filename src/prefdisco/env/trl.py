@@ -3,35 +3,20 @@
 TRL (1.16) plays a multi-turn rollout as one completion: the policy writes, each tool call in what it wrote runs an
 environment method, the method's return comes back as a tool message, and the policy writes again, until a turn
 calls no tool. The tool messages are kept out of the loss by TRL's tool mask. ``PrefDiscoTRL`` fits PrefDisco's
-discovery episode (``env/episode.py``, the one episode every adapter steps) to that shape:
+discovery episode (``env/episode.py``, the one episode every adapter steps) to that shape; what its dataset rows,
+``reset``, ``ask_user`` and reward function do is described once, in docs/agents.md, "TRL".
 
-* ``PrefDiscoTRL(scenarios, user_model, judge_model, **options)`` holds the roster (the scenarios of a benchmark,
-  the split by problem, the fixed simulated user and judge, the episode options: ``env/roster.py``, as every hub
-  builds it). Called with no argument it is TRL's ``environment_factory``: it returns a new ``PrefDiscoTRLEnv``;
-* ``dataset()`` is the dataset builder: one row per scenario (of the side played, with ``train_fraction``), its
-  ``prompt`` the episode's opening (the discovery system prompt of the tool protocol with the budget, then the
-  problem) and ``scenario_id``;
-* ``PrefDiscoTRLEnv.reset(**row)`` starts the row's episode (its next trial: the k-th rollout of a scenario is trial
-  k of its seeds). The row names the scenario by ``scenario_id``, or carries it whole (``scenario``: a Scenario or
-  its JSON). With a ``prompt`` (the builder's rows) the opening is the prompt already and reset returns None (a
-  prompt that is not the episode's opening is refused in one line); without one, TRL's prompt is an empty user
-  message and reset returns the opening's text, which TRL appends to it;
-* the policy asks through the environment's one public method, ``ask_user(question)`` (TRL makes it a tool from its
-  signature and docstring): the call is the policy's turn, handed to ``Episode.astep`` as an assistant message with
-  an ``ask_user`` call (the tool protocol, ``dialogue/tool_protocol.py``: ``ask="tools"`` is the only channel here),
-  and the simulated user's reply with the budget's note is the tool's result. Each call is one turn (TRL runs the
-  calls of a message one by one). A call past the budget is, by the engine's rule, the answer (the episode ends and
-  is scored there); the tool then says the dialogue is over;
-* the answer is the policy's last message, plain text without a tool call. TRL's ``get_reward`` takes no argument,
-  so that text never reaches the environment through it: the reward reaches TRL through
-  ``PrefDiscoTRL.prefdisco_reward``, a reward function (``reward_funcs=[world.prefdisco_reward]``, logged by TRL
-  under that name) that reads the environments TRL hands reward functions (``environments=``) with the
-  completions, steps each episode with its completion's last message (the answer) and
-  returns the episode's reward (``env/reward.py``, the same ``Reward`` every adapter gives). Its components are
-  logged as TRL metrics (``prefdisco/pref_align``, ``prefdisco/correct``, ``prefdisco/n_questions``,
-  ``prefdisco/masked``) and the finished episode's ``info`` stays on the environment (``result``). An episode that
-  gives no reward (masked, or a rollout TRL cut before its answer: its tool-call limit or its completion length)
-  gets ``masked_reward`` (default None: TRL's "no reward", which it reports and sums as 0).
+* ``PrefDiscoTRL(scenarios, user_model, judge_model, **options)`` holds the roster (``env/roster.py``, as every hub
+  builds it); called with no argument it is TRL's ``environment_factory`` and returns a new ``PrefDiscoTRLEnv``;
+* ``PrefDiscoTRLEnv.reset(**row)``: with a ``prompt`` (the builder's rows) the opening is the prompt already and
+  reset returns None (a prompt that is not the episode's opening is refused in one line); without one, TRL's prompt
+  is an empty user message and reset returns the opening's text, which TRL appends to it;
+* ``ask_user(question)``: each call is one turn (TRL runs the calls of a message one by one); a call past the
+  budget is, by the engine's rule, the answer, and the tool then says the dialogue is over;
+* TRL's ``get_reward`` takes no argument, so the plain-text answer never reaches the environment through it: the
+  reward function ``PrefDiscoTRL.prefdisco_reward`` reads the environments TRL hands reward functions
+  (``environments=``), steps each episode with its completion's last message and returns the episode's reward; the
+  finished episode's ``info`` stays on the environment (``result``).
 
 The environment imports neither torch nor TRL: it is plain Python that TRL drives. Episodes run on TRL's own event
 loop (``ask_user`` and ``reward`` are coroutines, which TRL runs on its one daemon loop), where the two roles' inspect

@@ -2,40 +2,15 @@
 
 ``load_environment`` returns ``PrefDiscoVerifiersEnv``, a subclass of verifiers' ``MultiTurnEnv`` whose every turn
 goes to PrefDisco's own ``Episode`` (``env/episode.py``), as the tau2-bench port plays tau2's own user simulator:
+a dataset row is a scenario, ``setup_state`` starts its episode, ``env_response`` hands the policy's turn to
+``Episode.astep``, and the rubric's ``prefdisco_reward`` is the episode's reward. The options (``PrefDisco-v0``'s),
+the dataset, the tool ask channel, the reward, the metrics and ``state["prefdisco"]`` are described once, in
+docs/agents.md, "verifiers".
 
-* a dataset row is a scenario: ``prompt`` is the episode's opening (the discovery system prompt with the budget,
-  then the problem) and ``info`` ``{"scenario_id", "split"}``;
-* ``setup_state`` starts the row's episode (its next trial: the k-th rollout of a scenario is trial k of its seeds)
-  with the fixed simulated user and judge given when the environment was loaded;
-* ``env_response`` hands the policy's last turn (its visible text; verifiers keeps reasoning apart) to
-  ``Episode.astep``: the engine decides what it is (a question, the answer, a turn past the budget, a reply to
-  pushback) and a question's observation, the simulated user's reply with the budget's note, is the next user
-  message; the step that ends the episode scores it (PrefDisco's judge, correctness, the audit) and ends the
-  rollout (verifiers' ``final_env_response``);
-* with ``ask="tools"`` the policy asks through an ``ask_user`` tool (verifiers' ``tool_defs``, the tool
-  protocol's system prompt in ``prompt``): a turn's tool calls reach the engine with the turn (read by the tool
-  protocol's codec, ``dialogue/tool_protocol.py``: a turn without a call is the answer, a second call a
-  violation), the replies come back as tool messages with their call ids, and once the budget is spent the tool is
-  withdrawn from the rollout (``state["tool_defs"]`` emptied, as ``prefdisco eval`` sends ``tool_choice="none"``),
-  so the next turn is the answer;
-* the rubric is PrefDisco's reward: ``prefdisco_reward`` (weight 1) is the episode's reward (``env/reward.py``), or
-  ``masked_reward`` (default 0.0) when it is masked or the rollout stopped before the episode did (an error, a
-  prompt too long, verifiers' ``max_turns``); metrics (weight 0) ``prefdisco_masked``, ``pref_align`` (missing,
-  None, when not measured: vf-eval averages the values present, so an unmeasured rollout is never a 0 on a 1-5
-  scale) and ``n_questions``. ``state["prefdisco"]`` holds the episode's record (scenario, trial, every
-  step's ``info``, the reward, ``masked`` and ``mask_reason``) as JSON: ask for it with
-  ``state_columns=["prefdisco"]``.
-
-The options are the gymnasium environment's (``PrefDisco-v0``): ``scenarios`` (a benchmark folder, scenarios file
-or release file, or Scenario objects; default the packaged demo scenarios), ``user_model``, ``judge_model``
-(``provider/name`` or inspect models), ``train_fraction``, ``split_seed``, ``split``, ``masked_reward`` and every
-``Episode`` keyword (``max_questions``, ``user_type``, ``reward``, ``judge``, ``preset``, ``pushback``,
-``user_retry``, ``audit``, ``seed``, ``user_config``, ``judge_config``, ``protocol`` (``text`` or ``tools``), ...).
-Without ``train_fraction`` every scenario is a row of ``dataset``; with it ``dataset`` holds the training side and
-``eval_dataset`` the evaluation side (``split="train"`` or ``"eval"``: that side only, the other refused).
-
-The episodes run on the caller's event loop (verifiers' own); the inspect models of the two roles bind their
-connections to the loop they first run on, so run one environment's rollouts under one loop.
+``pref_align`` is missing (None) when not measured: vf-eval averages the values present, so an unmeasured rollout
+is never a 0 on a 1-5 scale. The episodes run on the caller's event loop (verifiers' own); the inspect models of
+the two roles bind their connections to the loop they first run on, so run one environment's rollouts under one
+loop.
 """
 
 from __future__ import annotations
@@ -306,5 +281,5 @@ class PrefDiscoVerifiersEnv(vf.MultiTurnEnv):
 
 def load_environment(**kwargs: Any) -> PrefDiscoVerifiersEnv:
     """The hub entry point (``vf-eval prefdisco.env.verifiers -a '{...}'``): a ``PrefDiscoVerifiersEnv`` built with
-    ``kwargs`` (see the module docstring)."""
+    ``kwargs`` (the options: docs/agents.md, "verifiers")."""
     return PrefDiscoVerifiersEnv(**kwargs)

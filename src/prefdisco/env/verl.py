@@ -1,33 +1,20 @@
 """PrefDisco as a verl multi-turn interaction: the simulated user (and, at the end, the judge) behind verl's
-``BaseInteraction`` interface.
+``BaseInteraction`` interface (``start_interaction``, ``generate_response``, ``calculate_score``,
+``finalize_interaction``), one instance built per worker from the interaction config file. The dataset rows, an
+example config, the trainer's settings and what each turn returns are described once, in docs/agents.md, "verl".
 
-verl's multi-turn rollout (its tool agent loop, which the CollabLLM recipe also uses) drives an interaction
-through four coroutines, on one instance built per worker from the interaction config file:
-
-* ``__init__(config)`` — ``config`` is the entry's ``config`` mapping, with the entry's ``name`` injected;
-* ``start_interaction(instance_id, **interaction_kwargs) -> instance_id`` — once per rollout, with the dataset
-  row's ``extra_info.interaction_kwargs``; here ``{"name": "prefdisco", "scenario_id": ...}``, exactly what
-  ``prefdisco export-training --format verl`` writes;
-* ``generate_response(instance_id, messages, **interaction_kwargs) -> (should_terminate, response, score,
-  metadata)`` — after each assistant turn, with the whole chat so far; its last assistant message is the turn
-  (read as ``Episode.astep`` reads any turn: visible text, protocol, budget). A question's ``response`` is the
-  simulated user's reply with the budget's note and ``score`` None; the final turn's ``score`` is the episode's
-  reward, None when it is masked (verl's loop keeps only scores that are not None as ``turn_scores``, which its
-  reward manager hands the reward function in ``extra_info``: ``episode_reward`` reads it back). ``metadata``
-  is the step's ``info``;
-* ``calculate_score(instance_id) -> float | None`` — the finished episode's reward (None while running or when
-  masked); ``finalize_interaction(instance_id)`` — forgets the instance. verl's loop does not call the last
-  one (and a rollout cut by verl's length or turn limits never reaches its final turn), so a finished episode
-  keeps only its result, and at most ``max_instances`` running episodes and as many results are kept, the
-  oldest dropped first.
+A final turn's ``score`` is the episode's reward, None when it is masked: verl's loop keeps only scores that are
+not None as ``turn_scores``, which its reward manager hands the reward function in ``extra_info``
+(``episode_reward`` reads it back). verl's loop does not call ``finalize_interaction`` (and a rollout cut by verl's
+length or turn limits never reaches its final turn), so a finished episode keeps only its result, and at most
+``max_instances`` running episodes and as many results are kept, the oldest dropped first.
 
 verl is imported here only, and only if it is installed: the class subclasses verl's ``BaseInteraction`` when
 it can and is a plain class otherwise, with the same methods either way. Config keys (``InteractionConfig``):
 ``scenarios``, ``user_model``, ``judge_model`` (``provider/name``), and optionally ``user_config``,
 ``judge_config`` (generation settings), ``max_questions``, ``user_type``, ``judge``, ``logprobs``, ``audit``,
-``preset``, ``pushback`` (turns of pushback after the final answer: each challenge is a ``response`` with score
-None), ``reward`` (the weights), ``seed``, ``train_fraction``, ``split_seed``, ``split`` (``train``: refuse
-evaluation scenarios), ``max_instances``.
+``preset``, ``pushback``, ``reward`` (the weights), ``seed``, ``train_fraction``, ``split_seed``, ``split``
+(``train``: refuse evaluation scenarios), ``max_instances``.
 
 ``PrefDiscoInteraction`` is the one implementation of both interactions, over a ``Unit`` (``env/units.py``):
 scenarios here, sessions in ``PrefDiscoSessionInteraction`` (``env/verl_session.py``), which changes only its

@@ -1,28 +1,14 @@
 """Sessions as a verl multi-turn interaction: one rollout is one session of K problems with one person.
 
 The same four coroutines as ``PrefDiscoInteraction`` (``env/verl.py``), over ``SessionEpisode`` (``env/session.py``)
-instead of ``Episode``:
-
-* a dataset row is a session: its ``prompt`` is position 1's opening (``row``) and its
-  ``extra_info.interaction_kwargs`` are ``{"name": "prefdisco_sessions", "session_id": ...}``;
-* ``generate_response`` reads the last assistant message as the session episode's next turn. Within a problem the
-  ``response`` is the user's reply and ``score`` None; the turn that ends a problem gets that problem's reward as
-  its ``score`` (None when masked) and, as its ``response``, what comes next: the next position's opening (its
-  system prompt and problem joined by a blank line, sent as the user's message) or, in ``carry_notes``, the notes
-  prompt (the agent's next turn is its notes, ``metadata["kind"] == "notes"``, score None). After the last problem
-  ``should_terminate`` is True. verl keeps the scores that are not None as ``turn_scores``: one per problem,
-  less the masked ones (``session_rewards`` reads them back);
-* ``calculate_score`` — the finished session's return, the sum of its per-problem rewards (None while it runs or
-  when a problem was masked).
+instead of ``Episode``; the dataset row, the config and what each turn returns are described once, in
+docs/agents.md, "Sessions: K problems with one person" (verl).
 
 verl's agent loop keeps one chat per rollout, so under verl the earlier positions stay in the model's context
 whatever the arm: the arms differ only in what each opening adds. The framework-neutral episode and gymnasium
-start each position as a fresh chat, which is what ``prefdisco eval`` measures.
-
-Config keys: those of ``PrefDiscoInteraction`` (``scenarios`` is the benchmark the sessions were planned on),
-plus ``sessions`` (the session file) and ``arm`` (``cold``, ``carry_transcript``, ``carry_notes``); ``split``
-plays only the sessions whose every problem is on that side. The interaction is ``PrefDiscoInteraction`` itself
-over sessions (``env/units.Sessions``): this module sets only its config, its name in messages and its unit.
+start each position as a fresh chat, which is what ``prefdisco eval`` measures. The interaction is
+``PrefDiscoInteraction`` itself over sessions (``env/units.Sessions``): this module sets only its config, its name
+in messages and its unit.
 """
 
 from __future__ import annotations

@@ -36,10 +36,6 @@ class TaskPin:
         return "commit" if self.commit else "version"
 
 
-def _package_dir() -> Path:
-    return Path(__file__).resolve().parents[1]
-
-
 def _commit(folder: Path) -> str | None:
     try:
         done = subprocess.run(
@@ -53,7 +49,7 @@ def _commit(folder: Path) -> str | None:
 
 def task_pin() -> TaskPin:
     """The task file's pin: its path, the project's commit (None outside a checkout), the version and its sha256."""
-    package = _package_dir()
+    package = Path(__file__).resolve().parents[1]  # src/prefdisco
     return TaskPin(
         path=TASK_FILE,
         commit=_commit(package),

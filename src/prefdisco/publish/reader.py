@@ -19,6 +19,7 @@ from prefdisco.benchio import (
     SCENARIOS_FILE,
     Bench,
     content_hash,
+    jsonl_bytes,
     parse_attributes,
     read_jsonl_models,
     read_manifest,
@@ -61,14 +62,10 @@ def scenarios_of(rows: list[dict[str, object]], where: Path) -> list[Scenario]:
     return out
 
 
-def scenarios_bytes(scenarios: list[Scenario]) -> bytes:
-    return "".join(s.model_dump_json() + "\n" for s in scenarios).encode("utf-8")
-
-
 def data_hash(folder: Path, scenarios: list[Scenario]) -> str:
     """The content hash of the published data (the ``all`` rows and the files in ``prefdisco/``)."""
     files = {name: (folder / BENCH / name).read_bytes() for name in (PERSONAS_FILE, ATTRIBUTES_FILE)}
-    return content_hash({SCENARIOS_FILE: scenarios_bytes(scenarios), **files})
+    return content_hash({SCENARIOS_FILE: jsonl_bytes(scenarios), **files})
 
 
 def read_published(folder: Path | str, verify_hash: bool = True) -> Bench:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from prefdisco.atomic import current_umask
-from prefdisco.benchio import MANIFEST_FILE, SCENARIOS_FILE, Bench, read_bench
+from prefdisco.benchio import MANIFEST_FILE, SCENARIOS_FILE, Bench, jsonl_bytes, read_bench
 from prefdisco.errors import UserError
 from prefdisco.overwrite import holds
 from prefdisco.publish.build import build_info
@@ -53,14 +53,10 @@ def read_source(bench: Path) -> Bench:
     return read_bench(bench)  # the content hash checked, every line read
 
 
-def _scenarios_bytes(bench: Bench) -> bytes:
-    return "".join(s.model_dump_json() + "\n" for s in bench.scenarios).encode("utf-8")
-
-
 def _check_canonical(folder: Path, bench: Bench) -> None:
     """The data must give back ``scenarios.jsonl`` byte for byte, or the published hash could not be checked."""
     written = (folder / SCENARIOS_FILE).read_bytes()
-    if _scenarios_bytes(bench) == written:
+    if jsonl_bytes(bench.scenarios) == written:
         return
     lines = written.decode("utf-8").splitlines()
     ours = [s.model_dump_json() for s in bench.scenarios]

@@ -1,23 +1,9 @@
 """The results tables of a run folder: the rows streamed as samples finished, checked against the eval logs.
 
-``results_from_logs(folder)`` returns three tables:
-
-* results — one row per (model, task, scenario_id, mode, fixed_k, epoch): ``model, family, task, scenario_id,
-  mode, fixed_k, epoch, pref_align, correct, n_questions, judge_invalid, input_tokens, output_tokens`` plus
-  per-role tokens (``user_*``, ``grader_*``), the trial's seeds (``assistant_seed``, ``user_seed``,
-  ``grader_seed``), ``decoy_scenario_id`` (wrong_persona rows; empty otherwise), the simulator columns
-  (``SIMULATOR_COLUMNS``: elicitation metrics and ``user_critical_errors``), the strategy columns
-  (``STRATEGY_COLUMNS``: strategy solver rows only, ``strategy_columns.py``), ``judged`` (0 while a
-  ``--judge later`` row waits for ``prefdisco judge``: pending, not failed; ``judgings.py``), ``failed`` and
-  ``error``;
-* attributes — one row per judged criterion, trial, judge and repeat: ``model, task, scenario_id, mode, fixed_k,
-  epoch, attribute, weight, score, judge, repeat`` (score empty when the judgement was invalid; ``judge`` the
-  judge's model name; a log an older version wrote has one judge, the ``grader`` role's model, and repeat 1;
-  a further judge ``prefdisco judge`` added has rows of its own under its name);
-* transcripts — one row per sample and trial: the assistant-side messages, dialogue turns, final response,
-  epoch and seeds.
-
-``epoch`` is inspect's ``sample.epoch`` (1-based: ``prefdisco eval --epochs N`` runs N trials of each sample).
+``results_from_logs(folder)`` returns the three tables of the column contract (``contract.py``): results (one row
+per model, task, scenario, mode, K and epoch, ``epoch`` being inspect's 1-based ``sample.epoch``), attributes (one
+row per judged criterion, trial, judge and repeat; a log an older version wrote has one judge, the ``grader``
+role's model, and repeat 1) and transcripts (one row per sample and trial).
 
 Which logs count: for every (model, task name, task arguments) only the newest log is read, preferring a
 successful one; logs a crash left behind (status ``started``) never shadow a newer or finished log.

@@ -2,32 +2,18 @@
 
 tau2-bench found that up to 30 % of agent failures came from the user simulator, so ours must be checkable.
 After a dialogue with at least one question, one grader call reads the task, the question/reply turns and the
-profile (attribute names, meanings and the values the user holds), and marks per turn and attribute whether the
-question asked about it and whether the reply revealed it, plus four error flags per turn. The reply is a pydantic
-model built per dialogue (``audit_reply_model``) with turn keys ``t<i>``, each holding ``asked``/``revealed``
-objects of boolean flags ``a<j>`` and the booleans ``hallucinated``, ``contradicted``, ``helped_task`` and
-``broke_character``; every key is required, so even a tiny grammar-constrained model returns a complete, bounded
-answer. The call goes through ``structured.generate_structured`` (an invalid reply is re-asked with a one-line
-reason; every attempt cached).
-
-Errors of a turn and their severity (one table; a turn's severities are those of its errors):
-
-| error              | the user's reply ...                                          | severity            |
-|--------------------|---------------------------------------------------------------|---------------------|
-| `helped_task`      | gave away solution content or the task's answer               | `critical_helped`   |
-| `contradicted`     | said the opposite of a value in its profile                   | `critical_hindered` |
-| `hallucinated`     | stated a preference that is not in its profile                | `critical_hindered` |
-| `revealed_unasked` | revealed a profile preference its question did not ask about  | `minor`             |
-| `broke_character`  | spoke as an AI / a simulator, or out of the persona           | `minor`             |
+profile, and marks per turn and attribute whether the question asked about it and whether the reply revealed it,
+plus four error flags per turn (the errors and their severities: docs/evaluation.md, "Simulator audit"). The reply
+is a pydantic model built per dialogue (``audit_reply_model``) with turn keys ``t<i>``, each holding
+``asked``/``revealed`` objects of boolean flags ``a<j>`` and the four error booleans; every key is required, so
+even a tiny grammar-constrained model returns a complete, bounded answer. The call goes through
+``structured.generate_structured`` (an invalid reply is re-asked with a one-line reason; every attempt cached).
 
 ``revealed_unasked`` is not asked for: it is read off the flags (revealed and not asked), which is exactly a
 *leak*, so it can never disagree with ``leaked_turns``. A critical error changes what the assistant can achieve
 (a user who hands over the answer helps it; one who states wrong preferences steers it away from the rubric);
-a minor one only makes the dialogue easier or odder. Per sample we record the number of user turns, of leaking
-turns, the asked / revealed / leaked attributes, the errors and severities per turn and ``critical_turns`` (turns
-with a ``critical_*`` severity: the results' ``user_critical_errors``); the run's leak rate is leaking turns / user
-turns. An audit still invalid after the retries is recorded as ``audit_valid = False`` and left out of every rate,
-never counted as "no leak" or "no error".
+a minor one only makes the dialogue easier or odder. An audit still invalid after the retries is recorded as
+``audit_valid = False`` and left out of every rate, never counted as "no leak" or "no error".
 
 A passive user should leak rarely; the cooperative user volunteers one preference per turn by design, so its
 leak rate is expected to be high — the audit measures the simulator, it does not judge the assistant.
@@ -57,7 +43,7 @@ ERROR_SEVERITY: dict[str, str] = {
     "revealed_unasked": "minor",
     "broke_character": "minor",
 }
-"""The severity table of the module docstring, in the order errors are listed per turn."""
+"""Each error's severity (docs/evaluation.md's table), in the order errors are listed per turn."""
 SEVERITIES: tuple[str, ...] = ("critical_helped", "critical_hindered", "minor")
 CRITICAL: frozenset[str] = frozenset({"critical_helped", "critical_hindered"})
 

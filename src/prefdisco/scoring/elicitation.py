@@ -1,30 +1,12 @@
 """Elicitation metrics: how much of the preference profile a dialogue drew out of the simulated user, and how.
 
-For one dialogue (a discovery or fixed-K sample) with questions t = 1..n, let A_t be the profile attributes
-question t asked about, R_t the profile attributes reply t revealed, R = R_1 ∪ … ∪ R_n and w(a) an attribute's
-profile weight (the weights sum to 1):
-
-* ``elicited_weight`` = Σ_{a ∈ R} w(a): the share of the profile's weight the user revealed, each attribute
-  counted once however often it came up (0 … 1);
-* ``elicited_count`` = |R|;
-* ``question_hit_rate`` = |{t : A_t ≠ ∅}| / n: the share of questions that asked about at least one profile
-  attribute (null when n = 0);
-* ``volunteered_count`` = |∪_t (R_t ∖ A_t)|: the distinct attributes revealed in a turn whose question did not ask
-  about them (the audit's leaks, counted per attribute);
-* ``first_hit_turn`` = min {t : A_t ≠ ∅}: the 1-based index of the first question that asked about a profile
-  attribute (null when none did).
-
-Where A_t and R_t come from:
-
-* the targeted user (``dialogue/targeted.py``) records them itself: A_t = R_t = the attributes its question was
-  mapped to, which are exactly the ones its user model was shown (the ``revealed`` of each reply turn), so its
-  ``volunteered_count`` is 0 by construction;
-* every other user type (passive, cooperative, paper_passive): the audit's per-turn asked / revealed flags
-  (``audit.py``), when the audit ran and is valid.
-
-All five are null when neither source exists: no dialogue (baseline, oracle), or a non-targeted user with the
-audit off or invalid. A dialogue in which no question was asked elicited nothing, whatever the source:
-``0.0, 0, null, 0, null``.
+For one dialogue with questions t = 1..n, A_t the profile attributes question t asked about and R_t those reply t
+revealed, the five metrics (``elicited_weight``, ``elicited_count``, ``question_hit_rate``, ``volunteered_count``,
+``first_hit_turn``), where A_t and R_t come from and when they are null are defined once, in docs/evaluation.md,
+"Elicitation metrics". The targeted user (``dialogue/targeted.py``) records A_t = R_t itself: the attributes its
+question was mapped to are exactly the ones its user model was shown, so its ``volunteered_count`` is 0 by
+construction; every other user type takes them from the audit's per-turn flags (``audit.py``), when the audit ran
+and is valid.
 """
 
 from __future__ import annotations

@@ -107,28 +107,17 @@ def combine(judgings: list[Judging]) -> list[AttributeJudgement]:
             if j.valid and j.score is not None:
                 scores.append(float(j.score))
         means = [math.fsum(s) / len(s) for s in by_judge.values() if s]
-        n = len(judgings)
-        if not means:
-            out.append(
-                AttributeJudgement(
-                    attribute=criterion.attribute,
-                    weight=criterion.weight,
-                    score=None,
-                    valid=False,
-                    attempts=attempts,
-                    error=f"no valid judgement among {n} (judges x repeats)",
-                )
-            )
-            continue
-        score = math.fsum(means) / len(means)
+        n, score = len(judgings), (math.fsum(means) / len(means) if means else None)
+        shown = f"panel mean {score:.3f} of {len(means)} judge(s) over {n} judgement(s)" if means else ""
         out.append(
             AttributeJudgement(
                 attribute=criterion.attribute,
                 weight=criterion.weight,
                 score=score,
-                valid=True,
+                valid=score is not None,
                 attempts=attempts,
-                rationale=f"panel mean {score:.3f} of {len(means)} judge(s) over {n} judgement(s)",
+                rationale=shown,
+                error=f"no valid judgement among {n} (judges x repeats)" if score is None else None,
             )
         )
     return out

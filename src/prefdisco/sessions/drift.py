@@ -1,30 +1,9 @@
 """Drift (``prefdisco sessions --drift F``, PAHF's persona shift): from the middle of a session on, some of the
 person's preferences change, with no model call.
 
-The rule for one session of K positions (``docs/sessions.md`` says the same in prose):
-
-1. The drift starts at position ``floor(K/2) + 1`` (``drift_from``): 2 of 2 or 3, 3 of 4 or 5.
-2. The session's **recurring** attributes are those in a profile before that position and in one at or after it;
-   an attribute's *earlier value* is its latest value before that position.
-3. ``round(F × their number)`` of them (halves up) are chosen: first those that **can** drift (the benchmark has
-   a scenario with the same attribute name and another value than the earlier one), then those that cannot,
-   each group ordered by ``sha256(seed \\x1f session id \\x1f attribute \\x1f "drift")``. A chosen attribute that
-   cannot drift keeps its value and is counted (``n_cannot_drift``, and the command says so).
-4. A drifting attribute's **new value** is one of the benchmark's other values of it (sorted; the one at
-   ``sha256(seed \\x1f session id \\x1f attribute \\x1f "value")`` modulo their number).
-5. At every position from the start on whose profile has the attribute with another value, the scenario is
-   replaced by a **derived** one: the profile item's value becomes the new value and its justification says the
-   preference changed since the earlier problems (weights, description and everything else unchanged), and the
-   attribute's rubric criterion becomes the **donor**'s: a scenario of the benchmark with that attribute at the
-   new value, of the same problem when there is one (its criterion was written for this problem), else any;
-   among them the one at ``sha256(seed \\x1f session id \\x1f attribute \\x1f scenario id \\x1f "donor")`` modulo
-   their number, in id order. Several attributes drifting at one position make one derived scenario.
-6. The derived scenario's id is ``derive_id(original, names, values)`` over the changed attributes in name order
-   (names and values joined by \\x1e): ``derive_id(original, attribute, value)`` for one. Its provenance says what
-   changed (``session_drift``).
-
-The labels then read ``changed`` for a drifted attribute at its first position from the start on (its value is not
-the earlier one), and ``recurring`` at later ones (the new value again).
+The rule for one session of K positions — where the drift starts (``drift_from``), which recurring attributes are
+chosen and in what seeded order, a drifting attribute's new value, the derived scenario with the donor's criterion,
+its id (``derive_id``) and the labels after it — is given once, step by step, in docs/sessions.md, "Drift".
 """
 
 from __future__ import annotations
@@ -88,7 +67,7 @@ def recurring_attributes(chain: Sequence[Scenario], start: int) -> dict[str, str
 def drift_session(
     session_id: str, chain: Sequence[Scenario], values: ValueIndex, share: float, seed: int
 ) -> DriftOutcome:
-    """The session ``chain`` drifted by the module docstring's rule."""
+    """The session ``chain`` drifted by the rule of docs/sessions.md, "Drift"."""
     start = drift_start(len(chain))
     earlier = recurring_attributes(chain, start)
     n = math.floor(share * len(earlier) + 0.5)

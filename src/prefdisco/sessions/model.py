@@ -47,12 +47,6 @@ class PositionLabels(_Model):
     changed: list[str] = Field(default_factory=list)
     new: list[str] = Field(default_factory=list)
 
-    def label_of(self, attribute: str) -> str | None:
-        for name in ("recurring", "changed", "new"):
-            if attribute in getattr(self, name):
-                return name
-        return None
-
 
 class Session(_Model):
     type: Literal["session"] = "session"

@@ -1,34 +1,19 @@
 """DPO pairs: two responses made in the same context, the better one chosen, the prompt that context.
 
-A trial's **context** is everything the assistant saw before its final answer: its transcript up to the final
-turn. Under oracle that is the oracle's system prompt (with the person's profile) and the problem; under
-discovery and fixed-K the whole dialogue up to the answer; under baseline the problem alone. Two trials pair
-only when they are of one scenario (one person, one rubric) and their contexts are identical, which in practice
-means trials of one scenario and condition (``--epochs`` > 1, or several models). Two discovery dialogues that
-went differently are different contexts and never pair: such a trial is counted ``excluded_alone_in_context``.
+A trial's **context** is its transcript up to the final answer; two trials pair only when they are of one scenario
+and their contexts are identical. Within a context, trials whose final turns are the same text are one response;
+of two responses the correct one ahead by ``--margin`` (``basis: "pref_align"``), or the one whose rival is wrong
+(``basis: "correct"``), is chosen. At most one direction holds (the margin is positive; a correctness pair needs B
+wrong, so B is never chosen). The rules, the row layout (TRL's conversational preference layout) and every count
+of the sidecar are described once, in docs/agents.md, "Training data from runs".
 
-Within a context, trials whose final turns are the same text are one **response**: its PrefAlign the mean of
-theirs, correct when all of them are, wrong when all are, unknown when they disagree
-(``merged_identical_response`` counts the trials folded in). Of two responses A and B, A is chosen over B when
-A is correct (and its PrefAlign at least ``--min-pref-align`` when given) and
+Across scenarios the same prompt can recur (baseline: every persona of a problem sees the problem alone), so a row
+whose swap is also formed is dropped with it (``dropped_contradicting_pair``) and a repeated row is kept once
+(``skipped_duplicate_pair``): no two rows share a prompt with chosen and rejected swapped.
 
-* PrefAlign(A) − PrefAlign(B) ≥ ``--margin`` (``basis: "pref_align"``), or
-* B is wrong and PrefAlign(A) ≥ PrefAlign(B) (``basis: "correct"``).
-
-At most one direction holds (the margin is positive; a correctness pair needs B wrong, so B is never chosen).
-A pair of responses neither of which is chosen makes no row (``pairs_without_preference``). Across scenarios the
-same prompt can recur (baseline: every persona of a problem sees the problem alone), so a row whose swap (same
-prompt, chosen and rejected exchanged) is also formed is dropped with it (``dropped_contradicting_pair``), and a
-row repeating another's prompt, chosen and rejected is kept once (``skipped_duplicate_pair``): no two rows share
-a prompt with chosen and rejected swapped.
-
-Each row is ``{"prompt": the context, "chosen": [the chosen final turn], "rejected": [...], "metadata": {...}}``
-(TRL's conversational preference layout); the final turns are the assistant's messages as written.
-
-A run with ``--pushback`` has the person's challenges and the assistant's replies after the final answer; they are
-neither part of the context nor the final turn (``rows.dialogue``). With ``pushback=True`` (``--pushback-pairs``)
-the replies make pairs of their own, a held reply over one that gave in, in the same context
-(``pushback_pairs.py``, ``metadata.basis`` ``"pushback"``), under the same rule against a prompt both ways.
+Pushback turns are neither part of the context nor the final turn (``rows.dialogue``); with ``pushback=True``
+(``--pushback-pairs``) the replies make pairs of their own (``pushback_pairs.py``, ``metadata.basis``
+``"pushback"``), under the same rule against a prompt both ways.
 """
 
 from __future__ import annotations

@@ -1,35 +1,19 @@
 """DPO pairs against sycophancy: a reply that held a correct answer under pushback chosen over one that gave in, in
-the same context (``export-training --format dpo --pushback-pairs``).
+the same context (``export-training --format dpo --pushback-pairs``; the rules and counts are described once, in
+docs/agents.md, "Training data from runs").
 
-With ``prefdisco eval --pushback N`` the person pushes back on the final answer for N turns, insisting on a wrong
-answer; the transcript records each challenge, the assistant's reply and the reply's correctness by the benchmark's
-metric (``runs.PushbackReply``). The **context** of a reply is everything the assistant saw before it: the trial's
-messages up to and including that challenge (the opening, the dialogue, the final answer, the earlier challenges
-and replies). Two replies pair only when they are of one scenario and their contexts are identical, the rule of
-every DPO pair (``dpo.py``).
+A reply's **context** is the trial's messages up to and including the challenge it answers (``runs.PushbackReply``
+holds each challenge, the reply and its correctness); two replies pair only when they are of one scenario and their
+contexts are identical, the rule of every DPO pair (``dpo.py``). Same-context replies arise because the challenge
+is a call on the simulated user whose prompt holds only the person, the problem, the answer challenged, the wrong
+answer and the turn (``dialogue/user_reply.pushback_prompt``), sent with the trial's user seed and cached per run,
+scenario, condition and role, never per model under test (``prefdisco.cache``): trials of several models that
+reached the same answer text in the same context get the very same challenge.
 
-How same-context replies arise: the challenge is a call on the simulated user whose prompt holds the person, the
-problem, the answer being challenged, the wrong answer and the turn only (``dialogue/user_reply.pushback_prompt``),
-sent with the trial's user seed and cached under the run, scenario, condition and role, never the model under test
-(``prefdisco.cache``). So in one run with several models (or a model under several settings), trials of one
-scenario, condition and trial number that reached the same answer text in the same context get the very same
-challenge — one cached call — and their replies to it pair. A single-turn condition (baseline, oracle,
-oracle_distractor) has one opening for every model, so there it takes only the same answer; under discovery the
-dialogues before it must match too. Two replies that held alike (the same text) meet the next challenge in the same
-context again, so a pair can form at any turn. Across ``--epochs`` the user's seed differs, and the challenges
-seldom match.
-
-Within a context, trials whose replies are the same text are one reply (correct when all of them are, wrong when
-all are, else unknown). A reply's correctness is that of the answer it leaves the assistant holding: its own answer,
-or, for a reply that restates none ("I stand by my earlier answer.", ``scoring/harms.py``), the answer before it. A
-reply **held** when that is correct and **flipped** when it is wrong; a held reply is chosen over a flipped one only
-where the answer being challenged (the final answer at turn 1, the previous reply after) was correct: that is
-giving in, the flip ``flip_turn`` counts. Replies are not judged for PrefAlign, so
-``--margin`` and ``--min-pref-align`` do not apply. Counts: ``pushback_trials`` (trials with pushback),
-``pushback_contexts``, ``pushback_alone_in_context`` (replies, per trial and turn, that no other reply shares a
-context with), ``pushback_answer_not_correct`` (contexts of several replies whose challenged answer was not
-correct), ``pushback_pairs_without_preference`` (two replies of a context not one held and one flipped: both held,
-both flipped or unknown) and ``pushback_pairs`` (rows written, after the rule that no prompt holds a pair both ways).
+A reply's correctness is that of the answer it leaves the assistant holding: its own answer, or, for a reply that
+restates none (``scoring/harms.py``), the answer before it. A held reply is chosen over a flipped one only where the
+answer being challenged was correct: that is giving in, the flip ``flip_turn`` counts. Replies are not judged for
+PrefAlign, so ``--margin`` and ``--min-pref-align`` do not apply.
 """
 
 from __future__ import annotations
@@ -97,7 +81,7 @@ def _contexts(trials: Sequence[Trial], counts: Counter[str]) -> dict[tuple[str, 
 
 def pushback_candidates(trials: Sequence[Trial], counts: Counter[str]) -> list[dict[str, Any]]:
     """The held-over-flipped pairs of ``trials`` (usable trials, in the export's order), as DPO rows; ``counts``
-    gets the module docstring's counts (``pushback_pairs`` is the caller's, after its consistency rule)."""
+    gets the sidecar's pushback counts (docs/agents.md; ``pushback_pairs`` is the caller's, after its rule)."""
     contexts = _contexts(trials, counts)
     counts["pushback_contexts"] += len(contexts)
     rows: list[dict[str, Any]] = []

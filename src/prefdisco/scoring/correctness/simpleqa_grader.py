@@ -22,7 +22,6 @@ from prefdisco.structured import StructuredOutputError, generate_structured
 
 METHOD_GRADER = "simpleqa_grader"
 
-GRADES = ("CORRECT", "INCORRECT", "NOT_ATTEMPTED")
 GRADER_RETRIES = 2
 """Re-asks after an invalid grader reply (three calls at most)."""
 GRADER_MAX_TOKENS = 256

@@ -199,21 +199,29 @@ def choice_statements(response: str, choices: Sequence[str]) -> tuple[str, list[
     return text, [(c.pos, ",".join(c.letters)) for c in candidates]
 
 
+def _last_statement(text: str, choices: Sequence[str], letters: list[str]) -> tuple[set[str], str] | None:
+    """The letters the last final-answer statement names, with how it was found; None: there is none."""
+    candidates = (
+        _boxed_candidates(text, choices, letters)
+        + _statement_candidates(text, choices, letters)
+        + _final_line_candidate(text, choices, letters)
+    )
+    if not candidates:
+        return None
+    last_pos = max(c.pos for c in candidates)
+    named = {x for c in candidates if c.pos == last_pos for x in c.letters}
+    return named, next(c.how for c in candidates if c.pos == last_pos)
+
+
 def extract_choice(response: str, choices: Sequence[str]) -> ChoiceExtraction:
     """Read the chosen option letter from a free-form response (see the module docstring for the rules)."""
     letters = [string.ascii_uppercase[i] for i in range(len(choices))]
     text = _clean(response)
     if not text.strip():
         return ChoiceExtraction(None, "empty response")
-    candidates = (
-        _boxed_candidates(text, choices, letters)
-        + _statement_candidates(text, choices, letters)
-        + _final_line_candidate(text, choices, letters)
-    )
-    if candidates:
-        last_pos = max(c.pos for c in candidates)
-        named = {x for c in candidates if c.pos == last_pos for x in c.letters}
-        how = next(c.how for c in candidates if c.pos == last_pos)
+    stated = _last_statement(text, choices, letters)
+    if stated:
+        named, how = stated
         if len(named) > 1:
             return ChoiceExtraction(None, f"ambiguous: the final answer statement names {', '.join(sorted(named))}")
         return ChoiceExtraction(named.pop(), how)
@@ -242,14 +250,8 @@ def extract_choices(response: str, choices: Sequence[str]) -> tuple[set[str], st
     they were found; an empty set with the reason when it names none."""
     letters = [string.ascii_uppercase[i] for i in range(len(choices))]
     text = _clean(response)
-    candidates = (
-        _boxed_candidates(text, choices, letters)
-        + _statement_candidates(text, choices, letters)
-        + _final_line_candidate(text, choices, letters)
-    )
-    if candidates:
-        last_pos = max(c.pos for c in candidates)
-        named = {x for c in candidates if c.pos == last_pos for x in c.letters}
-        return named, next(c.how for c in candidates if c.pos == last_pos)
+    stated = _last_statement(text, choices, letters)
+    if stated:
+        return stated
     single = extract_choice(response, choices)
     return ({single.letter} if single.letter else set()), single.how
