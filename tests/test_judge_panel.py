@@ -574,7 +574,7 @@ def test_a_further_judge_is_reported_beside_pref_align_never_inside_it(tmp_path)
     assert parts.loc["baseline", "judge"] == pytest.approx((0.5 + 0.5 + 0.18) / 3 / 2)
     assert parts.loc["baseline", "repeats"] == 2
     # agreement reads every judge
-    assert report.judges.agreement.iloc[0]["n_judges"] == 2
+    assert report.part("judges").agreement.iloc[0]["n_judges"] == 2
     # B has a PrefAlign column of its own beside the run's: 5 everywhere; the run's is results.csv's mean
     further = report.further_judges.set_index("mode")
     base = [0.6 * 1.5 + 0.4 * 1.5, 0.6 * 2.5 + 0.4 * 3.5, 0.6 * 3.5 + 0.4 * 5]  # A's PrefAlign of s1..s3

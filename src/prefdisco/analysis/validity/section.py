@@ -1,0 +1,94 @@
+"""The Validity instruments measured on the results themselves, each a part of the report (``report/section.py``):
+the negative control (``control.py``), the simulated user's errors and what the dialogues elicited
+(``simulator.py``), its flagged turns (``simulator_flags.py``) and the refused, empty or cut responses
+(``non_answers.py``), and the judges' agreement, noise and length bias (``judges.py``): their ``summary.json`` keys,
+tables, Validity lines (in this order, first in the table) and, for the non-answers, a caveat."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from prefdisco.analysis.paper.questions import MIN_POINTS
+from prefdisco.analysis.report.figures import Chart
+from prefdisco.analysis.report.section import Context, Part, section
+from prefdisco.analysis.report.summary import nested
+from prefdisco.analysis.validity.control import control_table
+from prefdisco.analysis.validity.judges import EMPTY_SUMMARY, judge_reliability
+from prefdisco.analysis.validity.non_answers import (
+    non_answer_table,
+    non_answers_caveat,
+    non_answers_reading,
+    non_answers_summary,
+)
+from prefdisco.analysis.validity.readings import control_reading, judge_readings, simulator_reading
+from prefdisco.analysis.validity.simulator import dialogues, elicitation_figure, simulator_table, summary_parts
+from prefdisco.analysis.validity.simulator_flags import flag_table, flags_reading, flags_summary
+from prefdisco.wording import counted
+
+
+@section("control", order=10)
+def control_section(ctx: Context) -> Part:
+    """``control_gap``, ``control_gap_ci`` and ``control_gap_flagged`` per model and task (empty without
+    wrong_persona rows), ``table_control_gap.csv``."""
+    control = control_table(ctx.results, seed=ctx.seed, n_boot=ctx.n_boot)
+    gaps = pd.DataFrame(columns=["model", "task", "gap", "ci_low", "ci_high"]) if control is None else control
+    summary = {
+        "control_gap": nested(gaps, ["model", "task"], lambda r: r["gap"]),
+        "control_gap_ci": nested(gaps, ["model", "task"], lambda r: [r["ci_low"], r["ci_high"]]),
+        "control_gap_flagged": nested(gaps, ["model", "task"], lambda r: bool(r["flagged"])),
+    }
+    return Part(summary, {"table_control_gap.csv": control}, readings=[control_reading(control)], value=control)
+
+
+@section("simulator", order=20)
+def simulator_section(ctx: Context) -> Part:
+    """``elicitation`` and ``simulator_errors`` over the dialogues as run (a critical error is 0/1 per dialogue),
+    ``table_simulator.csv`` and the figure of PrefAlign against elicited weight."""
+    rows = ctx.data.results
+    table = simulator_table(rows)
+    part = Part(summary_parts(table), {"table_simulator.csv": table}, view={}, value=table)
+    part.readings = [simulator_reading(table)]
+    if table is None:
+        return part
+    frame = dialogues(rows)
+    n = 0 if frame is None else len(frame.dropna(subset=["pref_align", "elicited_weight"]))
+    if n < MIN_POINTS:
+        why = f"{counted(n, 'dialogue')} with a measured elicited weight; a scatter needs 3"
+        part.omitted = {"fig_elicitation": why}
+        return part
+    title = "PrefAlign against elicited weight"
+    caption = (
+        "One point per dialogue with the simulated user (any condition that asks it) with a measured elicited "
+        "weight, coloured by model."
+    )
+    part.charts = lambda: [Chart("fig_elicitation.png", title, caption, elicitation_figure(rows, ctx.seed))]
+    return part
+
+
+@section("simulator_flags", order=30)
+def flags_section(ctx: Context) -> Part:
+    """``simulator_flags`` and ``table_simulator_flags.csv``, from the trial rows: each trial one dialogue."""
+    flags = flag_table(ctx.data.results)
+    summary = {"simulator_flags": flags_summary(flags)}
+    return Part(summary, {"table_simulator_flags.csv": flags}, readings=[flags_reading(flags)], value=flags)
+
+
+@section("non_answers", order=40)
+def non_answers_section(ctx: Context) -> Part:
+    """``non_answers``, ``table_non_answers.csv`` and the caveat, from the trial rows: each trial one response."""
+    table = non_answer_table(ctx.data.results)
+    part = Part({"non_answers": non_answers_summary(table)}, {"table_non_answers.csv": table}, value=table)
+    part.readings, part.caveats = [non_answers_reading(table)], [c for c in [non_answers_caveat(table)] if c]
+    return part
+
+
+@section("judges", order=50)
+def judges_section(ctx: Context) -> Part:
+    """``judge_agreement``, ``judge_noise`` and ``length_bias`` (empty without an attribute table) and their tables,
+    over the rows a judge judged: every judge, repeat and trial."""
+    judges = judge_reliability(ctx.data)
+    if judges is None:
+        return Part(dict(EMPTY_SUMMARY), readings=judge_readings(None))
+    names = ("table_judge_agreement.csv", "table_judge_noise.csv", "table_length_bias.csv")
+    tables = dict(zip(names, (judges.agreement, judges.noise, judges.length), strict=True))
+    return Part(judges.summary(), tables, readings=judge_readings(judges), value=judges)
