@@ -421,7 +421,7 @@ def test_the_validity_line_gives_the_length_probes_own_reason(tmp_path):
                     key = {"model": "m-a", "task": "t1", "scenario_id": sid, "mode": "baseline", "fixed_k": None}
                     fh.write(json.dumps({**key, "epoch": 1, "final_response": "y" * length}) + "\n")
         report = build_report(load_results(folder / "results.csv"), n_boot=0, figures=False)
-        return next(r for r in report.validity.readings if r.instrument.startswith("Length bias"))
+        return next(r for r in report.readings if r.instrument.startswith("Length bias"))
 
     few = reading(2, transcripts=True)  # transcripts beside the results, two responses: too few for a rank correlation
     assert "transcripts" not in few.finding + few.reading

@@ -18,7 +18,7 @@ from prefdisco.analysis.paper.attributes import attribute_table, heatmap_mode, w
 from prefdisco.analysis.paper.examples import build_examples, lead_dialogue
 from prefdisco.analysis.paper.fixed_k import fixed_k_table
 from prefdisco.analysis.paper.questions import question_stats
-from prefdisco.analysis.report.caveats import caveats, embedded_build, not_sent, position_void
+from prefdisco.analysis.report.caveats import caveats, embedded_build, not_sent
 from prefdisco.analysis.report.charts import charts, left_out
 from prefdisco.analysis.report.contents import Report
 from prefdisco.analysis.report.folder import check_apart, check_report_out, write_report
@@ -31,20 +31,9 @@ from prefdisco.analysis.stats.trials import average_attribute_trials, average_tr
 from prefdisco.analysis.transfer import section as _transfer  # noqa: F401  (the same)
 from prefdisco.analysis.validity import section as _validity  # noqa: F401  (the same)
 from prefdisco.analysis.validity.calibrate import Calibration, calibrate
-from prefdisco.analysis.validity.effective_judges import PAIR_COLUMNS, effective_judges
 from prefdisco.analysis.validity.further_judges import further_judge_table
 from prefdisco.analysis.validity.further_judges import summary_part as further_judges_summary
-from prefdisco.analysis.validity.panel import judged_rows
-from prefdisco.analysis.validity.position import position_effect
-from prefdisco.analysis.validity.readings import (
-    Validity,
-    calibration_reading,
-    effective_judges_reading,
-    position_reading,
-    variance_reading,
-)
 from prefdisco.analysis.validity.reference import ReferenceTable, load_reference_table, reference_reading
-from prefdisco.analysis.validity.variance import detectable_difference, variance_parts
 from prefdisco.errors import UserError
 from prefdisco.results.contract import TRIAL_GROUP
 from prefdisco.results.merge import RunProtocol, load_runs
@@ -98,7 +87,7 @@ def build_report(
     accuracy = accuracy_table(results)
     questions = question_stats(results, cells)
     fixed_k = fixed_k_table(results)
-    ctx = Context(data, results, attributes, cells, seed, n_boot, run_dir, protocols or [])
+    ctx = Context(data, results, attributes, cells, seed, n_boot, run_dir, protocols or [], calibration)
     parts = [(entry, part) for entry in sections() if (part := entry.build(ctx)) is not None]
     attribute_scores = worst = mode = further = None
     if data.attributes is not None:  # a judge added afterwards: its own PrefAlign, beside the run's
@@ -117,24 +106,8 @@ def build_report(
         transcript_rows=data.transcript_rows,
     )
     pct = pct_negative(cells)
-    judged = None if data.attributes is None else judged_rows(data.attributes, data.results)  # no rule's scores
-    position = None if judged is None else position_effect(judged, seed=seed, n_boot=n_boot)  # structured judging
-    panel = None if judged is None else effective_judges(judged)
-    variance = variance_parts(data.results, data.attributes)  # from the trial rows, before averaging
-    detectable = detectable_difference(cells)
-    validity = Validity(
-        readings=[
-            *(reading for _, part in parts for reading in part.readings),
-            position_reading(position),
-            effective_judges_reading(panel),
-            calibration_reading(calibration),
-            *variance_reading(variance, detectable),
-            *([reference_reading(reference, protocols or [])] if reference is not None else []),
-        ],
-        variance=variance,
-        detectable=detectable,
-        calibration=calibration,
-    )
+    readings = [reading for _, part in parts for reading in part.readings]
+    readings += [reference_reading(reference, protocols or [])] if reference is not None else []
     summary = build_summary(
         source=data.source,
         seed=seed,
@@ -147,7 +120,7 @@ def build_report(
         fixed_k=fixed_k,
         trials=trial_counts(data.results, results),
     )
-    summary |= plain(validity.summary())
+    summary["validity"] = [r.__dict__ for r in readings]
     if reference is not None:
         summary["reference"] = {
             "folder": str(reference.folder),
@@ -155,16 +128,17 @@ def build_report(
             "matched": reference.matched,
             "table": reference.rows,
         }
-    summary["judge_position_effect"] = plain(position.summary() if position is not None else {})
-    summary["effective_judges"] = plain(panel.summary() if panel is not None else None)
     run_judge = judge_settings(run_dir)
     summary["judge_settings"] = plain(run_judge)
     summary["run_time"] = plain(run_time(run_dir))
     summary["pref_align_by_judge"] = plain(further_judges_summary(further))
     for _, part in parts:
         summary |= plain(part.summary)
-    extra = [embedded_build(protocols or []), position_void(position)]
-    extra += [*(line for _, part in parts for line in part.caveats), not_sent(protocols or [])]
+    extra = [
+        embedded_build(protocols or []),
+        *(line for _, part in parts for line in part.caveats),
+        not_sent(protocols or []),
+    ]
     warnings = [*(notes or []), *caveats(results, cells, data.attributes), *(w for w in extra if w)]
     summary["caveats"] = warnings
     ids = sorted({p.id or "unknown" for p in protocols or []})
@@ -195,7 +169,7 @@ def build_report(
         heatmap_mode=mode,
         examples=examples,
         quality=_quality(data.results),
-        validity=validity,
+        readings=readings,
         further_judges=further,
         caveats=warnings,
         reference=reference,
@@ -213,13 +187,8 @@ def build_report(
         "table_questions_per_cell.csv": questions.per_cell,
         "table_data_quality.csv": report.quality,
     }
-    pairs = panel.pairs[PAIR_COLUMNS] if panel is not None and len(panel.judges) > 1 else None
     optional = {
         "table_fixed_k.csv": None if fixed_k.empty else fixed_k,
-        "table_judge_position.csv": None if position is None else position.positions,
-        "table_judge_position_slope.csv": None if position is None else position.slopes,
-        "table_judge_correlation.csv": pairs,
-        "table_variance.csv": None if variance.empty else variance,
         "table_pref_align_by_judge.csv": further,
         "table_attribute_scores.csv": attribute_scores,
         "table_worst_attributes.csv": worst,

@@ -12,7 +12,7 @@ from prefdisco.analysis.paper.examples import Example, Lead
 from prefdisco.analysis.paper.questions import QuestionStats
 from prefdisco.analysis.report.figures import FigureFile
 from prefdisco.analysis.report.section import Part, Registered
-from prefdisco.analysis.validity.readings import Validity
+from prefdisco.analysis.validity.readings import Reading
 
 
 @dataclass
@@ -38,9 +38,8 @@ class Report:
     lead: Lead | None = None
     """A run of few scenarios: the dialogue shown near the report's top (``examples.lead_dialogue``)."""
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    validity: Validity = field(default_factory=Validity)
-    """The Validity section: one reading per instrument, the variance parts, the detectable difference and the
-    human calibration (``analysis/validity/readings.py``)."""
+    readings: list[Reading] = field(default_factory=list)
+    """The Validity table: one line per instrument (the sections', then the reference run's)."""
     further_judges: pd.DataFrame | None = None
     """PrefAlign per further judge beside the run's (``analysis/validity/further_judges.py``); None without one."""
     caveats: list[str] = field(default_factory=list)

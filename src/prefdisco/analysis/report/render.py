@@ -155,7 +155,7 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
         "tables": sorted(report.tables),
         "modes": CONDITIONS,
         "has_attributes": report.attribute_scores is not None,
-        "validity": [r.__dict__ for r in report.validity.readings],
+        "validity": [r.__dict__ for r in report.readings],
         "sections": [entry.name for entry, _ in report.parts],
     }
 

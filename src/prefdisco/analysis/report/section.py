@@ -39,6 +39,8 @@ class Context:
     n_boot: int
     run_dir: Path | Sequence[Path] | None = None
     protocols: Sequence[RunProtocol] = ()
+    calibration: Any = None
+    """The judge against people (``--human``: ``validity/calibrate.Calibration``), or None."""
 
 
 @dataclass

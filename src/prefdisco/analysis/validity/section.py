@@ -1,18 +1,21 @@
 """The Validity instruments measured on the results themselves, each a part of the report (``report/section.py``):
 the negative control (``control.py``), the simulated user's errors and what the dialogues elicited
 (``simulator.py``), its flagged turns (``simulator_flags.py``) and the refused, empty or cut responses
-(``non_answers.py``), and the judges' agreement, noise and length bias (``judges.py``): their ``summary.json`` keys,
-tables, Validity lines (in this order, first in the table) and, for the non-answers, a caveat."""
+(``non_answers.py``), the judges' agreement, noise and length bias (``judges.py``), their position effect and
+effective number (``position.py``, ``effective_judges.py``), the human calibration (``calibrate.py``) and the variance
+by source (``variance.py``): their ``summary.json`` keys, tables, Validity lines (in this order) and caveats."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from prefdisco.analysis.paper.questions import MIN_POINTS
+from prefdisco.analysis.report.caveats import position_void
 from prefdisco.analysis.report.figures import Chart
 from prefdisco.analysis.report.section import Context, Part, section
 from prefdisco.analysis.report.summary import nested
 from prefdisco.analysis.validity.control import control_table
+from prefdisco.analysis.validity.effective_judges import PAIR_COLUMNS, effective_judges
 from prefdisco.analysis.validity.judges import EMPTY_SUMMARY, judge_reliability
 from prefdisco.analysis.validity.non_answers import (
     non_answer_table,
@@ -20,9 +23,21 @@ from prefdisco.analysis.validity.non_answers import (
     non_answers_reading,
     non_answers_summary,
 )
-from prefdisco.analysis.validity.readings import control_reading, judge_readings, simulator_reading
+from prefdisco.analysis.validity.panel import judged_rows
+from prefdisco.analysis.validity.position import position_effect
+from prefdisco.analysis.validity.readings import (
+    calibration_reading,
+    control_reading,
+    effective_judges_reading,
+    judge_readings,
+    position_reading,
+    simulator_reading,
+    variance_reading,
+    variance_summary,
+)
 from prefdisco.analysis.validity.simulator import dialogues, elicitation_figure, simulator_table, summary_parts
 from prefdisco.analysis.validity.simulator_flags import flag_table, flags_reading, flags_summary
+from prefdisco.analysis.validity.variance import detectable_difference, variance_parts
 from prefdisco.wording import counted
 
 
@@ -92,3 +107,45 @@ def judges_section(ctx: Context) -> Part:
     names = ("table_judge_agreement.csv", "table_judge_noise.csv", "table_length_bias.csv")
     tables = dict(zip(names, (judges.agreement, judges.noise, judges.length), strict=True))
     return Part(judges.summary(), tables, readings=judge_readings(judges), value=judges)
+
+
+@section("judge_panel", order=60)
+def judge_panel_section(ctx: Context) -> Part:
+    """Over the rows a judge judged (no rule's scores): the structured judge's position effect
+    (``judge_position_effect``, ``table_judge_position*.csv``, the caveat of a void PrefAlign) and the panel's
+    effective number of judges (``effective_judges``, ``table_judge_correlation.csv`` with two judges or more)."""
+    judged = None if ctx.data.attributes is None else judged_rows(ctx.data.attributes, ctx.data.results)
+    position = None if judged is None else position_effect(judged, seed=ctx.seed, n_boot=ctx.n_boot)
+    panel = None if judged is None else effective_judges(judged)
+    summary = {
+        "judge_position_effect": {} if position is None else position.summary(),
+        "effective_judges": None if panel is None else panel.summary(),
+    }
+    pairs = panel.pairs[PAIR_COLUMNS] if panel is not None and len(panel.judges) > 1 else None
+    tables = {
+        "table_judge_position.csv": None if position is None else position.positions,
+        "table_judge_position_slope.csv": None if position is None else position.slopes,
+        "table_judge_correlation.csv": pairs,
+    }
+    part = Part(summary, tables, readings=[position_reading(position), effective_judges_reading(panel)])
+    part.caveats, part.value = [c for c in [position_void(position)] if c], (position, panel)
+    return part
+
+
+@section("calibration", order=80)
+def calibration_section(ctx: Context) -> Part:
+    """``calibration``: the judge against people (``prefdisco report --human``, ``calibrate.py``), or null."""
+    calibration = ctx.calibration
+    summary = {"calibration": None if calibration is None else calibration.to_json()}
+    return Part(summary, readings=[calibration_reading(calibration)], value=calibration)
+
+
+@section("variance", order=90)
+def variance_section(ctx: Context) -> Part:
+    """``variance`` by source (from the trial rows, before averaging), ``normalign_mde`` (the smallest detectable
+    difference of Table 1's cells) and ``table_variance.csv``."""
+    variance = variance_parts(ctx.data.results, ctx.data.attributes)
+    detectable = detectable_difference(ctx.cells)
+    tables = {"table_variance.csv": None if variance.empty else variance}
+    readings = variance_reading(variance, detectable)
+    return Part(variance_summary(variance, detectable), tables, readings=readings, value=variance)
