@@ -3,10 +3,11 @@ and ``build.py`` loops over the sections registered with ``@section`` (an instru
 import: ``analysis/harms/section.py``; ``build.py`` imports the package's). A part's ``summary`` goes into
 ``summary.json``, its ``tables`` (file name → frame; None: no file) beside the report, its ``charts`` (drawn only
 with figures) and ``omitted`` (figure name → why not drawn) among the figures, its ``readings`` into the Validity
-table (first, by order), its ``caveats`` to the report's top, and its ``view`` (None: nothing shown) into its
-template fragments ``<name>.html`` and ``<name>.md`` in ``templates`` (a format without its file shows nothing) at
-its ``place``: ``validity`` (under the Validity table), ``section`` (an ``h2`` of its own after Validity, linked from
-the top as ``title``) or ``data`` (under the Data table). A section that gives None has no part in the report."""
+table (by order; a reference run's last), its ``caveats`` (None: none) to the report's top, and its ``view`` (None:
+nothing shown) into its template fragments ``<name>.html`` and ``<name>.md`` in ``templates`` (a format without its
+file shows nothing) at its ``place``: ``validity`` (under the Validity table), ``section`` (an ``h2`` of its own
+after Validity, linked from the top as ``title``) or ``data`` (under the Data table). A section that gives None has
+no part in the report."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ class Part:
     charts: Callable[[], list[Chart]] = list
     omitted: dict[str, str] = field(default_factory=dict)
     readings: list[Reading] = field(default_factory=list)
-    caveats: list[str] = field(default_factory=list)
+    caveats: list[str | None] = field(default_factory=list)
     view: dict[str, Any] | None = None
     value: Any = None
     """The instrument's own result (``Harms``, ``Transfer``, a table, ...): ``Report.part(name)``."""

@@ -14,27 +14,13 @@ from prefdisco.analysis.report.caveats import position_void
 from prefdisco.analysis.report.figures import Chart
 from prefdisco.analysis.report.section import Context, Part, section
 from prefdisco.analysis.report.summary import nested
+from prefdisco.analysis.validity import non_answers as na
+from prefdisco.analysis.validity import readings as rd
 from prefdisco.analysis.validity.control import control_table
 from prefdisco.analysis.validity.effective_judges import PAIR_COLUMNS, effective_judges
 from prefdisco.analysis.validity.judges import EMPTY_SUMMARY, judge_reliability
-from prefdisco.analysis.validity.non_answers import (
-    non_answer_table,
-    non_answers_caveat,
-    non_answers_reading,
-    non_answers_summary,
-)
 from prefdisco.analysis.validity.panel import judged_rows
 from prefdisco.analysis.validity.position import position_effect
-from prefdisco.analysis.validity.readings import (
-    calibration_reading,
-    control_reading,
-    effective_judges_reading,
-    judge_readings,
-    position_reading,
-    simulator_reading,
-    variance_reading,
-    variance_summary,
-)
 from prefdisco.analysis.validity.simulator import dialogues, elicitation_figure, simulator_table, summary_parts
 from prefdisco.analysis.validity.simulator_flags import flag_table, flags_reading, flags_summary
 from prefdisco.analysis.validity.variance import detectable_difference, variance_parts
@@ -52,7 +38,7 @@ def control_section(ctx: Context) -> Part:
         "control_gap_ci": nested(gaps, ["model", "task"], lambda r: [r["ci_low"], r["ci_high"]]),
         "control_gap_flagged": nested(gaps, ["model", "task"], lambda r: bool(r["flagged"])),
     }
-    return Part(summary, {"table_control_gap.csv": control}, readings=[control_reading(control)], value=control)
+    return Part(summary, {"table_control_gap.csv": control}, readings=[rd.control_reading(control)], value=control)
 
 
 @section("simulator", order=20)
@@ -62,7 +48,7 @@ def simulator_section(ctx: Context) -> Part:
     rows = ctx.data.results
     table = simulator_table(rows)
     part = Part(summary_parts(table), {"table_simulator.csv": table}, view={}, value=table)
-    part.readings = [simulator_reading(table)]
+    part.readings = [rd.simulator_reading(table)]
     if table is None:
         return part
     frame = dialogues(rows)
@@ -91,9 +77,9 @@ def flags_section(ctx: Context) -> Part:
 @section("non_answers", order=40)
 def non_answers_section(ctx: Context) -> Part:
     """``non_answers``, ``table_non_answers.csv`` and the caveat, from the trial rows: each trial one response."""
-    table = non_answer_table(ctx.data.results)
-    part = Part({"non_answers": non_answers_summary(table)}, {"table_non_answers.csv": table}, value=table)
-    part.readings, part.caveats = [non_answers_reading(table)], [c for c in [non_answers_caveat(table)] if c]
+    table = na.non_answer_table(ctx.data.results)
+    part = Part({"non_answers": na.non_answers_summary(table)}, {"table_non_answers.csv": table}, value=table)
+    part.readings, part.caveats = [na.non_answers_reading(table)], [na.non_answers_caveat(table)]
     return part
 
 
@@ -103,10 +89,10 @@ def judges_section(ctx: Context) -> Part:
     over the rows a judge judged: every judge, repeat and trial."""
     judges = judge_reliability(ctx.data)
     if judges is None:
-        return Part(dict(EMPTY_SUMMARY), readings=judge_readings(None))
+        return Part(dict(EMPTY_SUMMARY), readings=rd.judge_readings(None))
     names = ("table_judge_agreement.csv", "table_judge_noise.csv", "table_length_bias.csv")
     tables = dict(zip(names, (judges.agreement, judges.noise, judges.length), strict=True))
-    return Part(judges.summary(), tables, readings=judge_readings(judges), value=judges)
+    return Part(judges.summary(), tables, readings=rd.judge_readings(judges), value=judges)
 
 
 @section("judge_panel", order=60)
@@ -127,8 +113,8 @@ def judge_panel_section(ctx: Context) -> Part:
         "table_judge_position_slope.csv": None if position is None else position.slopes,
         "table_judge_correlation.csv": pairs,
     }
-    part = Part(summary, tables, readings=[position_reading(position), effective_judges_reading(panel)])
-    part.caveats, part.value = [c for c in [position_void(position)] if c], (position, panel)
+    part = Part(summary, tables, readings=[rd.position_reading(position), rd.effective_judges_reading(panel)])
+    part.caveats, part.value = [position_void(position)], (position, panel)
     return part
 
 
@@ -137,7 +123,7 @@ def calibration_section(ctx: Context) -> Part:
     """``calibration``: the judge against people (``prefdisco report --human``, ``calibrate.py``), or null."""
     calibration = ctx.calibration
     summary = {"calibration": None if calibration is None else calibration.to_json()}
-    return Part(summary, readings=[calibration_reading(calibration)], value=calibration)
+    return Part(summary, readings=[rd.calibration_reading(calibration)], value=calibration)
 
 
 @section("variance", order=90)
@@ -147,5 +133,5 @@ def variance_section(ctx: Context) -> Part:
     variance = variance_parts(ctx.data.results, ctx.data.attributes)
     detectable = detectable_difference(ctx.cells)
     tables = {"table_variance.csv": None if variance.empty else variance}
-    readings = variance_reading(variance, detectable)
-    return Part(variance_summary(variance, detectable), tables, readings=readings, value=variance)
+    readings = rd.variance_reading(variance, detectable)
+    return Part(rd.variance_summary(variance, detectable), tables, readings=readings, value=variance)
