@@ -33,7 +33,7 @@ from prefdisco.analysis.validity import section as _validity  # noqa: F401  (the
 from prefdisco.analysis.validity.calibrate import Calibration, calibrate
 from prefdisco.analysis.validity.further_judges import further_judge_table
 from prefdisco.analysis.validity.further_judges import summary_part as further_judges_summary
-from prefdisco.analysis.validity.reference import ReferenceTable, load_reference_table, reference_reading
+from prefdisco.analysis.validity.reference import ReferenceTable, load_reference_table
 from prefdisco.errors import UserError
 from prefdisco.results.contract import TRIAL_GROUP
 from prefdisco.results.merge import RunProtocol, load_runs
@@ -87,7 +87,7 @@ def build_report(
     accuracy = accuracy_table(results)
     questions = question_stats(results, cells)
     fixed_k = fixed_k_table(results)
-    ctx = Context(data, results, attributes, cells, seed, n_boot, run_dir, protocols or [], calibration)
+    ctx = Context(data, results, attributes, cells, seed, n_boot, run_dir, protocols or [], calibration, reference)
     parts = [(entry, part) for entry in sections() if (part := entry.build(ctx)) is not None]
     attribute_scores = worst = mode = further = None
     if data.attributes is not None:  # a judge added afterwards: its own PrefAlign, beside the run's
@@ -107,7 +107,6 @@ def build_report(
     )
     pct = pct_negative(cells)
     readings = [reading for _, part in parts for reading in part.readings]
-    readings += [reference_reading(reference, protocols or [])] if reference is not None else []
     summary = build_summary(
         source=data.source,
         seed=seed,
@@ -121,13 +120,6 @@ def build_report(
         trials=trial_counts(data.results, results),
     )
     summary["validity"] = [r.__dict__ for r in readings]
-    if reference is not None:
-        summary["reference"] = {
-            "folder": str(reference.folder),
-            "reference": reference.reference,
-            "matched": reference.matched,
-            "table": reference.rows,
-        }
     run_judge = judge_settings(run_dir)
     summary["judge_settings"] = plain(run_judge)
     summary["run_time"] = plain(run_time(run_dir))
@@ -172,7 +164,6 @@ def build_report(
         readings=readings,
         further_judges=further,
         caveats=warnings,
-        reference=reference,
         parts=parts,
     )
     report.lead = lead_dialogue(examples, len(results[["task", "scenario_id"]].drop_duplicates()))

@@ -39,14 +39,11 @@ class Report:
     """A run of few scenarios: the dialogue shown near the report's top (``examples.lead_dialogue``)."""
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     readings: list[Reading] = field(default_factory=list)
-    """The Validity table: one line per instrument (the sections', then the reference run's)."""
+    """The Validity table: one line per instrument, in the sections' order."""
     further_judges: pd.DataFrame | None = None
     """PrefAlign per further judge beside the run's (``analysis/validity/further_judges.py``); None without one."""
     caveats: list[str] = field(default_factory=list)
     """What a reader must know before any number (``analysis/report/caveats.py``), shown at the report's top."""
-    reference: Any = None
-    """The table of a ``simfidelity --reference`` run (``reference_reading.ReferenceTable``, ``--reference-table``),
-    shown in the Validity section; None without one."""
     parts: list[tuple[Registered, Part]] = field(default_factory=list)
     """Each registered section's part of this report, in their order (``section.py``)."""
 

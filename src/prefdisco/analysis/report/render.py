@@ -100,20 +100,6 @@ def _further_judges(table: pd.DataFrame | None) -> dict[str, Any] | None:
     return {"judges": judges, "rows": rows}
 
 
-def _reference(report: Report) -> dict[str, Any] | None:
-    """The Validity section's table of a reference run (``--reference-table``), its shown columns only."""
-    from prefdisco.analysis.validity.reference import SHOWN
-
-    table = report.reference
-    if table is None:
-        return None
-    rows = [
-        {"who": r["simulator"], "ours": r["simulator"] in table.matched, **{k: r.get(k) for k in SHOWN}}
-        for r in table.rows
-    ]
-    return {"about": table.reference, "file": str(table.folder / "reference.csv"), "columns": SHOWN, "rows": rows}
-
-
 def _slope_cards(report: Report) -> list[dict[str, Any]]:
     """The headline's slope of PrefAlign on questions asked, one card per model family whose slope is defined (one
     that is not says why in section 3's table, not as a card of "—")."""
@@ -140,7 +126,6 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
         "omitted": report.figures_omitted,
         "lead": report.lead,
         "slope_cards": _slope_cards(report),
-        "reference": _reference(report),
         "table1": _table1(report),
         "cells": records(report.cells),
         "accuracy": _accuracy_rows(report.accuracy),

@@ -3,7 +3,7 @@ and ``build.py`` loops over the sections registered with ``@section`` (an instru
 import: ``analysis/harms/section.py``; ``build.py`` imports the package's). A part's ``summary`` goes into
 ``summary.json``, its ``tables`` (file name → frame; None: no file) beside the report, its ``charts`` (drawn only
 with figures) and ``omitted`` (figure name → why not drawn) among the figures, its ``readings`` into the Validity
-table (by order; a reference run's last), its ``caveats`` (None: none) to the report's top, and its ``view`` (None:
+table (by order), its ``caveats`` (None: none) to the report's top, and its ``view`` (None:
 nothing shown) into its template fragments ``<name>.html`` and ``<name>.md`` in ``templates`` (a format without its
 file shows nothing) at its ``place``: ``validity`` (under the Validity table), ``section`` (an ``h2`` of its own
 after Validity, linked from the top as ``title``) or ``data`` (under the Data table). A section that gives None has
@@ -42,6 +42,8 @@ class Context:
     protocols: Sequence[RunProtocol] = ()
     calibration: Any = None
     """The judge against people (``--human``: ``validity/calibrate.Calibration``), or None."""
+    reference: Any = None
+    """A reference run's table (``--reference-table``: ``validity/reference.ReferenceTable``), or None."""
 
 
 @dataclass

@@ -21,10 +21,16 @@ from prefdisco.analysis.validity.effective_judges import PAIR_COLUMNS, effective
 from prefdisco.analysis.validity.judges import EMPTY_SUMMARY, judge_reliability
 from prefdisco.analysis.validity.panel import judged_rows
 from prefdisco.analysis.validity.position import position_effect
+from prefdisco.analysis.validity.reference import SHOWN, reference_reading
 from prefdisco.analysis.validity.simulator import dialogues, elicitation_figure, simulator_table, summary_parts
 from prefdisco.analysis.validity.simulator_flags import flag_table, flags_reading, flags_summary
 from prefdisco.analysis.validity.variance import detectable_difference, variance_parts
 from prefdisco.wording import counted
+
+ELICITATION_CAPTION = (
+    "One point per dialogue with the simulated user (any condition that asks it) with a measured elicited weight, "
+    "coloured by model."
+)
 
 
 @section("control", order=10)
@@ -43,27 +49,11 @@ def control_section(ctx: Context) -> Part:
 
 @section("simulator", order=20)
 def simulator_section(ctx: Context) -> Part:
-    """``elicitation`` and ``simulator_errors`` over the dialogues as run (a critical error is 0/1 per dialogue),
-    ``table_simulator.csv`` and the figure of PrefAlign against elicited weight."""
-    rows = ctx.data.results
-    table = simulator_table(rows)
-    part = Part(summary_parts(table), {"table_simulator.csv": table}, view={}, value=table)
-    part.readings = [rd.simulator_reading(table)]
-    if table is None:
-        return part
-    frame = dialogues(rows)
-    n = 0 if frame is None else len(frame.dropna(subset=["pref_align", "elicited_weight"]))
-    if n < MIN_POINTS:
-        why = f"{counted(n, 'dialogue')} with a measured elicited weight; a scatter needs 3"
-        part.omitted = {"fig_elicitation": why}
-        return part
-    title = "PrefAlign against elicited weight"
-    caption = (
-        "One point per dialogue with the simulated user (any condition that asks it) with a measured elicited "
-        "weight, coloured by model."
-    )
-    part.charts = lambda: [Chart("fig_elicitation.png", title, caption, elicitation_figure(rows, ctx.seed))]
-    return part
+    """``elicitation`` and ``simulator_errors`` over the dialogues as run (a critical error is 0/1 per dialogue) and
+    ``table_simulator.csv``."""
+    table = simulator_table(ctx.data.results)
+    readings = [rd.simulator_reading(table)]
+    return Part(summary_parts(table), {"table_simulator.csv": table}, readings=readings, value=table)
 
 
 @section("simulator_flags", order=30)
@@ -135,3 +125,38 @@ def variance_section(ctx: Context) -> Part:
     tables = {"table_variance.csv": None if variance.empty else variance}
     readings = rd.variance_reading(variance, detectable)
     return Part(rd.variance_summary(variance, detectable), tables, readings=readings, value=variance)
+
+
+@section("reference", order=100)
+def reference_section(ctx: Context) -> Part | None:
+    """A reference run's table (``--reference-table``, ``reference.py``): ``reference``, the Validity line of this
+    run's simulator against people (the table's last) and the table under the Validity table; None without one."""
+    table = ctx.reference
+    if table is None:
+        return None
+    reading = reference_reading(table, list(ctx.protocols))  # first: it sets ``table.matched``
+    about = {"folder": str(table.folder), "reference": table.reference, "matched": table.matched, "table": table.rows}
+    rows = [
+        {"who": r["simulator"], "ours": r["simulator"] in table.matched} | {k: r.get(k) for k in SHOWN}
+        for r in table.rows
+    ]
+    view = {"about": table.reference, "file": str(table.folder / "reference.csv"), "columns": SHOWN, "rows": rows}
+    return Part({"reference": about}, readings=[reading], view=view, value=table)
+
+
+@section("elicitation", order=110)
+def elicitation_section(ctx: Context) -> Part | None:
+    """The figure of PrefAlign against elicited weight, one point per dialogue, under the Validity table (after a
+    reference run's); None where the simulated user has no table (``simulator_table``)."""
+    rows = ctx.data.results
+    if simulator_table(rows) is None:
+        return None
+    frame = dialogues(rows)
+    n = 0 if frame is None else len(frame.dropna(subset=["pref_align", "elicited_weight"]))
+    if n < MIN_POINTS:
+        why = f"{counted(n, 'dialogue')} with a measured elicited weight; a scatter needs 3"
+        return Part(omitted={"fig_elicitation": why}, view={})
+    title, caption = "PrefAlign against elicited weight", ELICITATION_CAPTION
+    return Part(
+        charts=lambda: [Chart("fig_elicitation.png", title, caption, elicitation_figure(rows, ctx.seed))], view={}
+    )
