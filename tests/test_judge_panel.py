@@ -576,7 +576,7 @@ def test_a_further_judge_is_reported_beside_pref_align_never_inside_it(tmp_path)
     # agreement reads every judge
     assert report.part("judges").agreement.iloc[0]["n_judges"] == 2
     # B has a PrefAlign column of its own beside the run's: 5 everywhere; the run's is results.csv's mean
-    further = report.further_judges.set_index("mode")
+    further = report.part("further_judges").set_index("mode")
     base = [0.6 * 1.5 + 0.4 * 1.5, 0.6 * 2.5 + 0.4 * 3.5, 0.6 * 3.5 + 0.4 * 5]  # A's PrefAlign of s1..s3
     assert further.loc["baseline", "pref_align"] == pytest.approx(sum(base) / 3)
     assert further.loc["baseline", "pref_align[B]"] == pytest.approx(5.0)

@@ -31,8 +31,6 @@ from prefdisco.analysis.stats.trials import average_attribute_trials, average_tr
 from prefdisco.analysis.transfer import section as _transfer  # noqa: F401  (the same)
 from prefdisco.analysis.validity import section as _validity  # noqa: F401  (the same)
 from prefdisco.analysis.validity.calibrate import Calibration, calibrate
-from prefdisco.analysis.validity.further_judges import further_judge_table
-from prefdisco.analysis.validity.further_judges import summary_part as further_judges_summary
 from prefdisco.analysis.validity.reference import ReferenceTable, load_reference_table
 from prefdisco.errors import UserError
 from prefdisco.results.contract import TRIAL_GROUP
@@ -89,9 +87,7 @@ def build_report(
     fixed_k = fixed_k_table(results)
     ctx = Context(data, results, attributes, cells, seed, n_boot, run_dir, protocols or [], calibration, reference)
     parts = [(entry, part) for entry in sections() if (part := entry.build(ctx)) is not None]
-    attribute_scores = worst = mode = further = None
-    if data.attributes is not None:  # a judge added afterwards: its own PrefAlign, beside the run's
-        further = further_judge_table(results, data.attributes, data.results)
+    attribute_scores = worst = mode = None
     if attributes is not None:
         attribute_scores = attribute_table(attributes, results)
         mode = heatmap_mode(attribute_scores)
@@ -123,7 +119,6 @@ def build_report(
     run_judge = judge_settings(run_dir)
     summary["judge_settings"] = plain(run_judge)
     summary["run_time"] = plain(run_time(run_dir))
-    summary["pref_align_by_judge"] = plain(further_judges_summary(further))
     for _, part in parts:
         summary |= plain(part.summary)
     extra = [
@@ -162,7 +157,6 @@ def build_report(
         examples=examples,
         quality=_quality(data.results),
         readings=readings,
-        further_judges=further,
         caveats=warnings,
         parts=parts,
     )
@@ -180,7 +174,6 @@ def build_report(
     }
     optional = {
         "table_fixed_k.csv": None if fixed_k.empty else fixed_k,
-        "table_pref_align_by_judge.csv": further,
         "table_attribute_scores.csv": attribute_scores,
         "table_worst_attributes.csv": worst,
     }

@@ -40,8 +40,6 @@ class Report:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     readings: list[Reading] = field(default_factory=list)
     """The Validity table: one line per instrument, in the sections' order."""
-    further_judges: pd.DataFrame | None = None
-    """PrefAlign per further judge beside the run's (``analysis/validity/further_judges.py``); None without one."""
     caveats: list[str] = field(default_factory=list)
     """What a reader must know before any number (``analysis/report/caveats.py``), shown at the report's top."""
     parts: list[tuple[Registered, Part]] = field(default_factory=list)

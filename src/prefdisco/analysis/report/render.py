@@ -13,7 +13,6 @@ import pandas as pd
 from prefdisco.analysis.paper.accuracy import ALL, POOLED
 from prefdisco.analysis.report.contents import Report
 from prefdisco.analysis.report.section import PLACES
-from prefdisco.results.contract import condition_label
 from prefdisco.schema import CONDITIONS
 
 
@@ -86,20 +85,6 @@ def _accuracy_rows(acc: pd.DataFrame) -> list[dict[str, Any]]:
     return rows
 
 
-def _further_judges(table: pd.DataFrame | None) -> dict[str, Any] | None:
-    """The PrefAlign-by-judge table (``further_judges.py``) as rows of formatted cells: the run's, then each judge's."""
-    if table is None or table.empty:
-        return None
-    judges = [c[len("pref_align[") : -1] for c in table.columns if c.startswith("pref_align[")]
-    rows = []
-    for r in records(table):
-        cells = [f"{num(r['pref_align'], 3)} (n={r['n']})"]
-        cells += [f"{num(r[f'pref_align[{j}]'], 3)} (n={r[f'n[{j}]']})" for j in judges]
-        condition = condition_label(r["mode"], r["fixed_k"])
-        rows.append({"model": r["model"], "task": r["task"], "condition": condition, "cells": cells})
-    return {"judges": judges, "rows": rows}
-
-
 def _slope_cards(report: Report) -> list[dict[str, Any]]:
     """The headline's slope of PrefAlign on questions asked, one card per model family whose slope is defined (one
     that is not says why in section 3's table, not as a card of "—")."""
@@ -132,7 +117,6 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
         "slopes": records(report.questions.slopes),
         "mean_questions": report.summary["mean_questions"],
         "fixed_k": records(report.fixed_k),
-        "further_judges": _further_judges(report.further_judges),
         "worst": records(report.worst_attributes) if report.worst_attributes is not None else None,
         "heatmap_mode": report.heatmap_mode,
         "examples": report.examples,

@@ -3,11 +3,11 @@ and ``build.py`` loops over the sections registered with ``@section`` (an instru
 import: ``analysis/harms/section.py``; ``build.py`` imports the package's). A part's ``summary`` goes into
 ``summary.json``, its ``tables`` (file name → frame; None: no file) beside the report, its ``charts`` (drawn only
 with figures) and ``omitted`` (figure name → why not drawn) among the figures, its ``readings`` into the Validity
-table (by order), its ``caveats`` (None: none) to the report's top, and its ``view`` (None:
-nothing shown) into its template fragments ``<name>.html`` and ``<name>.md`` in ``templates`` (a format without its
-file shows nothing) at its ``place``: ``validity`` (under the Validity table), ``section`` (an ``h2`` of its own
-after Validity, linked from the top as ``title``) or ``data`` (under the Data table). A section that gives None has
-no part in the report."""
+table (by order), its ``caveats`` (None: none) to the report's top, and its ``view`` (None: nothing shown) into its
+template fragments ``<name>.html`` and ``<name>.md`` in ``templates`` (a format without its file shows nothing) at
+its ``place``: ``normalign`` (under Table 1's cells), ``validity`` (under the Validity table), ``section`` (an
+``h2`` of its own after Validity, linked from the top as ``title``) or ``data`` (under the Data table). A section
+that gives None has no part in the report."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from prefdisco.analysis.validity.readings import Reading
 from prefdisco.results.merge import RunProtocol
 from prefdisco.results.table import ResultsData
 
-PLACES = ("validity", "section", "data")
+PLACES = ("normalign", "validity", "section", "data")
 TEMPLATES = Path(__file__).parent / "templates" / "sections"
 
 

@@ -12,12 +12,14 @@ import pandas as pd
 from prefdisco.analysis.paper.questions import MIN_POINTS
 from prefdisco.analysis.report.caveats import position_void
 from prefdisco.analysis.report.figures import Chart
+from prefdisco.analysis.report.render import num, records
 from prefdisco.analysis.report.section import Context, Part, section
 from prefdisco.analysis.report.summary import nested
 from prefdisco.analysis.validity import non_answers as na
 from prefdisco.analysis.validity import readings as rd
 from prefdisco.analysis.validity.control import control_table
 from prefdisco.analysis.validity.effective_judges import PAIR_COLUMNS, effective_judges
+from prefdisco.analysis.validity.further_judges import further_judge_table, summary_part
 from prefdisco.analysis.validity.judges import EMPTY_SUMMARY, judge_reliability
 from prefdisco.analysis.validity.panel import judged_rows
 from prefdisco.analysis.validity.position import position_effect
@@ -25,6 +27,7 @@ from prefdisco.analysis.validity.reference import SHOWN, reference_reading
 from prefdisco.analysis.validity.simulator import dialogues, elicitation_figure, simulator_table, summary_parts
 from prefdisco.analysis.validity.simulator_flags import flag_table, flags_reading, flags_summary
 from prefdisco.analysis.validity.variance import detectable_difference, variance_parts
+from prefdisco.results.contract import condition_label
 from prefdisco.wording import counted
 
 ELICITATION_CAPTION = (
@@ -160,3 +163,23 @@ def elicitation_section(ctx: Context) -> Part | None:
     return Part(
         charts=lambda: [Chart("fig_elicitation.png", title, caption, elicitation_figure(rows, ctx.seed))], view={}
     )
+
+
+@section("further_judges", order=120, place="normalign")
+def further_judges_section(ctx: Context) -> Part:
+    """``pref_align_by_judge`` and ``table_pref_align_by_judge.csv``: each judge added afterwards (``prefdisco judge
+    --judge-model``) its own PrefAlign beside the run's (``further_judges.py``), shown under Table 1's cells."""
+    d = ctx.data
+    table = None if d.attributes is None else further_judge_table(ctx.results, d.attributes, d.results)
+    view = None
+    if table is not None and not table.empty:  # formatted cells: the run's, then each judge's
+        judges = [c[len("pref_align[") : -1] for c in table.columns if c.startswith("pref_align[")]
+        rows = []
+        for r in records(table):
+            cells = [f"{num(r['pref_align'], 3)} (n={r['n']})"]
+            cells += [f"{num(r[f'pref_align[{j}]'], 3)} (n={r[f'n[{j}]']})" for j in judges]
+            condition = condition_label(r["mode"], r["fixed_k"])
+            rows.append({"model": r["model"], "task": r["task"], "condition": condition, "cells": cells})
+        view = {"judges": judges, "rows": rows}
+    summary = {"pref_align_by_judge": summary_part(table)}
+    return Part(summary, {"table_pref_align_by_judge.csv": table}, view=view, value=table)
