@@ -26,8 +26,8 @@ from prefdisco.analysis.report.run_record import header_line, judge_settings
 from prefdisco.analysis.report.section import Context, sections
 from prefdisco.analysis.report.summary import build_summary, plain
 from prefdisco.analysis.stats.bootstrap import check_resamples
-from prefdisco.analysis.stats.normalign import normalign_cells, pct_negative, scenario_table
-from prefdisco.analysis.stats.trials import average_attribute_trials, average_trials, trial_counts
+from prefdisco.analysis.stats.normalign import normalign_cells, scenario_table
+from prefdisco.analysis.stats.trials import average_attribute_trials, average_trials
 from prefdisco.analysis.transfer import section as _transfer  # noqa: F401  (the same)
 from prefdisco.analysis.validity import section as _validity  # noqa: F401  (the same)
 from prefdisco.analysis.validity.calibrate import Calibration, calibrate
@@ -101,20 +101,8 @@ def build_report(
         chosen=chosen or [],
         transcript_rows=data.transcript_rows,
     )
-    pct = pct_negative(cells)
     readings = [reading for _, part in parts for reading in part.readings]
-    summary = build_summary(
-        source=data.source,
-        seed=seed,
-        n_boot=n_boot,
-        results=results,
-        cells=cells,
-        pct=pct,
-        accuracy=accuracy,
-        questions=questions,
-        fixed_k=fixed_k,
-        trials=trial_counts(data.results, results),
-    )
+    summary = build_summary(ctx, accuracy, questions, fixed_k)
     summary["validity"] = [r.__dict__ for r in readings]
     run_judge = judge_settings(run_dir)
     summary["judge_settings"] = plain(run_judge)

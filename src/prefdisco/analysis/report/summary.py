@@ -11,6 +11,9 @@ import pandas as pd
 
 from prefdisco.analysis.paper.accuracy import ALL, POOLED
 from prefdisco.analysis.paper.questions import QuestionStats
+from prefdisco.analysis.report.section import Context
+from prefdisco.analysis.stats.normalign import pct_negative
+from prefdisco.analysis.stats.trials import trial_counts
 from prefdisco.results.contract import FIXED_K_MODE, condition_label
 
 
@@ -44,30 +47,19 @@ def nested(frame: pd.DataFrame, keys: list[str], value: Any) -> dict:
     return out
 
 
-def build_summary(
-    *,
-    source: str,
-    seed: int,
-    n_boot: int,
-    results: pd.DataFrame,
-    cells: pd.DataFrame,
-    pct: tuple[float | None, int, int],
-    accuracy: pd.DataFrame,
-    questions: QuestionStats,
-    fixed_k: pd.DataFrame,
-    trials: dict[str, int],
-) -> dict[str, Any]:
-    """The summary of a report; ``results`` has its trials averaged (``analysis/stats/trials.py``), so ``rows`` counts
-    results rows (one per scenario and condition), and ``trials`` says how many trials they average."""
+def build_summary(ctx: Context, accuracy: pd.DataFrame, questions: QuestionStats, fixed_k: pd.DataFrame) -> dict:
+    """The summary of a report; ``ctx.results`` has its trials averaged (``analysis/stats/trials.py``), so ``rows``
+    counts results rows (one per scenario and condition), and ``trials`` says how many trials they average."""
+    results, cells, pct = ctx.results, ctx.cells, pct_negative(ctx.cells)
     models = sorted(results["model"].astype(str).unique())
     null_cells = cells.loc[cells["normalign"].isna()]
     per_cell = accuracy.loc[(accuracy["model"] != POOLED) & (accuracy["task"] != ALL)]
     overall = accuracy.loc[(accuracy["model"] != POOLED) & (accuracy["task"] == ALL)]
     slopes = questions.slopes
     summary = {
-        "source": source,
-        "seed": seed,
-        "bootstrap_resamples": n_boot,
+        "source": ctx.data.source,
+        "seed": ctx.seed,
+        "bootstrap_resamples": ctx.n_boot,
         "models": models,
         "tasks": sorted(results["task"].astype(str).unique()),
         "rows": {
@@ -75,7 +67,7 @@ def build_summary(
             "failed": int(results["failed"].sum()),
             "scored": int(results["scored"].sum()),
         },
-        "trials": trials,
+        "trials": trial_counts(ctx.data.results, results),
         "normalign": nested(cells, ["model", "task"], lambda r: r["normalign"]),
         "normalign_ci": nested(cells, ["model", "task"], lambda r: [r["ci_low"], r["ci_high"]]),
         "normalign_reason": nested(null_cells, ["model", "task"], lambda r: r["reason"]),
