@@ -1,9 +1,9 @@
-"""The Validity instruments measured on the results themselves, each a part of the report (``report/section.py``):
-the negative control (``control.py``), the simulated user's errors and what the dialogues elicited
-(``simulator.py``), its flagged turns (``simulator_flags.py``) and the refused, empty or cut responses
-(``non_answers.py``), the judges' agreement, noise and length bias (``judges.py``), their position effect and
-effective number (``position.py``, ``effective_judges.py``), the human calibration (``calibrate.py``) and the variance
-by source (``variance.py``): their ``summary.json`` keys, tables, Validity lines (in this order) and caveats."""
+"""The Validity instruments as parts of the report (``report/section.py``), in their Validity table's order: the
+negative control (``control.py``), the simulated user's errors and what the dialogues elicited (``simulator.py``), its
+flagged turns (``simulator_flags.py``), the refused and empty responses (``non_answers.py``), judge agreement, noise
+and length bias (``judges.py``), the judge's position effect and the effective number of judges (``position.py``,
+``effective_judges.py``), the human calibration, the variance by source, a reference run's table (``reference.py``)
+and the elicitation figure; and the further judges' PrefAlign, under Table 1 (``further_judges.py``)."""
 
 from __future__ import annotations
 
