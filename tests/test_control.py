@@ -243,7 +243,7 @@ def test_a_scripted_run_measures_the_hand_computed_control_gap(tmp_path, monkeyp
     assert summary["control_gap"] == {"mockllm/model": {"demo": pytest.approx(1.8)}}
     assert summary["control_gap_ci"]["mockllm/model"]["demo"] == pytest.approx([1.5, 2.1])
     assert summary["control_gap_flagged"] == {"mockllm/model": {"demo": False}}
-    [cell] = report.control.to_dict("records")
+    [cell] = report.part("control").to_dict("records")
     assert (cell["n"], cell["mean_oracle"], cell["mean_wrong_persona"]) == (4, 5.0, pytest.approx(3.2))
     assert "rewards the true profile" in cell["reading"]
     assert tmp_path / "report" / "table_control_gap.csv" in written
@@ -299,7 +299,7 @@ def test_a_gap_whose_interval_reaches_zero_is_flagged_and_table_1_is_untouched(t
         load_results(write_csv(tmp_path / "without.csv", HEADER, table[:12])), n_boot=500, figures=False
     )
 
-    [cell] = with_control.control.to_dict("records")
+    [cell] = with_control.part("control").to_dict("records")
     assert cell["n"] == 4
     assert cell["gap"] == pytest.approx((0.5 - 0.5 + 0.2 - 0.1) / 4)
     assert cell["mean_oracle"] == pytest.approx((4.0 + 4.5 + 4.0 + 3.5) / 4)
@@ -309,7 +309,7 @@ def test_a_gap_whose_interval_reaches_zero_is_flagged_and_table_1_is_untouched(t
     assert with_control.summary["control_gap_flagged"] == {"m-a": {"t1": True}}
     assert with_control.summary["control_gap_ci"]["m-a"]["t1"] == [cell["ci_low"], cell["ci_high"]]
     # the same seed gives the same interval
-    again = build_report(load_results(tmp_path / "with.csv"), n_boot=500, figures=False).control
+    again = build_report(load_results(tmp_path / "with.csv"), n_boot=500, figures=False).part("control")
     assert again.loc[0, "ci_low"] == cell["ci_low"]
 
     # NormAlign = 100·(mean disc − mean base)/(mean oracle − mean base) = 100·(3.0 − 2.375)/(4.0 − 2.375)
@@ -322,7 +322,7 @@ def test_a_gap_whose_interval_reaches_zero_is_flagged_and_table_1_is_untouched(t
     assert set(with_control.accuracy["mode"]) == {"baseline", "discovery", "oracle"}
 
     # a run without wrong_persona rows: no table, empty summary keys
-    assert without.control is None and "table_control_gap.csv" not in without.tables
+    assert without.part("control") is None and "table_control_gap.csv" not in without.tables
     assert (without.summary["control_gap"], without.summary["control_gap_ci"]) == ({}, {})
     assert without.summary["control_gap_flagged"] == {}
 

@@ -217,7 +217,7 @@ def test_the_report_carries_the_keys_the_table_and_the_figure(table):
         "n": 1,
     }
     assert report.summary["simulator_errors"]["m1"]["t"]["discovery"] == {"critical_share": 0.5, "n": 2}
-    assert report.simulator is not None and "table_simulator.csv" in report.tables
+    assert report.part("simulator") is not None and "table_simulator.csv" in report.tables
     assert "fig_elicitation.png" in [f.name for f in report.figures]
     fig = elicitation_figure(load_results(table).results)
     [ax] = fig.axes
@@ -229,7 +229,7 @@ def test_a_run_without_the_columns_has_empty_keys(tmp_path):
     header = HEADER.rsplit(",elicited_weight", 1)[0]
     path.write_text("\n".join([header, *(r.rsplit(",", 3)[0] for r in ROWS)]) + "\n")
     report = build_report(load_results(path), n_boot=200, n_examples=0, figures=False)
-    assert report.simulator is None
+    assert report.part("simulator") is None
     assert report.summary["elicitation"] == {} and report.summary["simulator_errors"] == {}
 
 

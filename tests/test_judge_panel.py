@@ -421,7 +421,7 @@ def test_the_validity_line_gives_the_length_probes_own_reason(tmp_path):
                     key = {"model": "m-a", "task": "t1", "scenario_id": sid, "mode": "baseline", "fixed_k": None}
                     fh.write(json.dumps({**key, "epoch": 1, "final_response": "y" * length}) + "\n")
         report = build_report(load_results(folder / "results.csv"), n_boot=0, figures=False)
-        return next(r for r in report.validity.readings if r.instrument.startswith("Length bias"))
+        return next(r for r in report.readings if r.instrument.startswith("Length bias"))
 
     few = reading(2, transcripts=True)  # transcripts beside the results, two responses: too few for a rank correlation
     assert "transcripts" not in few.finding + few.reading
@@ -574,9 +574,9 @@ def test_a_further_judge_is_reported_beside_pref_align_never_inside_it(tmp_path)
     assert parts.loc["baseline", "judge"] == pytest.approx((0.5 + 0.5 + 0.18) / 3 / 2)
     assert parts.loc["baseline", "repeats"] == 2
     # agreement reads every judge
-    assert report.judges.agreement.iloc[0]["n_judges"] == 2
+    assert report.part("judges").agreement.iloc[0]["n_judges"] == 2
     # B has a PrefAlign column of its own beside the run's: 5 everywhere; the run's is results.csv's mean
-    further = report.further_judges.set_index("mode")
+    further = report.part("further_judges").set_index("mode")
     base = [0.6 * 1.5 + 0.4 * 1.5, 0.6 * 2.5 + 0.4 * 3.5, 0.6 * 3.5 + 0.4 * 5]  # A's PrefAlign of s1..s3
     assert further.loc["baseline", "pref_align"] == pytest.approx(sum(base) / 3)
     assert further.loc["baseline", "pref_align[B]"] == pytest.approx(5.0)

@@ -106,8 +106,8 @@ def test_a_sessions_report_shows_its_transfer_section_and_cuts_no_label(tmp_path
     assert cli.exit_code == 0, cli.output
 
     report = build_report(load_results(run), n_boot=200, n_examples=0)
-    assert report.transfer is not None
-    for chart in report.transfer.charts():  # every text of the Transfer figures lies inside its figure, uncut
+    assert report.part("transfer") is not None
+    for chart in report.part("transfer").charts():  # every text of the Transfer figures lies inside its figure, uncut
         canvas = FigureCanvasAgg(chart.figure)
         canvas.draw()
         box = chart.figure.bbox
@@ -169,8 +169,8 @@ def test_the_harms_section_renders_and_cuts_no_label(tmp_path: Path, harms_runs)
     assert cli.exit_code == 0, cli.output
 
     report = build_report(load_results(run), n_boot=200, n_examples=0)
-    assert report.harms is not None
-    charts = report.harms.charts()
+    assert report.part("harms") is not None
+    charts = report.part("harms").charts()
     assert [c.name for c in charts] == ["fig_harms_breakage.png", "fig_harms_flip.png"]
     for chart in charts:  # every text of the Harms figures lies inside its figure, uncut
         canvas = FigureCanvasAgg(chart.figure)

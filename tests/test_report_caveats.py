@@ -216,7 +216,7 @@ def test_an_empty_figure_panel_says_why_in_the_panel_and_the_caption(tmp_path):
     # three discovery points asking 0, 1, 2 questions and no oracle: the left panel draws, the right one says why
     asked = [row("m-a", "t1", f"d{i}", "discovery", 2.0 + i, nq=i) for i in range(3)] + rows
     data = load_results(write_csv(tmp_path / "asked.csv", HEADER, asked))
-    drawn = {c.name: c for c in charts(build_report(data, n_boot=0, figures=False), data.results, 0)}
+    drawn = {c.name: c for c in charts(build_report(data, n_boot=0, figures=False), 0)}
     why = "no (model, task) cell with discovery questions has a NormAlign (Table 1 says why)"
     assert drawn["fig_questions.png"].file().empty == [why]
     panel_texts = [" ".join(t.get_text().split()) for ax in drawn["fig_questions.png"].figure.axes for t in ax.texts]
@@ -271,7 +271,7 @@ def test_no_figure_label_is_cut_and_every_text_lies_inside_its_figure(tmp_path):
     )
     data = load_results(folder)
     report = build_report(data, n_boot=200, n_examples=0)
-    drawn = charts(report, data.results, 0)
+    drawn = charts(report, 0)
     assert {c.name for c in drawn} >= {
         "fig_normalign.png",
         "fig_normalign_scenarios.png",

@@ -200,12 +200,12 @@ def test_only_a_sessions_run_has_a_transfer_section(planted, tmp_path):
     plain.to_csv(tmp_path / "results.csv", index=False)
     report, written = make_report(tmp_path / "results.csv", tmp_path / "report", n_boot=0)
     assert "transfer" not in report.summary and "transfer_readings" not in report.summary
-    assert report.transfer is None
+    assert report.part("transfer") is None
     assert not any("transfer" in p.name for p in written)
     assert 'id="transfer"' not in (tmp_path / "report" / "report.html").read_text()
     # ... and with its sessions, the same folder's report has one
     sessions, _ = make_report(run, tmp_path / "sessions", n_boot=0, figures=False)
-    assert sessions.transfer is not None and "transfer" in sessions.summary
+    assert sessions.part("transfer") is not None and "transfer" in sessions.summary
 
 
 def test_a_sessions_run_without_a_carry_arm_says_what_it_cannot_measure(planted, tmp_path):

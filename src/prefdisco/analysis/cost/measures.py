@@ -38,13 +38,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from prefdisco.analysis.report.render import records
+from prefdisco.analysis.report.section import Context, Part, section
 from prefdisco.prices import packaged
 from prefdisco.results.contract import BATCHED, condition_label
 
@@ -228,28 +229,16 @@ def batch_of(trial_rows: pd.DataFrame) -> dict[str, Any] | None:
     return {"roles": {c: sorted(v) for c, v in sorted(roles.items()) if v}, "shares": shares}
 
 
-@dataclass
-class Cost:
-    """The report's Cost section: per cell (``cost_table``) and estimated against measured (``estimate_table``)."""
-
-    table: pd.DataFrame | None
-    estimate: pd.DataFrame | None
-    batch: dict[str, Any] | None = None
-
-    def summary(self) -> dict[str, Any]:
-        cost, total = cost_summary(self.table)
-        estimate = None
-        if self.estimate is not None:
-            estimate = {
-                r["role"]: {k: _plain(r[k]) for k in ESTIMATE_COLUMNS[1:]} for r in self.estimate.to_dict("records")
-            }
-        return {"cost": cost, "cost_total": total, "cost_estimate": estimate, "cost_batch": self.batch}
-
-    def tables(self) -> dict[str, pd.DataFrame]:
-        named = {"table_cost.csv": self.table, "table_cost_estimate.csv": self.estimate}
-        return {name: frame for name, frame in named.items() if frame is not None}
-
-
-def cost_of(results: pd.DataFrame, trial_rows: pd.DataFrame, run_dir: Path | Sequence[Path] | None) -> Cost:
-    """The Cost section of a report: ``results`` trial-averaged, ``trial_rows`` as run, ``run_dir`` the RESULTS."""
-    return Cost(cost_table(results, trial_rows), estimate_table(trial_rows, run_dir), batch_of(trial_rows))
+@section("cost", order=80, place="data")
+def cost_section(ctx: Context) -> Part:
+    """The report's Cost section: per cell (``cost_table``: ``ctx.results`` trial-averaged, the trial rows as run)
+    and estimated against measured (``estimate_table``, from ``ctx.run_dir``: the RESULTS)."""
+    rows = ctx.data.results
+    table, estimate = cost_table(ctx.results, rows), estimate_table(rows, ctx.run_dir)
+    cost, total = cost_summary(table)
+    summary = {"cost": cost, "cost_total": total, "cost_batch": batch_of(rows), "cost_estimate": None}
+    if estimate is not None:
+        by_role = {r["role"]: {k: _plain(r[k]) for k in ESTIMATE_COLUMNS[1:]} for r in estimate.to_dict("records")}
+        summary["cost_estimate"] = by_role
+    tables = {"table_cost.csv": table, "table_cost_estimate.csv": estimate}
+    return Part(summary, tables, view={"rows": records(table), "estimate": records(estimate)}, value=table)

@@ -30,9 +30,12 @@ import pandas as pd
 
 from prefdisco.analysis.harms import figures as hf
 from prefdisco.analysis.harms.flip import flip_table
-from prefdisco.analysis.harms.measures import BELIEF, COLUMNS, DISCOVERY, ordered, paired_table
+from prefdisco.analysis.harms.measures import BELIEF, COLUMNS, DISCOVERY, MEASURES, ordered, paired_table
 from prefdisco.analysis.harms.readings import readings
 from prefdisco.analysis.report.figures import Chart
+from prefdisco.analysis.report.render import interval, records
+from prefdisco.analysis.report.render import num as shown
+from prefdisco.analysis.report.section import Context, Part, section
 from prefdisco.analysis.transfer.readings import num
 from prefdisco.analysis.validity.readings import Reading
 
@@ -64,12 +67,6 @@ class Harms:
             out.setdefault(model, {})[task] = _node(rows.to_dict("records"))
         return out
 
-    def tables(self) -> dict[str, pd.DataFrame]:
-        return {"table_harms.csv": self.table}
-
-    def has_flips(self) -> bool:
-        return bool((self.table["measure"] == "flip_rate").any())
-
     def charts(self) -> list[Chart]:
         charts = [
             Chart(
@@ -81,7 +78,7 @@ class Harms:
                 hf.breakage_figure(self.table, self.cells),
             )
         ]
-        if self.has_flips():
+        if (self.table["measure"] == "flip_rate").any():
             charts.append(
                 Chart(
                     "fig_harms_flip.png",
@@ -139,3 +136,30 @@ def build_harms(results: pd.DataFrame, trial_rows: pd.DataFrame, *, seed: int, n
     table = ordered(pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(COLUMNS)))
     cells = sorted({(str(m), str(t)) for m, t in zip(results["model"], results["task"], strict=True)})
     return Harms(table=table, cells=cells, readings=readings(table))
+
+
+_UNSIGNED = ("breakage", "repair", "flip_rate", "flip_held", "belief_agreement", "belief_accuracy")
+"""The harms measures that are shares (shown without a sign); the others are differences."""
+
+
+def _view(h: Harms) -> dict[str, Any]:
+    """The section's readings and rows of formatted cells (``templates/sections/harms.*``)."""
+    rows = []
+    for r in records(h.table):
+        signed = r["measure"] not in _UNSIGNED
+        value = "—" if r["value"] is None else f"{r['value']:+.3f}" if signed else shown(r["value"], 3)
+        if r["value"] is not None and r["ci_low"] is not None:
+            value += f" {interval(r['ci_low'], r['ci_high'], 3)}"
+        rows.append(
+            {k: r[k] for k in ("model", "task", "condition", "n")}
+            | {"measure": MEASURES[r["measure"]], "value": value, "reason": r["reason"] or ""}
+        )
+    return {"readings": [r.__dict__ for r in h.readings], "rows": rows}
+
+
+@section("harms", order=60, place="section", title="Harms")
+def harms_section(ctx: Context) -> Part:
+    """Every report's Harms section."""
+    harms = build_harms(ctx.results, ctx.data.results, seed=ctx.seed, n_boot=ctx.n_boot)
+    summary = {"harms": harms.summary(), "harms_readings": [r.__dict__ for r in harms.readings]}
+    return Part(summary, {"table_harms.csv": harms.table}, harms.charts, view=_view(harms), value=harms)

@@ -11,51 +11,27 @@ from pathlib import Path
 
 import pandas as pd
 
-from prefdisco.analysis.cost.measures import cost_of
-from prefdisco.analysis.harms.section import build_harms
+from prefdisco.analysis.cost import measures as _cost  # noqa: F401  (imported: registers its section)
+from prefdisco.analysis.harms import section as _harms  # noqa: F401  (the same)
 from prefdisco.analysis.paper.accuracy import accuracy_table
 from prefdisco.analysis.paper.attributes import attribute_table, heatmap_mode, worst_attributes
 from prefdisco.analysis.paper.examples import build_examples, lead_dialogue
 from prefdisco.analysis.paper.fixed_k import fixed_k_table
 from prefdisco.analysis.paper.questions import question_stats
-from prefdisco.analysis.report.caveats import caveats, embedded_build, not_sent, position_void
+from prefdisco.analysis.report.caveats import caveats, embedded_build, not_sent
 from prefdisco.analysis.report.charts import charts, left_out
 from prefdisco.analysis.report.contents import Report
 from prefdisco.analysis.report.folder import check_apart, check_report_out, write_report
 from prefdisco.analysis.report.run_record import header_line, judge_settings
+from prefdisco.analysis.report.section import Context, sections
 from prefdisco.analysis.report.summary import build_summary, plain
 from prefdisco.analysis.stats.bootstrap import check_resamples
-from prefdisco.analysis.stats.normalign import normalign_cells, pct_negative, scenario_table
-from prefdisco.analysis.stats.panel import judged_rows
-from prefdisco.analysis.stats.trials import average_attribute_trials, average_trials, trial_counts
-from prefdisco.analysis.transfer.section import build_transfer
+from prefdisco.analysis.stats.normalign import normalign_cells, scenario_table
+from prefdisco.analysis.stats.trials import average_attribute_trials, average_trials
+from prefdisco.analysis.transfer import section as _transfer  # noqa: F401  (the same)
+from prefdisco.analysis.validity import section as _validity  # noqa: F401  (the same)
 from prefdisco.analysis.validity.calibrate import Calibration, calibrate
-from prefdisco.analysis.validity.control import control_table
-from prefdisco.analysis.validity.effective_judges import PAIR_COLUMNS, effective_judges
-from prefdisco.analysis.validity.further_judges import further_judge_table
-from prefdisco.analysis.validity.further_judges import summary_part as further_judges_summary
-from prefdisco.analysis.validity.judges import judge_reliability
-from prefdisco.analysis.validity.non_answers import (
-    non_answer_table,
-    non_answers_caveat,
-    non_answers_reading,
-    non_answers_summary,
-)
-from prefdisco.analysis.validity.position import position_effect
-from prefdisco.analysis.validity.readings import (
-    Validity,
-    calibration_reading,
-    control_reading,
-    effective_judges_reading,
-    judge_readings,
-    position_reading,
-    simulator_reading,
-    variance_reading,
-)
-from prefdisco.analysis.validity.reference import ReferenceTable, load_reference_table, reference_reading
-from prefdisco.analysis.validity.simulator import simulator_table
-from prefdisco.analysis.validity.simulator_flags import flag_table, flags_reading, flags_summary
-from prefdisco.analysis.validity.variance import detectable_difference, variance_parts
+from prefdisco.analysis.validity.reference import ReferenceTable, load_reference_table
 from prefdisco.errors import UserError
 from prefdisco.results.contract import TRIAL_GROUP
 from prefdisco.results.merge import RunProtocol, load_runs
@@ -109,14 +85,9 @@ def build_report(
     accuracy = accuracy_table(results)
     questions = question_stats(results, cells)
     fixed_k = fixed_k_table(results)
-    control = control_table(results, seed=seed, n_boot=n_boot)
-    simulator = simulator_table(data.results)  # from the trial rows: a critical error is 0/1 per dialogue
-    flags = flag_table(data.results)  # from the trial rows: each trial one dialogue
-    non_answers = non_answer_table(data.results)  # from the trial rows: each trial one response
-    cost = cost_of(results, data.results, run_dir)
-    attribute_scores = worst = mode = further = None
-    if data.attributes is not None:  # a judge added afterwards: its own PrefAlign, beside the run's
-        further = further_judge_table(results, data.attributes, data.results)
+    ctx = Context(data, results, attributes, cells, seed, n_boot, run_dir, protocols or [], calibration, reference)
+    parts = [(entry, part) for entry in sections() if (part := entry.build(ctx)) is not None]
+    attribute_scores = worst = mode = None
     if attributes is not None:
         attribute_scores = attribute_table(attributes, results)
         mode = heatmap_mode(attribute_scores)
@@ -130,72 +101,19 @@ def build_report(
         chosen=chosen or [],
         transcript_rows=data.transcript_rows,
     )
-    pct = pct_negative(cells)
-    judges = judge_reliability(data)  # over the rows a judge judged: every judge, repeat and trial
-    judged = None if data.attributes is None else judged_rows(data.attributes, data.results)  # no rule's scores
-    position = None if judged is None else position_effect(judged, seed=seed, n_boot=n_boot)  # structured judging
-    panel = None if judged is None else effective_judges(judged)
-    variance = variance_parts(data.results, data.attributes)  # from the trial rows, before averaging
-    detectable = detectable_difference(cells)
-    validity = Validity(
-        readings=[
-            control_reading(control),
-            simulator_reading(simulator),
-            flags_reading(flags),
-            non_answers_reading(non_answers),
-            *judge_readings(judges),
-            position_reading(position),
-            effective_judges_reading(panel),
-            calibration_reading(calibration),
-            *variance_reading(variance, detectable),
-            *([reference_reading(reference, protocols or [])] if reference is not None else []),
-        ],
-        variance=variance,
-        detectable=detectable,
-        calibration=calibration,
-    )
-    summary = build_summary(
-        source=data.source,
-        seed=seed,
-        n_boot=n_boot,
-        results=results,
-        cells=cells,
-        pct=pct,
-        accuracy=accuracy,
-        questions=questions,
-        fixed_k=fixed_k,
-        trials=trial_counts(data.results, results),
-        judges=judges,
-        control=control,
-        simulator=simulator,
-    )
-    summary |= plain(validity.summary())
-    if reference is not None:
-        summary["reference"] = {
-            "folder": str(reference.folder),
-            "reference": reference.reference,
-            "matched": reference.matched,
-            "table": reference.rows,
-        }
-    summary["judge_position_effect"] = plain(position.summary() if position is not None else {})
-    summary["effective_judges"] = plain(panel.summary() if panel is not None else None)
+    readings = [reading for _, part in parts for reading in part.readings]
+    summary = build_summary(ctx, accuracy, questions, fixed_k)
+    summary["validity"] = [r.__dict__ for r in readings]
     run_judge = judge_settings(run_dir)
     summary["judge_settings"] = plain(run_judge)
-    summary["simulator_flags"] = plain(flags_summary(flags))
-    summary["non_answers"] = non_answers_summary(non_answers)
-    summary |= plain(cost.summary()) | {"run_time": plain(run_time(run_dir))}
-    summary["pref_align_by_judge"] = plain(further_judges_summary(further))
-    harms = build_harms(results, data.results, seed=seed, n_boot=n_boot)  # every report's Harms section
-    summary["harms"] = plain(harms.summary())
-    summary["harms_readings"] = [r.__dict__ for r in harms.readings]
-    transfer = build_transfer(  # a sessions run's Transfer section; None (no section, no key) for any other run
-        results, attributes, data.results, data.transcripts, data.transcript_rows, seed=seed, n_boot=n_boot
-    )
-    if transfer is not None:
-        summary["transfer"] = plain(transfer.summary())
-        summary["transfer_readings"] = [r.__dict__ for r in transfer.readings]
-    extra = [embedded_build(protocols or []), position_void(position), non_answers_caveat(non_answers)]
-    extra.append(not_sent(protocols or []))
+    summary["run_time"] = plain(run_time(run_dir))
+    for _, part in parts:
+        summary |= plain(part.summary)
+    extra = [
+        embedded_build(protocols or []),
+        *(line for _, part in parts for line in part.caveats),
+        not_sent(protocols or []),
+    ]
     warnings = [*(notes or []), *caveats(results, cells, data.attributes), *(w for w in extra if w)]
     summary["caveats"] = warnings
     ids = sorted({p.id or "unknown" for p in protocols or []})
@@ -226,21 +144,13 @@ def build_report(
         heatmap_mode=mode,
         examples=examples,
         quality=_quality(data.results),
-        cost=cost.table,
-        cost_estimate=cost.estimate,
-        judges=judges,
-        control=control,
-        simulator=simulator,
-        validity=validity,
-        further_judges=further,
+        readings=readings,
         caveats=warnings,
-        transfer=transfer,
-        harms=harms,
-        reference=reference,
+        parts=parts,
     )
     report.lead = lead_dialogue(examples, len(results[["task", "scenario_id"]].drop_duplicates()))
-    report.figures_omitted = left_out(report, data.results)  # figures that cannot show anything here, and why
-    report.figures = [chart.file() for chart in charts(report, data.results, seed)] if figures else []
+    report.figures_omitted = left_out(report)  # figures that cannot show anything here, and why
+    report.figures = [chart.file() for chart in charts(report, seed)] if figures else []
     report.figures_left_out = not figures
     report.tables = {
         "table1_normalign.csv": cells,
@@ -250,37 +160,14 @@ def build_report(
         "table_questions_per_cell.csv": questions.per_cell,
         "table_data_quality.csv": report.quality,
     }
-    if not fixed_k.empty:
-        report.tables["table_fixed_k.csv"] = fixed_k
-    if control is not None:
-        report.tables["table_control_gap.csv"] = control
-    if simulator is not None:
-        report.tables["table_simulator.csv"] = simulator
-    if flags is not None:
-        report.tables["table_simulator_flags.csv"] = flags
-    if non_answers is not None:
-        report.tables["table_non_answers.csv"] = non_answers
-    report.tables |= cost.tables()
-    if judges is not None:
-        report.tables["table_judge_agreement.csv"] = judges.agreement
-        report.tables["table_judge_noise.csv"] = judges.noise
-        report.tables["table_length_bias.csv"] = judges.length
-    if position is not None:
-        report.tables["table_judge_position.csv"] = position.positions
-        report.tables["table_judge_position_slope.csv"] = position.slopes
-    if panel is not None and len(panel.judges) > 1:
-        report.tables["table_judge_correlation.csv"] = panel.pairs[PAIR_COLUMNS]
-    if not variance.empty:
-        report.tables["table_variance.csv"] = variance
-    if further is not None:
-        report.tables["table_pref_align_by_judge.csv"] = further
-    report.tables |= harms.tables()
-    if transfer is not None:
-        report.tables |= transfer.tables()
-    if attribute_scores is not None:
-        report.tables["table_attribute_scores.csv"] = attribute_scores
-    if worst is not None:
-        report.tables["table_worst_attributes.csv"] = worst
+    optional = {
+        "table_fixed_k.csv": None if fixed_k.empty else fixed_k,
+        "table_attribute_scores.csv": attribute_scores,
+        "table_worst_attributes.csv": worst,
+    }
+    for name, table in [*optional.items(), *(t for _, part in parts for t in part.tables.items())]:
+        if table is not None:
+            report.tables[name] = table
     return report
 
 

@@ -13,8 +13,8 @@ reason, rendered "No figure: …" in both reports); every other figure is drawn 
   fewer than two (model, task) cells with both a NormAlign and a mean number of questions.
 * **Fixed K** (``fig_fixed_k``): left out when the run has one K — alignment against K needs two values of it.
 * **Per-attribute heatmap** (``fig_attributes``): left out with one model and one attribute.
-* **PrefAlign against elicited weight** (``fig_elicitation``): left out with fewer than ``questions.MIN_POINTS``
-  dialogues with a measured elicited weight.
+* **PrefAlign against elicited weight** (``fig_elicitation``, ``validity/section.py``): left out with fewer than
+  ``questions.MIN_POINTS`` dialogues with a measured elicited weight.
 
 A figure some of whose panels have nothing to draw is still drawn; each empty panel says why (``figures.py``).
 """
@@ -31,8 +31,6 @@ from prefdisco.analysis.paper.attributes import heatmap_matrix
 from prefdisco.analysis.paper.questions import MIN_POINTS
 from prefdisco.analysis.report import figures as figs
 from prefdisco.analysis.report.contents import Report
-from prefdisco.analysis.validity.simulator import dialogues, elicitation_figure
-from prefdisco.wording import counted
 
 MIN_BOX = 5
 """The fewest per-scenario NormAligns of one model that make a box of quartiles worth drawing."""
@@ -45,9 +43,9 @@ def _attribute_matrix(report: Report) -> pd.DataFrame | None:
     return heatmap_matrix(report.attribute_scores, mode)
 
 
-def left_out(report: Report, trial_rows: pd.DataFrame) -> dict[str, str]:
+def left_out(report: Report) -> dict[str, str]:
     """The figures (their names without ``.png``) that cannot show anything here, each with why (module
-    docstring)."""
+    docstring), the sections' own (``Part.omitted``) among them."""
     out: dict[str, str] = {}
     if len(report.cells) <= 1:
         out["fig_normalign"] = "one (model, task) cell, whose NormAlign Table 1 gives"
@@ -78,17 +76,14 @@ def left_out(report: Report, trial_rows: pd.DataFrame) -> dict[str, str]:
     matrix = _attribute_matrix(report)
     if matrix is not None and matrix.size == 1:
         out["fig_attributes"] = "one model and one attribute: the table below is its one number"
-    if report.simulator is not None:
-        frame = dialogues(trial_rows)
-        n = 0 if frame is None else len(frame.dropna(subset=["pref_align", "elicited_weight"]))
-        if n < MIN_POINTS:
-            out["fig_elicitation"] = f"{counted(n, 'dialogue')} with a measured elicited weight; a scatter needs 3"
+    for _, part in report.parts:
+        out |= part.omitted
     return out
 
 
-def charts(report: Report, trial_rows: pd.DataFrame, seed: int) -> list[figs.Chart]:
-    """Every figure of ``report`` that is not ``left_out``, drawn (``trial_rows``: the results as run, for the
-    elicitation figure); a figure left out is never drawn."""
+def charts(report: Report, seed: int) -> list[figs.Chart]:
+    """Every figure of ``report`` that is not ``left_out``, drawn, then its sections' (``Part.charts``); a figure
+    left out is never drawn."""
     q = report.questions
     specs: list[tuple[str, str, str, Callable[[], Any]]] = [
         (
@@ -138,20 +133,6 @@ def charts(report: Report, trial_rows: pd.DataFrame, seed: int) -> list[figs.Cha
                 lambda: figs.attributes_heatmap(matrix, mode),
             )
         )
-    if report.simulator is not None:
-        specs.append(
-            (
-                "fig_elicitation",
-                "PrefAlign against elicited weight",
-                "One point per dialogue with the simulated user (any condition that asks it) with a measured "
-                "elicited weight, coloured by model.",
-                lambda: elicitation_figure(trial_rows, seed),
-            )
-        )
-    skip = left_out(report, trial_rows)
+    skip = left_out(report)
     out = [figs.Chart(f"{key}.png", title, caption, draw()) for key, title, caption, draw in specs if key not in skip]
-    if report.harms is not None:
-        out += report.harms.charts()
-    if report.transfer is not None:
-        out += report.transfer.charts()
-    return out
+    return out + [chart for _, part in report.parts for chart in part.charts()]

@@ -11,8 +11,9 @@ import pandas as pd
 
 from prefdisco.analysis.paper.accuracy import ALL, POOLED
 from prefdisco.analysis.paper.questions import QuestionStats
-from prefdisco.analysis.validity.judges import EMPTY_SUMMARY, JudgeReliability
-from prefdisco.analysis.validity.simulator import summary_parts
+from prefdisco.analysis.report.section import Context
+from prefdisco.analysis.stats.normalign import pct_negative
+from prefdisco.analysis.stats.trials import trial_counts
 from prefdisco.results.contract import FIXED_K_MODE, condition_label
 
 
@@ -36,7 +37,7 @@ def summary_json(summary: dict[str, Any]) -> bytes:
     return (json.dumps(plain(summary), indent=2, allow_nan=False) + "\n").encode("utf-8")
 
 
-def _nested(frame: pd.DataFrame, keys: list[str], value: Any) -> dict:
+def nested(frame: pd.DataFrame, keys: list[str], value: Any) -> dict:
     out: dict = {}
     for row in frame.to_dict("records"):
         node = out
@@ -46,37 +47,19 @@ def _nested(frame: pd.DataFrame, keys: list[str], value: Any) -> dict:
     return out
 
 
-def build_summary(
-    *,
-    source: str,
-    seed: int,
-    n_boot: int,
-    results: pd.DataFrame,
-    cells: pd.DataFrame,
-    pct: tuple[float | None, int, int],
-    accuracy: pd.DataFrame,
-    questions: QuestionStats,
-    fixed_k: pd.DataFrame,
-    trials: dict[str, int],
-    judges: JudgeReliability | None = None,
-    control: pd.DataFrame | None = None,
-    simulator: pd.DataFrame | None = None,
-) -> dict[str, Any]:
-    """The summary of a report; ``results`` has its trials averaged (``analysis/stats/trials.py``), so ``rows`` counts
-    results rows (one per scenario and condition), and ``trials`` says how many trials they average. ``control``
-    (``analysis/validity/control.py``) gives ``control_gap``, ``control_gap_ci`` and ``control_gap_flagged`` per model
-    and
-    task; without it (no wrong_persona rows) they are empty. ``simulator`` (``analysis/validity/simulator.py``, over the
-    dialogues as run) gives ``elicitation`` and ``simulator_errors``; without it they are empty."""
+def build_summary(ctx: Context, accuracy: pd.DataFrame, questions: QuestionStats, fixed_k: pd.DataFrame) -> dict:
+    """The summary of a report; ``ctx.results`` has its trials averaged (``analysis/stats/trials.py``), so ``rows``
+    counts results rows (one per scenario and condition), and ``trials`` says how many trials they average."""
+    results, cells, pct = ctx.results, ctx.cells, pct_negative(ctx.cells)
     models = sorted(results["model"].astype(str).unique())
     null_cells = cells.loc[cells["normalign"].isna()]
     per_cell = accuracy.loc[(accuracy["model"] != POOLED) & (accuracy["task"] != ALL)]
     overall = accuracy.loc[(accuracy["model"] != POOLED) & (accuracy["task"] == ALL)]
     slopes = questions.slopes
     summary = {
-        "source": source,
-        "seed": seed,
-        "bootstrap_resamples": n_boot,
+        "source": ctx.data.source,
+        "seed": ctx.seed,
+        "bootstrap_resamples": ctx.n_boot,
         "models": models,
         "tasks": sorted(results["task"].astype(str).unique()),
         "rows": {
@@ -84,17 +67,17 @@ def build_summary(
             "failed": int(results["failed"].sum()),
             "scored": int(results["scored"].sum()),
         },
-        "trials": trials,
-        "normalign": _nested(cells, ["model", "task"], lambda r: r["normalign"]),
-        "normalign_ci": _nested(cells, ["model", "task"], lambda r: [r["ci_low"], r["ci_high"]]),
-        "normalign_reason": _nested(null_cells, ["model", "task"], lambda r: r["reason"]),
-        "normalign_ci_reason": _nested(
+        "trials": trial_counts(ctx.data.results, results),
+        "normalign": nested(cells, ["model", "task"], lambda r: r["normalign"]),
+        "normalign_ci": nested(cells, ["model", "task"], lambda r: [r["ci_low"], r["ci_high"]]),
+        "normalign_reason": nested(null_cells, ["model", "task"], lambda r: r["reason"]),
+        "normalign_ci_reason": nested(
             cells.loc[cells.get("ci_reason", pd.Series("", cells.index)).fillna("").astype(bool)],
             ["model", "task"],
             lambda r: r["ci_reason"],
         ),
-        "n_scenarios": _nested(cells, ["model", "task"], lambda r: int(r["n_scenarios"])),
-        "normalign_scenarios": _nested(
+        "n_scenarios": nested(cells, ["model", "task"], lambda r: int(r["n_scenarios"])),
+        "normalign_scenarios": nested(
             cells,
             ["model", "task"],
             lambda r: {
@@ -108,11 +91,11 @@ def build_summary(
         "n_cells_negative": pct[1],
         "n_cells_defined": pct[2],
         "n_cells": len(cells),
-        "accuracy": _nested(per_cell, ["model", "task", "mode"], lambda r: r["accuracy"]),
-        "accuracy_ci": _nested(per_cell, ["model", "task", "mode"], lambda r: [r["ci_low"], r["ci_high"]]),
-        "accuracy_n": _nested(per_cell, ["model", "task", "mode"], lambda r: int(r["n"])),
-        "accuracy_overall": _nested(overall, ["model", "mode"], lambda r: r["accuracy"]),
-        "accuracy_overall_ci": _nested(overall, ["model", "mode"], lambda r: [r["ci_low"], r["ci_high"]]),
+        "accuracy": nested(per_cell, ["model", "task", "mode"], lambda r: r["accuracy"]),
+        "accuracy_ci": nested(per_cell, ["model", "task", "mode"], lambda r: [r["ci_low"], r["ci_high"]]),
+        "accuracy_n": nested(per_cell, ["model", "task", "mode"], lambda r: int(r["n"])),
+        "accuracy_overall": nested(overall, ["model", "mode"], lambda r: r["accuracy"]),
+        "accuracy_overall_ci": nested(overall, ["model", "mode"], lambda r: [r["ci_low"], r["ci_high"]]),
         "pearson_r": questions.pearson_r,
         "pearson_p": questions.pearson_p,
         "pearson_n": questions.pearson_n,
@@ -120,7 +103,7 @@ def build_summary(
         "family_slopes": {str(r["family"]): r["slope"] for r in slopes.to_dict("records")},
         "family_slopes_reason": {str(r["family"]): r["reason"] for r in slopes.to_dict("records") if r["reason"]},
         "mean_questions": questions.mean_questions,
-        "fixed_k": _nested(
+        "fixed_k": nested(
             fixed_k.assign(condition=[condition_label(FIXED_K_MODE, k) for k in fixed_k["fixed_k"]]),
             ["model", "task", "condition"],
             lambda r: {
@@ -130,11 +113,4 @@ def build_summary(
             },
         ),
     }
-    gaps = control if control is not None else pd.DataFrame(columns=["model", "task", "gap", "ci_low", "ci_high"])
-    summary["control_gap"] = _nested(gaps, ["model", "task"], lambda r: r["gap"])
-    summary["control_gap_ci"] = _nested(gaps, ["model", "task"], lambda r: [r["ci_low"], r["ci_high"]])
-    summary["control_gap_flagged"] = _nested(gaps, ["model", "task"], lambda r: bool(r["flagged"]))
-    summary |= summary_parts(simulator)  # elicitation, simulator_errors (analysis/validity/simulator.py)
-    # judge_agreement / judge_noise / length_bias (analysis/validity/judges.py); empty without an attribute table
-    summary.update(judges.summary() if judges is not None else EMPTY_SUMMARY)
     return plain(summary)

@@ -32,6 +32,9 @@ from typing import Any
 import pandas as pd
 
 from prefdisco.analysis.report.figures import Chart
+from prefdisco.analysis.report.render import interval, records
+from prefdisco.analysis.report.render import num as shown
+from prefdisco.analysis.report.section import Context, Part, section
 from prefdisco.analysis.transfer import figures as tf
 from prefdisco.analysis.transfer.labels import label_table, labelled_criteria, stale_table
 from prefdisco.analysis.transfer.measures import ARMS, gain_tables, has_sessions, position_table
@@ -220,3 +223,70 @@ def build_transfer(
     has_transcripts = transcripts is not None or transcript_rows is not None
     transfer.readings = readings(positions, slopes, transfer.labels, transfer.stale, has_transcripts)
     return transfer
+
+
+def _value(r: dict[str, Any], key: str, digits: int, reason: str | None = None) -> str:
+    low, high = r.get(f"{key}_ci_low"), r.get(f"{key}_ci_high")
+    text = shown(r[key], digits)
+    if r[key] is not None and low is not None:
+        text += f" {interval(low, high, digits)}"
+    elif r[key] is None and reason and r.get(reason):
+        text += f" ({r[reason]})"
+    return text
+
+
+def _view(t: Transfer) -> dict[str, Any]:
+    """The section's readings and rows of formatted cells (``templates/sections/transfer.*``)."""
+    cell = ("model", "task", "arm")
+    positions = [
+        {k: r[k] for k in (*cell, "position", "n")}
+        | {
+            "pref_align": _value(r, "pref_align", 2),
+            "normalign": _value(r, "normalign", 1, "normalign_reason") + f" n={r['normalign_n']}",
+            "n_questions": shown(r["n_questions"], 2),
+            "questions_saved": _value(r, "questions_saved", 2) if r["arm"] != "discovery" else "",
+            "reask_rate": shown(r["reask_rate"], 2),
+            "elicited_weight": shown(r["elicited_weight"], 2),
+        }
+        for r in records(t.positions)
+    ]
+    gains = [
+        {k: r[k] for k in (*cell, "position")}
+        | {
+            "n": r["gain_n"],
+            "gain": "—" if r["gain"] is None else f"{shown(r['gain'], 1)} {interval(r['ci_low'], r['ci_high'])}",
+            "reason": r["reason"] or "",
+        }
+        for r in records(t.gains)
+    ]
+    slopes = [
+        {k: r[k] for k in cell}
+        | {
+            "mean_gain": shown(r["mean_gain"], 1),
+            "slope": "—" if r["slope"] is None else f"{shown(r['slope'], 2)} {interval(r['ci_low'], r['ci_high'], 2)}",
+            "sessions": r["n_sessions"],
+            "reason": r["reason"] or "",
+        }
+        for r in records(t.slopes)
+    ]
+    return {
+        "readings": [r.__dict__ for r in t.readings],
+        "positions": positions,
+        "gains": gains,
+        "slopes": slopes,
+        "labels": [] if t.labels is None else records(t.labels),
+        "stale": [] if t.stale is None else records(t.stale),
+    }
+
+
+@section("transfer", order=70, place="section", title="Transfer")
+def transfer_section(ctx: Context) -> Part | None:
+    """A sessions run's Transfer section; None (no section, no key) for any other run."""
+    d = ctx.data
+    transfer = build_transfer(
+        ctx.results, ctx.attributes, d.results, d.transcripts, d.transcript_rows, seed=ctx.seed, n_boot=ctx.n_boot
+    )
+    if transfer is None:
+        return None
+    summary = {"transfer": transfer.summary(), "transfer_readings": [r.__dict__ for r in transfer.readings]}
+    return Part(summary, transfer.tables(), transfer.charts, view=_view(transfer), value=transfer)

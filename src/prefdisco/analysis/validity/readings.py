@@ -4,14 +4,15 @@ and a one-line reading for a reader who is not a statistician.
 The instruments are computed elsewhere — the negative control (``control.py``), the simulated user's errors and
 what the dialogues elicited (``simulator.py``), judge agreement, noise and length bias (``judges.py``), the human
 calibration (``calibrate.py``, with ``prefdisco report --human``), the variance parts and the smallest detectable
-NormAlign difference (``variance.py``); this module gathers them into ``Validity`` and words each reading. An
+NormAlign difference (``variance.py``); this module words each reading (``report/section.py``'s
+parts put them in the table, ``validity/section.py``). An
 instrument the run did not measure says so, with the flag that would measure it.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -32,47 +33,26 @@ class Reading:
     reading: str
 
 
-@dataclass
-class Validity:
-    readings: list[Reading] = field(default_factory=list)
-    variance: pd.DataFrame | None = None
-    detectable: pd.DataFrame | None = None
-    calibration: Calibration | None = None
-
-    def summary(self) -> dict[str, Any]:
-        """``summary.json``'s ``variance`` (model → task → condition → parts), ``normalign_mde`` (model → task →
-        smallest detectable difference), ``calibration`` (the calibrate output, or null) and ``validity`` (the
-        readings)."""
-        variance: dict[str, Any] = {}
-        if self.variance is not None:
-            for r in self.variance.to_dict("records"):
-                parts = {k: _number(r[k]) for k in ("between", "assistant", "simulator", "judge")}
-                parts |= {
-                    "n_scenarios": int(r["n_scenarios"]),
-                    "epochs": int(r["epochs"]),
-                    "repeats": int(r["repeats"]),
-                    "split": r["split"],
-                    "reason": r["reason"] or None,
-                }
-                condition = condition_label(r["mode"], None if pd.isna(r["fixed_k"]) else r["fixed_k"])
-                variance.setdefault(str(r["model"]), {}).setdefault(str(r["task"]), {})[condition] = parts
-        mde: dict[str, Any] = {}
-        if self.detectable is not None:
-            for r in self.detectable.to_dict("records"):
-                mde.setdefault(str(r["model"]), {})[str(r["task"])] = _number(r["mde"])
-        return {
-            "variance": variance,
-            "normalign_mde": mde,
-            "calibration": None if self.calibration is None else self.calibration.to_json(),
-            "validity": [r.__dict__ for r in self.readings],
-        }
-
-
 def _number(value: Any) -> float | None:
     if value is None or value is pd.NA:
         return None
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+def variance_summary(variance: pd.DataFrame | None, detectable: pd.DataFrame | None) -> dict[str, Any]:
+    """``summary.json``'s ``variance`` (model → task → condition → parts) and ``normalign_mde`` (model → task →
+    smallest detectable difference)."""
+    out: dict[str, Any] = {"variance": {}, "normalign_mde": {}}
+    for r in [] if variance is None else variance.to_dict("records"):
+        parts = {k: _number(r[k]) for k in ("between", "assistant", "simulator", "judge")}
+        parts |= {k: int(r[k]) for k in ("n_scenarios", "epochs", "repeats")}
+        parts |= {"split": r["split"], "reason": r["reason"] or None}
+        condition = condition_label(r["mode"], None if pd.isna(r["fixed_k"]) else r["fixed_k"])
+        out["variance"].setdefault(str(r["model"]), {}).setdefault(str(r["task"]), {})[condition] = parts
+    for r in [] if detectable is None else detectable.to_dict("records"):
+        out["normalign_mde"].setdefault(str(r["model"]), {})[str(r["task"])] = _number(r["mde"])
+    return out
 
 
 def _f(value: Any, digits: int = 2) -> str:
