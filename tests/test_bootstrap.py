@@ -68,7 +68,11 @@ KERNEL = "analysis/stats/bootstrap.py"
 ALLOWED: dict[tuple[str, str, str], str] = {
     ("simfidelity/answer_behaviour.py", "fit_behaviour", "quantile"): "the people's word counts at 5 %, 10 %, …: the "
     "humanlike user's cap distribution, no interval",
-    ("analysis/report/figures.py", "questions_figure", "sample"): "at most MAX_SCATTER points drawn for a scatter plot",
+    (
+        "analysis/section/figures.py",
+        "questions_figure",
+        "sample",
+    ): "at most MAX_SCATTER points drawn for a scatter plot",
     (
         "analysis/validity/simulator.py",
         "elicitation_figure",

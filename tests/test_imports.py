@@ -159,3 +159,24 @@ def test_no_module_imports_a_name_of_the_package_root() -> None:
             if isinstance(node, ast.ImportFrom) and not node.level and node.module == PACKAGE:
                 taken += [f"{module}: {a.name}" for a in node.names if f"{PACKAGE}.{a.name}" not in known]
     assert not taken, "names taken from the package root: " + ", ".join(taken)
+
+
+def folder(module: str) -> str:
+    """The folder of a stage a module belongs to (``prefdisco.analysis.report``), or the module itself where it sits
+    at the stage's top (``prefdisco.evaluation.run``)."""
+    return ".".join(module.split(".")[:3])
+
+
+@pytest.mark.parametrize("stage_package", sorted({stage(m) for m in modules()} - {PACKAGE}))
+def test_no_folder_of_a_stage_imports_in_a_circle(stage_package: str) -> None:
+    """Inside a stage, its folders (``analysis/stats``, ``analysis/section``, ``analysis/report``…) point one way too:
+    the report builds on the instruments, which build on the section protocol, never back."""
+    folders: dict[str, set[str]] = {}
+    for module, targets in graph().items():
+        if module.startswith(stage_package + "."):
+            here = folder(module)
+            folders.setdefault(here, set()).update(
+                folder(t) for t in targets if t.startswith(stage_package + ".") and folder(t) != here
+            )
+    cycle = find_cycle({k: v & set(folders) for k, v in folders.items()})
+    assert cycle is None, "folder cycle: " + " -> ".join(cycle or [])

@@ -20,8 +20,7 @@ CAVEAT = "toy caveat: read this before any toy number"
 @pytest.fixture
 def toy(tmp_path: Path):
     """A toy instrument: one summary key, one table, one Validity line, one caveat, an h2 section of its own."""
-    from prefdisco.analysis.report.section import REGISTRY, Part, section
-    from prefdisco.analysis.validity.readings import Reading
+    from prefdisco.analysis.section.registry import REGISTRY, Part, Reading, section
 
     folder = tmp_path / "toy_templates"
     folder.mkdir()
@@ -77,7 +76,7 @@ def test_a_section_registered_in_a_test_is_in_every_file_of_the_report_and_gone_
     assert f"> - {CAVEAT}" in md and f"| Toy instrument | {n} scenarios | {READING} |" in md
     assert md.index("## Validity") < md.index(f"## Toy\n\n{n} scenarios") < md.index("## Data")
 
-    from prefdisco.analysis.report.section import REGISTRY
+    from prefdisco.analysis.section.registry import REGISTRY
 
     REGISTRY.pop("toy")  # unregistered: the same run's report has none of it
     summary, html, md = _report(run, tmp_path / "again")

@@ -27,7 +27,7 @@ from inspect_ai.dataset import MemoryDataset
 from typer.testing import CliRunner
 
 import prefdisco.cli as cli
-from prefdisco.analysis.paper.strategies import read_run, strategy_table
+from prefdisco.analysis.strategies.compare import read_run, strategy_table
 from prefdisco.benchio import write_bench
 from prefdisco.dialogue.scenario import scenario_sample
 from prefdisco.dialogue.strategies import check_strategy_scenarios, checklist, infogain, learn

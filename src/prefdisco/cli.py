@@ -42,8 +42,10 @@ def _register() -> None:
     if _registered:
         return
     _registered = True
-    from prefdisco.analysis.paper.strategies_cli import register as register_strategies
+    from prefdisco.analysis.leaderboard.cli import register as register_leaderboard
     from prefdisco.analysis.report.cli import register as register_analysis
+    from prefdisco.analysis.strategies.cli import register as register_strategies
+    from prefdisco.analysis.validity.calibrate_cli import register as register_calibrate
     from prefdisco.annotate.cli import register as register_annotate
     from prefdisco.builder.cli import register as register_build
     from prefdisco.env.cli import register as register_env
@@ -68,6 +70,8 @@ def _register() -> None:
         register_publish,
         register_scoring,
         register_analysis,
+        register_calibrate,
+        register_leaderboard,
         register_annotate,
         register_policies,
         register_training,

@@ -34,7 +34,7 @@ import pandas as pd
 
 from prefdisco.analysis.report.build import make_report
 from prefdisco.analysis.report.caveats import TINY_GAP, plumbing_note
-from prefdisco.analysis.report.summary import summary_json
+from prefdisco.analysis.section.shown import summary_json
 from prefdisco.analysis.stats.normalign import intersection_norm_align, scenario_table
 from prefdisco.atomic import atomic_write
 from prefdisco.benchio import packaged_demo_scenarios, scenarios_hash

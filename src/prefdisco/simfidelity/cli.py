@@ -152,7 +152,7 @@ def simfidelity_command(
     if human is None or not sim or bench is None:
         missing = [f for f, v in (("--human", human), ("--sim", sim), ("--bench", bench)) if not v]
         raise UserError(f"{missing[0]}: needed (or --reference KIND PATH to measure against people's answers)")
-    from prefdisco.analysis.report.summary import plain
+    from prefdisco.analysis.section.shown import plain
     from prefdisco.analysis.stats.trials import average_trials
     from prefdisco.atomic import atomic_write
     from prefdisco.evaluation.protocol.protocols import rubrics_hash

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.report.caveats import plumbing_note
-from prefdisco.analysis.report.figures import label, new_figure, png
+from prefdisco.analysis.section.figures import label, new_figure, png
 from prefdisco.analysis.validity.reference import CLOSENESS, LABELS
 
 FIGURE_STATISTICS = (
@@ -84,7 +84,7 @@ def render_reference_page(
     simulators: Sequence[Any],
     summary: dict[str, Any],
 ) -> str:
-    from prefdisco.analysis.report.render import template_env
+    from prefdisco.analysis.section.shown import template_env
 
     labels = [s.label for s in simulators]
     note = plumbing_note(s.user_model for s in simulators)

@@ -44,8 +44,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.report.render import records
-from prefdisco.analysis.report.section import Context, Part, section
+from prefdisco.analysis.section.registry import Context, Part, section
+from prefdisco.analysis.section.shown import records
 from prefdisco.prices import packaged
 from prefdisco.results.contract import BATCHED, condition_label
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.report.figures import empty_panel, label, new_figure
+from prefdisco.analysis.section.figures import empty_panel, label, new_figure
 
 COLORS = {"breakage": "#d62728", "repair": "#2ca02c", "flip_rate": "#9467bd"}
 NAMES = {"breakage": "breakage: correct in baseline, wrong here", "repair": "repair: wrong in baseline, right here"}

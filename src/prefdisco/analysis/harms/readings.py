@@ -11,8 +11,8 @@ from typing import Any
 import pandas as pd
 
 from prefdisco.analysis.harms.measures import BASELINE, BELIEF, DISCOVERY
+from prefdisco.analysis.section.registry import Reading
 from prefdisco.analysis.transfer.readings import num
-from prefdisco.analysis.validity.readings import Reading
 
 _LIMIT = 4
 

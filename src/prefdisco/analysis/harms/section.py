@@ -32,12 +32,11 @@ from prefdisco.analysis.harms import figures as hf
 from prefdisco.analysis.harms.flip import flip_table
 from prefdisco.analysis.harms.measures import BELIEF, COLUMNS, DISCOVERY, MEASURES, ordered, paired_table
 from prefdisco.analysis.harms.readings import readings
-from prefdisco.analysis.report.figures import Chart
-from prefdisco.analysis.report.render import interval, records
-from prefdisco.analysis.report.render import num as shown
-from prefdisco.analysis.report.section import Context, Part, section
+from prefdisco.analysis.section.figures import Chart
+from prefdisco.analysis.section.registry import Context, Part, Reading, section
+from prefdisco.analysis.section.shown import interval, records
+from prefdisco.analysis.section.shown import num as shown
 from prefdisco.analysis.transfer.readings import num
-from prefdisco.analysis.validity.readings import Reading
 
 
 def entry(r: dict[str, Any]) -> dict[str, Any]:

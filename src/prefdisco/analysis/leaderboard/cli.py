@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
 
         from prefdisco.analysis.leaderboard.board import OVERALL
         from prefdisco.analysis.leaderboard.page import make_leaderboard
-        from prefdisco.analysis.report.render import interval, num
+        from prefdisco.analysis.section.shown import interval, num
 
         board, written = make_leaderboard(
             runs or [],

@@ -16,7 +16,7 @@ from typing import Any
 from prefdisco.analysis.harms.measures import MEASURES
 from prefdisco.analysis.leaderboard.board import OVERALL, USD_PER_SCENARIO, Leaderboard, build_leaderboard
 from prefdisco.analysis.leaderboard.submission_board import board_of_submissions
-from prefdisco.analysis.report.render import interval, num
+from prefdisco.analysis.section.shown import interval, num
 from prefdisco.analysis.stats.bootstrap import check_resamples
 from prefdisco.analysis.stats.pairwise import ALPHA
 from prefdisco.analysis.validity.reference import load_reference_table, simulator_fidelity
@@ -203,7 +203,7 @@ def _protocols(board: Leaderboard) -> list[dict[str, Any]]:
 
 
 def render_page(board: Leaderboard) -> str:
-    from prefdisco.analysis.report.render import template_env
+    from prefdisco.analysis.section.shown import template_env
 
     rankings = [_ranking(board, name) for name in board.rankings()]
     return (

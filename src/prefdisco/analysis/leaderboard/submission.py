@@ -37,7 +37,7 @@ import pandas as pd
 from prefdisco.analysis.leaderboard.board import BASE_COLUMNS, OVERALL, Leaderboard, build_leaderboard
 from prefdisco.analysis.leaderboard.submission_format import FORMAT, check_submission, ranking_figures
 from prefdisco.analysis.report.run_record import RUN_FILE
-from prefdisco.analysis.report.summary import plain
+from prefdisco.analysis.section.shown import plain
 from prefdisco.analysis.stats.bootstrap import check_resamples
 from prefdisco.analysis.stats.trials import average_trials, trial_counts
 from prefdisco.analysis.validity.non_answers import non_answer_table, non_answers_summary

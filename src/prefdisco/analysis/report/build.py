@@ -23,8 +23,9 @@ from prefdisco.analysis.report.charts import charts, left_out
 from prefdisco.analysis.report.contents import Report
 from prefdisco.analysis.report.folder import check_apart, check_report_out, write_report
 from prefdisco.analysis.report.run_record import header_line, judge_settings
-from prefdisco.analysis.report.section import Context, sections
-from prefdisco.analysis.report.summary import build_summary, plain
+from prefdisco.analysis.report.summary import build_summary
+from prefdisco.analysis.section.registry import Context, sections
+from prefdisco.analysis.section.shown import plain
 from prefdisco.analysis.stats.bootstrap import check_resamples
 from prefdisco.analysis.stats.normalign import normalign_cells, scenario_table
 from prefdisco.analysis.stats.trials import average_attribute_trials, average_trials

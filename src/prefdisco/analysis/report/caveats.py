@@ -164,31 +164,3 @@ def not_sent(records: Sequence[Any]) -> str | None:
         "a provider was not sent (or was sent changed) a setting the flags asked for, so the protocol is the one "
         "really sent, not the flags': " + " | ".join(lines)
     )
-
-
-VOID_SPAN = 1.0
-"""A judge whose fitted score moves by this many rubric levels or more from the first listed place to the last (its
-slope's interval excluding 0) scores the order as much as the response: its PrefAlign is called void at the top."""
-
-
-def position_void(effect: Any) -> str | None:
-    """The caveat of a structured judge whose scores follow the criterion's place in its list
-    (``validity/position.py``):
-    the slope's interval excludes 0 and slope × (places − 1) is ``VOID_SPAN`` level or more; None otherwise."""
-    if effect is None:
-        return None
-    lines = []
-    for r in effect.slopes.to_dict("records"):
-        slope, low, high = (r.get(k) for k in ("slope", "ci_low", "ci_high"))
-        if any(v is None or v != v for v in (slope, low, high)) or (low <= 0 <= high):
-            continue
-        places = int(effect.positions.loc[effect.positions["judge"] == r["judge"], "position"].max())
-        if abs(slope) * (places - 1) >= VOID_SPAN:
-            lines.append(f"{r['judge']} ({slope:+.2f} per place over {places} places)")
-    if not lines:
-        return None
-    return (
-        "PrefAlign is void for " + "; ".join(lines) + ": the judge's score follows where a criterion is listed by a "
-        "whole rubric level or more (the lists are shuffled, so this is its order bias, not the responses); judge "
-        "again with another judge (prefdisco judge --judge-model) before reading its PrefAlign or NormAlign"
-    )

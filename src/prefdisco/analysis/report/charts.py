@@ -29,8 +29,8 @@ import pandas as pd
 
 from prefdisco.analysis.paper.attributes import heatmap_matrix
 from prefdisco.analysis.paper.questions import MIN_POINTS
-from prefdisco.analysis.report import figures as figs
 from prefdisco.analysis.report.contents import Report
+from prefdisco.analysis.section import figures as figs
 
 MIN_BOX = 5
 """The fewest per-scenario NormAligns of one model that make a box of quartiles worth drawing."""

@@ -1,7 +1,4 @@
-"""``prefdisco report``: parse, call ``analysis.report.make_report``, print where the files went.
-
-``prefdisco calibrate`` (judge vs human ratings) is registered from ``calibrate_cli``, ``prefdisco leaderboard`` from
-``leaderboard_cli``."""
+"""``prefdisco report``: parse, call ``analysis.report.make_report``, print where the files went."""
 
 from __future__ import annotations
 
@@ -60,7 +57,7 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         from prefdisco.analysis.report.build import make_report
-        from prefdisco.analysis.report.render import num
+        from prefdisco.analysis.section.shown import num
 
         made, written = make_report(
             results,
@@ -106,9 +103,3 @@ def register(app: typer.Typer) -> None:
         console.print(f"report: {out / 'report.html'}", highlight=False)
         names = ", ".join(p.name for p in written)
         console.print(f"wrote {len(written)} files to {out}: {names}", highlight=False, soft_wrap=True)
-
-    from prefdisco.analysis.leaderboard.cli import register as register_leaderboard
-    from prefdisco.analysis.validity.calibrate_cli import register as register_calibrate
-
-    register_calibrate(app)
-    register_leaderboard(app)

@@ -10,9 +10,8 @@ import pandas as pd
 
 from prefdisco.analysis.paper.examples import Example, Lead
 from prefdisco.analysis.paper.questions import QuestionStats
-from prefdisco.analysis.report.figures import FigureFile
-from prefdisco.analysis.report.section import Part, Registered
-from prefdisco.analysis.validity.readings import Reading
+from prefdisco.analysis.section.figures import FigureFile
+from prefdisco.analysis.section.registry import Part, Reading, Registered
 
 
 @dataclass
@@ -43,7 +42,7 @@ class Report:
     caveats: list[str] = field(default_factory=list)
     """What a reader must know before any number (``analysis/report/caveats.py``), shown at the report's top."""
     parts: list[tuple[Registered, Part]] = field(default_factory=list)
-    """Each registered section's part of this report, in their order (``section.py``)."""
+    """Each registered section's part of this report, in their order (``section/registry.py``)."""
 
     def part(self, name: str) -> Any:
         """The instrument's own result of the section ``name`` (``Part.value``); None when it has no part here."""

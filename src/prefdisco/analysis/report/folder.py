@@ -12,7 +12,7 @@ from pathlib import Path
 
 from prefdisco.analysis.report.contents import Report
 from prefdisco.analysis.report.render import render_html, render_markdown
-from prefdisco.analysis.report.summary import summary_json
+from prefdisco.analysis.section.shown import summary_json
 from prefdisco.atomic import atomic_write
 from prefdisco.errors import UserError
 from prefdisco.overwrite import refuse_overwrite, report_of

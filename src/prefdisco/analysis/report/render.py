@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import math
 from pathlib import Path
 from typing import Any
 
@@ -12,41 +11,9 @@ import pandas as pd
 
 from prefdisco.analysis.paper.accuracy import ALL, POOLED
 from prefdisco.analysis.report.contents import Report
-from prefdisco.analysis.report.section import PLACES
+from prefdisco.analysis.section.registry import PLACES
+from prefdisco.analysis.section.shown import interval, num, records, template_env
 from prefdisco.schema import CONDITIONS
-
-
-def num(value: Any, digits: int = 2) -> str:
-    if value is None or (isinstance(value, float) and not math.isfinite(value)) or value is pd.NA:
-        return "—"
-    if isinstance(value, int | bool):
-        return str(value)
-    return f"{float(value):.{digits}f}"
-
-
-def interval(lo: Any, hi: Any, digits: int = 1) -> str:
-    if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
-        return "—"
-    return f"[{num(lo, digits)}, {num(hi, digits)}]"
-
-
-def span(cell: dict[str, Any]) -> str:
-    """A NormAlign cell's interval, or why it has none ("too few scenarios (n = 2)")."""
-    if cell.get("ci_low") is None and cell.get("ci_reason"):
-        return str(cell["ci_reason"])
-    return interval(cell.get("ci_low"), cell.get("ci_high"))
-
-
-def md(value: Any) -> str:
-    """Text safe inside a Markdown table cell."""
-    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-def records(frame: pd.DataFrame | None) -> list[dict[str, Any]]:
-    """A frame's rows as dicts, None for every missing value ([] for no frame)."""
-    if frame is None:
-        return []
-    return [{k: (None if pd.isna(v) else v) for k, v in r.items()} for r in frame.to_dict("records")]
 
 
 def _table1(report: Report) -> dict[str, Any]:
@@ -130,27 +97,9 @@ def context(report: Report, *, inline: bool) -> dict[str, Any]:
 
 
 @functools.cache
-def template_env(autoescape: bool):
-    """The report templates' environment (the report's and the leaderboard's pages), one per process for each
-    escaping: jinja compiles a template once per environment (about 0.3 s of a report's render when a new one was
-    made for every report)."""
-    import jinja2
-
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("prefdisco.analysis.report", "templates"),
-        autoescape=autoescape,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
-    env.filters |= {"num": num, "interval": interval, "md": md, "span": span}
-    return env
-
-
-@functools.cache
 def _fragment(path: Path, html: bool) -> Any:
-    """A section's template fragment (``section.py``), compiled once; None when the section has none in this format."""
+    """A section's template fragment (``section/registry.py``), compiled once; None when the section has none in this
+    format."""
     return template_env(html).from_string(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 

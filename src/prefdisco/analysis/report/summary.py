@@ -2,49 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import math
-from typing import Any
-
-import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.paper.accuracy import ALL, POOLED
 from prefdisco.analysis.paper.questions import QuestionStats
-from prefdisco.analysis.report.section import Context
+from prefdisco.analysis.section.registry import Context
+from prefdisco.analysis.section.shown import nested, plain
 from prefdisco.analysis.stats.normalign import pct_negative
 from prefdisco.analysis.stats.trials import trial_counts
 from prefdisco.results.contract import FIXED_K_MODE, condition_label
-
-
-def plain(value: Any) -> Any:
-    """Python scalars, lists and dicts only; NaN/inf/None become None."""
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
-def summary_json(summary: dict[str, Any]) -> bytes:
-    """The bytes of a ``summary.json``: plain JSON, indented, null for every missing or non-finite number."""
-    return (json.dumps(plain(summary), indent=2, allow_nan=False) + "\n").encode("utf-8")
-
-
-def nested(frame: pd.DataFrame, keys: list[str], value: Any) -> dict:
-    out: dict = {}
-    for row in frame.to_dict("records"):
-        node = out
-        for k in keys[:-1]:
-            node = node.setdefault(str(row[k]), {})
-        node[str(row[keys[-1]])] = value(row)
-    return out
 
 
 def build_summary(ctx: Context, accuracy: pd.DataFrame, questions: QuestionStats, fixed_k: pd.DataFrame) -> dict:

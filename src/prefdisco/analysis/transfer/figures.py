@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.report.figures import empty_panel, label, new_figure
+from prefdisco.analysis.section.figures import empty_panel, label, new_figure
 from prefdisco.analysis.transfer.measures import ARMS
 
 ARM_COLORS = {"discovery": "#1f77b4", "carry_transcript": "#d62728", "carry_notes": "#2ca02c"}

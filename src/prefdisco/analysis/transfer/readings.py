@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from prefdisco.analysis.section.registry import Reading
 from prefdisco.analysis.transfer.measures import ARMS, CARRY_ARMS, COLD
-from prefdisco.analysis.validity.readings import Reading
 
 
 def num(value: Any) -> float | None:

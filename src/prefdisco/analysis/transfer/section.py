@@ -31,16 +31,15 @@ from typing import Any
 
 import pandas as pd
 
-from prefdisco.analysis.report.figures import Chart
-from prefdisco.analysis.report.render import interval, records
-from prefdisco.analysis.report.render import num as shown
-from prefdisco.analysis.report.section import Context, Part, section
+from prefdisco.analysis.section.figures import Chart
+from prefdisco.analysis.section.registry import Context, Part, Reading, section
+from prefdisco.analysis.section.shown import interval, records
+from prefdisco.analysis.section.shown import num as shown
 from prefdisco.analysis.transfer import figures as tf
 from prefdisco.analysis.transfer.labels import label_table, labelled_criteria, stale_table
 from prefdisco.analysis.transfer.measures import ARMS, gain_tables, has_sessions, position_table
 from prefdisco.analysis.transfer.readings import num, readings
 from prefdisco.analysis.transfer.reask import reask_rates, transcript_dialogues
-from prefdisco.analysis.validity.readings import Reading
 
 
 @dataclass

@@ -41,7 +41,7 @@ def _print(result: Calibration) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from prefdisco.analysis.report.render import num
+    from prefdisco.analysis.section.shown import num
 
     console = Console()
     console.print(

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.validity.readings import Reading
+from prefdisco.analysis.section.registry import Reading
 from prefdisco.results.contract import END_COLUMNS, UNSCORED_REASON, condition_label
 
 NAME = "Refused and empty responses"

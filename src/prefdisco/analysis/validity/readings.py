@@ -12,11 +12,11 @@ instrument the run did not measure says so, with the flag that would measure it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 
+from prefdisco.analysis.section.registry import Reading
 from prefdisco.analysis.stats.normalign import MIN_INTERVAL_SCENARIOS, too_few
 from prefdisco.analysis.validity.calibrate import Calibration
 from prefdisco.analysis.validity.effective_judges import EffectiveJudges
@@ -24,13 +24,6 @@ from prefdisco.analysis.validity.judges import MIN_LENGTH_POINTS, NO_LENGTHS, Ju
 from prefdisco.analysis.validity.position import PositionEffect
 from prefdisco.analysis.validity.variance import PARTS
 from prefdisco.results.contract import condition_label
-
-
-@dataclass(frozen=True)
-class Reading:
-    instrument: str
-    finding: str
-    reading: str
 
 
 def _number(value: Any) -> float | None:

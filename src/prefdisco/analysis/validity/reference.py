@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.validity.readings import Reading
+from prefdisco.analysis.section.registry import Reading
 from prefdisco.errors import UserError
 from prefdisco.results.merge import RunProtocol
 from prefdisco.results.protocol_record import USER_PROTOCOL, user_protocol

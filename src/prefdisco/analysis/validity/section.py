@@ -10,11 +10,9 @@ from __future__ import annotations
 import pandas as pd
 
 from prefdisco.analysis.paper.questions import MIN_POINTS
-from prefdisco.analysis.report.caveats import position_void
-from prefdisco.analysis.report.figures import Chart
-from prefdisco.analysis.report.render import num, records
-from prefdisco.analysis.report.section import Context, Part, section
-from prefdisco.analysis.report.summary import nested
+from prefdisco.analysis.section.figures import Chart
+from prefdisco.analysis.section.registry import Context, Part, section
+from prefdisco.analysis.section.shown import nested, num, records
 from prefdisco.analysis.stats.panel import judged_rows
 from prefdisco.analysis.validity import non_answers as na
 from prefdisco.analysis.validity import readings as rd
@@ -22,7 +20,7 @@ from prefdisco.analysis.validity.control import control_table
 from prefdisco.analysis.validity.effective_judges import PAIR_COLUMNS, effective_judges
 from prefdisco.analysis.validity.further_judges import further_judge_table, summary_part
 from prefdisco.analysis.validity.judges import EMPTY_SUMMARY, judge_reliability
-from prefdisco.analysis.validity.position import position_effect
+from prefdisco.analysis.validity.position import position_effect, position_void
 from prefdisco.analysis.validity.reference import SHOWN, reference_reading
 from prefdisco.analysis.validity.simulator import dialogues, elicitation_figure, simulator_table, summary_parts
 from prefdisco.analysis.validity.simulator_flags import flag_table, flags_reading, flags_summary

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.report.figures import MAX_SCATTER, empty_panel, label
+from prefdisco.analysis.section.figures import MAX_SCATTER, empty_panel, label
 from prefdisco.dialogue.plan import dialogue_conditions
 from prefdisco.results.contract import NO_K, SIMULATOR_COLUMNS, condition_label
 from prefdisco.schema import Mode

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.validity.readings import Reading
+from prefdisco.analysis.section.registry import Reading
 from prefdisco.dialogue.hygiene import FAULTS
 from prefdisco.results.contract import USER_FLAG_REASONS, condition_label
 

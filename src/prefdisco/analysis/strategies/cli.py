@@ -1,4 +1,4 @@
-"""``prefdisco compare-strategies``: parse, call ``analysis/paper/strategies.compare_strategies``, print the table."""
+"""``prefdisco compare-strategies``: parse, call ``compare.compare_strategies``, print the table."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.table import Table
 
-        from prefdisco.analysis.paper.strategies import compare_strategies
-        from prefdisco.analysis.report.render import num
+        from prefdisco.analysis.section.shown import num
+        from prefdisco.analysis.strategies.compare import compare_strategies
 
         table, written = compare_strategies(runs, out)
         shown = Table(title="Elicitation strategies")

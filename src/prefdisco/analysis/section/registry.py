@@ -18,13 +18,20 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from prefdisco.analysis.report.figures import Chart
-from prefdisco.analysis.validity.readings import Reading
+from prefdisco.analysis.section.figures import Chart
 from prefdisco.results.merge import RunProtocol
 from prefdisco.results.table import ResultsData
 
+
+@dataclass(frozen=True)
+class Reading:
+    instrument: str
+    finding: str
+    reading: str
+
+
 PLACES = ("normalign", "validity", "section", "data")
-TEMPLATES = Path(__file__).parent / "templates" / "sections"
+TEMPLATES = Path(__file__).parents[1] / "report" / "templates" / "sections"
 
 
 @dataclass(frozen=True)
