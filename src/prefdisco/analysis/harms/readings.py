@@ -12,7 +12,7 @@ import pandas as pd
 
 from prefdisco.analysis.harms.measures import BASELINE, BELIEF, DISCOVERY
 from prefdisco.analysis.section.registry import Reading
-from prefdisco.analysis.transfer.readings import num
+from prefdisco.analysis.section.shown import finite
 
 _LIMIT = 4
 
@@ -23,11 +23,11 @@ def _listed(parts: list[str]) -> str:
 
 def shown(r: dict[str, Any], digits: int = 2, sign: bool = False) -> str:
     """A table row's value with its interval ("0.25 [0.00, 0.50]"), or the reason it has none."""
-    value = num(r["value"])
+    value = finite(r["value"])
     if value is None:
         return f"— ({r['reason']})" if r.get("reason") else "—"
     text = f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
-    low, high = num(r["ci_low"]), num(r["ci_high"])
+    low, high = finite(r["ci_low"]), finite(r["ci_high"])
     if low is not None and high is not None:
         return f"{text} [{low:.{digits}f}, {high:.{digits}f}]"
     return f"{text} (no interval: {r['reason']})" if r.get("reason") else text
@@ -52,7 +52,7 @@ def breakage_reading(table: pd.DataFrame) -> Reading:
         parts.append(
             f"{b['model']}/{b['task']} {b['condition']}: breakage {shown(b)}, repair {shown(r)} (n = {b['n']})"
         )
-        if num(b["value"]) is not None and num(r["value"]) is not None:
+        if finite(b["value"]) is not None and finite(r["value"]) is not None:
             nets.append(float(b["value"]) - float(r["value"]))
             broke.append(float(b["value"]))
     if not nets:
@@ -81,13 +81,13 @@ def distractor_reading(table: pd.DataFrame) -> Reading:
             f"{p['model']}/{p['task']}: PrefAlign drop {shown(p, sign=True)} (n = {p['n']}), "
             f"accuracy drop {shown(a, sign=True)} (n = {a['n']})"
         )
-        rows += [x for x in (p, a) if num(x["value"]) is not None]
+        rows += [x for x in (p, a) if finite(x["value"]) is not None]
     values = [float(x["value"]) for x in rows]
     if not rows:
         text = "no scenario was scored in both oracle and oracle_distractor: nothing to compare"
     elif all(v == 0 for v in values):
         text = "the irrelevant preferences changed nothing"
-    elif any(num(x["ci_low"]) is not None and float(x["ci_low"]) > 0 for x in rows):
+    elif any(finite(x["ci_low"]) is not None and float(x["ci_low"]) > 0 for x in rows):
         text = "the irrelevant preferences made the oracle's responses worse (an interval above 0)"
     elif any(v > 0 for v in values):
         text = "a drop, but no interval above 0: not shown to be more than chance"
@@ -106,16 +106,16 @@ def flip_reading(table: pd.DataFrame) -> Reading:
     parts, diffs = [], []
     for r in rates:
         h = held.get(_key(r))
-        kept = round(float(h["value"]) * int(h["n"])) if h is not None and num(h["value"]) is not None else 0
+        kept = round(float(h["value"]) * int(h["n"])) if h is not None and finite(h["value"]) is not None else 0
         also = f", {kept} held without restating it" if kept else ""
         text = f"{r['model']}/{r['task']} {r['condition']}: {shown(r)} (n = {r['n']}{also})"
         d = differences.get(_key(r))
         if d is not None:
             text += f", {shown(d, sign=True)} vs baseline"
-            if num(d["value"]) is not None:
+            if finite(d["value"]) is not None:
                 diffs.append(float(d["value"]))
         parts.append(text)
-    values = [float(r["value"]) for r in rates if num(r["value"]) is not None]
+    values = [float(r["value"]) for r in rates if finite(r["value"]) is not None]
     if not values:
         verdict = "no answer was correct before pushback: nothing could flip"
     elif all(v == 0 for v in values):
@@ -156,9 +156,9 @@ def belief_reading(table: pd.DataFrame) -> Reading:
             f"drop {shown(d, sign=True)} (n = {d['n']})"
         )
         parts.append(text)
-        if a is not None and num(a["value"]) is not None:
+        if a is not None and finite(a["value"]) is not None:
             agreed.append(float(a["value"]))
-        if num(d["value"]) is not None:
+        if finite(d["value"]) is not None:
             dropped.append(float(d["value"]))
     if not agreed:
         verdict = "no answer was checked against the stated belief: nothing to compare"
@@ -172,7 +172,7 @@ def belief_reading(table: pd.DataFrame) -> Reading:
 
 
 def num_text(value: Any, digits: int = 2) -> str:
-    number = num(value)
+    number = finite(value)
     return "—" if number is None else f"{number:.{digits}f}"
 
 
@@ -186,7 +186,7 @@ def quality_reading(table: pd.DataFrame) -> Reading:
             "no response's general quality was judged (no quality column in the results, or the run used --no-quality)",
         )
     parts = [f"{r['model']}/{r['task']} {r['condition']}: {shown(r, sign=True)} (n = {r['n']})" for r in rows]
-    values = [float(r["value"]) for r in rows if num(r["value"]) is not None]
+    values = [float(r["value"]) for r in rows if finite(r["value"]) is not None]
     if not values:
         verdict = "no scenario had a quality in both baseline and a personalized condition: nothing to compare"
     elif all(v == 0 for v in values):

@@ -34,17 +34,16 @@ from prefdisco.analysis.harms.measures import BELIEF, COLUMNS, DISCOVERY, MEASUR
 from prefdisco.analysis.harms.readings import readings
 from prefdisco.analysis.section.figures import Chart
 from prefdisco.analysis.section.registry import Context, Part, Reading, section
-from prefdisco.analysis.section.shown import interval, records
+from prefdisco.analysis.section.shown import finite, interval, records
 from prefdisco.analysis.section.shown import num as shown
-from prefdisco.analysis.transfer.readings import num
 
 
 def entry(r: dict[str, Any]) -> dict[str, Any]:
     """One table row as ``summary.json`` gives it."""
     return {
-        "value": num(r["value"]),
-        "ci_low": num(r["ci_low"]),
-        "ci_high": num(r["ci_high"]),
+        "value": finite(r["value"]),
+        "ci_low": finite(r["ci_low"]),
+        "ci_high": finite(r["ci_high"]),
         "n": int(r["n"]),
         "reason": r["reason"] or None,
     }

@@ -14,6 +14,14 @@ import numpy as np
 import pandas as pd
 
 
+def finite(value: Any) -> float | None:
+    """A finite float, or None (None, NA, NaN and ±inf alike)."""
+    if value is None or value is pd.NA:
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
 def num(value: Any, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)) or value is pd.NA:
         return "—"

@@ -12,16 +12,8 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.section.registry import Reading
+from prefdisco.analysis.section.shown import finite
 from prefdisco.analysis.transfer.measures import ARMS, CARRY_ARMS, COLD
-
-
-def num(value: Any) -> float | None:
-    """A finite float, or None."""
-    if value is None or value is pd.NA:
-        return None
-    number = float(value)
-    return number if np.isfinite(number) else None
-
 
 _LIMIT = 4
 
@@ -31,7 +23,7 @@ def _listed(parts: list[str]) -> str:
 
 
 def _f(value: Any, digits: int = 1, sign: bool = False) -> str:
-    number = num(value)
+    number = finite(value)
     if number is None:
         return "—"
     return f"{number:+.{digits}f}" if sign else f"{number:.{digits}f}"
@@ -52,11 +44,11 @@ def gain_reading(slopes: pd.DataFrame) -> Reading:
         return Reading(name, "no carry arm run", "add carry_transcript or carry_notes to --modes to measure transfer")
     parts, words = [], set()
     for s in slopes.to_dict("records"):
-        ci = "" if num(s["ci_low"]) is None else f" [{_f(s['ci_low'])}, {_f(s['ci_high'])}]"
-        slope = f"slope {_f(s['slope'], sign=True)}{ci} per position" if num(s["slope"]) is not None else "no slope"
+        ci = "" if finite(s["ci_low"]) is None else f" [{_f(s['ci_low'])}, {_f(s['ci_high'])}]"
+        slope = f"slope {_f(s['slope'], sign=True)}{ci} per position" if finite(s["slope"]) is not None else "no slope"
         gain_text = f"{_f(s['mean_gain'], sign=True)} points after position 1"
         parts.append(f"{s['model']}/{s['task']} {s['arm']}: {gain_text}, {slope}")
-        gain = num(s["mean_gain"])
+        gain = finite(s["mean_gain"])
         words.add("none" if gain is None else "up" if gain > 0 else "down" if gain < 0 else "zero")
     if words == {"up"}:
         text = "every carry arm reaches a higher NormAlign than the cold arm: it uses what it learned about the person"
@@ -158,7 +150,7 @@ def stale_reading(stale: pd.DataFrame | None, labels: pd.DataFrame | None = None
         )
     parts = []
     for r in pooled.to_dict("records"):
-        ci = f" [{_f(r['ci_low'], 2)}, {_f(r['ci_high'], 2)}]" if num(r["ci_low"]) is not None else ""
+        ci = f" [{_f(r['ci_low'], 2)}, {_f(r['ci_high'], 2)}]" if finite(r["ci_low"]) is not None else ""
         parts.append(f"{r['model']}/{r['task']} {r['arm']}: {_f(r['stale'], 2, sign=True)}{ci} (n = {r['n']})")
     values = pooled["stale"].to_numpy(dtype=float)
     if (values < 0).all():

@@ -33,12 +33,12 @@ import pandas as pd
 
 from prefdisco.analysis.section.figures import Chart
 from prefdisco.analysis.section.registry import Context, Part, Reading, section
-from prefdisco.analysis.section.shown import interval, records
+from prefdisco.analysis.section.shown import finite, interval, records
 from prefdisco.analysis.section.shown import num as shown
 from prefdisco.analysis.transfer import figures as tf
 from prefdisco.analysis.transfer.labels import label_table, labelled_criteria, stale_table
 from prefdisco.analysis.transfer.measures import ARMS, gain_tables, has_sessions, position_table
-from prefdisco.analysis.transfer.readings import num, readings
+from prefdisco.analysis.transfer.readings import readings
 from prefdisco.analysis.transfer.reask import reask_rates, transcript_dialogues
 
 
@@ -116,18 +116,18 @@ def _position_entry(r: dict[str, Any]) -> dict[str, Any]:
     return {
         "position": int(r["position"]),
         "n": int(r["n"]),
-        "pref_align": num(r["pref_align"]),
-        "pref_align_ci": [num(r["pref_align_ci_low"]), num(r["pref_align_ci_high"])],
-        "normalign": num(r["normalign"]),
-        "normalign_ci": [num(r["normalign_ci_low"]), num(r["normalign_ci_high"])],
+        "pref_align": finite(r["pref_align"]),
+        "pref_align_ci": [finite(r["pref_align_ci_low"]), finite(r["pref_align_ci_high"])],
+        "normalign": finite(r["normalign"]),
+        "normalign_ci": [finite(r["normalign_ci_low"]), finite(r["normalign_ci_high"])],
         "normalign_n": int(r["normalign_n"]),
         "normalign_reason": r["normalign_reason"] or None,
-        "n_questions": num(r["n_questions"]),
-        "questions_saved": num(r["questions_saved"]),
-        "questions_saved_ci": [num(r["questions_saved_ci_low"]), num(r["questions_saved_ci_high"])],
+        "n_questions": finite(r["n_questions"]),
+        "questions_saved": finite(r["questions_saved"]),
+        "questions_saved_ci": [finite(r["questions_saved_ci_low"]), finite(r["questions_saved_ci_high"])],
         "questions_saved_n": int(r["questions_saved_n"]),
-        "elicited_weight": num(r["elicited_weight"]),
-        "reask_rate": num(r["reask_rate"]),
+        "elicited_weight": finite(r["elicited_weight"]),
+        "reask_rate": finite(r["reask_rate"]),
         "reask_n": int(r["reask_n"]),
     }
 
@@ -142,15 +142,15 @@ def _gain_entries(gains: pd.DataFrame, slopes: pd.DataFrame) -> dict[str, Any]:
                 {
                     "position": int(g["position"]),
                     "n": int(g["gain_n"]),
-                    "gain": num(g["gain"]),
-                    "ci": [num(g["ci_low"]), num(g["ci_high"])],
+                    "gain": finite(g["gain"]),
+                    "ci": [finite(g["ci_low"]), finite(g["ci_high"])],
                     "reason": g["reason"] or None,
                 }
                 for g in by.to_dict("records")
             ],
-            "mean_gain": num(s["mean_gain"]),
-            "slope": num(s["slope"]),
-            "slope_ci": [num(s["ci_low"]), num(s["ci_high"])],
+            "mean_gain": finite(s["mean_gain"]),
+            "slope": finite(s["slope"]),
+            "slope_ci": [finite(s["ci_low"]), finite(s["ci_high"])],
             "slope_reason": s["reason"] or None,
             "n_positions": int(s["n_positions"]),
             "n_sessions": int(s["n_sessions"]),
@@ -164,7 +164,7 @@ def _label_entries(labels: pd.DataFrame) -> dict[str, Any]:
         values = {r["label"]: r for r in sub.to_dict("records")}
         entry: dict[str, Any] = {"position": int(position)}
         for kind in ("recurring", "new", "changed"):
-            entry[kind] = num(values[kind]["pref_align"]) if kind in values else None
+            entry[kind] = finite(values[kind]["pref_align"]) if kind in values else None
             entry[f"n_{kind}"] = int(values[kind]["n"]) if kind in values else 0
         out.setdefault(str(arm), []).append(entry)
     return {arm: out[arm] for arm in ARMS if arm in out}
@@ -175,16 +175,16 @@ def _stale_entries(stale: pd.DataFrame) -> dict[str, Any]:
     for arm, sub in stale.groupby("arm", sort=True):
         pooled = sub.loc[sub["position"].isna()].to_dict("records")[0]
         out[str(arm)] = {
-            "stale": num(pooled["stale"]),
-            "ci": [num(pooled["ci_low"]), num(pooled["ci_high"])],
+            "stale": finite(pooled["stale"]),
+            "ci": [finite(pooled["ci_low"]), finite(pooled["ci_high"])],
             "n": int(pooled["n"]),
             "n_criteria": int(pooled["n_criteria"]),
             "reason": pooled["reason"] or None,
             "by_position": [
                 {
                     "position": int(r["position"]),
-                    "stale": num(r["stale"]),
-                    "ci": [num(r["ci_low"]), num(r["ci_high"])],
+                    "stale": finite(r["stale"]),
+                    "ci": [finite(r["ci_low"]), finite(r["ci_high"])],
                     "n": int(r["n"]),
                     "n_criteria": int(r["n_criteria"]),
                 }

@@ -29,7 +29,6 @@ coincidence matrix the package builds (units × levels²).
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from prefdisco.analysis.section.shown import finite
 from prefdisco.analysis.stats.panel import judge_means, judged_rows, plain_keys, weighted_pref_align
 from prefdisco.benchio import json_lines
 from prefdisco.errors import UserError
@@ -214,31 +214,24 @@ class JudgeReliability:
         agreement: dict[str, dict[str, Any]] = {}
         for r in self.agreement.to_dict("records"):
             agreement.setdefault(str(r["model"]), {})[str(r["task"])] = {
-                "alpha": _number(r["alpha"]),
+                "alpha": finite(r["alpha"]),
                 "n_units": int(r["n_units"]),
                 "reason": r["reason"],
             }
         noise = {
-            str(r["judge"]): {"alpha": _number(r["alpha"]), "mean_sd": _number(r["mean_sd"]), "reason": r["reason"]}
+            str(r["judge"]): {"alpha": finite(r["alpha"]), "mean_sd": finite(r["mean_sd"]), "reason": r["reason"]}
             for r in self.noise.to_dict("records")
         }
         length: dict[str, dict[str, Any]] = {}
         for r in self.length.to_dict("records"):
             condition = condition_label(r["mode"], None if pd.isna(r["fixed_k"]) else r["fixed_k"])
             length.setdefault(str(r["judge"]), {})[condition] = {
-                "spearman": _number(r["spearman"]),
-                "p": _number(r["p"]),
+                "spearman": finite(r["spearman"]),
+                "p": finite(r["p"]),
                 "n": int(r["n"]),
                 "reason": r["reason"],
             }
         return {"judge_agreement": agreement, "judge_noise": noise, "length_bias": length}
-
-
-def _number(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 EMPTY_SUMMARY: dict[str, Any] = {"judge_agreement": {}, "judge_noise": {}, "length_bias": {}}

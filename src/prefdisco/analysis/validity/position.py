@@ -33,7 +33,6 @@ calls' places 3 and 4 as low-scoring places (calls of 2 all scoring 4 and of 4 a
 
 from __future__ import annotations
 
-import math
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from prefdisco.analysis.section.shown import finite
 from prefdisco.analysis.stats.bootstrap import percentile_interval, resampled
 from prefdisco.analysis.stats.normalign import interval_reason
 from prefdisco.results.contract import JUDGE, JUDGE_CALL, JUDGE_POSITION, REPEAT, RESULT_KEY
@@ -70,27 +70,20 @@ class PositionEffect:
             out[str(r["judge"])] = {
                 "positions": {
                     str(int(p["position"])): {
-                        "mean": _number(p["mean"]),
-                        "ci": [_number(p["ci_low"]), _number(p["ci_high"])],
+                        "mean": finite(p["mean"]),
+                        "ci": [finite(p["ci_low"]), finite(p["ci_high"])],
                         "n": int(p["n"]),
                     }
                     for p in own.to_dict("records")
                 },
-                "slope": _number(r["slope"]),
-                "slope_ci": [_number(r["ci_low"]), _number(r["ci_high"])],
+                "slope": finite(r["slope"]),
+                "slope_ci": [finite(r["ci_low"]), finite(r["ci_high"])],
                 "n_calls": int(r["n_calls"]),
                 "n_judgements": int(r["n_judgements"]),
                 "n_scenarios": int(r["n_scenarios"]),
                 "reason": r["reason"] or None,
             }
         return out
-
-
-def _number(value: Any) -> float | None:
-    if value is None or value is pd.NA:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 def placed_judgements(att: pd.DataFrame) -> pd.DataFrame:

@@ -11,12 +11,12 @@ instrument the run did not measure says so, with the flag that would measure it.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
 
 from prefdisco.analysis.section.registry import Reading
+from prefdisco.analysis.section.shown import finite
 from prefdisco.analysis.stats.normalign import MIN_INTERVAL_SCENARIOS, too_few
 from prefdisco.analysis.validity.calibrate import Calibration
 from prefdisco.analysis.validity.effective_judges import EffectiveJudges
@@ -26,36 +26,29 @@ from prefdisco.analysis.validity.variance import PARTS
 from prefdisco.results.contract import condition_label
 
 
-def _number(value: Any) -> float | None:
-    if value is None or value is pd.NA:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
 def variance_summary(variance: pd.DataFrame | None, detectable: pd.DataFrame | None) -> dict[str, Any]:
     """``summary.json``'s ``variance`` (model → task → condition → parts) and ``normalign_mde`` (model → task →
     smallest detectable difference)."""
     out: dict[str, Any] = {"variance": {}, "normalign_mde": {}}
     for r in [] if variance is None else variance.to_dict("records"):
-        parts = {k: _number(r[k]) for k in ("between", "assistant", "simulator", "judge")}
+        parts = {k: finite(r[k]) for k in ("between", "assistant", "simulator", "judge")}
         parts |= {k: int(r[k]) for k in ("n_scenarios", "epochs", "repeats")}
         parts |= {"split": r["split"], "reason": r["reason"] or None}
         condition = condition_label(r["mode"], None if pd.isna(r["fixed_k"]) else r["fixed_k"])
         out["variance"].setdefault(str(r["model"]), {}).setdefault(str(r["task"]), {})[condition] = parts
     for r in [] if detectable is None else detectable.to_dict("records"):
-        out["normalign_mde"].setdefault(str(r["model"]), {})[str(r["task"])] = _number(r["mde"])
+        out["normalign_mde"].setdefault(str(r["model"]), {})[str(r["task"])] = finite(r["mde"])
     return out
 
 
 def _f(value: Any, digits: int = 2) -> str:
-    number = _number(value)
+    number = finite(value)
     return "—" if number is None else f"{number:.{digits}f}"
 
 
 def _span(low: Any, high: Any, n: Any) -> str:
     """An interval as ``[low, high]``, or why there is none (``n``: the cell's scenarios, when known)."""
-    if _number(low) is None or _number(high) is None:
+    if finite(low) is None or finite(high) is None:
         few = n is not None and int(n) < MIN_INTERVAL_SCENARIOS
         return f"({too_few(int(n)) if few else 'no interval'})"
     return f"[{_f(low)}, {_f(high)}]"
@@ -87,7 +80,7 @@ def simulator_reading(simulator: pd.DataFrame | None) -> Reading:
         return Reading(name, "not measured", "run discovery with the audit on (the default) to audit the simulator")
     share = pd.to_numeric(simulator["critical_share"], errors="coerce")
     weight = pd.to_numeric(simulator["elicited_weight"], errors="coerce")
-    worst = _number(share.max())
+    worst = finite(share.max())
     finding = (
         f"dialogues with a critical simulator error: at most {_f(None if worst is None else 100 * worst, 1)} % per "
         f"cell; mean elicited weight {_f(weight.mean())}"
@@ -199,12 +192,12 @@ def position_reading(effect: PositionEffect | None) -> Reading:
             f"{_ordinal(int(p['position']))} {_f(p['mean'])} {_span(p['ci_low'], p['ci_high'], r['n_scenarios'])}"
             for p in own.to_dict("records")
         )
-        if _number(r["slope"]) is None:
+        if finite(r["slope"]) is None:
             findings.append(f"{r['judge']}: {means} ({r['reason']})")
             continue
         slope = f"slope {_f(r['slope'], 3)} {_span(r['ci_low'], r['ci_high'], r['n_scenarios'])} per place"
         findings.append(f"{r['judge']}: {means}; {slope} ({r['n_calls']} calls)")
-        low, high = _number(r["ci_low"]), _number(r["ci_high"])
+        low, high = finite(r["ci_low"]), finite(r["ci_high"])
         if low is not None and high is not None and (low > 0 or high < 0):
             biased.append(f"{r['judge']} {_f(r['slope'], 3)}")
         elif low is not None:
