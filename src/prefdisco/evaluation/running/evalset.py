@@ -45,7 +45,7 @@ recorder buffers ``samples // 20`` finished samples, each whole with its events,
 LOG_BUFFER = 50
 """The finished samples a task's log recorder holds before a write, from ``HIGH_THROUGHPUT_SAMPLES`` samples a task
 on: what inspect buffers at 1,000 (``log_buffer``). Left to inspect, the buffer grew with the run (500 samples of
-about 230 KB each a task at 10,000 scenarios: about 340 MB over three conditions just before a write; 35 MB at
+about 190 KB each a task at 10,000 scenarios: about 285 MB over three conditions just before a write; 28 MB at
 1,000); capped, a larger run writes its log more often (the temporary log copied whole each time: ``docs/scale.md``)
 and holds no more than a run of 1,000."""
 
