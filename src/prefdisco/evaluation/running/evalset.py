@@ -39,6 +39,24 @@ from prefdisco.results.stream import streaming_rows
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.panel import panel_roles
 
+HIGH_THROUGHPUT_SAMPLES = 1_000
+"""inspect's size of a high-throughput task (samples, epochs included: ``_eval/task/log.py``), from which its log
+recorder buffers ``samples // 20`` finished samples, each whole with its events, before writing them out."""
+LOG_BUFFER = 50
+"""The finished samples a task's log recorder holds before a write, from ``HIGH_THROUGHPUT_SAMPLES`` samples a task
+on: what inspect buffers at 1,000 (``log_buffer``). Left to inspect, the buffer grew with the run (500 samples of
+about 190 KB each a task at 10,000 scenarios: about 285 MB over three conditions just before a write; 28 MB at
+1,000); capped, a larger run writes its log more often (the temporary log copied whole each time: ``docs/scale.md``)
+and holds no more than a run of 1,000."""
+
+
+def log_buffer(tasks: Sequence[Task], epochs: int) -> int | None:
+    """The eval-set's ``log_buffer``: ``LOG_BUFFER`` for a task of ``HIGH_THROUGHPUT_SAMPLES`` samples or more,
+    None (inspect's own choice, at most 10) for smaller ones."""
+    samples = max((len(task.dataset) for task in tasks), default=0) * epochs
+    return LOG_BUFFER if samples >= HIGH_THROUGHPUT_SAMPLES else None
+
+
 SampleMetadata = Callable[[str, Scenario], dict[str, Any]]
 """More metadata for the sample of a scenario in a condition (mode): a sessions run's (``sessions_run.py``)."""
 
@@ -181,6 +199,7 @@ def _eval_set(eval_set: Any, tasks: list[Task], roles: dict[str, Any], config: R
         max_connections=config.max_connections,
         max_samples=config.max_samples,
         max_tasks=config.max_tasks or len(tasks) * len(config.models),
+        log_buffer=log_buffer(tasks, config.epochs),  # finished samples held in memory: flat as the run grows
         **config.role_config("assistant").model_dump(exclude_none=True),
         # A sample whose calls still fail after inspect's own retries marks its task failed (the other samples
         # keep running); eval-set then retries the task, reusing every finished sample, and a rerun of the
