@@ -12,14 +12,8 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.section.registry import Reading
-from prefdisco.analysis.section.shown import finite
+from prefdisco.analysis.section.shown import finite, listed
 from prefdisco.analysis.transfer.measures import ARMS, CARRY_ARMS, COLD
-
-_LIMIT = 4
-
-
-def _listed(parts: list[str]) -> str:
-    return "; ".join(parts[:_LIMIT]) + (f"; and {len(parts) - _LIMIT} more" if len(parts) > _LIMIT else "")
 
 
 def _f(value: Any, digits: int = 1, sign: bool = False) -> str:
@@ -60,7 +54,7 @@ def gain_reading(slopes: pd.DataFrame) -> Reading:
         text = "no gain could be measured (the table gives each position's reason)"
     else:
         text = "the carry arms differ: compare each cell's gain and its interval"
-    return Reading(name, _listed(parts), text)
+    return Reading(name, listed(parts), text)
 
 
 def questions_reading(positions: pd.DataFrame, has_transcripts: bool) -> Reading:
@@ -83,7 +77,7 @@ def questions_reading(positions: pd.DataFrame, has_transcripts: bool) -> Reading
         ]
     if positions["reask_rate"].isna().all():
         why = "no transcripts beside the results" if not has_transcripts else "no reply records what it revealed"
-        return Reading(name, _listed(parts), f"re-ask rate not measured ({why}): run with --user-type targeted")
+        return Reading(name, listed(parts), f"re-ask rate not measured ({why}): run with --user-type targeted")
     if not compared:
         text = "the cold arm and a carry arm were not both measured: nothing to compare"
     elif set(compared) == {-1}:
@@ -94,7 +88,7 @@ def questions_reading(positions: pd.DataFrame, has_transcripts: bool) -> Reading
         text = "the carry arms ask again as often as the cold arm or more about what the person already said"
     else:
         text = "some carry arms ask again less often than the cold arm, some do not"
-    return Reading(name, _listed(parts), text)
+    return Reading(name, listed(parts), text)
 
 
 def labels_reading(labels: pd.DataFrame | None) -> Reading:
@@ -128,7 +122,7 @@ def labels_reading(labels: pd.DataFrame | None) -> Reading:
         text = "on recurring attributes the carry arms score what the cold arm scores: nothing was reused"
     else:
         text = "the carry arms do not serve recurring attributes consistently better than the cold arm"
-    return Reading(name, _listed(parts), text)
+    return Reading(name, listed(parts), text)
 
 
 def stale_reading(stale: pd.DataFrame | None, labels: pd.DataFrame | None = None) -> Reading:
@@ -161,7 +155,7 @@ def stale_reading(stale: pd.DataFrame | None, labels: pd.DataFrame | None = None
         text = "positive: on changed preferences the carry arms did better than the cold arm"
     else:
         text = "mixed: some carry arms applied the old value of a changed preference"
-    return Reading(name, _listed(parts), text)
+    return Reading(name, listed(parts), text)
 
 
 def readings(
