@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from prefdisco.analysis.section.figures import Chart
+from prefdisco.analysis.section.figures import Chart, panel_cells
 from prefdisco.analysis.section.registry import Context, Part, Reading, section
 from prefdisco.analysis.section.shown import finite, interval, records
 from prefdisco.analysis.section.shown import num as shown
@@ -52,7 +52,7 @@ class Transfer:
     readings: list[Reading] = field(default_factory=list)
 
     def cells(self) -> list[tuple[str, str]]:
-        return sorted({(str(m), str(t)) for m, t in zip(self.positions["model"], self.positions["task"], strict=True)})
+        return panel_cells(self.positions)
 
     def summary(self) -> dict[str, Any]:
         """``summary.json``'s ``transfer`` (module docstring)."""
