@@ -24,7 +24,7 @@ point per scored dialogue (each trial its own point), coloured by model, and ret
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -75,10 +75,16 @@ def dialogues(results: pd.DataFrame) -> pd.DataFrame | None:
     return frame
 
 
+def measured(frame: pd.DataFrame | None) -> TypeGuard[pd.DataFrame]:
+    """Whether any of the ``dialogues`` measured the elicited weight or the simulator's errors (else
+    ``simulator_table`` is None)."""
+    return frame is not None and bool(frame[["elicited_weight", "user_critical_errors"]].notna().to_numpy().any())
+
+
 def simulator_table(results: pd.DataFrame) -> pd.DataFrame | None:
     """Per (model, task, condition): the numbers of the module docstring; None when nothing was measured."""
     frame = dialogues(results)
-    if frame is None or not frame[["elicited_weight", "user_critical_errors"]].notna().to_numpy().any():
+    if not measured(frame):
         return None
     errors = frame["user_critical_errors"].to_numpy(dtype=float)
     hit = frame["question_hit_rate"].where(frame["elicited_weight"].notna())
