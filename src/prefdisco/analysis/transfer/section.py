@@ -1,7 +1,6 @@
 """The report's "Transfer" section: a sessions run's metrics by position (``transfer/measures.py``,
-``transfer/reask.py``,
-``transfer/labels.py``), its figures (``transfer/figures.py``), one reading per question, the tables written beside
-the report and ``summary.json``'s ``transfer`` and ``transfer_readings``.
+``transfer/reask.py``, ``transfer/labels.py``), its figures (``transfer/figures.py``), one reading per question, the
+tables written beside the report and ``summary.json``'s ``transfer`` and ``transfer_readings``.
 
 A run without sessions (no ``session_id`` in its results) has no Transfer section, no transfer tables or figures
 and no ``transfer`` key: ``build_transfer`` gives None. A sessions run always has the section; what it could not

@@ -1,11 +1,10 @@
 """The report's "Validity" section: can the run's numbers be trusted? One line per instrument, each with its figure
 and a one-line reading for a reader who is not a statistician.
 
-The instruments are computed elsewhere — the negative control (``control.py``), the simulated user's errors and
-what the dialogues elicited (``simulator.py``), judge agreement, noise and length bias (``judges.py``), the human
-calibration (``calibrate.py``, with ``prefdisco report --human``), the variance parts and the smallest detectable
-NormAlign difference (``variance.py``); this module words each reading (``report/section.py``'s
-parts put them in the table, ``validity/section.py``). An
+The instruments are computed elsewhere — the negative control (``control.py``), the simulated user's errors and what the
+dialogues elicited (``simulator.py``), judge agreement, noise and length bias (``judges.py``), the human calibration
+(``calibrate.py``, with ``prefdisco report --human``), the variance parts and the smallest detectable NormAlign
+difference (``variance.py``); this module words each reading (``validity/section.py`` puts them in the table). An
 instrument the run did not measure says so, with the flag that would measure it.
 """
 

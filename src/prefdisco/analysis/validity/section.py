@@ -1,4 +1,4 @@
-"""The Validity instruments as parts of the report (``report/section.py``), in their Validity table's order: the
+"""The Validity instruments as parts of the report (``section/registry.py``), in their Validity table's order: the
 negative control (``control.py``), the simulated user's errors and what the dialogues elicited (``simulator.py``), its
 flagged turns (``simulator_flags.py``), the refused and empty responses (``non_answers.py``), judge agreement, noise
 and length bias (``judges.py``), the judge's position effect and the effective number of judges (``position.py``,

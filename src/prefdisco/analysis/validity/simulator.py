@@ -1,12 +1,11 @@
 """The simulated user's side of the dialogues: what they elicited, and how often the simulator erred.
 
 Computed per model × task × condition from the *dialogues*: the trial rows as run of every condition that asks the
-simulated user (``dialogue/plan.dialogue_conditions``: discovery, stated_belief, the carry arms, fixed-K), failed
-rows left out. Each fixed-K condition is its own (mixing budgets would blur what a budget elicits): columns
-``mode`` and ``fixed_k`` in the table, ``condition_label`` (``fixed_k=K``) in ``summary.json``, as everywhere
-(``results/contract.py``). As every report number, a scenario's trials are
-averaged first (the measured ones; a critical error is first a 0/1 per dialogue), so N identical trials give the
-numbers of one; then, over the scenarios:
+simulated user (``dialogue/plan.dialogue_conditions``: discovery, stated_belief, the carry arms, fixed-K), failed rows
+left out. Each fixed-K condition is its own (mixing budgets would blur what a budget elicits): columns ``mode`` and
+``fixed_k`` in the table, ``condition_label`` (``fixed_k=K``) in ``summary.json``, as everywhere
+(``results/contract.py``). As every report number, a scenario's trials are averaged first (the measured ones; a critical
+error is first a 0/1 per dialogue), so N identical trials give the numbers of one; then, over the scenarios:
 
 * ``elicited_weight`` — the mean over the scenarios whose elicited weight was measured; ``n`` is their number
   (``scoring/elicitation.py`` says when it is measured);
