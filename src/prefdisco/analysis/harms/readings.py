@@ -12,7 +12,7 @@ import pandas as pd
 
 from prefdisco.analysis.harms.measures import BASELINE, BELIEF, DISCOVERY
 from prefdisco.analysis.section.registry import Reading
-from prefdisco.analysis.section.shown import finite, listed
+from prefdisco.analysis.section.shown import finite, fixed, listed
 
 
 def shown(r: dict[str, Any], digits: int = 2, sign: bool = False) -> str:
@@ -146,7 +146,7 @@ def belief_reading(table: pd.DataFrame) -> Reading:
             text += f", {shown(gains[cell], sign=True)} over discovery's rate of the same wrong answer"
         belief, discovery = accuracy[(*cell, BELIEF)], accuracy[(*cell, DISCOVERY)]
         text += (
-            f", accuracy {num_text(belief['value'])} vs discovery {num_text(discovery['value'])}, "
+            f", accuracy {fixed(belief['value'])} vs discovery {fixed(discovery['value'])}, "
             f"drop {shown(d, sign=True)} (n = {d['n']})"
         )
         parts.append(text)
@@ -163,11 +163,6 @@ def belief_reading(table: pd.DataFrame) -> Reading:
     else:
         verdict = "the model adopted the person's stated wrong belief in some scenarios"
     return Reading(name, listed(parts), verdict)
-
-
-def num_text(value: Any, digits: int = 2) -> str:
-    number = finite(value)
-    return "—" if number is None else f"{number:.{digits}f}"
 
 
 def quality_reading(table: pd.DataFrame) -> Reading:

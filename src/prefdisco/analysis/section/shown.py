@@ -30,6 +30,14 @@ def num(value: Any, digits: int = 2) -> str:
     return f"{float(value):.{digits}f}"
 
 
+def fixed(value: Any, digits: int = 2, sign: bool = False) -> str:
+    """A finite number with ``digits`` decimals (and its sign with ``sign``), else "—"."""
+    number = finite(value)
+    if number is None:
+        return "—"
+    return f"{number:+.{digits}f}" if sign else f"{number:.{digits}f}"
+
+
 def interval(lo: Any, hi: Any, digits: int = 1) -> str:
     if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
         return "—"
