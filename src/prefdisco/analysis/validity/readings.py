@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from prefdisco.analysis.section.registry import Reading
-from prefdisco.analysis.section.shown import finite, fixed
+from prefdisco.analysis.section.shown import finite, fixed, nested
 from prefdisco.analysis.stats.normalign import MIN_INTERVAL_SCENARIOS, too_few
 from prefdisco.analysis.validity.calibrate import Calibration
 from prefdisco.analysis.validity.effective_judges import EffectiveJudges
@@ -35,8 +35,8 @@ def variance_summary(variance: pd.DataFrame | None, detectable: pd.DataFrame | N
         parts |= {"split": r["split"], "reason": r["reason"] or None}
         condition = condition_label(r["mode"], None if pd.isna(r["fixed_k"]) else r["fixed_k"])
         out["variance"].setdefault(str(r["model"]), {}).setdefault(str(r["task"]), {})[condition] = parts
-    for r in [] if detectable is None else detectable.to_dict("records"):
-        out["normalign_mde"].setdefault(str(r["model"]), {})[str(r["task"])] = finite(r["mde"])
+    if detectable is not None:
+        out["normalign_mde"] = nested(detectable, ["model", "task"], lambda r: finite(r["mde"]))
     return out
 
 
