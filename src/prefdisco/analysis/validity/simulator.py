@@ -28,7 +28,7 @@ from typing import Any, TypeGuard
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.section.figures import MAX_SCATTER, empty_panel, label
+from prefdisco.analysis.section.figures import MAX_SCATTER, empty_panel, label, new_figure
 from prefdisco.dialogue.plan import dialogue_conditions
 from prefdisco.results.contract import NO_K, SIMULATOR_COLUMNS, condition_label
 from prefdisco.schema import Mode
@@ -136,19 +136,14 @@ def summary_parts(table: pd.DataFrame | None) -> dict[str, dict[str, Any]]:
 def elicitation_figure(results: pd.DataFrame, seed: int = 0) -> Any:
     """PrefAlign against elicited weight, one point per scored dialogue (at most ``MAX_SCATTER`` drawn, a seeded
     sample), coloured by model; returns the matplotlib ``Figure`` (Agg canvas, no pyplot state)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
     frame = dialogues(results)
     points = (
         frame.dropna(subset=["pref_align", "elicited_weight"]) if frame is not None else pd.DataFrame(columns=["model"])
     )
     if len(points) > MAX_SCATTER:
         points = points.sample(n=MAX_SCATTER, random_state=seed)
-    fig = Figure(figsize=(6.5, 4.2), dpi=110, layout="constrained")
-    ax = fig.subplots()
+    fig, axes = new_figure(6.5, 4.2)
+    ax = axes[0][0]
     models = sorted(points["model"].unique())
     for i, model in enumerate(models):
         mine = points.loc[points["model"] == model]
