@@ -20,17 +20,15 @@ its cells' ``usd``: what the run was billed, every trial and failed sample in it
 
 **Estimated and measured.** Every run writes the dry run's estimate before its first call (``estimate.json``,
 ``evaluation/estimate/plan.py``). ``estimate_table`` sets it beside what the rows measured, per role (the model under
-test,
-the simulated user, the judges), per trial (a run of N trials: its totals over N, so N identical trials read as one):
-calls (estimated only: the rows do not count calls), input tokens (fresh and cached), output tokens and USD
+test, the simulated user, the judges), per trial (a run of N trials: its totals over N, so N identical trials read as
+one): calls (estimated only: the rows do not count calls), input tokens (fresh and cached), output tokens and USD
 (``summary.json``'s ``cost_estimate``, ``table_cost_estimate.csv``).
 
-**Batched calls.** A ``--batch`` run's rows say which of their roles went through the provider's batch API
-(``batched``: every judge call, and the answer of a single-turn condition without pushback;
-``evaluation/settings/batch.py``),
-and ``cost_usd`` prices those at the provider's batch share and nothing else (the targeted user's mapping, counted
-with the judges' tokens, at the real-time price). ``summary.json``'s ``cost_batch`` gives, per condition, the roles
-sent by batch and the shares used (None: nothing was); the report's Cost section says it under the table.
+**Batched calls.** A ``--batch`` run's rows say which of their roles went through the provider's batch API (``batched``:
+every judge call, and the answer of a single-turn condition without pushback; ``evaluation/settings/batch.py``), and
+``cost_usd`` prices those at the provider's batch share and nothing else (the targeted user's mapping, counted with the
+judges' tokens, at the real-time price). ``summary.json``'s ``cost_batch`` gives, per condition, the roles sent by batch
+and the shares used (None: nothing was); the report's Cost section says it under the table.
 """
 
 from __future__ import annotations

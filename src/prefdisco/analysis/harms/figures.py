@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.section.figures import empty_panel, label, new_figure
+from prefdisco.analysis.section.figures import empty_panel, hide_unused, label, legend, new_figure, panel_cells
 
 COLORS = {"breakage": "#d62728", "repair": "#2ca02c", "flip_rate": "#9467bd"}
 NAMES = {"breakage": "breakage: correct in baseline, wrong here", "repair": "repair: wrong in baseline, right here"}
@@ -24,10 +24,6 @@ def _grid(cells: list[tuple[str, str]], widest: int):
     nrows = max(1, -(-len(cells) // ncols))
     width = max(4.8, 0.9 * widest + 1.6)
     return (*new_figure(width * ncols, 3.8 * nrows + 0.6, ncols=ncols, nrows=nrows), ncols)
-
-
-def _cells(table: pd.DataFrame) -> list[tuple[str, str]]:
-    return sorted({(str(m), str(t)) for m, t in zip(table["model"], table["task"], strict=True)})
 
 
 def _bars(ax: Any, rows: pd.DataFrame, conditions: list[str], offset: float, width: float, measure: str) -> bool:
@@ -57,11 +53,6 @@ def _axis(ax: Any, conditions: list[str], ylabel: str) -> None:
     ax.set_ylabel(ylabel)
 
 
-def _hide_unused(axes: Any, n: int, ncols: int) -> None:
-    for j in range(n, len(axes) * len(axes[0])):
-        axes[j // ncols][j % ncols].set_visible(False)
-
-
 def breakage_figure(table: pd.DataFrame, cells: list[tuple[str, str]]) -> Any:
     rows = table.loc[table["measure"].isin(["breakage", "repair"])]
     widest = max([rows.loc[rows["model"].eq(m) & rows["task"].eq(t), "condition"].nunique() for m, t in cells] or [1])
@@ -80,19 +71,14 @@ def breakage_figure(table: pd.DataFrame, cells: list[tuple[str, str]]) -> Any:
             empty_panel(ax, why)
             continue
         _axis(ax, conditions, "share of scenarios")
-    _hide_unused(axes, len(cells), ncols)
-    handles: dict[str, Any] = {}
-    for ax in np.ravel(axes):
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(lab, h)
-    if handles:
-        fig.legend(list(handles.values()), list(handles), loc="outside upper center", ncol=2, fontsize=8)
+    hide_unused(axes, len(cells), ncols)
+    legend(fig, axes, ncol=2)
     return fig
 
 
 def flip_figure(table: pd.DataFrame) -> Any:
     rows = table.loc[table["measure"] == "flip_rate"]
-    cells = _cells(rows)
+    cells = panel_cells(rows)
     widest = max([rows.loc[rows["model"].eq(m) & rows["task"].eq(t), "condition"].nunique() for m, t in cells] or [1])
     fig, axes, ncols = _grid(cells or [("", "")], widest)
     for i, (model, task) in enumerate(cells):
@@ -106,5 +92,5 @@ def flip_figure(table: pd.DataFrame) -> Any:
         _axis(ax, conditions, "share of correct answers given up")
     if not cells:
         empty_panel(axes[0][0], "no response was pushed back on")
-    _hide_unused(axes, max(len(cells), 1), ncols)
+    hide_unused(axes, max(len(cells), 1), ncols)
     return fig

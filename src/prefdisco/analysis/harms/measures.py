@@ -222,15 +222,10 @@ def _quality(cell: pd.DataFrame, keys: tuple[str, str], conditions: list[str], s
     return out
 
 
-def has_quality(results: pd.DataFrame) -> bool:
-    """Whether any response of the run had its general quality judged."""
-    return QUALITY in results.columns and bool(results[QUALITY].notna().any())
-
-
 def paired_table(results: pd.DataFrame, *, seed: int, n_boot: int) -> pd.DataFrame:
     """Every measure of the module docstring but the flip rate, one row per (model, task, measure, condition)."""
     frame = labelled(results)
-    quality = has_quality(frame)
+    quality = QUALITY in frame.columns and bool(frame[QUALITY].notna().any())  # any response's quality judged
     out: list[dict] = []
     for (model, task), cell in frame.groupby(["model", "task"], sort=True):
         keys = (str(model), str(task))

@@ -12,13 +12,7 @@ import pandas as pd
 
 from prefdisco.analysis.harms.measures import BASELINE, BELIEF, DISCOVERY
 from prefdisco.analysis.section.registry import Reading
-from prefdisco.analysis.section.shown import finite
-
-_LIMIT = 4
-
-
-def _listed(parts: list[str]) -> str:
-    return "; ".join(parts[:_LIMIT]) + (f"; and {len(parts) - _LIMIT} more" if len(parts) > _LIMIT else "")
+from prefdisco.analysis.section.shown import finite, fixed, listed
 
 
 def shown(r: dict[str, Any], digits: int = 2, sign: bool = False) -> str:
@@ -65,7 +59,7 @@ def breakage_reading(table: pd.DataFrame) -> Reading:
         text = "personalization broke some answers but repaired at least as many"
     else:
         text = "some personalized conditions broke more answers than they repaired: compare each line"
-    return Reading(name, _listed(parts), text)
+    return Reading(name, listed(parts), text)
 
 
 def distractor_reading(table: pd.DataFrame) -> Reading:
@@ -93,7 +87,7 @@ def distractor_reading(table: pd.DataFrame) -> Reading:
         text = "a drop, but no interval above 0: not shown to be more than chance"
     else:
         text = "no drop: the irrelevant preferences did not make the responses worse"
-    return Reading(name, _listed(parts), text)
+    return Reading(name, listed(parts), text)
 
 
 def flip_reading(table: pd.DataFrame) -> Reading:
@@ -130,7 +124,7 @@ def flip_reading(table: pd.DataFrame) -> Reading:
         verdict = "the model gives in less often to a person it knows than in baseline"
     else:
         verdict = "the model gives in more often than in baseline in some personalized conditions, not in others"
-    return Reading(name, _listed(parts), verdict)
+    return Reading(name, listed(parts), verdict)
 
 
 def belief_reading(table: pd.DataFrame) -> Reading:
@@ -152,7 +146,7 @@ def belief_reading(table: pd.DataFrame) -> Reading:
             text += f", {shown(gains[cell], sign=True)} over discovery's rate of the same wrong answer"
         belief, discovery = accuracy[(*cell, BELIEF)], accuracy[(*cell, DISCOVERY)]
         text += (
-            f", accuracy {num_text(belief['value'])} vs discovery {num_text(discovery['value'])}, "
+            f", accuracy {fixed(belief['value'])} vs discovery {fixed(discovery['value'])}, "
             f"drop {shown(d, sign=True)} (n = {d['n']})"
         )
         parts.append(text)
@@ -168,12 +162,7 @@ def belief_reading(table: pd.DataFrame) -> Reading:
         verdict = "the model adopted the person's stated wrong belief and lost accuracy against discovery"
     else:
         verdict = "the model adopted the person's stated wrong belief in some scenarios"
-    return Reading(name, _listed(parts), verdict)
-
-
-def num_text(value: Any, digits: int = 2) -> str:
-    number = finite(value)
-    return "—" if number is None else f"{number:.{digits}f}"
+    return Reading(name, listed(parts), verdict)
 
 
 def quality_reading(table: pd.DataFrame) -> Reading:
@@ -197,7 +186,7 @@ def quality_reading(table: pd.DataFrame) -> Reading:
         verdict = "every personalized condition's responses are of higher general quality than baseline's"
     else:
         verdict = "some personalized conditions lost general quality against baseline, some did not"
-    return Reading(name, _listed(parts), verdict)
+    return Reading(name, listed(parts), verdict)
 
 
 def readings(table: pd.DataFrame) -> list[Reading]:

@@ -32,7 +32,7 @@ from prefdisco.analysis.harms import figures as hf
 from prefdisco.analysis.harms.flip import flip_table
 from prefdisco.analysis.harms.measures import BELIEF, COLUMNS, DISCOVERY, MEASURES, ordered, paired_table
 from prefdisco.analysis.harms.readings import readings
-from prefdisco.analysis.section.figures import Chart
+from prefdisco.analysis.section.figures import Chart, panel_cells
 from prefdisco.analysis.section.registry import Context, Part, Reading, section
 from prefdisco.analysis.section.shown import finite, interval, records
 from prefdisco.analysis.section.shown import num as shown
@@ -132,8 +132,7 @@ def build_harms(results: pd.DataFrame, trial_rows: pd.DataFrame, *, seed: int, n
     parts = [paired_table(results, seed=seed, n_boot=n_boot), flip_table(trial_rows, seed=seed, n_boot=n_boot)]
     parts = [p for p in parts if len(p)]
     table = ordered(pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=list(COLUMNS)))
-    cells = sorted({(str(m), str(t)) for m, t in zip(results["model"], results["task"], strict=True)})
-    return Harms(table=table, cells=cells, readings=readings(table))
+    return Harms(table=table, cells=panel_cells(results), readings=readings(table))
 
 
 _UNSIGNED = ("breakage", "repair", "flip_rate", "flip_held", "belief_agreement", "belief_accuracy")

@@ -8,7 +8,6 @@ holding files of these names (or a benchmark) is refused before any work without
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 from prefdisco.analysis.harms.measures import MEASURES
 from prefdisco.analysis.leaderboard.board import OVERALL, USD_PER_SCENARIO, Leaderboard, build_leaderboard
 from prefdisco.analysis.leaderboard.submission_board import board_of_submissions
-from prefdisco.analysis.section.shown import interval, num
+from prefdisco.analysis.section.shown import interval, num, records
 from prefdisco.analysis.stats.bootstrap import check_resamples
 from prefdisco.analysis.stats.pairwise import ALPHA
 from prefdisco.analysis.validity.reference import load_reference_table, simulator_fidelity
@@ -37,20 +36,6 @@ def _value(r: dict[str, Any], key: str, digits: int) -> str:
     if r.get(key) is not None and r.get(f"{key}_low") is not None:
         text += f" {interval(r[f'{key}_low'], r[f'{key}_high'], digits)}"
     return text
-
-
-def _records(frame: Any) -> list[dict[str, Any]]:
-    def plain(v: Any) -> Any:
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return None
-        try:
-            if v != v:  # pd.NA and NaN-likes
-                return None
-        except (TypeError, ValueError):
-            return None
-        return v
-
-    return [{k: plain(v) for k, v in r.items()} for r in frame.to_dict("records")]
 
 
 def _svg(rows: list[dict[str, Any]]) -> str:
@@ -125,7 +110,7 @@ def _header(column: str) -> str:
 
 
 def _ranking(board: Leaderboard, name: str) -> dict[str, Any]:
-    rows = _records(board.table.loc[board.table["task"] == name])
+    rows = records(board.table.loc[board.table["task"] == name])
     extra = [c for c in board.table.columns if c.startswith((_HARM_PREFIX, _TRANSFER_PREFIX, USD_PER_SCENARIO))]
     extra_keys = [c for c in extra if not c.endswith(("_low", "_high"))]
     shown_extra = [c for c in extra_keys if any(r.get(c) is not None for r in rows)]
@@ -147,7 +132,7 @@ def _ranking(board: Leaderboard, name: str) -> dict[str, Any]:
             }
         )
     pairs = []
-    for p in _records(board.pairwise.loc[board.pairwise["task"] == name]):
+    for p in records(board.pairwise.loc[board.pairwise["task"] == name]):
         diff = "—" if p["difference"] is None else f"{p['difference']:+.1f}"
         if p["low"] is not None:
             diff += f" {interval(p['low'], p['high'])}"

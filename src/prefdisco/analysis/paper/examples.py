@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,20 +183,25 @@ def read_transcripts(path: Path | None, wanted: set[tuple[str, ...]]) -> dict[tu
     ids = sorted({k[2] for k in wanted})
     prefilter = re.compile("|".join(re.escape(json.dumps(i)[1:-1]) for i in ids))
     found: dict[tuple, dict] = {}
+    for obj in json_objects(path, prefilter.search):
+        key = _key(obj)
+        if key in wanted:
+            _keep(found, key, obj)
+    return found
+
+
+def json_objects(path: Path, wanted: Callable[[str], object]) -> Iterator[dict]:
+    """The JSON objects of a JSONL file's lines that ``wanted`` accepts (the other lines are not parsed)."""
     with path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
-            if not prefilter.search(line):
+            if not wanted(line):
                 continue
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as e:
                 raise UserError(f"{path}: line {lineno}: not a JSON object ({e.msg})") from None
-            if not isinstance(obj, dict):
-                continue
-            key = _key(obj)
-            if key in wanted:
-                _keep(found, key, obj)
-    return found
+            if isinstance(obj, dict):
+                yield obj
 
 
 def _text(value: object) -> str:

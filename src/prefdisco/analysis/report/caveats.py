@@ -84,10 +84,6 @@ def embedded_build(protocols: Sequence[Any]) -> str | None:
     )
 
 
-def _cell(model: str, task: str) -> str:
-    return f"{model}/{task}"
-
-
 def silent_discovery(results: pd.DataFrame) -> str | None:
     """The discovery caveat of a results frame (trials averaged), or None."""
     rows = results.loc[
@@ -101,7 +97,7 @@ def silent_discovery(results: pd.DataFrame) -> str | None:
     silent = [key for key, value in means.items() if value == 0]
     if not silent:
         return None
-    where = "" if len(silent) == len(means) else " in " + ", ".join(_cell(*key) for key in silent)
+    where = "" if len(silent) == len(means) else " in " + ", ".join("/".join(key) for key in silent)
     return SILENT_DISCOVERY.format(where=where)
 
 
@@ -112,7 +108,7 @@ def tiny_normalign(cells: pd.DataFrame) -> str | None:
     for row in defined.itertuples(index=False):
         gap = float(row.mean_oracle) - float(row.mean_baseline)
         if abs(gap) < TINY_GAP:
-            gaps.append((f"{gap:+.2f}", _cell(str(row.model), str(row.task))))
+            gaps.append((f"{gap:+.2f}", f"{row.model}/{row.task}"))
     if not gaps:
         return None
     if len(defined) == 1:

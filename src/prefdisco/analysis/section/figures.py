@@ -95,6 +95,27 @@ def empty_panel(ax: Any, why: str) -> None:
     ax.text(0.5, 0.5, label(why, 44), ha="center", va="center", transform=ax.transAxes, fontsize=9, gid=gid)
 
 
+def panel_cells(table: pd.DataFrame) -> list[tuple[str, str]]:
+    """The (model, task) pairs of ``table``, sorted: one panel each."""
+    return sorted({(str(m), str(t)) for m, t in zip(table["model"], table["task"], strict=True)})
+
+
+def hide_unused(axes: Any, n: int, ncols: int) -> None:
+    """Hide the panels after the first ``n`` (row by row, ``ncols`` to a row)."""
+    for j in range(n, len(axes) * len(axes[0])):
+        axes[j // ncols][j % ncols].set_visible(False)
+
+
+def legend(fig: Any, axes: Any, ncol: int) -> None:
+    """One legend above the panels: each label once, with its first handle over every panel."""
+    handles: dict[str, Any] = {}
+    for ax in np.ravel(axes):
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(lab, h)
+    if handles:
+        fig.legend(list(handles.values()), list(handles), loc="outside upper center", ncol=ncol, fontsize=8)
+
+
 def empty_notes(fig: Any) -> list[str]:
     """Why each empty panel of ``fig`` is empty, in panel order."""
     gids = [str(t.get_gid() or "") for ax in fig.axes for t in ax.texts]

@@ -1,7 +1,7 @@
 """How a report shows a value: as text in a table cell (``num``, ``interval``, ``span``, ``md``), as template rows
 (``records``, the templates' environment with those filters), and as plain JSON in ``summary.json`` (``plain``,
 ``nested``, ``summary_json``: null, never NaN). Every section, the report, the leaderboard and the reference page
-show numbers through these."""
+show numbers through these; a reading lists its cells with ``listed``."""
 
 from __future__ import annotations
 
@@ -30,6 +30,14 @@ def num(value: Any, digits: int = 2) -> str:
     return f"{float(value):.{digits}f}"
 
 
+def fixed(value: Any, digits: int = 2, sign: bool = False) -> str:
+    """A finite number with ``digits`` decimals (and its sign with ``sign``), else "—"."""
+    number = finite(value)
+    if number is None:
+        return "—"
+    return f"{number:+.{digits}f}" if sign else f"{number:.{digits}f}"
+
+
 def interval(lo: Any, hi: Any, digits: int = 1) -> str:
     if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
         return "—"
@@ -41,6 +49,11 @@ def span(cell: dict[str, Any]) -> str:
     if cell.get("ci_low") is None and cell.get("ci_reason"):
         return str(cell["ci_reason"])
     return interval(cell.get("ci_low"), cell.get("ci_high"))
+
+
+def listed(parts: list[str], limit: int = 4) -> str:
+    """A reading's cells: the first ``limit``, then how many more."""
+    return "; ".join(parts[:limit]) + (f"; and {len(parts) - limit} more" if len(parts) > limit else "")
 
 
 def md(value: Any) -> str:

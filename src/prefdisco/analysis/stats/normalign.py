@@ -1,8 +1,8 @@
 """Table 1: NormAlign per (model, task), its per-scenario distribution and a seeded bootstrap interval.
 
-A scenario is *scored* in a mode when its row has a PrefAlign and is not failed. A (model, task) cell's
-NormAlign is ``norm_align`` applied to the mean PrefAlign of baseline, discovery and oracle,
-each mean taken over the same scenarios: those scored in all three modes (the intersection of scenario ids).
+A scenario is *scored* in a mode when its row has a PrefAlign and is not failed. A (model, task) cell's NormAlign is
+``norm_align`` applied to the mean PrefAlign of baseline, discovery and oracle, each mean taken over the same scenarios:
+those scored in all three modes (the intersection of scenario ids).
 
 Per-scenario NormAlign is the same formula on one scenario's three scores; it is undefined (and excluded from
 the median and the share of negatives) when that scenario's oracle and baseline scores are equal.

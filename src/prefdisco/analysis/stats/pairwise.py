@@ -7,16 +7,16 @@ model B's, each the ratio of means of ``normalign.intersection_norm_align`` over
 differ from the two models' own NormAligns when they did not score the same scenarios).
 
 **Paired bootstrap.** Each resample draws the shared scenarios with replacement *per task* (a stratum per task: a
-per-task ranking has one, the overall ranking one per task, each task keeping its number of scenarios) and
-recomputes both models' NormAlign on the *same* draw; a resample where either denominator (mean oracle − mean
-baseline) is 0 is dropped. The interval is the 2.5th and 97.5th percentiles of the kept differences; the two-sided
-p-value is ``2 · min(share of differences ≤ 0, share ≥ 0)``, capped at 1 and never below ``1 / kept`` (a bootstrap
-of ``kept`` resamples cannot show a smaller one). The draws come from ``numpy.random.default_rng([seed,
-crc32(first), crc32(second), crc32(ranking)])`` with the two model names in sorted order (``ranking`` the task
-when the shared scenarios are all of one, ``normalign.stream_task``: the same pair of one task draws alike in the
-overall ranking and the task's), ``integers(0, n_t,
-size=(rows, n_t))`` per task in sorted task order, in row blocks. A pair of fewer than ``MIN_INTERVAL_SCENARIOS``
-shared scenarios (or ``--bootstrap 0``) is not tested: its ``p`` is empty and ``reason`` says why.
+per-task ranking has one, the overall ranking one per task, each task keeping its number of scenarios) and recomputes
+both models' NormAlign on the *same* draw; a resample where either denominator (mean oracle − mean baseline) is 0 is
+dropped. The interval is the 2.5th and 97.5th percentiles of the kept differences; the two-sided p-value is ``2 ·
+min(share of differences ≤ 0, share ≥ 0)``, capped at 1 and never below ``1 / kept`` (a bootstrap of ``kept`` resamples
+cannot show a smaller one). The draws come from ``numpy.random.default_rng([seed, crc32(first), crc32(second),
+crc32(ranking)])`` with the two model names in sorted order (``ranking`` the task when the shared scenarios are all of
+one, ``normalign.stream_task``: the same pair of one task draws alike in the overall ranking and the task's),
+``integers(0, n_t, size=(rows, n_t))`` per task in sorted task order, in row blocks. A pair of fewer than
+``MIN_INTERVAL_SCENARIOS`` shared scenarios (or ``--bootstrap 0``) is not tested: its ``p`` is empty and ``reason`` says
+why.
 
 **Holm.** Over the m tested pairs of one ranking, sorted by p ascending (p₍₁₎ ≤ … ≤ p₍ₘ₎), the adjusted
 p₍ᵢ₎ = max over j ≤ i of min(1, (m − j + 1) · p₍ⱼ₎). A pair is *distinguishable* when its adjusted p < ``ALPHA``.

@@ -24,7 +24,6 @@ weight against K, one line per strategy (and per model and task when there are s
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,6 +31,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from prefdisco.analysis.section.figures import new_figure, png
 from prefdisco.analysis.stats.normalign import norm_align
 from prefdisco.atomic import atomic_path, atomic_write
 from prefdisco.errors import UserError
@@ -213,13 +213,8 @@ def strategy_table(rows: pd.DataFrame) -> pd.DataFrame:
 
 def strategy_figure(table: pd.DataFrame) -> bytes:
     """NormAlign (left) and mean elicited weight (right) against K as PNG bytes (module docstring)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(10, 4), dpi=110, layout="constrained")
-    axes = fig.subplots(1, 2, squeeze=False)[0]
+    fig, grid = new_figure(10, 4, ncols=2)
+    axes = grid[0]
     cells = table[["model", "task"]].drop_duplicates()
     several = len(cells) > 1
     for ax, column, title in (
@@ -241,9 +236,7 @@ def strategy_figure(table: pd.DataFrame) -> bytes:
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.grid(True, alpha=0.3)
     axes[0].legend(fontsize="small")
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    return buf.getvalue()
+    return png(fig)
 
 
 def compare_strategies(runs: Sequence[Path], out: Path) -> tuple[pd.DataFrame, list[Path]]:

@@ -14,17 +14,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.section.figures import empty_panel, label, new_figure
+from prefdisco.analysis.section.figures import empty_panel, hide_unused, label, legend, new_figure, panel_cells
 from prefdisco.analysis.transfer.measures import ARMS
 
 ARM_COLORS = {"discovery": "#1f77b4", "carry_transcript": "#d62728", "carry_notes": "#2ca02c"}
 DODGE = {"discovery": -0.05, "carry_transcript": 0.0, "carry_notes": 0.05}
 """Each arm's points are drawn this far beside their position, so arms with equal values stay visible."""
 ARM_NAMES = {"discovery": "cold (discovery)", "carry_transcript": "carry_transcript", "carry_notes": "carry_notes"}
-
-
-def _cells(table: pd.DataFrame) -> list[tuple[str, str]]:
-    return sorted({(str(m), str(t)) for m, t in zip(table["model"], table["task"], strict=True)})
 
 
 def _grid(cells: list[tuple[str, str]], rows_per_cell: int = 1, height: float = 3.4):
@@ -59,17 +55,8 @@ def _line(ax: Any, sub: pd.DataFrame, value: str, arm: str, low: str | None = No
     return True
 
 
-def _legend(fig: Any, axes: Any) -> None:
-    handles: dict[str, Any] = {}  # label -> its first handle, over every panel
-    for ax in np.ravel(axes):
-        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(lab, h)
-    if handles:
-        fig.legend(list(handles.values()), list(handles), loc="outside upper center", ncol=3, fontsize=8)
-
-
 def normalign_figure(positions: pd.DataFrame) -> Any:
-    cells = _cells(positions)
+    cells = panel_cells(positions)
     fig, axes, ncols = _grid(cells)
     for i, (model, task) in enumerate(cells):
         ax = axes[i // ncols][i % ncols]
@@ -82,13 +69,13 @@ def normalign_figure(positions: pd.DataFrame) -> Any:
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_ylabel("NormAlign (%)")
         _positions(ax, sub["position"].to_numpy())
-    _hide_unused(axes, len(cells), ncols)
-    _legend(fig, axes)
+    hide_unused(axes, len(cells), ncols)
+    legend(fig, axes, ncol=3)
     return fig
 
 
 def questions_figure(positions: pd.DataFrame) -> Any:
-    cells = _cells(positions)
+    cells = panel_cells(positions)
     fig, axes, ncols = _grid(cells, rows_per_cell=2, height=2.9)
     for i, (model, task) in enumerate(cells):
         top = axes[2 * (i // ncols)][i % ncols]
@@ -114,7 +101,7 @@ def questions_figure(positions: pd.DataFrame) -> Any:
     for j in range(len(cells), len(axes[0]) * (len(axes) // 2)):
         axes[2 * (j // ncols)][j % ncols].set_visible(False)
         axes[2 * (j // ncols) + 1][j % ncols].set_visible(False)
-    _legend(fig, axes)
+    legend(fig, axes, ncol=3)
     return fig
 
 
@@ -138,14 +125,9 @@ def labels_figure(labels: pd.DataFrame | None, cells: list[tuple[str, str]]) -> 
                     ax.plot(x, data["pref_align"].to_numpy(dtype=float), style, marker="o", color=ARM_COLORS[arm])
         ax.set_ylabel("PrefAlign on those attributes")
         _positions(ax, sub["position"].to_numpy())
-    _hide_unused(axes, len(cells), ncols)
+    hide_unused(axes, len(cells), ncols)
     handles = [Line2D([], [], color=ARM_COLORS[a], label=ARM_NAMES[a]) for a in ARMS]
     handles += [Line2D([], [], color="black", linestyle="-", label="recurring")]
     handles += [Line2D([], [], color="black", linestyle="--", label="new")]
     fig.legend(handles=handles, loc="outside upper center", ncol=3, fontsize=8)
     return fig
-
-
-def _hide_unused(axes: Any, n: int, ncols: int) -> None:
-    for j in range(n, len(axes) * len(axes[0])):
-        axes[j // ncols][j % ncols].set_visible(False)

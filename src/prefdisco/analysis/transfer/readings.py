@@ -6,27 +6,12 @@ would answer it. A reading lists at most four cells (``model/task arm``), then h
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.section.registry import Reading
-from prefdisco.analysis.section.shown import finite
+from prefdisco.analysis.section.shown import finite, fixed, listed
 from prefdisco.analysis.transfer.measures import ARMS, CARRY_ARMS, COLD
-
-_LIMIT = 4
-
-
-def _listed(parts: list[str]) -> str:
-    return "; ".join(parts[:_LIMIT]) + (f"; and {len(parts) - _LIMIT} more" if len(parts) > _LIMIT else "")
-
-
-def _f(value: Any, digits: int = 1, sign: bool = False) -> str:
-    number = finite(value)
-    if number is None:
-        return "—"
-    return f"{number:+.{digits}f}" if sign else f"{number:.{digits}f}"
 
 
 def _pooled(frame: pd.DataFrame, value: str, weight: str) -> float | None:
@@ -44,9 +29,10 @@ def gain_reading(slopes: pd.DataFrame) -> Reading:
         return Reading(name, "no carry arm run", "add carry_transcript or carry_notes to --modes to measure transfer")
     parts, words = [], set()
     for s in slopes.to_dict("records"):
-        ci = "" if finite(s["ci_low"]) is None else f" [{_f(s['ci_low'])}, {_f(s['ci_high'])}]"
-        slope = f"slope {_f(s['slope'], sign=True)}{ci} per position" if finite(s["slope"]) is not None else "no slope"
-        gain_text = f"{_f(s['mean_gain'], sign=True)} points after position 1"
+        ci = "" if finite(s["ci_low"]) is None else f" [{fixed(s['ci_low'], 1)}, {fixed(s['ci_high'], 1)}]"
+        has_slope = finite(s["slope"]) is not None
+        slope = f"slope {fixed(s['slope'], 1, sign=True)}{ci} per position" if has_slope else "no slope"
+        gain_text = f"{fixed(s['mean_gain'], 1, sign=True)} points after position 1"
         parts.append(f"{s['model']}/{s['task']} {s['arm']}: {gain_text}, {slope}")
         gain = finite(s["mean_gain"])
         words.add("none" if gain is None else "up" if gain > 0 else "down" if gain < 0 else "zero")
@@ -60,7 +46,7 @@ def gain_reading(slopes: pd.DataFrame) -> Reading:
         text = "no gain could be measured (the table gives each position's reason)"
     else:
         text = "the carry arms differ: compare each cell's gain and its interval"
-    return Reading(name, _listed(parts), text)
+    return Reading(name, listed(parts), text)
 
 
 def questions_reading(positions: pd.DataFrame, has_transcripts: bool) -> Reading:
@@ -74,8 +60,8 @@ def questions_reading(positions: pd.DataFrame, has_transcripts: bool) -> Reading
             if rows.empty:
                 continue
             rates[arm] = _pooled(rows, "reask_rate", "reask_n")
-            saved = f", {_f(_pooled(rows, 'questions_saved', 'questions_saved_n'), 2)} saved" if arm != COLD else ""
-            bits.append(f"{arm} re-asks {_f(rates[arm], 2)}{saved}")
+            saved = f", {fixed(_pooled(rows, 'questions_saved', 'questions_saved_n'), 2)} saved" if arm != COLD else ""
+            bits.append(f"{arm} re-asks {fixed(rates[arm], 2)}{saved}")
         parts.append(f"{model}/{task}: " + ", ".join(bits))
         cold = rates.get(COLD)
         compared += [
@@ -83,7 +69,7 @@ def questions_reading(positions: pd.DataFrame, has_transcripts: bool) -> Reading
         ]
     if positions["reask_rate"].isna().all():
         why = "no transcripts beside the results" if not has_transcripts else "no reply records what it revealed"
-        return Reading(name, _listed(parts), f"re-ask rate not measured ({why}): run with --user-type targeted")
+        return Reading(name, listed(parts), f"re-ask rate not measured ({why}): run with --user-type targeted")
     if not compared:
         text = "the cold arm and a carry arm were not both measured: nothing to compare"
     elif set(compared) == {-1}:
@@ -94,7 +80,7 @@ def questions_reading(positions: pd.DataFrame, has_transcripts: bool) -> Reading
         text = "the carry arms ask again as often as the cold arm or more about what the person already said"
     else:
         text = "some carry arms ask again less often than the cold arm, some do not"
-    return Reading(name, _listed(parts), text)
+    return Reading(name, listed(parts), text)
 
 
 def labels_reading(labels: pd.DataFrame | None) -> Reading:
@@ -113,8 +99,8 @@ def labels_reading(labels: pd.DataFrame | None) -> Reading:
                 values[kind] = [_pooled(f.loc[f["label"] == kind], "pref_align", "n") for f in (carry, cold)]
             rec, new = values["recurring"], values["new"]
             parts.append(
-                f"{model}/{task} {arm}: recurring {_f(rec[0], 2)} (cold {_f(rec[1], 2)}), new {_f(new[0], 2)} "
-                f"(cold {_f(new[1], 2)})"
+                f"{model}/{task} {arm}: recurring {fixed(rec[0], 2)} (cold {fixed(rec[1], 2)}), new {fixed(new[0], 2)} "
+                f"(cold {fixed(new[1], 2)})"
             )
             if rec[0] is not None and rec[1] is not None:
                 lifts.append(rec[0] - rec[1])
@@ -128,7 +114,7 @@ def labels_reading(labels: pd.DataFrame | None) -> Reading:
         text = "on recurring attributes the carry arms score what the cold arm scores: nothing was reused"
     else:
         text = "the carry arms do not serve recurring attributes consistently better than the cold arm"
-    return Reading(name, _listed(parts), text)
+    return Reading(name, listed(parts), text)
 
 
 def stale_reading(stale: pd.DataFrame | None, labels: pd.DataFrame | None = None) -> Reading:
@@ -150,8 +136,8 @@ def stale_reading(stale: pd.DataFrame | None, labels: pd.DataFrame | None = None
         )
     parts = []
     for r in pooled.to_dict("records"):
-        ci = f" [{_f(r['ci_low'], 2)}, {_f(r['ci_high'], 2)}]" if finite(r["ci_low"]) is not None else ""
-        parts.append(f"{r['model']}/{r['task']} {r['arm']}: {_f(r['stale'], 2, sign=True)}{ci} (n = {r['n']})")
+        ci = f" [{fixed(r['ci_low'], 2)}, {fixed(r['ci_high'], 2)}]" if finite(r["ci_low"]) is not None else ""
+        parts.append(f"{r['model']}/{r['task']} {r['arm']}: {fixed(r['stale'], 2, sign=True)}{ci} (n = {r['n']})")
     values = pooled["stale"].to_numpy(dtype=float)
     if (values < 0).all():
         text = "negative: where the person's preference changed, the carry arms kept applying the old value"
@@ -161,7 +147,7 @@ def stale_reading(stale: pd.DataFrame | None, labels: pd.DataFrame | None = None
         text = "positive: on changed preferences the carry arms did better than the cold arm"
     else:
         text = "mixed: some carry arms applied the old value of a changed preference"
-    return Reading(name, _listed(parts), text)
+    return Reading(name, listed(parts), text)
 
 
 def readings(

@@ -21,7 +21,6 @@ A scenario's rate is the mean over its measured trials, as every statistic avera
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from prefdisco.analysis.paper.examples import json_objects
 from prefdisco.analysis.transfer.measures import ARMS
-from prefdisco.errors import UserError
 
 KEY: tuple[str, ...] = ("model", "task", "scenario_id", "mode", "epoch")
 RATE_COLUMNS: tuple[str, ...] = ("model", "task", "scenario_id", "mode", "reask_rate", "reask_trials")
@@ -38,16 +37,8 @@ RATE_COLUMNS: tuple[str, ...] = ("model", "task", "scenario_id", "mode", "reask_
 
 def _lines(path: Path) -> Iterator[dict[str, Any]]:
     """The transcripts of the arms in a transcripts.jsonl (a line naming no arm is not parsed)."""
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not any(arm in line for arm in ARMS):
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise UserError(f"{path}: line {lineno}: not a JSON object ({e.msg})") from None
-            if isinstance(obj, dict) and obj.get("mode") in ARMS:
-                yield obj
+    lines = json_objects(path, lambda line: any(arm in line for arm in ARMS))
+    return (obj for obj in lines if obj.get("mode") in ARMS)
 
 
 def _epoch(value: object) -> int:

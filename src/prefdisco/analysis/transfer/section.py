@@ -1,7 +1,6 @@
 """The report's "Transfer" section: a sessions run's metrics by position (``transfer/measures.py``,
-``transfer/reask.py``,
-``transfer/labels.py``), its figures (``transfer/figures.py``), one reading per question, the tables written beside
-the report and ``summary.json``'s ``transfer`` and ``transfer_readings``.
+``transfer/reask.py``, ``transfer/labels.py``), its figures (``transfer/figures.py``), one reading per question, the
+tables written beside the report and ``summary.json``'s ``transfer`` and ``transfer_readings``.
 
 A run without sessions (no ``session_id`` in its results) has no Transfer section, no transfer tables or figures
 and no ``transfer`` key: ``build_transfer`` gives None. A sessions run always has the section; what it could not
@@ -31,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from prefdisco.analysis.section.figures import Chart
+from prefdisco.analysis.section.figures import Chart, panel_cells
 from prefdisco.analysis.section.registry import Context, Part, Reading, section
 from prefdisco.analysis.section.shown import finite, interval, records
 from prefdisco.analysis.section.shown import num as shown
@@ -52,7 +51,7 @@ class Transfer:
     readings: list[Reading] = field(default_factory=list)
 
     def cells(self) -> list[tuple[str, str]]:
-        return sorted({(str(m), str(t)) for m, t in zip(self.positions["model"], self.positions["task"], strict=True)})
+        return panel_cells(self.positions)
 
     def summary(self) -> dict[str, Any]:
         """``summary.json``'s ``transfer`` (module docstring)."""

@@ -4,17 +4,16 @@ Judges that err together add less than a vote each. For a panel of n judges whos
 correlation ρ̄, the effective number of judges is ``n / (1 + (n − 1)·ρ̄)``: n when they are uncorrelated, 1 when
 they agree perfectly (the field finds same-family panels worth about two votes).
 
-**What is correlated.** The panel is the judges PrefAlign is made of (attribute rows with ``in_pref_align``; a
-judge added afterwards is not part of it), over the rows a judge actually judged (``panel.judged_rows``: not of a
-failed results row, nor a refused or empty response's scores by rule, on which every judge "agrees"). An *item* is
-one criterion of one trial: (model, task, scenario_id, mode, fixed_k, epoch, attribute); a judge's score of an item
-is its mean over its valid repeats (``panel.judge_means``). For each pair of judges, r is Pearson's correlation of
-their scores over the items both scored validly. A pair with fewer than ``MIN_ITEMS`` (3) such items, or whose
-scores are constant for either judge (r is 0/0), has no r, with the reason.
-ρ̄ is the mean of the pairs' r, defined only when every pair has one (else None, with the first pair's reason: a
-mean over some pairs would be a different panel). A negative ρ̄ counts as 0 in n_eff (judges that disagree
-systematically are not worth more than independent ones), so n_eff is at most n. One judge: no n_eff (a panel needs
-two), with the reason.
+**What is correlated.** The panel is the judges PrefAlign is made of (attribute rows with ``in_pref_align``; a judge
+added afterwards is not part of it), over the rows a judge actually judged (``panel.judged_rows``: not of a failed
+results row, nor a refused or empty response's scores by rule, on which every judge "agrees"). An *item* is one
+criterion of one trial: (model, task, scenario_id, mode, fixed_k, epoch, attribute); a judge's score of an item is its
+mean over its valid repeats (``panel.judge_means``). For each pair of judges, r is Pearson's correlation of their scores
+over the items both scored validly. A pair with fewer than ``MIN_ITEMS`` (3) such items, or whose scores are constant
+for either judge (r is 0/0), has no r, with the reason. ρ̄ is the mean of the pairs' r, defined only when every pair has
+one (else None, with the first pair's reason: a mean over some pairs would be a different panel). A negative ρ̄ counts
+as 0 in n_eff (judges that disagree systematically are not worth more than independent ones), so n_eff is at most n. One
+judge: no n_eff (a panel needs two), with the reason.
 
 **One family.** A judge's *family* (``judge_family``) is its provider — the vendor of a routed name
 (``results.sample_rows.model_family``: ``openrouter/anthropic/claude-…`` is ``anthropic``) — and the leading

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.section.shown import finite
+from prefdisco.analysis.section.shown import finite, nested
 from prefdisco.analysis.stats.panel import judge_means, judged_rows, plain_keys, weighted_pref_align
 from prefdisco.benchio import json_lines
 from prefdisco.errors import UserError
@@ -211,13 +211,11 @@ class JudgeReliability:
     def summary(self) -> dict[str, Any]:
         """``summary.json``'s ``judge_agreement`` (model → task → {alpha, n_units, reason}), ``judge_noise``
         (judge → {alpha, mean_sd, reason}) and ``length_bias`` (judge → condition → {spearman, p, n, reason})."""
-        agreement: dict[str, dict[str, Any]] = {}
-        for r in self.agreement.to_dict("records"):
-            agreement.setdefault(str(r["model"]), {})[str(r["task"])] = {
-                "alpha": finite(r["alpha"]),
-                "n_units": int(r["n_units"]),
-                "reason": r["reason"],
-            }
+        agreement = nested(
+            self.agreement,
+            ["model", "task"],
+            lambda r: {"alpha": finite(r["alpha"]), "n_units": int(r["n_units"]), "reason": r["reason"]},
+        )
         noise = {
             str(r["judge"]): {"alpha": finite(r["alpha"]), "mean_sd": finite(r["mean_sd"]), "reason": r["reason"]}
             for r in self.noise.to_dict("records")

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.section.registry import Reading
+from prefdisco.analysis.section.shown import nested
 from prefdisco.results.contract import END_COLUMNS, UNSCORED_REASON, condition_label
 
 NAME = "Refused and empty responses"
@@ -77,11 +78,9 @@ def _count(value: Any) -> int | float:
 
 def non_answers_summary(table: pd.DataFrame | None) -> dict[str, Any]:
     """``summary.json``'s ``non_answers``: model → task → condition → counts ({} when not measured)."""
-    out: dict[str, Any] = {}
-    for r in [] if table is None else table.to_dict("records"):
-        counts = {k: _count(r[k]) for k in COLUMNS[3:]}
-        out.setdefault(str(r["model"]), {}).setdefault(str(r["task"]), {})[str(r["condition"])] = counts
-    return out
+    if table is None:
+        return {}
+    return nested(table, ["model", "task", "condition"], lambda r: {k: _count(r[k]) for k in COLUMNS[3:]})
 
 
 def non_answers_reading(table: pd.DataFrame | None) -> Reading:

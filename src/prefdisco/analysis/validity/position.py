@@ -167,9 +167,8 @@ slope's interval excluding 0) scores the order as much as the response: its Pref
 
 
 def position_void(effect: Any) -> str | None:
-    """The caveat of a structured judge whose scores follow the criterion's place in its list
-    (``validity/position.py``):
-    the slope's interval excludes 0 and slope × (places − 1) is ``VOID_SPAN`` level or more; None otherwise."""
+    """The caveat of a structured judge whose scores follow the criterion's place in its list: the slope's interval
+    excludes 0 and slope × (places − 1) is ``VOID_SPAN`` level or more; None otherwise."""
     if effect is None:
         return None
     lines = []

@@ -1,11 +1,10 @@
 """The report's "Validity" section: can the run's numbers be trusted? One line per instrument, each with its figure
 and a one-line reading for a reader who is not a statistician.
 
-The instruments are computed elsewhere — the negative control (``control.py``), the simulated user's errors and
-what the dialogues elicited (``simulator.py``), judge agreement, noise and length bias (``judges.py``), the human
-calibration (``calibrate.py``, with ``prefdisco report --human``), the variance parts and the smallest detectable
-NormAlign difference (``variance.py``); this module words each reading (``report/section.py``'s
-parts put them in the table, ``validity/section.py``). An
+The instruments are computed elsewhere — the negative control (``control.py``), the simulated user's errors and what the
+dialogues elicited (``simulator.py``), judge agreement, noise and length bias (``judges.py``), the human calibration
+(``calibrate.py``, with ``prefdisco report --human``), the variance parts and the smallest detectable NormAlign
+difference (``variance.py``); this module words each reading (``validity/section.py`` puts them in the table). An
 instrument the run did not measure says so, with the flag that would measure it.
 """
 
@@ -16,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from prefdisco.analysis.section.registry import Reading
-from prefdisco.analysis.section.shown import finite
+from prefdisco.analysis.section.shown import finite, fixed, nested
 from prefdisco.analysis.stats.normalign import MIN_INTERVAL_SCENARIOS, too_few
 from prefdisco.analysis.validity.calibrate import Calibration
 from prefdisco.analysis.validity.effective_judges import EffectiveJudges
@@ -36,14 +35,9 @@ def variance_summary(variance: pd.DataFrame | None, detectable: pd.DataFrame | N
         parts |= {"split": r["split"], "reason": r["reason"] or None}
         condition = condition_label(r["mode"], None if pd.isna(r["fixed_k"]) else r["fixed_k"])
         out["variance"].setdefault(str(r["model"]), {}).setdefault(str(r["task"]), {})[condition] = parts
-    for r in [] if detectable is None else detectable.to_dict("records"):
-        out["normalign_mde"].setdefault(str(r["model"]), {})[str(r["task"])] = finite(r["mde"])
+    if detectable is not None:
+        out["normalign_mde"] = nested(detectable, ["model", "task"], lambda r: finite(r["mde"]))
     return out
-
-
-def _f(value: Any, digits: int = 2) -> str:
-    number = finite(value)
-    return "—" if number is None else f"{number:.{digits}f}"
 
 
 def _span(low: Any, high: Any, n: Any) -> str:
@@ -51,7 +45,7 @@ def _span(low: Any, high: Any, n: Any) -> str:
     if finite(low) is None or finite(high) is None:
         few = n is not None and int(n) < MIN_INTERVAL_SCENARIOS
         return f"({too_few(int(n)) if few else 'no interval'})"
-    return f"[{_f(low)}, {_f(high)}]"
+    return f"[{fixed(low)}, {fixed(high)}]"
 
 
 def control_reading(control: pd.DataFrame | None) -> Reading:
@@ -60,7 +54,7 @@ def control_reading(control: pd.DataFrame | None) -> Reading:
         return Reading(name, "not run", "add wrong_persona to --modes to check that the judge rewards the right user")
     flagged = control.loc[control["flagged"].astype(bool)]
     gaps = ", ".join(
-        f"{r.model}/{r.task} {_f(r.gap)} {_span(r.ci_low, r.ci_high, getattr(r, 'n', None))}"
+        f"{r.model}/{r.task} {fixed(r.gap)} {_span(r.ci_low, r.ci_high, getattr(r, 'n', None))}"
         for r in control.itertuples()
     )
     if flagged.empty:
@@ -82,8 +76,8 @@ def simulator_reading(simulator: pd.DataFrame | None) -> Reading:
     weight = pd.to_numeric(simulator["elicited_weight"], errors="coerce")
     worst = finite(share.max())
     finding = (
-        f"dialogues with a critical simulator error: at most {_f(None if worst is None else 100 * worst, 1)} % per "
-        f"cell; mean elicited weight {_f(weight.mean())}"
+        f"dialogues with a critical simulator error: at most {fixed(None if worst is None else 100 * worst, 1)} % per "
+        f"cell; mean elicited weight {fixed(weight.mean())}"
     )
     audited = pd.to_numeric(simulator.get("n_audited", pd.Series(dtype=float)), errors="coerce").sum()
     hits = pd.to_numeric(simulator.get("n_hit_rate", pd.Series(dtype=float)), errors="coerce").sum()
@@ -136,7 +130,7 @@ def judge_readings(judges: JudgeReliability | None) -> list[Reading]:
         out.append(
             Reading(
                 noise,
-                f"α {float(noise_alpha.min()):.2f}–{float(noise_alpha.max()):.2f}; mean score SD {_f(sd.mean())}",
+                f"α {float(noise_alpha.min()):.2f}–{float(noise_alpha.max()):.2f}; mean score SD {fixed(sd.mean())}",
                 "how much one judge disagrees with itself on the same response",
             )
         )
@@ -189,17 +183,17 @@ def position_reading(effect: PositionEffect | None) -> Reading:
     for r in effect.slopes.to_dict("records"):
         own = effect.positions.loc[effect.positions["judge"] == r["judge"]]
         means = ", ".join(
-            f"{_ordinal(int(p['position']))} {_f(p['mean'])} {_span(p['ci_low'], p['ci_high'], r['n_scenarios'])}"
+            f"{_ordinal(int(p['position']))} {fixed(p['mean'])} {_span(p['ci_low'], p['ci_high'], r['n_scenarios'])}"
             for p in own.to_dict("records")
         )
         if finite(r["slope"]) is None:
             findings.append(f"{r['judge']}: {means} ({r['reason']})")
             continue
-        slope = f"slope {_f(r['slope'], 3)} {_span(r['ci_low'], r['ci_high'], r['n_scenarios'])} per place"
+        slope = f"slope {fixed(r['slope'], 3)} {_span(r['ci_low'], r['ci_high'], r['n_scenarios'])} per place"
         findings.append(f"{r['judge']}: {means}; {slope} ({r['n_calls']} calls)")
         low, high = finite(r["ci_low"]), finite(r["ci_high"])
         if low is not None and high is not None and (low > 0 or high < 0):
-            biased.append(f"{r['judge']} {_f(r['slope'], 3)}")
+            biased.append(f"{r['judge']} {fixed(r['slope'], 3)}")
         elif low is not None:
             flat.append(str(r["judge"]))
     why = (
@@ -228,9 +222,8 @@ def effective_judges_reading(panel: EffectiveJudges | None) -> Reading:
         finding = f"{len(panel.judges)} judges: {families}; {panel.reason}"
         text = "no effective number: a pair of judges has no correlation on these items (the reason says why)"
     else:
-        finding = (
-            f"{_f(panel.n_eff)} of {len(panel.judges)} judges (mean pairwise Pearson ρ̄ {_f(panel.rho_bar)}): {families}"
-        )
+        rho = f"mean pairwise Pearson ρ̄ {fixed(panel.rho_bar)}"
+        finding = f"{fixed(panel.n_eff)} of {len(panel.judges)} judges ({rho}): {families}"
         text = "how many independent judges the panel's agreement is worth; correlated judges add less than a vote"
     if panel.warning is not None:
         text = f"warning: {panel.warning}"
@@ -246,8 +239,8 @@ def calibration_reading(calibration: Calibration | None) -> Reading:
             "rate a sample with `prefdisco annotate serve-ratings`, then `prefdisco report --human RATINGS.csv`",
         )
     finding = (
-        f"{calibration.n_pairs} rated items, Spearman {_f(calibration.spearman)}, weighted κ "
-        f"{_f(calibration.weighted_kappa)}, judge bias {_f(calibration.judge_bias)}"
+        f"{calibration.n_pairs} rated items, Spearman {fixed(calibration.spearman)}, weighted κ "
+        f"{fixed(calibration.weighted_kappa)}, judge bias {fixed(calibration.judge_bias)}"
     )
     bias = calibration.judge_bias
     direction = "above" if bias > 0 else "below"

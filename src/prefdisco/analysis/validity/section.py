@@ -1,4 +1,4 @@
-"""The Validity instruments as parts of the report (``report/section.py``), in their Validity table's order: the
+"""The Validity instruments as parts of the report (``section/registry.py``), in their Validity table's order: the
 negative control (``control.py``), the simulated user's errors and what the dialogues elicited (``simulator.py``), its
 flagged turns (``simulator_flags.py``), the refused and empty responses (``non_answers.py``), judge agreement, noise
 and length bias (``judges.py``), the judge's position effect and the effective number of judges (``position.py``,
@@ -16,13 +16,13 @@ from prefdisco.analysis.section.shown import nested, num, records
 from prefdisco.analysis.stats.panel import judged_rows
 from prefdisco.analysis.validity import non_answers as na
 from prefdisco.analysis.validity import readings as rd
+from prefdisco.analysis.validity import simulator as sim
 from prefdisco.analysis.validity.control import control_table
 from prefdisco.analysis.validity.effective_judges import PAIR_COLUMNS, effective_judges
 from prefdisco.analysis.validity.further_judges import further_judge_table, summary_part
 from prefdisco.analysis.validity.judges import EMPTY_SUMMARY, judge_reliability
 from prefdisco.analysis.validity.position import position_effect, position_void
 from prefdisco.analysis.validity.reference import SHOWN, reference_reading
-from prefdisco.analysis.validity.simulator import dialogues, elicitation_figure, simulator_table, summary_parts
 from prefdisco.analysis.validity.simulator_flags import flag_table, flags_reading, flags_summary
 from prefdisco.analysis.validity.variance import detectable_difference, variance_parts
 from prefdisco.results.contract import condition_label
@@ -52,9 +52,9 @@ def control_section(ctx: Context) -> Part:
 def simulator_section(ctx: Context) -> Part:
     """``elicitation`` and ``simulator_errors`` over the dialogues as run (a critical error is 0/1 per dialogue) and
     ``table_simulator.csv``."""
-    table = simulator_table(ctx.data.results)
+    table = sim.simulator_table(ctx.data.results)
     readings = [rd.simulator_reading(table)]
-    return Part(summary_parts(table), {"table_simulator.csv": table}, readings=readings, value=table)
+    return Part(sim.summary_parts(table), {"table_simulator.csv": table}, readings=readings, value=table)
 
 
 @section("simulator_flags", order=30)
@@ -148,18 +148,18 @@ def reference_section(ctx: Context) -> Part | None:
 @section("elicitation", order=110)
 def elicitation_section(ctx: Context) -> Part | None:
     """The figure of PrefAlign against elicited weight, one point per dialogue, under the Validity table (after a
-    reference run's); None where the simulated user has no table (``simulator_table``)."""
+    reference run's); None where the simulated user has no table (``simulator.measured``)."""
     rows = ctx.data.results
-    if simulator_table(rows) is None:
+    frame = sim.dialogues(rows)  # the dialogues once, not the whole simulator table again
+    if not sim.measured(frame):
         return None
-    frame = dialogues(rows)
-    n = 0 if frame is None else len(frame.dropna(subset=["pref_align", "elicited_weight"]))
+    n = len(frame.dropna(subset=["pref_align", "elicited_weight"]))
     if n < MIN_POINTS:
         why = f"{counted(n, 'dialogue')} with a measured elicited weight; a scatter needs 3"
         return Part(omitted={"fig_elicitation": why}, view={})
     title, caption = "PrefAlign against elicited weight", ELICITATION_CAPTION
     return Part(
-        charts=lambda: [Chart("fig_elicitation.png", title, caption, elicitation_figure(rows, ctx.seed))], view={}
+        charts=lambda: [Chart("fig_elicitation.png", title, caption, sim.elicitation_figure(rows, ctx.seed))], view={}
     )
 
 

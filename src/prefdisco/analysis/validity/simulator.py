@@ -1,12 +1,11 @@
 """The simulated user's side of the dialogues: what they elicited, and how often the simulator erred.
 
 Computed per model × task × condition from the *dialogues*: the trial rows as run of every condition that asks the
-simulated user (``dialogue/plan.dialogue_conditions``: discovery, stated_belief, the carry arms, fixed-K), failed
-rows left out. Each fixed-K condition is its own (mixing budgets would blur what a budget elicits): columns
-``mode`` and ``fixed_k`` in the table, ``condition_label`` (``fixed_k=K``) in ``summary.json``, as everywhere
-(``results/contract.py``). As every report number, a scenario's trials are
-averaged first (the measured ones; a critical error is first a 0/1 per dialogue), so N identical trials give the
-numbers of one; then, over the scenarios:
+simulated user (``dialogue/plan.dialogue_conditions``: discovery, stated_belief, the carry arms, fixed-K), failed rows
+left out. Each fixed-K condition is its own (mixing budgets would blur what a budget elicits): columns ``mode`` and
+``fixed_k`` in the table, ``condition_label`` (``fixed_k=K``) in ``summary.json``, as everywhere
+(``results/contract.py``). As every report number, a scenario's trials are averaged first (the measured ones; a critical
+error is first a 0/1 per dialogue), so N identical trials give the numbers of one; then, over the scenarios:
 
 * ``elicited_weight`` — the mean over the scenarios whose elicited weight was measured; ``n`` is their number
   (``scoring/elicitation.py`` says when it is measured);
@@ -24,12 +23,12 @@ point per scored dialogue (each trial its own point), coloured by model, and ret
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
 
-from prefdisco.analysis.section.figures import MAX_SCATTER, empty_panel, label
+from prefdisco.analysis.section.figures import MAX_SCATTER, empty_panel, label, new_figure
 from prefdisco.dialogue.plan import dialogue_conditions
 from prefdisco.results.contract import NO_K, SIMULATOR_COLUMNS, condition_label
 from prefdisco.schema import Mode
@@ -75,10 +74,16 @@ def dialogues(results: pd.DataFrame) -> pd.DataFrame | None:
     return frame
 
 
+def measured(frame: pd.DataFrame | None) -> TypeGuard[pd.DataFrame]:
+    """Whether any of the ``dialogues`` measured the elicited weight or the simulator's errors (else
+    ``simulator_table`` is None)."""
+    return frame is not None and bool(frame[["elicited_weight", "user_critical_errors"]].notna().to_numpy().any())
+
+
 def simulator_table(results: pd.DataFrame) -> pd.DataFrame | None:
     """Per (model, task, condition): the numbers of the module docstring; None when nothing was measured."""
     frame = dialogues(results)
-    if frame is None or not frame[["elicited_weight", "user_critical_errors"]].notna().to_numpy().any():
+    if not measured(frame):
         return None
     errors = frame["user_critical_errors"].to_numpy(dtype=float)
     hit = frame["question_hit_rate"].where(frame["elicited_weight"].notna())
@@ -131,19 +136,14 @@ def summary_parts(table: pd.DataFrame | None) -> dict[str, dict[str, Any]]:
 def elicitation_figure(results: pd.DataFrame, seed: int = 0) -> Any:
     """PrefAlign against elicited weight, one point per scored dialogue (at most ``MAX_SCATTER`` drawn, a seeded
     sample), coloured by model; returns the matplotlib ``Figure`` (Agg canvas, no pyplot state)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
     frame = dialogues(results)
     points = (
         frame.dropna(subset=["pref_align", "elicited_weight"]) if frame is not None else pd.DataFrame(columns=["model"])
     )
     if len(points) > MAX_SCATTER:
         points = points.sample(n=MAX_SCATTER, random_state=seed)
-    fig = Figure(figsize=(6.5, 4.2), dpi=110, layout="constrained")
-    ax = fig.subplots()
+    fig, axes = new_figure(6.5, 4.2)
+    ax = axes[0][0]
     models = sorted(points["model"].unique())
     for i, model in enumerate(models):
         mine = points.loc[points["model"] == model]

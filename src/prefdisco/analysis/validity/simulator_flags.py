@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from prefdisco.analysis.section.registry import Reading
+from prefdisco.analysis.section.shown import nested
 from prefdisco.dialogue.hygiene import FAULTS
 from prefdisco.results.contract import USER_FLAG_REASONS, condition_label
 
@@ -77,10 +78,7 @@ def flag_table(results: pd.DataFrame) -> pd.DataFrame | None:
 
 def flags_summary(table: pd.DataFrame | None) -> dict[str, Any]:
     """``summary.json``'s ``simulator_flags``: model → task → condition → share ({} when nothing was screened)."""
-    out: dict[str, Any] = {}
-    for r in [] if table is None else table.to_dict("records"):
-        out.setdefault(str(r["model"]), {}).setdefault(str(r["task"]), {})[str(r["condition"])] = float(r["share"])
-    return out
+    return {} if table is None else nested(table, ["model", "task", "condition"], lambda r: float(r["share"]))
 
 
 def flags_reading(table: pd.DataFrame | None) -> Reading:

@@ -2,17 +2,16 @@
 difference a run can detect.
 
 A trial's PrefAlign (one row of ``results.csv``) varies from trial to trial for three reasons: the assistant samples
-another response, the simulated user another reply (in a condition that asks it: ``dialogue/plan.asks_user``), and
-the judge another score. Two
-run settings make the parts measurable, per (model, task, condition) cell:
+another response, the simulated user another reply (in a condition that asks it: ``dialogue/plan.asks_user``), and the
+judge another score. Two run settings make the parts measurable, per (model, task, condition) cell:
 
-* ``--judge-repeats R`` (R ≥ 2) re-judges each response R times. Per trial, PrefAlign is computed once per repeat
-  (``Σ w·g_r / Σ w`` over the criteria valid in that repeat, ``g_r`` the mean over the panel's judges of their
-  repeat-``r`` score; the judgements PrefAlign is made of only — a further judge's are not — and PrefAlign's
-  coverage rule, ``scoring/alignment.py``); ``judge_var`` is the mean over the trials a judge judged of the sample
-  variance (ddof 1) of these R values (a refused or empty response, scored 1 by rule in every repeat, shows no
-  judge noise and is left out, ``panel.judged_rows``).
-  The trial's PrefAlign averages its R repeats, so the judge adds ``judge = judge_var / R`` to its variance.
+* ``--judge-repeats R`` (R ≥ 2) re-judges each response R times. Per trial, PrefAlign is computed once per repeat (``Σ
+  w·g_r / Σ w`` over the criteria valid in that repeat, ``g_r`` the mean over the panel's judges of their repeat-``r``
+  score; the judgements PrefAlign is made of only — a further judge's are not — and PrefAlign's coverage rule,
+  ``scoring/alignment.py``); ``judge_var`` is the mean over the trials a judge judged of the sample variance (ddof 1) of
+  these R values (a refused or empty response, scored 1 by rule in every repeat, shows no judge noise and is left out,
+  ``panel.judged_rows``). The trial's PrefAlign averages its R repeats, so the judge adds ``judge = judge_var / R`` to
+  its variance.
 * ``--epochs N`` (N ≥ 2) runs each scenario N times. ``between`` is the mean over scenarios of the sample variance
   (ddof 1) of the scored trials' PrefAlign — an estimate of ``assistant + simulator + judge``.
 
