@@ -270,8 +270,8 @@ def test_the_schema_is_one_file_shipped_as_package_data():
 
 
 def test_a_standard_protocol_is_one_the_toolkit_ships():
-    """``standard_protocol`` is read from the id by its name (analysis/ cannot import the evaluation stage, which
-    imports it): every shipped protocol's name is one of those, and no custom or human id starts with one."""
+    """``standard_protocol`` is read from the id by its name (analysis/ and evaluation/ sit on one floor and neither
+    imports the other): every shipped protocol's name is one of those, and no custom or human id starts with one."""
     from prefdisco.analysis.leaderboard.submission import STANDARD
     from prefdisco.evaluation.protocol.protocols import SHIPPED
 
