@@ -1,6 +1,7 @@
 """The paper's grid at one model's size: ``prefdisco eval`` of N scenarios × 3 conditions against the mock. Not a test.
 
     .venv/bin/python benchmarks/scale.py [--quick] [--sizes 1000 3000 10000] [--latency-s 0.2] [--no-kill]
+        [--kill-sizes 3000]
 
 For each N (default 1,000 and 3,000; a full run adds 10,000; ``--quick``: 100 and 300) it runs ``prefdisco eval``
 with default settings, as a user would, in its own process against ``tests/mock_openai.py`` (its own process,
@@ -228,6 +229,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", help="the N to measure (overrides --quick)")
     parser.add_argument("--latency-s", type=float, default=0.2, help="the mock's latency a call")
     parser.add_argument("--no-kill", action="store_true", help="skip the kill-and-resume measurement")
+    parser.add_argument(
+        "--kill-sizes", type=int, nargs="+", help="the kill-and-resume measurement at these N only (default: every N)"
+    )
     parser.add_argument("--keep", type=Path, help="keep the runs in this folder (default: a temporary one)")
     args = parser.parse_args()
     sizes = args.sizes or ([100, 300] if args.quick else [1000, 3000, 10000])
@@ -238,7 +242,8 @@ def main() -> None:
     first_peak = None
     try:
         for n in sizes:
-            figures = measure(n, tmp, env, mock, kill=not args.no_kill)
+            kill = not args.no_kill and (args.kill_sizes is None or n in args.kill_sizes)
+            figures = measure(n, tmp, env, mock, kill=kill)
             first_peak = first_peak or figures["peak_rss_mb"]
             figures["peak_vs_first"] = round(figures["peak_rss_mb"] / first_peak, 2)
             for name, value in figures.items():

@@ -11,7 +11,7 @@ from pandas.testing import assert_frame_equal
 
 from mock_openai import MockConfig, MockOpenAI, tagged_scenarios, write_scenarios
 from prefdisco.results import logs
-from prefdisco.results.logs import results_from_logs
+from prefdisco.results.logs import results_from_logs, write_results, write_tables
 from prefdisco.results.stream import ROWS_FOLDER
 from test_reliability import app, mock_env, run_eval  # noqa: F401 (app: a fixture)
 
@@ -117,3 +117,21 @@ def test_a_planted_streamed_value_is_what_the_table_shows(finished_run, tmp_path
     )
     hit = results[planted_row]
     assert hit["n_questions"].tolist() == [99]
+
+
+@pytest.mark.slow
+def test_tables_written_log_by_log_equal_the_tables_built_in_memory(finished_run, tmp_path):
+    """``write_results`` (each log's transcripts written as it is read, rows kept as tuples) writes the files
+    ``write_tables`` writes from the frames built whole."""
+    streamed, whole = tmp_path / "streamed", tmp_path / "whole"
+    whole.mkdir()
+    returned = write_results(finished_run, out=streamed)
+    write_tables(results_from_logs(finished_run), whole)
+    for name in ("results.csv", "attributes.csv"):
+        assert (streamed / name).read_bytes() == (whole / name).read_bytes(), name
+    for name in ("results.parquet", "attributes.parquet"):
+        assert_frame_equal(pd.read_parquet(streamed / name), pd.read_parquet(whole / name))
+    read = [pd.read_json(folder / "transcripts.jsonl", lines=True) for folder in (streamed, whole)]
+    assert len(read[0]) == N_SCENARIOS * MODES
+    assert_frame_equal(*read)
+    assert returned.transcripts.empty and len(returned.results) == N_SCENARIOS * MODES

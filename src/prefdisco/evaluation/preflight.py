@@ -17,6 +17,7 @@ from prefdisco.dialogue.decoys import choose_decoys
 from prefdisco.errors import UserError
 from prefdisco.evaluation.running.evalset import guard_folder
 from prefdisco.evaluation.running.guard import check_log_dir, check_split
+from prefdisco.evaluation.scaleout.blocks import block_names, blocks_of
 from prefdisco.evaluation.scaleout.ray_shards import NO_RAY, check_ray_address, ray_installed
 from prefdisco.evaluation.scaleout.workers import ray_plan, worker_plan
 from prefdisco.evaluation.sessions_run import check_session_folder, load_session_run, session_parts
@@ -50,8 +51,9 @@ def preflight(scenarios: Sequence[Scenario], config: RunConfig) -> None:
         plan = ray_plan(selected, config, decoys)
         check_split(config.log_dir, config.workers, scenario_set, shards=[s.name for s in plan], record=False)
     else:
-        check_split(config.log_dir, config.workers, scenario_set, record=False)
-        plan = worker_plan(selected, config, decoys) if config.workers > 1 else []
+        blocks = blocks_of(selected, config, decoys) if config.workers == 1 else None
+        check_split(config.log_dir, config.workers, scenario_set, blocks=block_names(blocks), record=False)
+        plan = worker_plan(selected, config, decoys) if config.workers > 1 else blocks or []
     for shard in plan:
         guard_folder(shard.scenarios, shard.config, shard.decoys, record=False)
     if not plan:

@@ -2,10 +2,12 @@
 
 The settings and the folder are checked as ``--dry-run`` checks them (``evaluation/preflight.py``), the log
 folder prepared and guarded (``evaluation/running/guard.py``), then the scenarios run as one eval-set
-(``evaluation/running/evalset.py``), as ``--workers N`` eval-sets in N processes (``evaluation/scaleout/workers.py``),
-or as shards on a Ray cluster (``--ray``, ``evaluation/scaleout/ray_shards.py``). The wrong_persona decoys are chosen
-here, from the whole scenario set before ``--limit`` and ``--workers`` cut it, so a scenario's decoy does not depend on
-how the run is cut (``dialogue/decoys.py``).
+(``evaluation/running/evalset.py``) or, past ``SCENARIOS_PER_BLOCK`` scenario trials, as blocks of that size one
+after another (``evaluation/scaleout/blocks.py``), as ``--workers N`` eval-sets in N processes
+(``evaluation/scaleout/workers.py``), or as shards on a Ray cluster (``--ray``,
+``evaluation/scaleout/ray_shards.py``). The wrong_persona decoys are chosen here, from the whole scenario set before
+``--limit`` and ``--workers`` cut it, so a scenario's decoy does not depend on how the run is cut
+(``dialogue/decoys.py``).
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from collections.abc import Sequence
 from prefdisco.evaluation.estimate.plan import estimate_run, write_estimate
 from prefdisco.evaluation.preflight import preflight, run_decoys
 from prefdisco.evaluation.protocol.protocols import protocol_record
-from prefdisco.evaluation.running.evalset import run_eval_set
 from prefdisco.evaluation.running.guard import check_split, prepare_log_dir
 from prefdisco.evaluation.running.progress import RunProgress
+from prefdisco.evaluation.scaleout.blocks import run_blocks
 from prefdisco.evaluation.scaleout.ray_shards import run_ray
 from prefdisco.evaluation.scaleout.workers import run_workers
 from prefdisco.evaluation.sessions_run import load_session_run, run_sessions
@@ -64,7 +66,7 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig, label: str 
             return run_sessions(scenarios, config)
         if config.ray:  # the Ray shards (evaluation/scaleout/ray_shards.py), which record their own split
             return run_ray(selected, config, decoys)
-        check_split(config.log_dir, config.workers, scenario_set_hash(selected))
         if config.workers > 1:
+            check_split(config.log_dir, config.workers, scenario_set_hash(selected))
             return run_workers(selected, config, decoys)
-        return run_eval_set(selected, config, decoys)
+        return run_blocks(selected, config, decoys)  # one eval-set, or blocks of a bounded size one by one

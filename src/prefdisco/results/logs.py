@@ -19,9 +19,11 @@ logs say.
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pandas as pd
 
@@ -153,23 +155,66 @@ def _samples(info: Any) -> list[Any]:
 def results_from_logs(folder: str | Path, prices: dict[str, dict[str, float]] | None = None) -> Tables:
     """The tables of every chosen log below ``folder``: each sample's rows as streamed when it finished
     (``stream.py``), or read from its log when no streamed line matches it."""
-    streamed = streamed_rows(folder)
-    parts: list[SampleRows] = []
-    for info, header in select_logs(Path(folder)):
-        parts += _log_rows(info, header, streamed)
-    cancelled = sum(interrupted(part.result.get("error")) for part in parts)
-    parts = [part for part in parts if not interrupted(part.result.get("error"))]
-    results = [with_cost(part, prices) for part in parts] if prices else [part.result for part in parts]
-    tables = _finish(
-        folder,
-        pd.DataFrame(results, columns=list(RESULT_COLUMNS)),
-        pd.DataFrame([a for part in parts for a in part.attributes], columns=list(ATTRIBUTE_COLUMNS)),
-        pd.DataFrame([part.transcript for part in parts]),
-    )
+    transcripts: list[dict[str, Any]] = []
+    results, attributes, cancelled = _read(folder, prices, transcripts.extend)
+    tables = _finish(folder, results, attributes, pd.DataFrame(transcripts))
     return replace(tables, interrupted=cancelled)
 
 
-def _log_rows(info: Any, header: Any, streamed: dict[str, SampleRows]) -> list[SampleRows]:
+def write_results(
+    folder: str | Path, prices: dict[str, dict[str, float]] | None = None, out: str | Path | None = None
+) -> Tables:
+    """``write_tables(results_from_logs(folder, prices), out)`` (``out``: ``folder`` when None), without holding
+    every sample: each log's transcripts are written to ``transcripts.jsonl`` as the log is read and only the results
+    and attribute rows are kept, as plain tuples until their frames are built (a run of 10,000 scenarios × 3
+    conditions: 30,000 transcripts never held at once). The tables it returns have no transcripts (an empty frame);
+    the files are those ``write_tables`` writes, read back equal (a key a log's transcripts lack is absent from
+    its lines rather than ``null``), and nothing is written when reading fails."""
+    target = Path(folder if out is None else out)
+    with atomic_path(target / "transcripts.jsonl") as tmp, tmp.open("w", encoding="utf-8") as lines:
+        results, attributes, cancelled = _read(folder, prices, lambda chunk: _write_transcripts(chunk, lines))
+        tables = replace(_finish(folder, results, attributes, pd.DataFrame()), interrupted=cancelled)
+        _write_frames(tables, target)
+    return tables
+
+
+def _read(
+    folder: str | Path,
+    prices: dict[str, dict[str, float]] | None,
+    transcripts: Callable[[list[dict[str, Any]]], Any],
+) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """The results and attributes frames of every chosen log below ``folder`` and the samples an interrupt
+    cancelled; each log's transcripts handed to ``transcripts`` as the log is read."""
+    streamed = streamed_rows(folder)
+    results: list[tuple[Any, ...]] = []
+    attributes: list[tuple[Any, ...]] = []
+    cancelled = 0
+    for info, header in select_logs(Path(folder)):
+        parts = _log_rows(info, header, streamed)
+        kept = [part for part in parts if not interrupted(part.result.get("error"))]
+        cancelled += len(parts) - len(kept)
+        results += [_cells(with_cost(part, prices) if prices else part.result, RESULT_COLUMNS) for part in kept]
+        attributes += [_cells(row, ATTRIBUTE_COLUMNS) for part in kept for row in part.attributes]
+        transcripts([part.transcript for part in kept])
+    return (
+        pd.DataFrame(results, columns=list(RESULT_COLUMNS)),
+        pd.DataFrame(attributes, columns=list(ATTRIBUTE_COLUMNS)),
+        cancelled,
+    )
+
+
+def _cells(row: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...]:
+    """``row``'s cells in ``columns``' order, NaN where it has no such key: what a frame built from the dicts
+    themselves holds, so the frame built from these tuples infers the same dtypes."""
+    return tuple(row.get(column, math.nan) for column in columns)
+
+
+def _write_transcripts(chunk: list[dict[str, Any]], lines: TextIO) -> None:
+    if chunk:
+        lines.write(_transcripts_frame(pd.DataFrame(chunk)).to_json(orient="records", lines=True, force_ascii=False))
+
+
+def _log_rows(info: Any, header: Any, streamed: Mapping[str, SampleRows]) -> list[SampleRows]:
     """The rows of one log's samples: streamed ones where the log's sample summary matches (same uuid, same
     score values), the rest read from the log."""
     from inspect_ai.log import read_eval_log_sample_summaries
@@ -178,7 +223,11 @@ def _log_rows(info: Any, header: Any, streamed: dict[str, SampleRows]) -> list[S
         summaries = read_eval_log_sample_summaries(info)
     except Exception:  # a crashed run's log without a summary index: read what samples it holds
         return [sample_rows(header.eval, s) for s in _samples(info)]
-    rows = {s.uuid: streamed[s.uuid] for s in summaries if s.uuid in streamed and _matches(streamed[s.uuid], s)}
+    rows: dict[str | None, SampleRows] = {}
+    for summary in summaries:
+        found = streamed.get(summary.uuid) if summary.uuid else None
+        if found is not None and _matches(found, summary):
+            rows[summary.uuid] = found
     if len(rows) < len(summaries):
         rows |= {s.uuid: sample_rows(header.eval, s) for s in _samples(info) if s.uuid not in rows}
     return [rows[s.uuid] for s in summaries if s.uuid in rows]
@@ -211,23 +260,36 @@ def _finish(
     if record is not None and len(results_df):  # the run's protocol as its last calls settled it: one owner of the
         # id (a log's metadata has the flags' id of the command that wrote it: an eval's before its judge judged it)
         results_df[PROTOCOL_ID] = record.id
+    return Tables(
+        results=results_df.reset_index(drop=True), attributes=attributes, transcripts=_transcripts_frame(transcripts)
+    )
+
+
+def _transcripts_frame(transcripts: pd.DataFrame) -> pd.DataFrame:
+    """Seeds and K written as integers (``null`` where a row has none)."""
     if len(transcripts) and "assistant_seed" in transcripts.columns:
         transcripts = transcripts.astype(_SEED_TYPES)
     if len(transcripts) and "fixed_k" in transcripts.columns:
         transcripts = transcripts.astype(_K_TYPE)
-    return Tables(results=results_df.reset_index(drop=True), attributes=attributes, transcripts=transcripts)
+    return transcripts
 
 
 def write_tables(tables: Tables, folder: str | Path) -> dict[str, Path]:
     """Write results.csv/.parquet, attributes.csv/.parquet and transcripts.jsonl atomically into ``folder``."""
     out = Path(folder)
+    written = _write_frames(tables, out)
+    with atomic_path(out / "transcripts.jsonl") as tmp:
+        tables.transcripts.to_json(tmp, orient="records", lines=True, force_ascii=False)
+    written["transcripts.jsonl"] = out / "transcripts.jsonl"
+    return written
+
+
+def _write_frames(tables: Tables, out: Path) -> dict[str, Path]:
+    """results.csv/.parquet and attributes.csv/.parquet, each atomically."""
     written: dict[str, Path] = {}
     for name, frame in (("results", tables.results), ("attributes", tables.attributes)):
         for suffix, write in ((".csv", frame.to_csv), (".parquet", frame.to_parquet)):
             with atomic_path(out / f"{name}{suffix}") as tmp:
                 write(tmp, index=False)
             written[f"{name}{suffix}"] = out / f"{name}{suffix}"
-    with atomic_path(out / "transcripts.jsonl") as tmp:
-        tables.transcripts.to_json(tmp, orient="records", lines=True, force_ascii=False)
-    written["transcripts.jsonl"] = out / "transcripts.jsonl"
     return written

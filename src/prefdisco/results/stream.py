@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -84,17 +85,62 @@ class RowStream(Hooks):
             task[1].close()
 
 
-def streamed_rows(folder: str | Path) -> dict[str, SampleRows]:
-    """Every streamed sample below ``folder`` by sample uuid (a torn or foreign line is skipped)."""
-    rows: dict[str, SampleRows] = {}
-    for path in sorted(Path(folder).rglob(f"{ROWS_FOLDER}/*.jsonl")):
-        with path.open(encoding="utf-8") as lines:
-            for line in lines:
-                try:
-                    entry = SampleRows(**json.loads(line))
-                except (ValueError, TypeError):
-                    continue  # the line a kill cut short
-                if entry.uuid:
-                    entry.judge_usage = [tuple(u) for u in entry.judge_usage]
-                    rows[entry.uuid] = entry
-    return rows
+class StreamedRows(Mapping[str, SampleRows]):
+    """Every streamed sample below a folder by sample uuid, read from its line when asked for: the index holds
+    each uuid's file and offset, not its rows, so a run of 10,000 scenarios is not held whole (a torn or foreign line
+    is skipped; of two lines with one uuid, the later one counts)."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self._at: dict[str, tuple[Path, int]] = {}
+        for path in sorted(Path(folder).rglob(f"{ROWS_FOLDER}/*.jsonl")):
+            with path.open("rb") as lines:
+                offset = 0
+                for line in lines:
+                    uuid = _uuid(line)
+                    if uuid:
+                        self._at[uuid] = (path, offset)
+                    offset += len(line)
+
+    def __getitem__(self, uuid: str) -> SampleRows:
+        path, offset = self._at[uuid]
+        with path.open("rb") as lines:
+            lines.seek(offset)
+            entry = _entry(lines.readline())
+        if entry is None:  # a line that named its uuid but does not parse (cut short by a kill)
+            raise KeyError(uuid)
+        return entry
+
+    def __contains__(self, uuid: object) -> bool:
+        return uuid in self._at
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+
+_UUID = re.compile(rb'^\{"uuid": "([^"\\]+)"')
+
+
+def _uuid(line: bytes) -> str | None:
+    """The uuid a rows line starts with (``asdict`` keeps ``SampleRows``' field order), or None for a line that is
+    not one whole entry (torn by a kill, or foreign)."""
+    found = _UUID.match(line)
+    if found is None or (not line.endswith(b"\n") and _entry(line) is None):
+        return None
+    return found.group(1).decode()
+
+
+def _entry(line: bytes) -> SampleRows | None:
+    try:
+        entry = SampleRows(**json.loads(line))
+    except (ValueError, TypeError):
+        return None  # the line a kill cut short
+    entry.judge_usage = [tuple(u) for u in entry.judge_usage]
+    return entry if entry.uuid else None
+
+
+def streamed_rows(folder: str | Path) -> StreamedRows:
+    """Every streamed sample below ``folder`` by sample uuid (``StreamedRows``)."""
+    return StreamedRows(folder)

@@ -34,7 +34,7 @@ from prefdisco.evaluation.settings.config import (
     scenario_set_hash,
 )
 from prefdisco.evaluation.settings.limits import limit_roles
-from prefdisco.results.logs import Tables, results_from_logs, write_tables
+from prefdisco.results.logs import Tables, results_from_logs, write_results
 from prefdisco.results.stream import streaming_rows
 from prefdisco.schema import Mode, Scenario
 from prefdisco.scoring.panel import panel_roles
@@ -126,7 +126,39 @@ def run_eval_set(
     sample_metadata: SampleMetadata | None = None,
 ) -> Tables:
     """Run ``selected`` (already limited) in ``config.log_dir``; raise when a sample failed or is missing.
-    ``decoys``, ``sample_metadata``: see ``build_tasks``."""
+    ``decoys``, ``sample_metadata``: see ``build_tasks``. With ``config.write_tables`` the tables are written there
+    (``results.logs.write_results``: the transcripts written as they are read, not returned)."""
+    # through the reading after the run too: the run's objects are still alive, and a full collection over them for
+    # every few thousand rows read doubled the time from the last call to the tables
+    with tuned_collector():
+        success, interrupted = _execute(selected, config, decoys, sample_metadata)
+        if config.write_tables:  # the protocol as sent: each role's requests read back (effective_protocol.py)
+            settle_protocol(config.log_dir)
+            tables = write_results(config.log_dir, config.prices)  # the streamed rows, checked against the logs
+        else:
+            tables = results_from_logs(config.log_dir, prices=config.prices)
+    _check_finished(tables, success, interrupted, len(selected) * len(config.models) * config.epochs, config)
+    return tables
+
+
+def run_block(selected: list[Scenario], config: RunConfig, decoys: Mapping[str, Scenario] | None = None) -> None:
+    """``run_eval_set`` for a part of a larger run whose tables are read once every part is done (no tables of its
+    own): the tables are read here only when the eval-set did not finish, to say how many samples failed."""
+    with tuned_collector():
+        success, interrupted = _execute(selected, config, decoys)
+    if not success or interrupted:
+        tables = results_from_logs(config.log_dir, prices=config.prices)
+        _check_finished(tables, success, interrupted, len(selected) * len(config.models) * config.epochs, config)
+
+
+def _execute(
+    selected: list[Scenario],
+    config: RunConfig,
+    decoys: Mapping[str, Scenario] | None = None,
+    sample_metadata: SampleMetadata | None = None,
+) -> tuple[bool, bool]:
+    """The eval-set of ``selected`` in ``config.log_dir``, its rows streamed: whether every task succeeded, and
+    whether one was interrupted (``_run``)."""
     from inspect_ai.model import get_model
 
     # the run's identity, recorded in its folder (never its path): the cache scope of its calls, so a copied or
@@ -143,21 +175,18 @@ def run_eval_set(
     tasks = build_tasks(selected, config, decoys, sample_metadata)
     os.environ.setdefault("INSPECT_EVAL_LOG_FILE_PATTERN", "{task}_{model}_{id}")
     # each sample's rows written as it finishes (results/stream.py); the collector's pauses kept short (collector.py)
-    # through the reading after it too: the run's objects are still alive, and a full collection over them for
-    # every few thousand rows read doubled the time from the last call to the tables
-    with tuned_collector():
-        with streaming_rows(config.log_dir):
-            success, interrupted = _run(tasks, roles, config)
-        if config.write_tables:  # the protocol as sent: each role's requests read back (effective_protocol.py)
-            settle_protocol(config.log_dir)
-        tables = results_from_logs(config.log_dir, prices=config.prices)  # the streamed rows, checked against logs
-        if config.write_tables:
-            write_tables(tables, config.log_dir)
+    with streaming_rows(config.log_dir):
+        success, interrupted = _run(tasks, roles, config)
+    return success, interrupted
+
+
+def _check_finished(tables: Tables, success: bool, interrupted: bool, scenario_trials: int, config: RunConfig) -> None:
+    """Raise when the eval-set was interrupted or did not finish (a failed or missing sample)."""
     failed = int(tables.results["failed"].sum()) if len(tables.results) else 0
     # a sample Ctrl-C cancelled is in no table (results/logs.py); a task's log may still say it failed rather than
     # that it was cancelled, when the cancellation reached a sample first
     if interrupted or tables.interrupted:  # inspect has just printed "Completed all tasks … successfully"
-        trials = len(selected) * len(tasks) * len(config.models) * config.epochs
+        trials = scenario_trials * (len(config.modes) + len(config.fixed_k))
         raise UserError(
             f"interrupted (Ctrl-C) with {len(tables.results) - failed} of {trials} samples finished: "
             "rerun the same command to finish the rest (no finished sample is repeated; the 'Completed all tasks' "
@@ -170,7 +199,6 @@ def run_eval_set(
             f"the eval-set did not finish: {failed} failed sample(s){where}; "
             "rerun the same command to retry only what failed or is missing"
         )
-    return tables
 
 
 def _run(tasks: list[Task], roles: dict[str, Any], config: RunConfig) -> tuple[bool, bool]:

@@ -152,19 +152,28 @@ def logged_scope(log_dir: Path) -> str | None:
 
 
 def check_split(
-    log_dir: Path, workers: int, scenario_set: str, shards: list[str] | None = None, record: bool = True
+    log_dir: Path,
+    workers: int,
+    scenario_set: str,
+    shards: list[str] | None = None,
+    record: bool = True,
+    blocks: list[str] | None = None,
 ) -> None:
     """Refuse a folder holding a single-process run, or a split with another worker count, Ray shard plan
-    (``shards``: the names of a ``--ray`` run's shards; ``--workers`` is then only how many run at once) or
-    scenario set; then record the split (unless not ``record``: the dry run)."""
+    (``shards``: the names of a ``--ray`` run's shards; ``--workers`` is then only how many run at once), block plan
+    (``blocks``: the names of a large single-process run's blocks, ``evaluation/scaleout/blocks.py``) or scenario
+    set; then record the split (unless not ``record``: the dry run)."""
     if (log_dir / SESSIONS_FILE).exists():
         raise UserError(f"{log_dir} holds a sessions run; rerun it with its --sessions FILE, or use a new --log-dir")
     split_file = log_dir / SPLIT_FILE
     wanted: dict[str, object] = {"workers": workers, "scenario_set": scenario_set}
     if shards is not None:
         wanted = {"ray_shards": shards, "scenario_set": scenario_set}
-    if (workers > 1 or shards is not None) and (log_dir / RUN_FILE).exists():
-        flag = "--ray" if shards is not None else f"--workers {workers}"
+    elif blocks is not None:
+        wanted = {"blocks": blocks, "scenario_set": scenario_set}
+    split = workers > 1 or shards is not None or blocks is not None
+    if split and (log_dir / RUN_FILE).exists():
+        flag = "--ray" if shards is not None else f"--workers {workers}" if workers > 1 else "blocks"
         raise UserError(f"{log_dir} holds a single-process run; use a new --log-dir for {flag}")
     if split_file.exists():
         try:
@@ -174,14 +183,17 @@ def check_split(
         if previous != wanted:
             same_set = previous.get("scenario_set") == scenario_set
             if "ray_shards" in previous:
-                split = f"split into {len(previous['ray_shards'])} Ray shard(s)"
+                done = f"split into {len(previous['ray_shards'])} Ray shard(s)"
                 how = "--ray and the same --model, --modes, --fixed-k"
+            elif "blocks" in previous:
+                done = f"cut into {len(previous['blocks'])} block(s) of at most 1,000 scenario trials"
+                how = "no --workers or --ray and the same --epochs"
             else:
-                split, how = f"split over {previous.get('workers')} worker(s)", "the same --workers (no --ray)"
+                done, how = f"split over {previous.get('workers')} worker(s)", "the same --workers (no --ray)"
             raise UserError(
-                f"{log_dir} holds a run {split}"
+                f"{log_dir} holds a run {done}"
                 + ("" if same_set else " of another scenario set")
                 + f"; rerun with {how} and scenarios, or use a new --log-dir"
             )
-    if record and (workers > 1 or shards is not None):
+    if record and split:
         atomic_write(split_file, json.dumps(wanted, indent=2))

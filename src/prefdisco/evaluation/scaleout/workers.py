@@ -41,7 +41,7 @@ from prefdisco.evaluation.protocol.effective import settle_protocol
 from prefdisco.evaluation.running.evalset import run_eval_set
 from prefdisco.evaluation.running.guard import prepare_log_dir
 from prefdisco.evaluation.settings.config import RunConfig
-from prefdisco.results.logs import Tables, results_from_logs, write_tables
+from prefdisco.results.logs import Tables, write_results
 from prefdisco.schema import Scenario
 
 START_METHOD = "fork" if sys.platform == "linux" else "spawn"
@@ -72,13 +72,14 @@ def shards(scenarios: list[Scenario], workers: int) -> list[list[Scenario]]:
     return [part for part in (scenarios[i::workers] for i in range(workers)) if part]
 
 
-def _part_config(config: RunConfig, name: str, **narrowed: Any) -> RunConfig:
-    return replace(
-        config, workers=1, limit=None, log_dir=config.log_dir / name, display="none", write_tables=False, **narrowed
-    )
+def part_config(config: RunConfig, name: str, **narrowed: Any) -> RunConfig:
+    """A shard's settings: the run's, in ``LOG_DIR/<name>``, without a display or tables of its own, and
+    ``narrowed`` (e.g. one model, another display)."""
+    settings: dict[str, Any] = {"display": "none", **narrowed}
+    return replace(config, workers=1, limit=None, log_dir=config.log_dir / name, write_tables=False, **settings)
 
 
-def _decoys_of(part: Sequence[Scenario], decoys: Mapping[str, Scenario] | None) -> dict[str, Scenario] | None:
+def decoys_of(part: Sequence[Scenario], decoys: Mapping[str, Scenario] | None) -> dict[str, Scenario] | None:
     return None if decoys is None else {s.id: decoys[s.id] for s in part if s.id in decoys}
 
 
@@ -89,7 +90,7 @@ def worker_plan(
     Caps are the run's totals here, as in ``ray_plan``; ``split_caps`` shares them out."""
     parts = shards(scenarios, config.workers)
     return [
-        Shard(f"worker-{i + 1}", part, _part_config(config, f"worker-{i + 1}"), _decoys_of(part, decoys))
+        Shard(f"worker-{i + 1}", part, part_config(config, f"worker-{i + 1}"), decoys_of(part, decoys))
         for i, part in enumerate(parts)
     ]
 
@@ -111,8 +112,8 @@ def ray_plan(scenarios: list[Scenario], config: RunConfig, decoys: Mapping[str, 
     for model, slug in zip(config.models, _slugs(config.models), strict=True):
         for k, block in enumerate(blocks):
             name = f"shard-{slug}-{k + 1}of{len(blocks)}"
-            part = _part_config(whole, name, models=[model])
-            plan.append(Shard(name, block, part, _decoys_of(block, decoys)))
+            part = part_config(whole, name, models=[model])
+            plan.append(Shard(name, block, part, decoys_of(block, decoys)))
     return plan
 
 
@@ -153,14 +154,18 @@ def run_shard(shard: Shard) -> str | None:
     return None
 
 
-def merge_shards(config: RunConfig, n_shards: int, errors: Sequence[str]) -> Tables:
-    """Read every shard folder below ``config.log_dir`` back, write the tables there, and fail (after writing the
-    tables of what finished) when a shard did not finish, naming how many and the first error."""
+def merge_shards(
+    config: RunConfig, n_shards: int, errors: Sequence[str], kind: str = "shard", unfinished: int | None = None
+) -> Tables:
+    """Read every shard folder below ``config.log_dir`` back, write the tables there (``results.logs.write_results``:
+    the transcripts written as each log is read, never held whole), and fail (after writing the tables of what
+    finished) when a shard did not finish, naming how many (``unfinished``; default: one per error) and the first
+    error. ``kind``: what a part is called in that line (``shard``, ``block``)."""
     settle_protocol(config.log_dir)  # the protocol as sent (evaluation/protocol/effective.py)
-    tables = results_from_logs(config.log_dir, config.prices)
-    write_tables(tables, config.log_dir)
+    tables = write_results(config.log_dir, config.prices)
     if errors:
-        raise UserError(f"{len(errors)} of {n_shards} shard(s) did not finish; first: {errors[0]}")
+        count = len(errors) if unfinished is None else unfinished
+        raise UserError(f"{count} of {n_shards} {kind}(s) did not finish; first: {errors[0]}")
     return tables
 
 
