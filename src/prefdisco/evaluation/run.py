@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prefdisco.evaluation.estimate.plan import estimate_run, write_estimate
+from prefdisco.evaluation.estimate.plan import run_estimate
 from prefdisco.evaluation.preflight import preflight, run_decoys
 from prefdisco.evaluation.protocol.protocols import protocol_record
 from prefdisco.evaluation.running.guard import check_split, prepare_log_dir
@@ -51,8 +51,7 @@ def run_conditions(scenarios: Sequence[Scenario], config: RunConfig, label: str 
     if config.write_tables:  # what the run's numbers are made under; the run's whole configuration, as one file
         if not judged_later(config):  # a --judge later run prefdisco judge judged keeps its judging's record
             write_record(config.log_dir, protocol_record(config, scenarios))
-        estimate = estimate_run(scenarios, config)
-        write_estimate(config.log_dir, estimate)  # the dry run's, beside what is measured
+        estimate = run_estimate(config.log_dir, scenarios, config)  # the dry run's, beside what is measured
         planned = estimate.calls  # what the progress line's estimate of the time left counts down
         if config.resolved is not None:
             write_config(config.log_dir, config.resolved)

@@ -29,6 +29,7 @@ import math
 from collections.abc import Mapping
 
 from prefdisco.errors import UserError
+from prefdisco.evaluation.running.collector import release_memory, tuned_collector
 from prefdisco.evaluation.running.evalset import run_block, run_eval_set
 from prefdisco.evaluation.running.guard import RUN_FILE, check_split, prepare_log_dir
 from prefdisco.evaluation.scaleout.workers import Shard, decoys_of, merge_shards, part_config, shards
@@ -84,4 +85,7 @@ def run_blocks(scenarios: list[Scenario], config: RunConfig, decoys: Mapping[str
             run_block(shard.scenarios, shard.config, shard.decoys)
         except UserError as e:  # a failed sample or Ctrl-C: the blocks after it would not fare better
             return merge_shards(config, len(plan), [f"{shard.name}: {e}"], kind="block", unfinished=len(plan) - k)
-    return merge_shards(config, len(plan), [], kind="block")
+        finally:
+            release_memory()  # what the block's eval-set held, before the next one freezes the heap (collector.py)
+    with tuned_collector():  # the rows read back without full collections over the heap (collector.py)
+        return merge_shards(config, len(plan), [], kind="block")
