@@ -20,10 +20,10 @@ from prefdisco.analysis.stats.trials import average_trials
 from prefdisco.analysis.validity.control import control_table
 from prefdisco.dialogue.decoys import DECOY_ID_KEY, choose_decoys, decoy_index
 from prefdisco.errors import UserError
-from prefdisco.evaluation import run as run_module
 from prefdisco.evaluation.run import run_conditions
 from prefdisco.evaluation.running.evalset import build_tasks
 from prefdisco.evaluation.running.task import build_task
+from prefdisco.evaluation.scaleout import blocks as blocks_module
 from prefdisco.evaluation.scaleout import workers as workers_module
 from prefdisco.evaluation.settings.config import RunConfig
 from prefdisco.results.contract import ATTRIBUTE_COLUMNS, RESULT_COLUMNS
@@ -178,19 +178,24 @@ def test_a_scenarios_decoy_does_not_depend_on_the_worker_split_or_the_limit(tmp_
         empty = pd.DataFrame(columns=list(RESULT_COLUMNS))
         return Tables(empty, pd.DataFrame(columns=list(ATTRIBUTE_COLUMNS)), pd.DataFrame())
 
-    monkeypatch.setattr(run_module, "run_eval_set", fake_run_eval_set)
+    monkeypatch.setattr(blocks_module, "run_eval_set", fake_run_eval_set)
+    monkeypatch.setattr(blocks_module, "run_block", fake_run_eval_set)
     monkeypatch.setattr(workers_module, "run_eval_set", fake_run_eval_set)
     monkeypatch.setattr(workers_module, "ProcessPoolExecutor", SerialPool)
     modes = ["oracle", "wrong_persona"]
     run_conditions(pool, config_for(tmp_path / "one", modes=modes))
     run_conditions(pool, config_for(tmp_path / "split", modes=modes, workers=3))
     run_conditions(pool, config_for(tmp_path / "limited", modes=modes, limit=2))
+    monkeypatch.setattr(blocks_module, "SCENARIOS_PER_BLOCK", 2)  # a large run in one process: blocks of 2
+    run_conditions(pool, config_for(tmp_path / "blocks", modes=modes))
 
     expected = {k: v.id for k, v in choose_decoys(pool, seed_scope(0)).items()}
     assert seen[str(tmp_path / "one")] == expected
     split = {k: v for folder, found in seen.items() if "/split/worker-" in folder for k, v in found.items()}
     assert len([f for f in seen if "/split/worker-" in f]) == 3 and split == expected
     assert seen[str(tmp_path / "limited")] == {sid: expected[sid] for sid in ("s-a", "s-b")}
+    cut = {k: v for folder, found in seen.items() if "/blocks/block-" in folder for k, v in found.items()}
+    assert len([f for f in seen if "/blocks/block-" in f]) == 3 and cut == expected
     # worker 3 holds s-c alone (round-robin): chosen from its own shard, it would have no decoy at all
     with pytest.raises(UserError, match="has no decoy"):
         choose_decoys([pool[2]], seed_scope(0))
