@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -206,7 +207,18 @@ def _read(
 def _cells(row: dict[str, Any], columns: tuple[str, ...]) -> tuple[Any, ...]:
     """``row``'s cells in ``columns``' order, NaN where it has no such key: what a frame built from the dicts
     themselves holds, so the frame built from these tuples infers the same dtypes."""
-    return tuple(row.get(column, math.nan) for column in columns)
+    return tuple(_shared(row.get(column, math.nan)) for column in columns)
+
+
+def _shared(cell: Any) -> Any:
+    """A short string cell as one shared object (``sys.intern``): a run's model, task, mode, scenario id, attribute
+    and judge names repeat on every row of their sample, criterion and run, and each row parsed from its own line
+    would otherwise hold copies of its own."""
+    return sys.intern(cell) if type(cell) is str and len(cell) <= _SHARED_LENGTH else cell
+
+
+_SHARED_LENGTH = 200
+"""The longest string cell ``_shared`` interns (names and ids; not free text such as an error or a response)."""
 
 
 def _write_transcripts(chunk: list[dict[str, Any]], lines: TextIO) -> None:
