@@ -1,7 +1,7 @@
 """The paper's grid at one model's size: ``prefdisco eval`` of N scenarios × 3 conditions against the mock. Not a test.
 
     .venv/bin/python benchmarks/scale.py [--quick] [--sizes 1000 3000 10000] [--latency-s 0.2] [--no-kill]
-        [--kill-sizes 3000]
+        [--kill-sizes 3000] [--eval-args "--ray local --workers 2"]
 
 For each N (default 1,000 and 3,000; a full run adds 10,000; ``--quick``: 100 and 300) it runs ``prefdisco eval``
 with default settings, as a user would, in its own process against ``tests/mock_openai.py`` (its own process,
@@ -93,8 +93,12 @@ class PeakMemory:
         return self.peak
 
 
+EVAL_ARGS: list[str] = []
+"""More ``prefdisco eval`` flags for every run (``--eval-args``, e.g. ``--ray local --workers 2``)."""
+
+
 def eval_command(bench: Path, run: Path) -> list[str]:
-    return [sys.executable, "-m", "prefdisco", "eval", str(bench), "--model", MODEL, "--log-dir", str(run)]
+    return [sys.executable, "-m", "prefdisco", "eval", str(bench), "--model", MODEL, "--log-dir", str(run), *EVAL_ARGS]
 
 
 def run_eval(
@@ -233,12 +237,17 @@ def main() -> None:
         "--kill-sizes", type=int, nargs="+", help="the kill-and-resume measurement at these N only (default: every N)"
     )
     parser.add_argument("--keep", type=Path, help="keep the runs in this folder (default: a temporary one)")
+    parser.add_argument("--eval-args", default="", help="more prefdisco eval flags, e.g. '--ray local --workers 2'")
     args = parser.parse_args()
+    EVAL_ARGS[:] = args.eval_args.split()
     sizes = args.sizes or ([100, 300] if args.quick else [1000, 3000, 10000])
     mock = MockProcess(latency_s=args.latency_s)
     env = {**os.environ, **mock.env(), "PYTHONPATH": str(REPO / "src")}
     tmp = args.keep or Path(tempfile.mkdtemp(prefix="prefdisco-scale-"))
-    print(f"cores: {os.cpu_count()}; mock latency {args.latency_s} s; sizes {sizes}; folder {tmp}", flush=True)
+    print(
+        f"cores: {os.cpu_count()}; mock latency {args.latency_s} s; sizes {sizes}; folder {tmp}; flags {EVAL_ARGS}",
+        flush=True,
+    )
     first_peak = None
     try:
         for n in sizes:
