@@ -7,8 +7,8 @@ import json
 import pytest
 
 from mock_openai import tagged_scenarios
-from prefdisco.evaluation.estimate import plan
-from prefdisco.evaluation.estimate.plan import ESTIMATE_FILE, run_estimate
+from prefdisco.evaluation.estimate import recorded
+from prefdisco.evaluation.estimate.recorded import ESTIMATE_FILE, run_estimate
 from prefdisco.evaluation.settings.config import RunConfig
 
 MODEL = "openai-api/mock/m"
@@ -25,13 +25,13 @@ def test_a_rerun_reads_the_estimate_back_and_another_run_plans_again(tmp_path, m
     assert written["made_for"] == first.made_for and first.calls > 0
 
     planned: list[int] = []
-    real = plan.estimate_run
+    real = recorded.estimate_run
 
     def counting(scenarios, config):
         planned.append(len(scenarios))
         return real(scenarios, config)
 
-    monkeypatch.setattr(plan, "estimate_run", counting)
+    monkeypatch.setattr(recorded, "estimate_run", counting)
     again = run_estimate(tmp_path, scenarios, _config(tmp_path, max_connections=99))  # a free setting
     assert planned == [] and again == first
     # another scenario set, another result setting, other prices: planned again, and recorded for the new run

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prefdisco.evaluation.estimate.plan import run_estimate
+from prefdisco.evaluation.estimate.recorded import run_estimate
 from prefdisco.evaluation.preflight import preflight, run_decoys
 from prefdisco.evaluation.protocol.protocols import protocol_record
 from prefdisco.evaluation.running.guard import check_split, prepare_log_dir

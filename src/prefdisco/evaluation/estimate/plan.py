@@ -26,19 +26,16 @@ input and expected output tokens; ``—`` for a model without a price, with a no
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import count, cycle
-from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput
 from pydantic import BaseModel
 
-from prefdisco.atomic import atomic_write
 from prefdisco.builder.catalogue import load_catalogue
 from prefdisco.builder.estimate import ESTIMATE_METHOD
 from prefdisco.dialogue.carry import (
@@ -63,7 +60,7 @@ from prefdisco.dialogue.wrong_answers import WRONG_ANSWER_KEY, wrong_answer, wro
 from prefdisco.evaluation.estimate.probe import Probe, Sent, drive
 from prefdisco.evaluation.sessions_run import load_session_run
 from prefdisco.evaluation.settings.batch import part_by_batch
-from prefdisco.evaluation.settings.config import RunConfig, scenario_set_hash, selected_scenarios
+from prefdisco.evaluation.settings.config import RunConfig, selected_scenarios
 from prefdisco.modes import condition_label
 from prefdisco.prices import batch_share, missing_line
 from prefdisco.schema import SESSION_ARMS, DialogueTurn, Mode, Scenario
@@ -105,8 +102,8 @@ class RunEstimate(BaseModel):
     notes: list[str]
     priced: bool = False
     made_for: str | None = None
-    """What the estimate was made of (``estimate_key``: the run's fingerprint and prices), so a rerun of the same
-    run reads it back instead of planning every call again (``run_estimate``); None: not recorded."""
+    """What the estimate was made of (``recorded.estimate_key``: the run's fingerprint and prices), so a rerun of the
+    same run reads it back instead of planning every call again (``recorded.run_estimate``); None: not recorded."""
 
     @property
     def calls(self) -> int:
@@ -389,42 +386,3 @@ def _notes(config: RunConfig) -> list[str]:
         if unpriced:
             notes.append(unpriced)
     return notes
-
-
-ESTIMATE_FILE = "estimate.json"
-"""The run's own estimate, written before its first call (``run.write_estimate``): the report's Cost section sets it
-beside the measured tokens and USD (``analysis/cost/measures.py``)."""
-
-
-def write_estimate(log_dir: Path, estimate: RunEstimate) -> None:
-    atomic_write(log_dir / ESTIMATE_FILE, estimate.model_dump_json(indent=2))
-
-
-def estimate_key(scenarios: Sequence[Scenario], config: RunConfig) -> str | None:
-    """What an estimate of ``config`` on ``scenarios`` is made of: the run's fingerprint (every setting its results
-    depend on, ``run.json``'s, over the selected scenarios) and the prices; None for a sessions run (its parts are
-    planned from the session file)."""
-    if config.sessions is not None:
-        return None
-    selected = selected_scenarios(scenarios, config)
-    made_of = [config.fingerprint(scenario_set_hash(selected), len(selected)), config.prices, ESTIMATE_METHOD]
-    return hashlib.sha256(json.dumps(made_of, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def run_estimate(log_dir: Path, scenarios: Sequence[Scenario], config: RunConfig) -> RunEstimate:
-    """The run's estimate, written to ``log_dir`` before its first call: the one ``log_dir`` holds when it was made
-    of the same run (``estimate_key``: a rerun that resumes it), else planned now (``estimate_run``). Planning
-    every call of 10,000 scenarios × 3 conditions takes about 40 s on this machine, which a resumed run would
-    otherwise spend before its first new call (``docs/scale.md``)."""
-    key = estimate_key(scenarios, config)
-    path = log_dir / ESTIMATE_FILE
-    if key is not None and path.is_file():
-        try:
-            recorded = RunEstimate.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            recorded = None
-        if recorded is not None and recorded.made_for == key:
-            return recorded
-    estimate = estimate_run(scenarios, config).model_copy(update={"made_for": key})
-    write_estimate(log_dir, estimate)
-    return estimate
